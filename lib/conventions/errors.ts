@@ -1,0 +1,107 @@
+/**
+ * The one error class and the one code table.
+ *
+ * Numbers follow the vendor's public catalogue where one fits (reference-facts §1.4) so that
+ * clients matching on codes keep working; conditions the catalogue has no number for use Burrow's
+ * own range 9000–9099. The wire envelope is built from an ApiError in exactly one place
+ * (`errorBody` below); the HTTP adapter only serialises it.
+ */
+
+export interface ErrorSpec {
+  readonly code: number;
+  readonly status: number;
+}
+
+const e = (code: number, status: number): ErrorSpec => ({ code, status });
+
+/** Every error condition Burrow reports, with its catalogue number and HTTP status. */
+export const ERRORS = {
+  // Request plumbing, auth, versioning, paging (vendor 200–251)
+  AUTH_MISSING: e(200, 401),
+  AUTH_NOT_BEARER: e(201, 401),
+  AUTH_MALFORMED: e(202, 401),
+  AUTH_UNKNOWN: e(203, 401),
+  AUTH_AGENT_TOKEN: e(206, 401),
+  AUTH_KEY_ID: e(208, 401),
+  UNSUPPORTED_CONTENT_TYPE: e(210, 415),
+  BODY_UNREADABLE: e(212, 400),
+  BODY_NOT_JSON: e(213, 400),
+  UNKNOWN_FIELD: e(214, 400),
+  INVALID_FIELD: e(215, 400),
+  VERSION_UNSUPPORTED: e(217, 400),
+  VERSION_MISSING: e(218, 400),
+  IP_RESTRICTED: e(220, 403),
+  RATE_LIMITED: e(226, 429),
+  INVALID_QUERY: e(230, 400),
+  UNKNOWN_QUERY_PARAM: e(231, 400),
+  REPEATED_QUERY_PARAM: e(232, 400),
+  INVALID_LIMIT: e(233, 400),
+  INVALID_TIME: e(241, 400),
+  BODY_TOO_LARGE: e(812, 413),
+  // Credentials, API keys, SSH keys (vendor 600–638)
+  INVALID_ACL_RULE: e(600, 400),
+  SSH_KEY_EXISTS: e(609, 409),
+  SSH_KEY_MISSING: e(611, 400),
+  SSH_KEY_INVALID: e(612, 400),
+  OWNER_FORBIDDEN: e(628, 403),
+  OWNER_UNKNOWN: e(630, 400),
+  // Burrow's own range
+  NOT_FOUND: e(9001, 404),
+  ROUTE_NOT_FOUND: e(9002, 404),
+  METHOD_NOT_ALLOWED: e(9003, 405),
+  INTERNAL: e(9004, 500),
+  STORE_UNAVAILABLE: e(9005, 503),
+  OPERATOR_FORBIDDEN: e(9006, 403),
+  CONFLICT: e(9007, 409),
+} as const satisfies Record<string, ErrorSpec>;
+
+export type ErrorName = keyof typeof ERRORS;
+
+/** Any failure an operation reports to its caller: status, stable code and a message. */
+export class ApiError extends Error {
+  readonly status: number;
+  readonly code: number;
+  readonly details: Record<string, string>;
+  readonly headers: Record<string, string>;
+
+  constructor(
+    spec: ErrorSpec,
+    message: string,
+    details: Record<string, string> = {},
+    headers: Record<string, string> = {},
+  ) {
+    super(message);
+    this.name = 'ApiError';
+    this.status = spec.status;
+    this.code = spec.code;
+    this.details = details;
+    this.headers = headers;
+  }
+}
+
+/** Shorthand: `fail('NOT_FOUND', 'api key ak_… not found')`. */
+export function fail(name: ErrorName, message: string, details?: Record<string, string>): never {
+  throw new ApiError(ERRORS[name], message, details);
+}
+
+/** A 404 for a resource of `label` ("API key") with this id; the same for foreign ids. */
+export function notFound(label: string, id: string, spec: ErrorSpec = ERRORS.NOT_FOUND): never {
+  throw new ApiError(spec, `${label} '${id}' was not found`, { id });
+}
+
+/** The wire envelope of an error. `prefix` is `ERR_BURROW_` unless configured otherwise. */
+export interface ErrorBody {
+  error_code: string;
+  status_code: number;
+  msg: string;
+  details: Record<string, string>;
+}
+
+export function errorBody(error: ApiError, prefix: string, operationId: string): ErrorBody {
+  return {
+    error_code: `${prefix}${error.code}`,
+    status_code: error.status,
+    msg: error.message,
+    details: { ...error.details, operation_id: operationId },
+  };
+}

@@ -1,0 +1,118 @@
+import * as v from 'valibot';
+import { ApiError, ERRORS, type ErrorName } from './errors.ts';
+
+/**
+ * Shared request-field schemas and the one place where valibot issues become ApiErrors.
+ *
+ * Every request shape is a strict valibot object (unknown keys are errors), so embedders calling
+ * lib/ get exactly the checks HTTP callers get, and the OpenAPI document is generated from the same
+ * schemas. Messages name the field path: `description: must be at most 255 bytes (got 256)`.
+ */
+
+const CODE_MARK = '\u0001';
+
+/**
+ * An issue message that carries its own error code: `coded('INVALID_TIME', 'must be RFC 3339')`.
+ * `parseInput` strips the mark and reports the code; other issues are INVALID_FIELD.
+ */
+export function coded(name: ErrorName, message: string): string {
+  return `${CODE_MARK}${name}${CODE_MARK}${message}`;
+}
+
+/** A string check on UTF-8 byte length (not string length), as the spec's limits are in bytes. */
+export function maxBytes(max: number) {
+  return v.check<string, (issue: v.CheckIssue<string>) => string>(
+    (value) => Buffer.byteLength(value, 'utf8') <= max,
+    (issue) => `must be at most ${max} bytes (got ${Buffer.byteLength(issue.input, 'utf8')})`,
+  );
+}
+
+/** description: at most 255 UTF-8 bytes. */
+export const description = v.pipe(v.string(), maxBytes(255));
+/** metadata: opaque user data, at most 4096 UTF-8 bytes. */
+export const metadata = v.pipe(v.string(), maxBytes(4096));
+
+const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$/;
+
+/** Whether `value` is an RFC 3339 date-time that names a real instant. */
+export function isRfc3339(value: string): boolean {
+  const match = RFC3339.exec(value);
+  if (!match) return false;
+  const [, y, mo, d, h, mi, s] = match.map(Number) as number[];
+  const date = new Date(Date.UTC(y!, mo! - 1, d!, h, mi, s));
+  return date.getUTCMonth() === mo! - 1 && date.getUTCDate() === d && h! < 24 && mi! < 60 && s! < 61;
+}
+
+/** An RFC 3339 time with any offset (`2026-01-02T03:04:05+02:00`); parse with `new Date()`. */
+export const rfc3339 = v.pipe(
+  v.string(),
+  v.check(isRfc3339, (issue) => coded('INVALID_TIME', `must be an RFC 3339 time such as 2026-01-02T03:04:05Z (got ${JSON.stringify(issue.input)})`)),
+);
+
+/** A list of strings. */
+export const stringList = v.array(v.string());
+
+/** Validation schema type used across resource definitions. */
+export type Schema = v.GenericSchema<unknown, unknown>;
+
+/** Validates `input` against `schema`, or throws a 400 ApiError naming every bad field. */
+export function parseInput<S extends Schema>(schema: S, input: unknown, where = 'body'): v.InferOutput<S> {
+  const result = v.safeParse(schema, input);
+  if (result.success) return result.output;
+  let name: ErrorName = 'INVALID_FIELD';
+  const messages = result.issues.map((issue, index) => {
+    const path = formatPath(issue.path);
+    let message: string;
+    if (issue.type === 'strict_object' && issue.expected === 'never') {
+      if (index === 0) name = 'UNKNOWN_FIELD';
+      const supported = fieldsAt(schema, issue.path?.slice(0, -1) ?? []);
+      message = `${path}: unknown field${supported.length ? `; supported fields: ${supported.join(', ')}` : ''}`;
+    } else if (issue.message.startsWith(CODE_MARK)) {
+      const [, code, text] = issue.message.split(CODE_MARK);
+      if (index === 0) name = code as ErrorName;
+      message = `${path || where}: ${text}`;
+    } else if (issue.kind === 'schema') {
+      message = `${path || where}: must be ${describeExpected(issue.expected)} (got ${issue.received})`;
+    } else {
+      message = `${path || where}: ${issue.message}`;
+    }
+    return message;
+  });
+  throw new ApiError(ERRORS[name], messages.join('; '));
+}
+
+function formatPath(path: readonly { key: unknown }[] | undefined): string {
+  if (!path) return '';
+  return path.reduce<string>((out, item) => {
+    const key = item.key;
+    if (typeof key === 'number') return `${out}[${key}]`;
+    return out ? `${out}.${String(key)}` : String(key);
+  }, '');
+}
+
+function describeExpected(expected: string | null): string {
+  if (!expected) return 'valid';
+  return expected
+    .replace(/^Object$/, 'an object')
+    .replace(/^string$/, 'a string')
+    .replace(/^number$/, 'a number')
+    .replace(/^boolean$/, 'a boolean')
+    .replace(/^Array$/, 'a list')
+    .replace(/^null$/, 'null');
+}
+
+type SchemaNode = { entries?: Record<string, SchemaNode>; wrapped?: SchemaNode; pipe?: SchemaNode[]; item?: SchemaNode };
+
+/** The field names accepted at `path` inside `schema`, for "supported fields" hints. */
+function fieldsAt(schema: Schema, path: readonly { key: unknown }[]): string[] {
+  let node: SchemaNode | undefined = schema as unknown as SchemaNode;
+  const unwrap = (n: SchemaNode | undefined): SchemaNode | undefined => {
+    while (n && !n.entries && (n.wrapped || n.pipe)) n = n.wrapped ?? n.pipe?.[0];
+    return n;
+  };
+  for (const { key } of path) {
+    node = unwrap(node);
+    node = typeof key === 'number' ? node?.item : node?.entries?.[String(key)];
+  }
+  return Object.keys(unwrap(node)?.entries ?? {});
+}

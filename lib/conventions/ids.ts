@@ -1,0 +1,126 @@
+import { createHash, randomBytes } from 'node:crypto';
+
+/**
+ * Resource ids and secrets.
+ *
+ * Ids are `<prefix>_<27 base62 chars>` in KSUID layout (4-byte seconds since 1400000000, then 16
+ * random bytes), as the vendor's ids are, so they sort by creation time. Within one second an
+ * instance makes them strictly increasing (the payload of the previous id plus one), so paging by
+ * id is exact even for bursts. Tokens are `<27 chars>_<secret>`.
+ */
+
+const KSUID_EPOCH = 1_400_000_000;
+const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
+const KSUID_BYTES = 20;
+const KSUID_CHARS = 27;
+
+/** A source of random bytes: crypto by default, a seeded generator in deterministic mode. */
+export type RandomSource = (size: number) => Uint8Array;
+
+export const cryptoRandom: RandomSource = (size) => randomBytes(size);
+
+/**
+ * A deterministic random source (SHA-256 in counter mode over the seed). Not for production
+ * secrets: it exists so that `--seed N` replays the same ids and tokens.
+ */
+export function seededRandom(seed: number | string): RandomSource {
+  let counter = 0;
+  let pool = Buffer.alloc(0);
+  return (size) => {
+    while (pool.length < size) {
+      const block = createHash('sha256').update(`burrow:${seed}:${counter++}`).digest();
+      pool = Buffer.concat([pool, block]);
+    }
+    const out = pool.subarray(0, size);
+    pool = pool.subarray(size);
+    return new Uint8Array(out);
+  };
+}
+
+function encodeBase62(bytes: Uint8Array): string {
+  let value = 0n;
+  for (const byte of bytes) value = (value << 8n) | BigInt(byte);
+  let out = '';
+  while (value > 0n) {
+    out = BASE62[Number(value % 62n)] + out;
+    value /= 62n;
+  }
+  return out.padStart(KSUID_CHARS, '0');
+}
+
+/** Decodes the creation time of a Burrow or vendor id (`ak_2ft0…`), or undefined. */
+export function idTime(id: string): Date | undefined {
+  const ksuid = id.slice(id.lastIndexOf('_') + 1);
+  if (ksuid.length !== KSUID_CHARS) return undefined;
+  let value = 0n;
+  for (const ch of ksuid) {
+    const digit = BASE62.indexOf(ch);
+    if (digit < 0) return undefined;
+    value = value * 62n + BigInt(digit);
+  }
+  const seconds = Number(value >> 128n);
+  return new Date((seconds + KSUID_EPOCH) * 1000);
+}
+
+/** Makes ids and tokens for one Burrow instance. */
+export class IdFactory {
+  #random: RandomSource;
+  #now: () => Date;
+  #last = new Uint8Array(KSUID_BYTES);
+
+  constructor(random: RandomSource, now: () => Date) {
+    this.#random = random;
+    this.#now = now;
+  }
+
+  /** The 27-char KSUID part: time-ordered and strictly increasing within this instance. */
+  ksuid(): string {
+    const seconds = Math.max(0, Math.floor(this.#now().getTime() / 1000) - KSUID_EPOCH);
+    const next = new Uint8Array(KSUID_BYTES);
+    new DataView(next.buffer).setUint32(0, seconds);
+    next.set(this.#random(16), 4);
+    if (compareBytes(next, this.#last) <= 0) {
+      next.set(this.#last);
+      increment(next);
+    }
+    this.#last = next;
+    return encodeBase62(next);
+  }
+
+  /** A new id with the given prefix, e.g. `id('ak')` → `ak_2ft0OJTh21NetHp1AlCMJNAcsEo`. */
+  id(prefix: string): string {
+    return `${prefix}_${this.ksuid()}`;
+  }
+
+  /** A bearer token `<ksuid>_<secret>` for the record whose id is `id`. */
+  token(id: string): string {
+    const secret = encodeBase62(this.#random(20)).replace(/^0+/, '').padStart(26, 'A');
+    return `${id.slice(id.lastIndexOf('_') + 1)}_${secret}`;
+  }
+
+  /** `size` random bytes from this instance's source (serials, nonces). */
+  bytes(size: number): Uint8Array {
+    return this.#random(size);
+  }
+}
+
+function compareBytes(a: Uint8Array, b: Uint8Array): number {
+  for (let i = 0; i < a.length; i++) {
+    const diff = (a[i] ?? 0) - (b[i] ?? 0);
+    if (diff !== 0) return diff;
+  }
+  return 0;
+}
+
+function increment(bytes: Uint8Array): void {
+  for (let i = bytes.length - 1; i >= 0; i--) {
+    const value = (bytes[i] ?? 0) + 1;
+    bytes[i] = value & 0xff;
+    if (value <= 0xff) return;
+  }
+}
+
+/** SHA-256 hex digest: the only form in which tokens are stored. */
+export function hashToken(token: string): string {
+  return createHash('sha256').update(token).digest('hex');
+}

@@ -1,0 +1,58 @@
+import { fail } from './errors.ts';
+
+/**
+ * Paging of list endpoints: `limit` (1..100, default 100) and `before_id` (the official TS client
+ * sends `beforeId`; both are accepted). Lists are newest first; `next_page_uri` is absolute and
+ * points at the records older than the last one on the page, or is null on the last page.
+ */
+
+export const MAX_PAGE_SIZE = 100;
+
+/** Query parameters as the HTTP adapter hands them over: repeated keys become arrays. */
+export type QueryParams = Readonly<Record<string, string | readonly string[] | undefined>>;
+
+export interface PageRequest {
+  limit: number;
+  beforeId?: string;
+}
+
+const PAGING_PARAMS = ['before_id', 'beforeId', 'limit'];
+
+/** Reads and validates paging parameters; any other parameter is an error naming the allowed ones. */
+export function parsePageRequest(query: QueryParams = {}, allowed: readonly string[] = PAGING_PARAMS): PageRequest {
+  const single: Record<string, string> = {};
+  for (const [key, value] of Object.entries(query)) {
+    if (value === undefined) continue;
+    if (!allowed.includes(key)) {
+      fail('UNKNOWN_QUERY_PARAM', `unknown query parameter '${key}'; supported: ${allowed.filter((p) => p !== 'beforeId').join(', ') || 'none'}`);
+    }
+    if (typeof value !== 'string') fail('REPEATED_QUERY_PARAM', `query parameter '${key}' given more than once`);
+    single[key] = value;
+  }
+  if (single.before_id !== undefined && single.beforeId !== undefined && single.before_id !== single.beforeId) {
+    fail('REPEATED_QUERY_PARAM', "query parameters 'before_id' and 'beforeId' disagree; send one of them");
+  }
+  let limit = MAX_PAGE_SIZE;
+  if (single.limit !== undefined) {
+    limit = /^\d{1,4}$/.test(single.limit) ? Number(single.limit) : Number.NaN;
+    if (!(limit >= 1 && limit <= MAX_PAGE_SIZE)) {
+      fail('INVALID_LIMIT', `limit: must be a whole number between 1 and ${MAX_PAGE_SIZE} (got ${JSON.stringify(single.limit)})`);
+    }
+  }
+  const beforeId = single.before_id ?? single.beforeId;
+  if (beforeId !== undefined && beforeId === '') fail('INVALID_QUERY', 'before_id: must not be empty');
+  return beforeId === undefined ? { limit } : { limit, beforeId };
+}
+
+/** The list envelope `{ <listKey>: [...], uri, next_page_uri }`. */
+export function listEnvelope<T>(
+  listKey: string,
+  items: T[],
+  listUri: string,
+  page: PageRequest,
+  lastId: string | undefined,
+  hasMore: boolean,
+): Record<string, unknown> {
+  const next = hasMore && lastId !== undefined ? `${listUri}?limit=${page.limit}&before_id=${encodeURIComponent(lastId)}` : null;
+  return { [listKey]: items, uri: listUri, next_page_uri: next };
+}

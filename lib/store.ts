@@ -1,0 +1,77 @@
+/**
+ * The Store contract: the only thing a storage backend implements.
+ *
+ * Invariants every store keeps (test/stores/conformance.ts checks them):
+ * - Records are JSON-safe objects with a string `id`. A store keeps its own copy: changing an object
+ *   after `put`, or changing one that `get`/`page` returned, never changes what is stored (stores
+ *   may hand out frozen objects instead of copies).
+ * - Records live in a scope: an account id plus a kind. Scopes are isolated namespaces; the same id
+ *   in two scopes names two records. Instance-wide records use the account id `INSTANCE_SCOPE`.
+ * - Ids order records: `page` returns them by id, highest (newest) first. Burrow's ids sort by
+ *   creation time, so this is newest-first paging.
+ * - Writes happen only inside `transaction`. Transactions are serialisable: a store runs them one
+ *   at a time (or behaves as if it did). When the callback throws, nothing it wrote is kept. When
+ *   the returned promise resolves, the writes are durable for that store (for a file store: on
+ *   disk); when it rejects, none of them is visible afterwards.
+ * - Nothing here assumes the whole state is one object in memory: a SQL store maps a scope to
+ *   `(account_id, kind)` columns and `page` to `WHERE id < $before ORDER BY id DESC LIMIT $n`.
+ */
+
+/** A stored record: any JSON-safe object with a string id. */
+export type StoredRecord = { readonly id: string } & Readonly<Record<string, unknown>>;
+
+/** Where a record lives: an account and a kind of record. */
+export interface Scope {
+  readonly account: string;
+  readonly kind: string;
+}
+
+/** The account id of instance-wide records (accounts themselves, token indexes). */
+export const INSTANCE_SCOPE = '_instance';
+
+/** One page request: records with id lower than `beforeId` (all when absent), at most `limit`. */
+export interface PageQuery {
+  readonly beforeId?: string;
+  readonly limit: number;
+}
+
+/** Reads, available both on the store and inside a transaction. */
+export interface StoreReader {
+  /** The record with this id in this scope, or undefined. */
+  get(scope: Scope, id: string): Promise<StoredRecord | undefined>;
+  /** Up to `limit` records of the scope with id < `beforeId`, highest id first. */
+  page(scope: Scope, query: PageQuery): Promise<StoredRecord[]>;
+}
+
+/** Reads and writes inside one transaction; reads see the transaction's own writes. */
+export interface StoreTransaction extends StoreReader {
+  /** Inserts or replaces the record with the same id in this scope. */
+  put(scope: Scope, record: StoredRecord): Promise<void>;
+  /** Removes the record; true when it existed. */
+  delete(scope: Scope, id: string): Promise<boolean>;
+  /** Removes every record of an account (all kinds); used by reset. */
+  deleteAccount(account: string): Promise<void>;
+}
+
+/** A storage backend. */
+export interface Store extends StoreReader {
+  /** A short name for logs and health reports, e.g. `memory` or `json-file`. */
+  readonly name: string;
+  /** Runs `work` as one atomic, durable unit; see the invariants above. */
+  transaction<T>(work: (tx: StoreTransaction) => Promise<T>): Promise<T>;
+  /** Every scope holding at least one record, for export. */
+  scopes(): Promise<Scope[]>;
+  /** Flushes and releases the store (file locks, connections). Idempotent. */
+  close(): Promise<void>;
+}
+
+/**
+ * The error a store rejects a transaction with when its writes could not be made durable (disk
+ * full, read-only file system). Nothing of that transaction is kept; the API answers 503.
+ */
+export class StoreWriteError extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'StoreWriteError';
+  }
+}

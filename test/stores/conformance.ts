@@ -1,0 +1,177 @@
+import assert from 'node:assert/strict';
+import { afterEach, beforeEach, describe, test } from 'node:test';
+import type { Store, StoredRecord } from '../../lib/store.ts';
+
+/**
+ * The shared store suite: every Store runs it unchanged (adding a store = one call of this plus
+ * its own extras). Ids are compared as strings, so `ak_0002` > `ak_0001`.
+ */
+export interface StoreFactory {
+  create(): Promise<Store>;
+  cleanup?(store: Store): Promise<void>;
+}
+
+const KEYS = { account: 'ac_1', kind: 'api_key' };
+const id = (n: number) => `ak_${String(n).padStart(4, '0')}`;
+
+async function putAll(store: Store, scope: typeof KEYS, records: StoredRecord[]) {
+  await store.transaction(async (tx) => {
+    for (const record of records) await tx.put(scope, record);
+  });
+}
+
+export function runStoreConformance(name: string, factory: StoreFactory): void {
+  describe(`${name}: Store conformance`, () => {
+    let store: Store;
+    beforeEach(async () => {
+      store = await factory.create();
+    });
+    afterEach(async () => {
+      await store.close();
+      await factory.cleanup?.(store);
+    });
+
+    test('put then get returns an equal record', async () => {
+      const record = { id: id(1), description: 'x', nested: { list: [1, 'two', null], flag: true }, text: 'héllo ✓' };
+      await putAll(store, KEYS, [record]);
+      assert.deepEqual(await store.get(KEYS, id(1)), record);
+    });
+
+    test('a missing id is undefined', async () => {
+      assert.equal(await store.get(KEYS, id(9)), undefined);
+    });
+
+    test('changing an object after put, or one that get returned, never changes the stored record', async () => {
+      const record = { id: id(1), list: ['a'], inner: { n: 1 } };
+      await putAll(store, KEYS, [record]);
+      record.list.push('b');
+      record.inner.n = 2;
+      const got = (await store.get(KEYS, id(1))) as any;
+      try {
+        got.inner.n = 3;
+        got.list.push('c');
+      } catch {
+        // frozen records throw in strict mode: also isolation
+      }
+      assert.deepEqual(await store.get(KEYS, id(1)), { id: id(1), list: ['a'], inner: { n: 1 } });
+    });
+
+    test('scopes are isolated by account and by kind', async () => {
+      await putAll(store, KEYS, [{ id: id(1), owner: 'a' }]);
+      await putAll(store, { account: 'ac_2', kind: 'api_key' }, [{ id: id(1), owner: 'b' }]);
+      await putAll(store, { account: 'ac_1', kind: 'credential' }, [{ id: id(1), owner: 'c' }]);
+      assert.equal((await store.get(KEYS, id(1)))?.owner, 'a');
+      assert.equal((await store.get({ account: 'ac_2', kind: 'api_key' }, id(1)))?.owner, 'b');
+      assert.equal((await store.get({ account: 'ac_1', kind: 'credential' }, id(1)))?.owner, 'c');
+      assert.deepEqual((await store.page(KEYS, { limit: 10 })).map((r) => r.owner), ['a']);
+    });
+
+    test('page returns newest first, honours limit and the beforeId cursor', async () => {
+      await putAll(store, KEYS, [3, 1, 5, 2, 4].map((n) => ({ id: id(n) })));
+      assert.deepEqual((await store.page(KEYS, { limit: 10 })).map((r) => r.id), [5, 4, 3, 2, 1].map(id));
+      assert.deepEqual((await store.page(KEYS, { limit: 2 })).map((r) => r.id), [id(5), id(4)]);
+      assert.deepEqual((await store.page(KEYS, { beforeId: id(4), limit: 2 })).map((r) => r.id), [id(3), id(2)]);
+      assert.deepEqual((await store.page(KEYS, { beforeId: id(1), limit: 2 })), []);
+    });
+
+    test('a beforeId that is not stored still pages by string order', async () => {
+      await putAll(store, KEYS, [1, 2, 4].map((n) => ({ id: id(n) })));
+      assert.deepEqual((await store.page(KEYS, { beforeId: id(3), limit: 10 })).map((r) => r.id), [id(2), id(1)]);
+      assert.deepEqual((await store.page(KEYS, { beforeId: 'zz', limit: 1 })).map((r) => r.id), [id(4)]);
+    });
+
+    test('an empty scope pages to nothing', async () => {
+      assert.deepEqual(await store.page({ account: 'nobody', kind: 'x' }, { limit: 10 }), []);
+    });
+
+    test('delete reports whether the record existed and removes it from get and page', async () => {
+      await putAll(store, KEYS, [1, 2, 3].map((n) => ({ id: id(n) })));
+      const results = await store.transaction(async (tx) => [await tx.delete(KEYS, id(2)), await tx.delete(KEYS, id(7))]);
+      assert.deepEqual(results, [true, false]);
+      assert.equal(await store.get(KEYS, id(2)), undefined);
+      assert.deepEqual((await store.page(KEYS, { limit: 10 })).map((r) => r.id), [id(3), id(1)]);
+    });
+
+    test('a record put again after delete is back, once', async () => {
+      await putAll(store, KEYS, [{ id: id(1) }]);
+      await store.transaction(async (tx) => void (await tx.delete(KEYS, id(1))));
+      await putAll(store, KEYS, [{ id: id(1), again: true }]);
+      assert.deepEqual(await store.page(KEYS, { limit: 10 }), [{ id: id(1), again: true }]);
+    });
+
+    test('a transaction that throws keeps nothing and passes the error on', async () => {
+      await putAll(store, KEYS, [{ id: id(1), v: 1 }]);
+      await assert.rejects(
+        store.transaction(async (tx) => {
+          await tx.put(KEYS, { id: id(1), v: 2 });
+          await tx.put(KEYS, { id: id(2) });
+          await tx.delete(KEYS, id(1));
+          throw new Error('boom');
+        }),
+        /boom/,
+      );
+      assert.deepEqual(await store.get(KEYS, id(1)), { id: id(1), v: 1 });
+      assert.equal(await store.get(KEYS, id(2)), undefined);
+    });
+
+    test("reads inside a transaction see its own puts and deletes, in get and page", async () => {
+      await putAll(store, KEYS, [1, 2, 3].map((n) => ({ id: id(n), v: 0 })));
+      await store.transaction(async (tx) => {
+        await tx.put(KEYS, { id: id(4), v: 1 });
+        await tx.put(KEYS, { id: id(2), v: 1 });
+        await tx.delete(KEYS, id(3));
+        assert.deepEqual(await tx.get(KEYS, id(2)), { id: id(2), v: 1 });
+        assert.equal(await tx.get(KEYS, id(3)), undefined);
+        assert.deepEqual((await tx.page(KEYS, { limit: 10 })).map((r) => [r.id, r.v]), [[id(4), 1], [id(2), 1], [id(1), 0]]);
+        assert.deepEqual((await tx.page(KEYS, { limit: 2 })).map((r) => r.id), [id(4), id(2)]);
+        assert.deepEqual((await tx.page(KEYS, { beforeId: id(4), limit: 1 })).map((r) => r.id), [id(2)]);
+        assert.equal(await store.get(KEYS, id(4)), undefined, 'not visible outside before commit');
+      });
+      assert.deepEqual((await store.page(KEYS, { limit: 10 })).map((r) => r.id), [id(4), id(2), id(1)]);
+    });
+
+    test('parallel read-modify-write transactions lose no update', async () => {
+      await putAll(store, KEYS, [{ id: id(1), count: 0 }]);
+      await Promise.all(
+        Array.from({ length: 100 }, () =>
+          store.transaction(async (tx) => {
+            const current = (await tx.get(KEYS, id(1)))!;
+            await new Promise((resolve) => setImmediate(resolve));
+            await tx.put(KEYS, { ...current, count: (current.count as number) + 1 });
+          }),
+        ),
+      );
+      assert.equal((await store.get(KEYS, id(1)))?.count, 100);
+    });
+
+    test('200 parallel creates are all kept', async () => {
+      await Promise.all(Array.from({ length: 200 }, (_, n) => putAll(store, KEYS, [{ id: id(n + 1) }])));
+      const page = await store.page(KEYS, { limit: 500 });
+      assert.equal(page.length, 200);
+    });
+
+    test('deleteAccount removes every kind of one account only', async () => {
+      await putAll(store, KEYS, [{ id: id(1) }]);
+      await putAll(store, { account: 'ac_1', kind: 'credential' }, [{ id: 'cr_1' }]);
+      await putAll(store, { account: 'ac_2', kind: 'api_key' }, [{ id: id(1) }]);
+      await store.transaction((tx) => tx.deleteAccount('ac_1'));
+      assert.deepEqual(await store.page(KEYS, { limit: 10 }), []);
+      assert.equal(await store.get({ account: 'ac_1', kind: 'credential' }, 'cr_1'), undefined);
+      assert.ok(await store.get({ account: 'ac_2', kind: 'api_key' }, id(1)));
+      const scopes = (await store.scopes()).map((s) => `${s.account}/${s.kind}`);
+      assert.deepEqual(scopes, ['ac_2/api_key']);
+    });
+
+    test('scopes lists the scopes that hold records', async () => {
+      await putAll(store, KEYS, [{ id: id(1) }]);
+      await putAll(store, { account: '_instance', kind: 'account' }, [{ id: 'ac_1' }]);
+      const scopes = (await store.scopes()).map((s) => `${s.account}/${s.kind}`).sort();
+      assert.deepEqual(scopes, ['_instance/account', 'ac_1/api_key']);
+    });
+
+    test('close is idempotent', async () => {
+      await store.close();
+      await store.close();
+    });
+  });
+}
