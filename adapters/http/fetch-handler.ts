@@ -1,0 +1,37 @@
+import type { Burrow } from '../../lib/index.ts';
+import { createHttpHandler, MAX_BODY_BYTES, tooLarge, type HttpHandlerOptions } from './handler.ts';
+
+/**
+ * The universal seam: `(Request) => Promise<Response>`, for Hono, Deno-style servers, service
+ * workers and in-process tests.
+ */
+export function createFetchHandler(burrow: Burrow, options: HttpHandlerOptions = {}): (request: Request) => Promise<Response> {
+  const handle = createHttpHandler(burrow, options);
+  return async (request) => {
+    const response = await handle({
+      method: request.method,
+      url: new URL(request.url),
+      header: (name) => request.headers.get(name),
+      text: () => readLimited(request),
+    });
+    return new Response(response.body ?? null, { status: response.status, headers: response.headers });
+  };
+}
+
+async function readLimited(request: Request): Promise<string> {
+  if (!request.body) return '';
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  const reader = request.body.getReader();
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > MAX_BODY_BYTES) {
+      await reader.cancel();
+      tooLarge();
+    }
+    chunks.push(value);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}

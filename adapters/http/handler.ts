@@ -1,0 +1,187 @@
+import { ApiError, ERRORS, errorBody, fail, StoreWriteError, type Burrow, type Operation } from '../../lib/index.ts';
+import { createRouter, type Router } from './router.ts';
+
+/**
+ * The HTTP translation layer shared by the fetch handler and the node:http listener: parse the
+ * request, call the core, serialise the result, and map every error to the one envelope. No
+ * business rule lives here.
+ */
+
+/** Largest accepted request body (1 MiB). */
+export const MAX_BODY_BYTES = 1024 * 1024;
+/** Deepest accepted JSON nesting; deeper bodies are refused before parsing. */
+export const MAX_JSON_DEPTH = 64;
+export const SUPPORTED_VERSIONS = ['2'];
+
+/** A request as both adapters hand it over. */
+export interface HttpRequest {
+  method: string;
+  url: URL;
+  header(name: string): string | null;
+  /** Reads the body as text; rejects with a 413 ApiError past `MAX_BODY_BYTES`. */
+  text(): Promise<string>;
+  sourceIp?: string;
+}
+
+/** What the adapters write back. `body` is undefined for 204 and HEAD. */
+export interface HttpResponse {
+  status: number;
+  headers: Record<string, string>;
+  body: string | undefined;
+}
+
+/** One line per answered request (never secrets). */
+export interface RequestLog {
+  method: string;
+  path: string;
+  status: number;
+  ms: number;
+  operationId: string;
+  operation?: string;
+}
+
+export interface HttpHandlerOptions {
+  /** Called once per answered request. */
+  log?: (entry: RequestLog) => void;
+  /** Extra routes served before the API (the control plane); return undefined to pass. */
+  prefixRoutes?: (request: HttpRequest, operationId: string) => Promise<HttpResponse | undefined>;
+  /** Logs unexpected (500) errors. */
+  onError?: (error: unknown) => void;
+}
+
+export type HttpHandler = (request: HttpRequest) => Promise<HttpResponse>;
+
+const JSON_TYPE = 'application/json';
+
+/** Builds the request handler of a Burrow instance. */
+export function createHttpHandler(burrow: Burrow, options: HttpHandlerOptions = {}): HttpHandler {
+  const router = createRouter(burrow.operations);
+  return async (request) => {
+    const started = performance.now();
+    const operationId = burrow.newOperationId();
+    let operation: Operation | undefined;
+    let response: HttpResponse;
+    try {
+      response =
+        (await options.prefixRoutes?.(request, operationId)) ??
+        (await serveApi(burrow, router, request, operationId, (op) => (operation = op)));
+    } catch (error) {
+      response = errorResponse(burrow, error, operationId, options.onError);
+    }
+    response.headers['Burrow-Operation-Id'] = operationId;
+    options.log?.({
+      method: request.method,
+      path: request.url.pathname,
+      status: response.status,
+      ms: Math.round((performance.now() - started) * 10) / 10,
+      operationId,
+      ...(operation ? { operation: operation.id } : {}),
+    });
+    return response;
+  };
+}
+
+async function serveApi(burrow: Burrow, router: Router, request: HttpRequest, operationId: string, found: (op: Operation) => void): Promise<HttpResponse> {
+  const match = router.match(request.method === 'HEAD' ? 'GET' : request.method, request.url.pathname);
+  if (!match.operation) {
+    if (match.allowed.length > 0) {
+      throw new ApiError(ERRORS.METHOD_NOT_ALLOWED, `${request.method} is not allowed on ${request.url.pathname}; allowed: ${match.allowed.join(', ')}`, { path: request.url.pathname }, { Allow: match.allowed.join(', ') });
+    }
+    fail('ROUTE_NOT_FOUND', `no API route ${request.method} ${request.url.pathname}`, { path: request.url.pathname });
+  }
+  const operation = match.operation;
+  found(operation);
+  checkVersion(burrow, request);
+  const principal = await burrow.authenticate(request.header('authorization'));
+  const body = operation.body ? await readJsonBody(request) : undefined;
+  const result = await burrow.execute(
+    principal,
+    operation,
+    { params: match.params, query: queryParams(request.url), body },
+    { baseUrl: burrow.options.baseUrl ?? request.url.origin, ...(request.sourceIp ? { sourceIp: request.sourceIp } : {}) },
+  );
+  const headers: Record<string, string> = { ...result.headers };
+  if (result.status === 204 || request.method === 'HEAD') return { status: result.status, headers, body: undefined };
+  headers['Content-Type'] = JSON_TYPE;
+  return { status: result.status, headers, body: JSON.stringify(result.body) };
+}
+
+function checkVersion(burrow: Burrow, request: HttpRequest): void {
+  // The vendor's official clients send their own header name; both are read.
+  const version = request.header('service-version') ?? request.header('ngrok-version');
+  if (version === null) {
+    if (burrow.options.requireVersionHeader) fail('VERSION_MISSING', `the Service-Version header is missing; supported versions: ${SUPPORTED_VERSIONS.join(', ')}`);
+    return;
+  }
+  if (!SUPPORTED_VERSIONS.includes(version.trim())) {
+    fail('VERSION_UNSUPPORTED', `Service-Version ${JSON.stringify(version)} is not supported; supported versions: ${SUPPORTED_VERSIONS.join(', ')}`);
+  }
+}
+
+/** Reads a JSON object body; an empty body is `{}`. */
+export async function readJsonBody(request: HttpRequest): Promise<unknown> {
+  const length = Number(request.header('content-length') ?? '0');
+  if (length > MAX_BODY_BYTES) tooLarge();
+  const text = await request.text();
+  if (text.trim() === '') return {};
+  const type = (request.header('content-type') ?? '').split(';')[0]!.trim().toLowerCase();
+  if (type !== '' && type !== JSON_TYPE && !type.endsWith('+json')) {
+    fail('UNSUPPORTED_CONTENT_TYPE', `Content-Type ${JSON.stringify(type)} is not supported; send ${JSON_TYPE}`);
+  }
+  if (nestingDepth(text) > MAX_JSON_DEPTH) fail('BODY_NOT_JSON', `body: JSON nested deeper than ${MAX_JSON_DEPTH} levels is not accepted`);
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    fail('BODY_NOT_JSON', `body: not valid JSON (${(error as Error).message})`);
+  }
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+    fail('INVALID_FIELD', `body: must be a JSON object (got ${Array.isArray(value) ? 'a list' : value === null ? 'null' : typeof value})`);
+  }
+  return value;
+}
+
+/** Throws the 413 for bodies over the limit. */
+export function tooLarge(): never {
+  fail('BODY_TOO_LARGE', `the request body exceeds the maximum size of ${MAX_BODY_BYTES} bytes`);
+}
+
+function nestingDepth(text: string): number {
+  let depth = 0;
+  let max = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const ch = text.charCodeAt(i);
+    if (inString) {
+      if (ch === 92) i++;
+      else if (ch === 34) inString = false;
+    } else if (ch === 34) inString = true;
+    else if (ch === 123 || ch === 91) max = Math.max(max, ++depth);
+    else if (ch === 125 || ch === 93) depth--;
+  }
+  return max;
+}
+
+function queryParams(url: URL): Record<string, string | string[]> {
+  const out: Record<string, string | string[]> = {};
+  for (const [key, value] of url.searchParams) {
+    const prev = out[key];
+    out[key] = prev === undefined ? value : ([] as string[]).concat(prev, value);
+  }
+  return out;
+}
+
+/** The envelope response of any thrown error; unexpected errors become a logged 500. */
+export function errorResponse(burrow: Burrow, error: unknown, operationId: string, onError?: (error: unknown) => void): HttpResponse {
+  let apiError: ApiError;
+  if (error instanceof ApiError) apiError = error;
+  else if (error instanceof StoreWriteError) {
+    apiError = new ApiError(ERRORS.STORE_UNAVAILABLE, `the change was not saved: ${error.message}`);
+  } else {
+    onError?.(error);
+    apiError = new ApiError(ERRORS.INTERNAL, 'internal error; the server log has details');
+  }
+  const headers: Record<string, string> = { 'Content-Type': JSON_TYPE, ...apiError.headers };
+  if (apiError.status === 401) headers['WWW-Authenticate'] = 'Bearer realm="burrow"';
+  return { status: apiError.status, headers, body: JSON.stringify(errorBody(apiError, burrow.errorPrefix, operationId)) };
+}

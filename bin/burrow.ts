@@ -1,0 +1,138 @@
+#!/usr/bin/env -S node --import tsx
+import { createServer } from 'node:http';
+import { parseArgs } from 'node:util';
+import { createNodeListener } from '../adapters/http/node.ts';
+import { openJsonFileStore } from '../adapters/json-file-store.ts';
+import { MemoryStore } from '../adapters/memory-store.ts';
+import { createBurrow, type Store } from '../lib/index.ts';
+
+const HELP = `Usage: burrow serve [options]      (npm start -- [options])
+
+Runs the Burrow API server.
+
+Options:
+  --host HOST        address to listen on (default 127.0.0.1; env BURROW_HOST)
+  --port PORT        port to listen on, 0 for any free port (default 8080; env BURROW_PORT)
+  --data FILE        keep state in this JSON file (default: in memory; env BURROW_DATA)
+  --api-key TOKEN    make TOKEN an admin API key of the default account (env BURROW_API_KEY);
+                     without it, a key is generated and printed once, when the account is created
+  --base-url URL     base of the uri fields in responses (default http://HOST:PORT; env BURROW_BASE_URL)
+  --trust-proxy      take the caller's address from X-Forwarded-For
+  --quiet            no request log lines
+  --log-format FMT   request log format: text (default) or json
+  -h, --help         show this help
+`;
+
+/** Parses argv and environment into server settings; exported for tests. */
+export function parseCli(argv: string[], env: NodeJS.ProcessEnv) {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: {
+      host: { type: 'string' },
+      port: { type: 'string' },
+      data: { type: 'string' },
+      'api-key': { type: 'string' },
+      'base-url': { type: 'string' },
+      'trust-proxy': { type: 'boolean' },
+      quiet: { type: 'boolean' },
+      'log-format': { type: 'string' },
+      help: { type: 'boolean', short: 'h' },
+    },
+  });
+  const command = positionals[0] ?? 'serve';
+  if (command !== 'serve') throw new Error(`unknown command '${command}'; the only command is 'serve'`);
+  const port = Number(values.port ?? env.BURROW_PORT ?? 8080);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`--port must be a whole number from 0 to 65535 (got ${values.port ?? env.BURROW_PORT})`);
+  const logFormat = values['log-format'] ?? 'text';
+  if (logFormat !== 'text' && logFormat !== 'json') throw new Error(`--log-format must be text or json (got ${logFormat})`);
+  const baseUrl = values['base-url'] ?? env.BURROW_BASE_URL;
+  if (baseUrl !== undefined && !/^https?:\/\/[^/]+/.test(baseUrl)) throw new Error(`--base-url must be an http(s) URL (got ${baseUrl})`);
+  return {
+    help: values.help === true,
+    host: values.host ?? env.BURROW_HOST ?? '127.0.0.1',
+    port,
+    data: values.data ?? env.BURROW_DATA,
+    apiKey: values['api-key'] ?? env.BURROW_API_KEY,
+    baseUrl,
+    trustProxy: values['trust-proxy'] === true,
+    quiet: values.quiet === true,
+    logFormat,
+  };
+}
+
+async function main(): Promise<void> {
+  let settings: ReturnType<typeof parseCli>;
+  try {
+    settings = parseCli(process.argv.slice(2), process.env);
+  } catch (error) {
+    console.error(`burrow: ${(error as Error).message}\n\n${HELP}`);
+    process.exit(2);
+  }
+  if (settings.help) {
+    process.stdout.write(HELP);
+    return;
+  }
+  let store: Store;
+  try {
+    store = settings.data ? await openJsonFileStore(settings.data) : new MemoryStore();
+  } catch (error) {
+    console.error(`burrow: ${(error as Error).message}`);
+    process.exit(1);
+  }
+  const server = createServer();
+  const listening = new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(settings.port, settings.host, resolve);
+  });
+  try {
+    await listening;
+  } catch (error) {
+    console.error(`burrow: cannot listen on ${settings.host}:${settings.port}: ${(error as Error).message}`);
+    await store.close();
+    process.exit(1);
+  }
+  const address = server.address();
+  const port = typeof address === 'object' && address ? address.port : settings.port;
+  const host = settings.host.includes(':') ? `[${settings.host}]` : settings.host;
+  const listenUrl = `http://${host}:${port}`;
+  const baseUrl = settings.baseUrl ?? listenUrl;
+  const burrow = createBurrow({ store, baseUrl });
+  const account = await burrow.ensureDefaultAccount(settings.apiKey);
+  server.on('request', createNodeListener(burrow, {
+    trustProxy: settings.trustProxy,
+    onError: (error) => console.error('burrow: internal error', error),
+    ...(settings.quiet
+      ? {}
+      : {
+          log: (entry) =>
+            console.log(settings.logFormat === 'json'
+              ? JSON.stringify(entry)
+              : `${entry.method} ${entry.path} ${entry.status} ${entry.ms}ms ${entry.operationId}${entry.operation ? ` ${entry.operation}` : ''}`),
+        }),
+  }));
+  if (account.token) console.log(`admin API key (shown once): ${account.token}`);
+  console.log(`Burrow listening on ${listenUrl}${baseUrl === listenUrl ? '' : ` (uris use ${baseUrl})`} (store: ${store.name}${settings.data ? ` ${settings.data}` : ''}, account ${account.accountId})`);
+
+  let stopping = false;
+  const stop = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    console.log(`burrow: ${signal} received, shutting down`);
+    server.close();
+    server.closeAllConnections();
+    store.close().then(
+      () => process.exit(0),
+      (error) => {
+        console.error(`burrow: ${(error as Error).message}`);
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGINT', () => stop('SIGINT'));
+  process.on('SIGTERM', () => stop('SIGTERM'));
+}
+
+if (import.meta.url === `file://${process.argv[1]}` || process.argv[1]?.endsWith('bin/burrow.ts')) {
+  await main();
+}

@@ -1,0 +1,95 @@
+import { timingSafeEqual } from 'node:crypto';
+import type { OperationContext, Principal } from './context.ts';
+import { fail } from './conventions/errors.ts';
+import { hashToken } from './conventions/ids.ts';
+import { INSTANCE_SCOPE, type StoreReader, type StoreTransaction } from './store.ts';
+
+/**
+ * Bearer tokens and owners.
+ *
+ * Tokens exist at rest only as SHA-256 hashes. An instance-wide index maps a token's hash to the
+ * record it belongs to (an API key, or a tunnel credential for agents), so authentication is one
+ * lookup; the stored hash is then compared in constant time. Deleting the record deletes its index
+ * entry in the same transaction, so a deleted key stops working at once.
+ */
+
+const TOKEN_INDEX = { account: INSTANCE_SCOPE, kind: 'token' };
+
+/** What a token index entry points at. */
+export interface TokenEntry {
+  readonly id: string;
+  readonly account: string;
+  readonly kind: 'api_key' | 'credential';
+  readonly record_id: string;
+}
+
+/** Records `token` (as its hash) for the record `recordId`; returns the hash to store on it. */
+export async function indexToken(tx: StoreTransaction, token: string, entry: Omit<TokenEntry, 'id'>): Promise<string> {
+  const id = hashToken(token);
+  if (await tx.get(TOKEN_INDEX, id)) fail('CONFLICT', 'this token is already in use; choose another');
+  await tx.put(TOKEN_INDEX, { id, ...entry });
+  return id;
+}
+
+/** Removes a token's index entry (by the hash stored on its record). */
+export async function unindexToken(tx: StoreTransaction, tokenHash: string): Promise<void> {
+  await tx.delete(TOKEN_INDEX, tokenHash);
+}
+
+/** The index entry of a token, if any, after a constant-time comparison of the hashes. */
+export async function lookupToken(reader: StoreReader, token: string): Promise<TokenEntry | undefined> {
+  const hash = hashToken(token);
+  const entry = (await reader.get(TOKEN_INDEX, hash)) as TokenEntry | undefined;
+  if (!entry) return undefined;
+  const record = await reader.get({ account: entry.account, kind: entry.kind }, entry.record_id);
+  const stored = typeof record?.token_hash === 'string' ? Buffer.from(record.token_hash, 'hex') : Buffer.alloc(0);
+  const given = Buffer.from(hash, 'hex');
+  return stored.length === given.length && timingSafeEqual(stored, given) ? entry : undefined;
+}
+
+const TOKEN_SHAPE = /^[\x21-\x7e]{1,512}$/;
+
+/** Resolves an `Authorization` header to the caller, or throws the matching 401. */
+export async function authenticate(reader: StoreReader, authorization: string | null | undefined): Promise<Principal> {
+  if (!authorization) fail('AUTH_MISSING', 'the Authorization header is missing; send "Authorization: Bearer <API key>"');
+  const match = /^(\S+)\s+(.*)$/.exec(authorization.trim());
+  if (!match || match[1]!.toLowerCase() !== 'bearer') {
+    fail('AUTH_NOT_BEARER', 'the Authorization header must have the form "Bearer <API key>"');
+  }
+  const token = match[2]!.trim();
+  if (!TOKEN_SHAPE.test(token)) fail('AUTH_MALFORMED', 'the bearer token is not a well-formed API key');
+  if (/^ak_[0-9A-Za-z]{27}$/.test(token)) {
+    fail('AUTH_KEY_ID', 'an API key id was sent instead of the API key token; use the token returned when the key was created');
+  }
+  const entry = await lookupToken(reader, token);
+  if (!entry) fail('AUTH_UNKNOWN', 'the API key is not valid: it is unknown or was deleted');
+  if (entry.kind === 'credential') {
+    fail('AUTH_AGENT_TOKEN', 'a tunnel credential (agent authtoken) was sent instead of an API key');
+  }
+  const key = await reader.get({ account: entry.account, kind: 'api_key' }, entry.record_id);
+  const ownerId = String(key?.owner_id ?? '');
+  const owner = await reader.get({ account: entry.account, kind: ownerKind(ownerId) }, ownerId);
+  return { account: entry.account, ownerId, admin: owner?.admin === true, apiKeyId: entry.record_id };
+}
+
+/** The store kind of an owner id: `user` for `usr_…`, `bot` for `bot_…`. */
+export function ownerKind(ownerId: string): 'user' | 'bot' {
+  return ownerId.startsWith('bot_') ? 'bot' : 'user';
+}
+
+/**
+ * The owner of a new key or credential: the caller by default; another user or bot of the same
+ * account only when the caller is an admin (403 otherwise); an unknown owner is a 400.
+ */
+export async function resolveOwner(ctx: OperationContext, requested: string | undefined): Promise<string> {
+  if (requested === undefined || requested === ctx.principal.ownerId) return ctx.principal.ownerId;
+  if (!/^(usr|bot)_[0-9A-Za-z]+$/.test(requested)) {
+    fail('OWNER_UNKNOWN', `owner_id: must be the id of a user (usr_…) or bot (bot_…) of this account (got ${JSON.stringify(requested)})`);
+  }
+  if (!ctx.principal.admin) {
+    fail('OWNER_FORBIDDEN', `owner_id: only admins may create keys or credentials for another owner ('${requested}')`);
+  }
+  const owner = await ctx.tx.get({ account: ctx.account, kind: ownerKind(requested) }, requested);
+  if (!owner) fail('OWNER_UNKNOWN', `owner_id: no user or bot '${requested}' in this account`);
+  return requested;
+}

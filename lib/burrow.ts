@@ -1,0 +1,267 @@
+import { authenticate, indexToken } from './auth.ts';
+import type { EmittedEvent, Operation, OperationContext, OperationInput, Principal, Services } from './context.ts';
+import { formatTime, systemClock, type Clock } from './conventions/clock.ts';
+import { ApiError, ERRORS, fail } from './conventions/errors.ts';
+import { cryptoRandom, IdFactory, seededRandom } from './conventions/ids.ts';
+import type { QueryParams } from './conventions/paging.ts';
+import { allOperations } from './registry.ts';
+import { INSTANCE_SCOPE, type Store, type StoreReader, type StoreTransaction } from './store.ts';
+
+/** Options of `createBurrow`. Only `store` is required. */
+export interface BurrowOptions {
+  /** Where state lives: `new MemoryStore()` or `await openJsonFileStore(path)` from adapters/. */
+  store: Store;
+  /** Base URL for `uri` fields; when absent, the origin of each request is used. */
+  baseUrl?: string;
+  /** Source of "now" (a ManualClock makes times deterministic). */
+  clock?: Clock;
+  /** Seed for ids and tokens: the same calls then give the same ids and tokens. */
+  seed?: number | string;
+  /** Prefix of `error_code` values (default `ERR_BURROW_`). */
+  errorPrefix?: string;
+  /** Refuse requests without a Service-Version header (default: treat a missing header as 2). */
+  requireVersionHeader?: boolean;
+}
+
+/** Extra facts about one request that guards (IP restrictions, rate limits) may use. */
+export interface RequestMeta {
+  /** Base URL to build `uri` fields with. */
+  baseUrl: string;
+  /** The caller's address, when known. */
+  sourceIp?: string;
+}
+
+/** A check run before every authenticated API operation; may refuse or add response headers. */
+export type RequestGuard = (
+  burrow: Burrow,
+  principal: Principal,
+  meta: RequestMeta,
+) => Promise<Record<string, string> | void>;
+
+/** Receives the events of a committed-to-be operation, inside its transaction. */
+export interface EventRecorder {
+  record(tx: StoreTransaction, ctx: OperationContext, events: readonly EmittedEvent[]): Promise<void>;
+}
+
+/** Result of an operation: the body (undefined for 204) and headers added by guards. */
+export interface OperationResult {
+  status: number;
+  body: unknown;
+  headers: Record<string, string>;
+}
+
+const DEFAULT_ACCOUNT_SETTING = 'default_account';
+const SETTINGS = { account: INSTANCE_SCOPE, kind: 'setting' };
+
+/** One Burrow instance: many isolated accounts over one store. */
+export class Burrow {
+  readonly store: Store;
+  readonly clock: Clock;
+  readonly ids: IdFactory;
+  readonly options: Readonly<BurrowOptions>;
+  readonly errorPrefix: string;
+  readonly operations: readonly Operation[];
+  readonly guards: RequestGuard[] = [];
+  events: EventRecorder | undefined;
+  readonly services: Services;
+  readonly #byId: Map<string, Operation>;
+
+  constructor(options: BurrowOptions) {
+    if (!options?.store) throw new Error('burrow: createBurrow needs a store (MemoryStore or openJsonFileStore)');
+    this.options = options;
+    this.store = options.store;
+    this.clock = options.clock ?? systemClock;
+    this.ids = new IdFactory(options.seed === undefined ? cryptoRandom : seededRandom(options.seed), () => this.clock.now());
+    this.errorPrefix = options.errorPrefix ?? 'ERR_BURROW_';
+    this.operations = allOperations();
+    this.#byId = new Map(this.operations.map((op) => [op.id, op]));
+    this.services = { now: () => this.clock.now(), settings: {} };
+  }
+
+  /** The operation with this id (`api_keys.create`), or undefined. */
+  operation(id: string): Operation | undefined {
+    return this.#byId.get(id);
+  }
+
+  /** A new per-request operation id (`op_…`), time-ordered like every id. */
+  newOperationId(): string {
+    return this.ids.id('op');
+  }
+
+  /** Resolves an Authorization header value to its caller, or throws a 401 ApiError. */
+  authenticate(authorization: string | null | undefined): Promise<Principal> {
+    return authenticate(this.store, authorization);
+  }
+
+  /** Runs guards, then the operation, in one transaction when it writes. */
+  async execute(principal: Principal, operation: Operation, input: OperationInput, meta: RequestMeta): Promise<OperationResult> {
+    const headers: Record<string, string> = {};
+    for (const guard of this.guards) Object.assign(headers, await guard(this, principal, meta));
+    const body = operation.mutates
+      ? await this.store.transaction((tx) => this.#run(tx, principal, operation, input, meta))
+      : await this.#run(readOnly(this.store), principal, operation, input, meta);
+    return { status: operation.status, body, headers };
+  }
+
+  async #run(tx: StoreTransaction, principal: Principal, operation: Operation, input: OperationInput, meta: RequestMeta) {
+    const emitted: EmittedEvent[] = [];
+    const ctx: OperationContext = {
+      account: principal.account,
+      principal,
+      tx,
+      clock: this.clock,
+      ids: this.ids,
+      baseUrl: meta.baseUrl,
+      emit: (type, object) => emitted.push({ type, object }),
+      services: this.services,
+    };
+    const result = await operation.run(ctx, input);
+    if (emitted.length > 0 && this.events) await this.events.record(tx, ctx, emitted);
+    return result;
+  }
+
+  /** An in-process client acting with the API key `token`: same checks as HTTP. */
+  client(token: string, baseUrl = this.options.baseUrl ?? 'http://burrow.local'): BurrowClient {
+    return new BurrowClient(this, token, baseUrl);
+  }
+
+  /**
+   * Creates an isolated account with an admin user and an admin API key. `token` sets the key's
+   * token (the CLI's `--api-key`); otherwise one is generated. The token is returned only here.
+   */
+  async createAccount(options: { name?: string; token?: string } = {}): Promise<{ accountId: string; userId: string; apiKeyId: string; token: string }> {
+    return this.store.transaction((tx) => this.#createAccount(tx, options));
+  }
+
+  async #createAccount(tx: StoreTransaction, options: { name?: string; token?: string }) {
+    const created_at = formatTime(this.clock.now());
+    const accountId = this.ids.id('ac');
+    const userId = this.ids.id('usr');
+    const apiKeyId = this.ids.id('ak');
+    const token = options.token ?? this.ids.token(apiKeyId);
+    await tx.put({ account: INSTANCE_SCOPE, kind: 'account' }, { id: accountId, created_at, name: options.name ?? '' });
+    await tx.put({ account: accountId, kind: 'user' }, { id: userId, created_at, name: 'admin', admin: true });
+    const token_hash = await indexToken(tx, token, { account: accountId, kind: 'api_key', record_id: apiKeyId });
+    await tx.put(
+      { account: accountId, kind: 'api_key' },
+      { id: apiKeyId, created_at, description: 'admin key created with the account', metadata: '', owner_id: userId, token_hash },
+    );
+    return { accountId, userId, apiKeyId, token };
+  }
+
+  /** Adds a user or bot to an account (the control plane and tests use it for non-admin callers). */
+  async createOwner(accountId: string, options: { kind?: 'user' | 'bot'; name?: string; admin?: boolean } = {}) {
+    const kind = options.kind ?? 'user';
+    return this.store.transaction(async (tx) => {
+      if (!(await tx.get({ account: INSTANCE_SCOPE, kind: 'account' }, accountId))) fail('NOT_FOUND', `account '${accountId}' was not found`);
+      const owner = { id: this.ids.id(kind === 'bot' ? 'bot' : 'usr'), created_at: formatTime(this.clock.now()), name: options.name ?? kind, admin: options.admin ?? false };
+      await tx.put({ account: accountId, kind }, owner);
+      return owner;
+    });
+  }
+
+  /** Issues an API key for an owner of an account, bypassing auth (control plane, tests). */
+  async issueApiKey(accountId: string, ownerId: string): Promise<{ id: string; token: string }> {
+    return this.store.transaction(async (tx) => {
+      const id = this.ids.id('ak');
+      const token = this.ids.token(id);
+      const token_hash = await indexToken(tx, token, { account: accountId, kind: 'api_key', record_id: id });
+      await tx.put({ account: accountId, kind: 'api_key' }, { id, created_at: formatTime(this.clock.now()), description: '', metadata: '', owner_id: ownerId, token_hash });
+      return { id, token };
+    });
+  }
+
+  /**
+   * The default account (what the CLI serves): created on first start, kept in the store. With
+   * `token`, that token becomes an admin key of it (kept across restarts on the same file).
+   * Returns a generated token only when it created one.
+   */
+  async ensureDefaultAccount(token?: string): Promise<{ accountId: string; token?: string; created: boolean }> {
+    return this.store.transaction(async (tx) => {
+      const setting = await tx.get(SETTINGS, DEFAULT_ACCOUNT_SETTING);
+      if (!setting) {
+        const account = await this.#createAccount(tx, { name: 'default', ...(token ? { token } : {}) });
+        await tx.put(SETTINGS, { id: DEFAULT_ACCOUNT_SETTING, value: account.accountId });
+        return { accountId: account.accountId, created: true, ...(token ? {} : { token: account.token }) };
+      }
+      const accountId = String(setting.value);
+      if (token && !(await authenticate(tx, `Bearer ${token}`).catch(() => undefined))) {
+        const admin = (await tx.page({ account: accountId, kind: 'user' }, { limit: 100 })).find((u) => u.admin === true);
+        if (!admin) fail('INTERNAL', `default account '${accountId}' has no admin user`);
+        const apiKeyId = this.ids.id('ak');
+        const token_hash = await indexToken(tx, token, { account: accountId, kind: 'api_key', record_id: apiKeyId });
+        await tx.put(
+          { account: accountId, kind: 'api_key' },
+          { id: apiKeyId, created_at: formatTime(this.clock.now()), description: 'admin key given on the command line', metadata: '', owner_id: admin.id, token_hash },
+        );
+      }
+      return { accountId, created: false };
+    });
+  }
+
+  /** Flushes and closes the store. */
+  close(): Promise<void> {
+    return this.store.close();
+  }
+}
+
+/** Makes a store usable as the `tx` of a read operation: reads pass through, writes throw. */
+function readOnly(reader: StoreReader): StoreTransaction {
+  const refuse = () => Promise.reject(new ApiError(ERRORS.INTERNAL, 'a read operation tried to write'));
+  return {
+    get: (scope, id) => reader.get(scope, id),
+    page: (scope, query) => reader.page(scope, query),
+    put: refuse,
+    delete: refuse,
+    deleteAccount: refuse,
+  };
+}
+
+/** CRUD calls on one resource collection of an in-process client. */
+export interface ResourceClient {
+  create(body?: unknown): Promise<any>;
+  get(id: string): Promise<any>;
+  list(query?: QueryParams): Promise<any>;
+  update(id: string, body: unknown): Promise<any>;
+  delete(id: string): Promise<void>;
+}
+
+/** Calls operations in-process as the owner of one API key, with the same checks as HTTP. */
+export class BurrowClient {
+  readonly #burrow: Burrow;
+  readonly #token: string;
+  readonly #baseUrl: string;
+
+  constructor(burrow: Burrow, token: string, baseUrl: string) {
+    this.#burrow = burrow;
+    this.#token = token;
+    this.#baseUrl = baseUrl;
+  }
+
+  /** Runs the operation `operationId` (e.g. `api_keys.update`) and returns its response body. */
+  async call(operationId: string, input: Partial<OperationInput> = {}): Promise<any> {
+    const operation = this.#burrow.operation(operationId);
+    if (!operation) throw new Error(`burrow: unknown operation ${operationId}`);
+    const principal = await this.#burrow.authenticate(`Bearer ${this.#token}`);
+    const result = await this.#burrow.execute(principal, operation, { params: input.params ?? {}, query: input.query ?? {}, body: input.body }, { baseUrl: this.#baseUrl });
+    return result.body;
+  }
+
+  /** CRUD shortcuts for a collection by its operation prefix (`api_keys`, `credentials`, …). */
+  resource(name: string): ResourceClient {
+    return {
+      create: (body = {}) => this.call(`${name}.create`, { body }),
+      get: (id) => this.call(`${name}.get`, { params: { id } }),
+      list: (query = {}) => this.call(`${name}.list`, { query }),
+      update: (id, body) => this.call(`${name}.update`, { params: { id }, body }),
+      delete: async (id) => {
+        await this.call(`${name}.delete`, { params: { id } });
+      },
+    };
+  }
+}
+
+/** Creates a Burrow instance over a store. */
+export function createBurrow(options: BurrowOptions): Burrow {
+  return new Burrow(options);
+}

@@ -1,0 +1,29 @@
+/**
+ * Burrow's public API. Embed it with a store from adapters/ and, for HTTP, the handlers in
+ * adapters/http:
+ *
+ *   const burrow = createBurrow({ store: new MemoryStore() });
+ *   const { token } = await burrow.createAccount();
+ *   await burrow.client(token).resource('api_keys').create({ description: 'ci' });
+ */
+
+// Instance
+export { Burrow, BurrowClient, createBurrow } from './burrow.ts';
+export type { BurrowOptions, EventRecorder, OperationResult, RequestGuard, RequestMeta, ResourceClient } from './burrow.ts';
+export type { Operation, OperationContext, OperationInput, Principal } from './context.ts';
+
+// Conventions
+export { ManualClock, systemClock, formatTime, type Clock } from './conventions/clock.ts';
+export { ApiError, ERRORS, errorBody, fail, type ErrorBody, type ErrorName } from './conventions/errors.ts';
+export { IdFactory, idTime, seededRandom, type RandomSource } from './conventions/ids.ts';
+export { MAX_PAGE_SIZE } from './conventions/paging.ts';
+
+// Storage contract
+export { INSTANCE_SCOPE, StoreWriteError, type PageQuery, type Scope, type Store, type StoreReader, type StoreTransaction, type StoredRecord } from './store.ts';
+
+// Resource engine and registry
+export { crudOperations, defineResource, type BaseRecord, type ResourceDefinition } from './resource.ts';
+export { RESOURCES, allOperations } from './registry.ts';
+
+// Rules usable on their own
+export { aclPermits, parseAcl, type AclBind } from './resources/acl.ts';

@@ -1,0 +1,19 @@
+import type { Operation } from './context.ts';
+import { crudOperations, type ResourceDefinition } from './resource.ts';
+import { apiKeys } from './resources/api-keys.ts';
+import { credentials } from './resources/credentials.ts';
+import { sshCredentials } from './resources/ssh-credentials.ts';
+
+/**
+ * Every resource kind Burrow serves. Adding a kind = its definition file + one line here; the
+ * router, the OpenAPI document and the official-client tests pick it up from this list.
+ */
+export const RESOURCES: readonly ResourceDefinition<any>[] = [apiKeys, credentials, sshCredentials];
+
+/** Operations that are not plain CRUD (module endpoints, agent commands, sources). */
+export const EXTRA_OPERATIONS: readonly Operation[] = [];
+
+/** All API operations, in routing order. */
+export function allOperations(): Operation[] {
+  return [...RESOURCES.flatMap((def) => crudOperations(def)), ...EXTRA_OPERATIONS];
+}

@@ -1,0 +1,276 @@
+import type { Operation, OperationContext, OperationInput } from './context.ts';
+import { formatTime } from './conventions/clock.ts';
+import { ApiError, ERRORS, fail, notFound, type ErrorSpec } from './conventions/errors.ts';
+import { parseInput, type Schema } from './conventions/fields.ts';
+import { listEnvelope, parsePageRequest } from './conventions/paging.ts';
+import { absoluteUri, makeRef, type Ref } from './conventions/refs.ts';
+import type { StoredRecord } from './store.ts';
+
+/**
+ * The generic resource engine. A resource kind is a definition (prefix, path, list key, schemas,
+ * response shape and rule hooks); create/get/list/update/delete come from here, so no family
+ * carries its own copy of CRUD.
+ *
+ * Every record stores `id`, `created_at`, `description` and `metadata` (both `""` when unset);
+ * hooks add the rest. Events `<event>_created/updated/deleted.v0` are emitted for every successful
+ * mutation of a kind that names an `event` object.
+ */
+
+/** The fields every stored resource has. */
+export interface BaseRecord {
+  readonly id: string;
+  readonly created_at: string;
+  readonly description: string;
+  readonly metadata: string;
+  readonly [field: string]: unknown;
+}
+
+type Awaitable<T> = T | Promise<T>;
+type CrudOperation = 'create' | 'get' | 'list' | 'update' | 'delete';
+
+/** A resource kind. `Input`/`Patch` are the validated create/update bodies. */
+export interface ResourceDefinition<R extends BaseRecord = BaseRecord, Input = any, Patch = any> {
+  /** Operation-id prefix and OpenAPI tag, e.g. `api_keys`. */
+  readonly name: string;
+  /** Human name for messages: "API key". */
+  readonly label: string;
+  /** Store kind, e.g. `api_key`. */
+  readonly kind: string;
+  /** Id prefix without the underscore: `ak`. */
+  readonly prefix: string;
+  /** Collection path: `/api_keys`. */
+  readonly path: string;
+  /** Key of the list in list responses: `keys`. */
+  readonly listKey: string;
+  /** Event object name (`api_key` → `api_key_created.v0`); omit for kinds without audit events. */
+  readonly event?: string;
+  /** Error for unknown ids (defaults to the generic 404). */
+  readonly notFoundError?: ErrorSpec;
+  /** Which CRUD operations exist (all by default). */
+  readonly operations?: readonly CrudOperation[];
+  readonly createSchema: Schema;
+  readonly updateSchema: Schema;
+  /** Builds the record's own fields from the validated input (rules, references, defaults). */
+  create(ctx: OperationContext, input: Input, base: BaseRecord): Awaitable<{ record: R; reveal?: Record<string, unknown> } | R>;
+  /** Applies a validated patch; returns the new record. Fields not sent stay unchanged. */
+  update?(ctx: OperationContext, record: R, patch: Patch): Awaitable<R>;
+  /** The response shape (never secrets); `base` holds id, uri, created_at, description, metadata. */
+  toResponse(ctx: OperationContext, record: R, base: BaseResponse): Record<string, unknown>;
+  /** Refuses a delete (409 naming the users) or cleans up what the record owns. */
+  beforeDelete?(ctx: OperationContext, record: R): Awaitable<void>;
+}
+
+/** Identity helper that keeps the definition's record type. */
+export function defineResource<R extends BaseRecord, Input = any, Patch = any>(
+  definition: ResourceDefinition<R, Input, Patch>,
+): ResourceDefinition<R, Input, Patch> {
+  return definition;
+}
+
+/** The store scope of a kind in the caller's account. */
+export function scopeOf(ctx: OperationContext, kind: string) {
+  return { account: ctx.account, kind };
+}
+
+/** Reads a record of `def` in the caller's account, or throws the kind's 404. */
+export async function getRecord<R extends BaseRecord>(ctx: OperationContext, def: ResourceDefinition<R>, id: string): Promise<R> {
+  const record = await ctx.tx.get(scopeOf(ctx, def.kind), id);
+  if (!record) notFound(def.label, id, def.notFoundError);
+  return record as unknown as R;
+}
+
+/** `{ id, uri }` of a record of `def`. */
+export function refTo(ctx: OperationContext, def: Pick<ResourceDefinition, 'path'>, id: string): Ref {
+  return makeRef(ctx.baseUrl, def.path, id);
+}
+
+/** The common leading response fields. */
+export interface BaseResponse {
+  id: string;
+  uri: string;
+  created_at: string;
+  description: string;
+  metadata: string;
+}
+
+/** The common leading response fields of a record of `def`: id, uri, created_at, description, metadata. */
+export function baseResponse(ctx: OperationContext, def: Pick<ResourceDefinition, 'path'>, record: BaseRecord): BaseResponse {
+  return {
+    id: record.id,
+    uri: absoluteUri(ctx.baseUrl, `${def.path}/${record.id}`),
+    created_at: record.created_at,
+    description: record.description,
+    metadata: record.metadata,
+  };
+}
+
+/** All records of a kind in the caller's account (for reference checks; O(n)). */
+export async function allRecords<R extends StoredRecord = BaseRecord>(ctx: OperationContext, kind: string): Promise<R[]> {
+  const out: R[] = [];
+  let beforeId: string | undefined;
+  for (;;) {
+    const page = await ctx.tx.page(scopeOf(ctx, kind), beforeId === undefined ? { limit: 500 } : { beforeId, limit: 500 });
+    out.push(...(page as unknown as R[]));
+    if (page.length < 500) return out;
+    beforeId = page[page.length - 1]!.id;
+  }
+}
+
+/** A 409 naming what still uses a resource. */
+export function stillUsed(label: string, id: string, users: readonly string[], spec: ErrorSpec = ERRORS.CONFLICT): never {
+  throw new ApiError(spec, `${label} '${id}' is still used by ${users.join(', ')}; remove those references first`, {
+    id,
+    used_by: users.join(','),
+  });
+}
+
+/**
+ * Drops `id` (and parent path parameters) from a PATCH body when they equal the path: the official
+ * TS client sends them. A different value is a 400.
+ */
+export function stripPathIds(body: unknown, params: Readonly<Record<string, string>>): unknown {
+  if (!body || typeof body !== 'object' || Array.isArray(body)) return body;
+  const copy: Record<string, unknown> = { ...(body as Record<string, unknown>) };
+  for (const [name, value] of Object.entries(params)) {
+    if (!(name in copy)) continue;
+    if (copy[name] !== value) {
+      fail('INVALID_FIELD', `${name}: must equal the id in the path ('${value}') or be left out (got ${JSON.stringify(copy[name])})`);
+    }
+    delete copy[name];
+  }
+  return copy;
+}
+
+function unwrapCreated<R>(result: { record: R; reveal?: Record<string, unknown> } | R): { record: R; reveal?: Record<string, unknown> } {
+  return typeof result === 'object' && result !== null && 'record' in result && !('id' in result)
+    ? (result as { record: R; reveal?: Record<string, unknown> })
+    : { record: result as R };
+}
+
+/** The response of a record of `def`. */
+export function respond<R extends BaseRecord>(ctx: OperationContext, def: ResourceDefinition<R>, record: R): Record<string, unknown> {
+  return def.toResponse(ctx, record, baseResponse(ctx, def, record));
+}
+
+/** Emits `<event>_<action>.v0` for a definition that has audit events. */
+export function emitAudit(ctx: OperationContext, def: ResourceDefinition<any>, action: 'created' | 'updated' | 'deleted', object: unknown): void {
+  if (def.event) ctx.emit(`${def.event}_${action}.v0`, object);
+}
+
+/** The create/get/list/update/delete operations of a definition. */
+export function crudOperations<R extends BaseRecord>(def: ResourceDefinition<R>): Operation[] {
+  const enabled = new Set<CrudOperation>(def.operations ?? ['create', 'get', 'list', 'update', 'delete']);
+  const item = `${def.path}/:id`;
+  const common = { tag: def.name } as const;
+  const ops: Operation[] = [];
+
+  if (enabled.has('create')) {
+    ops.push({
+      ...common,
+      id: `${def.name}.create`,
+      method: 'POST',
+      path: def.path,
+      status: 201,
+      mutates: true,
+      body: def.createSchema,
+      summary: `Create a ${def.label}`,
+      async run(ctx, input) {
+        const parsed = parseInput(def.createSchema, input.body ?? {}) as Record<string, unknown>;
+        const base: BaseRecord = {
+          id: ctx.ids.id(def.prefix),
+          created_at: formatTime(ctx.clock.now()),
+          description: (parsed.description as string | undefined) ?? '',
+          metadata: (parsed.metadata as string | undefined) ?? '',
+        };
+        const { record, reveal } = unwrapCreated(await def.create(ctx, parsed, base));
+        await ctx.tx.put(scopeOf(ctx, def.kind), record);
+        const response = respond(ctx, def, record);
+        emitAudit(ctx, def, 'created', response);
+        return reveal ? { ...response, ...reveal } : response;
+      },
+    });
+  }
+  if (enabled.has('get')) {
+    ops.push({
+      ...common,
+      id: `${def.name}.get`,
+      method: 'GET',
+      path: item,
+      status: 200,
+      mutates: false,
+      summary: `Get a ${def.label}`,
+      async run(ctx, input) {
+        return respond(ctx, def, await getRecord(ctx, def, input.params.id!));
+      },
+    });
+  }
+  if (enabled.has('list')) {
+    ops.push({
+      ...common,
+      id: `${def.name}.list`,
+      method: 'GET',
+      path: def.path,
+      status: 200,
+      mutates: false,
+      query: ['before_id', 'limit'],
+      summary: `List ${def.label}s`,
+      async run(ctx, input) {
+        const page = parsePageRequest(input.query);
+        const rows = await ctx.tx.page(scopeOf(ctx, def.kind), { ...page, limit: page.limit + 1 });
+        const items = rows.slice(0, page.limit) as unknown as R[];
+        return listEnvelope(
+          def.listKey,
+          items.map((record) => respond(ctx, def, record)),
+          absoluteUri(ctx.baseUrl, def.path),
+          page,
+          items[items.length - 1]?.id,
+          rows.length > page.limit,
+        );
+      },
+    });
+  }
+  if (enabled.has('update')) {
+    ops.push({
+      ...common,
+      id: `${def.name}.update`,
+      method: 'PATCH',
+      path: item,
+      status: 200,
+      mutates: true,
+      body: def.updateSchema,
+      summary: `Update a ${def.label}`,
+      async run(ctx, input) {
+        const current = await getRecord(ctx, def, input.params.id!);
+        const patch = parseInput(def.updateSchema, stripPathIds(input.body ?? {}, input.params)) as Record<string, unknown>;
+        let next: R = { ...current };
+        if (patch.description !== undefined) next = { ...next, description: patch.description };
+        if (patch.metadata !== undefined) next = { ...next, metadata: patch.metadata };
+        if (def.update) next = await def.update(ctx, next, patch);
+        await ctx.tx.put(scopeOf(ctx, def.kind), next);
+        const response = respond(ctx, def, next);
+        emitAudit(ctx, def, 'updated', response);
+        return response;
+      },
+    });
+  }
+  if (enabled.has('delete')) {
+    ops.push({
+      ...common,
+      id: `${def.name}.delete`,
+      method: 'DELETE',
+      path: item,
+      status: 204,
+      mutates: true,
+      summary: `Delete a ${def.label}`,
+      async run(ctx, input) {
+        const record = await getRecord(ctx, def, input.params.id!);
+        await def.beforeDelete?.(ctx, record);
+        await ctx.tx.delete(scopeOf(ctx, def.kind), record.id);
+        emitAudit(ctx, def, 'deleted', respond(ctx, def, record));
+        return undefined;
+      },
+    });
+  }
+  return ops;
+}
+

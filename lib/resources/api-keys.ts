@@ -1,0 +1,47 @@
+import * as v from 'valibot';
+import { indexToken, resolveOwner, unindexToken } from '../auth.ts';
+import { description, metadata } from '../conventions/fields.ts';
+import { defineResource, type BaseRecord } from '../resource.ts';
+
+/**
+ * API keys (/api_keys): bearer keys for this API. The token is `<ksuid of the id>_<secret>`, shown
+ * only in the create response (null everywhere else) and stored only as its SHA-256 hash.
+ */
+
+export interface ApiKeyRecord extends BaseRecord {
+  readonly owner_id: string;
+  readonly token_hash: string;
+}
+
+const ApiKeyCreate = v.strictObject({
+  description: v.optional(description),
+  metadata: v.optional(metadata),
+  owner_id: v.optional(v.string()),
+});
+
+const ApiKeyUpdate = v.strictObject({
+  description: v.optional(description),
+  metadata: v.optional(metadata),
+});
+
+export const apiKeys = defineResource<ApiKeyRecord, v.InferOutput<typeof ApiKeyCreate>>({
+  name: 'api_keys',
+  label: 'API key',
+  kind: 'api_key',
+  prefix: 'ak',
+  path: '/api_keys',
+  listKey: 'keys',
+  event: 'api_key',
+  createSchema: ApiKeyCreate,
+  updateSchema: ApiKeyUpdate,
+  async create(ctx, input, base) {
+    const owner_id = await resolveOwner(ctx, input.owner_id);
+    const token = ctx.ids.token(base.id);
+    const token_hash = await indexToken(ctx.tx, token, { account: ctx.account, kind: 'api_key', record_id: base.id });
+    return { record: { ...base, owner_id, token_hash }, reveal: { token } };
+  },
+  toResponse: (_ctx, record, base) => ({ ...base, owner_id: record.owner_id, token: null }),
+  async beforeDelete(ctx, record) {
+    await unindexToken(ctx.tx, record.token_hash);
+  },
+});

@@ -1,0 +1,60 @@
+import * as v from 'valibot';
+import { resolveOwner } from '../auth.ts';
+import { ApiError, ERRORS, fail } from '../conventions/errors.ts';
+import { allRecords, defineResource, type BaseRecord } from '../resource.ts';
+import { CredentialUpdate, credentialFields, validAcl } from './credentials.ts';
+import { parseSshPublicKey, SshKeyError } from './ssh/ssh-keys.ts';
+
+/**
+ * SSH credentials (/ssh_credentials): public keys that agents authenticate with through the SSH
+ * gateway, with the same ACL rules as tunnel credentials. A key may be registered once per account.
+ */
+
+export interface SshCredentialRecord extends BaseRecord {
+  readonly owner_id: string;
+  readonly acl: readonly string[];
+  readonly public_key: string;
+  readonly fingerprint: string;
+}
+
+const SshCredentialCreate = v.strictObject({ ...credentialFields, public_key: v.optional(v.string()) });
+
+/** Parses an SSH public key (authorized-keys line or PEM), mapping failures to 400s. */
+export function validSshPublicKey(text: string | undefined, field = 'public_key') {
+  if (text === undefined || text.trim() === '') fail('SSH_KEY_MISSING', `${field}: an SSH public key is required`);
+  try {
+    return parseSshPublicKey(text);
+  } catch (error) {
+    if (error instanceof SshKeyError) throw new ApiError(ERRORS.SSH_KEY_INVALID, `${field}: ${error.message}`);
+    throw error;
+  }
+}
+
+export const sshCredentials = defineResource<SshCredentialRecord, v.InferOutput<typeof SshCredentialCreate>, v.InferOutput<typeof CredentialUpdate>>({
+  name: 'ssh_credentials',
+  label: 'SSH credential',
+  kind: 'ssh_credential',
+  prefix: 'sshcr',
+  path: '/ssh_credentials',
+  listKey: 'ssh_credentials',
+  event: 'ssh_public_key',
+  createSchema: SshCredentialCreate,
+  updateSchema: CredentialUpdate,
+  async create(ctx, input, base) {
+    const key = validSshPublicKey(input.public_key);
+    const acl = validAcl(input.acl);
+    const owner_id = await resolveOwner(ctx, input.owner_id);
+    const existing = (await allRecords<SshCredentialRecord>(ctx, 'ssh_credential')).find((c) => c.fingerprint === key.fingerprint);
+    if (existing) {
+      throw new ApiError(ERRORS.SSH_KEY_EXISTS, `public_key: this key is already registered on this account as '${existing.id}'`, { id: existing.id });
+    }
+    return { ...base, owner_id, acl, public_key: key.authorizedKey, fingerprint: key.fingerprint };
+  },
+  update: (_ctx, record, patch) => (patch.acl === undefined ? record : { ...record, acl: validAcl(patch.acl) }),
+  toResponse: (_ctx, record, base) => ({
+    ...base,
+    public_key: record.public_key,
+    acl: [...record.acl],
+    owner_id: record.owner_id,
+  }),
+});

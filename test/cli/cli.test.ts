@@ -1,0 +1,104 @@
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { after, before, describe, test } from 'node:test';
+import { startServer } from '../helpers.ts';
+
+const run = promisify(execFile);
+const BIN = new URL('../../bin/burrow.ts', import.meta.url).pathname;
+
+let dir: string;
+before(() => {
+  dir = mkdtempSync(join(tmpdir(), 'burrow-cli-'));
+});
+after(() => rmSync(dir, { recursive: true, force: true }));
+
+describe('burrow serve', () => {
+  test('--help lists every flag and exits 0', async () => {
+    const { stdout } = await run(process.execPath, ['--import', 'tsx', BIN, '--help']);
+    for (const flag of ['--host', '--port', '--data', '--api-key', '--base-url', 'BURROW_HOST', 'BURROW_PORT', 'BURROW_DATA', 'BURROW_API_KEY']) {
+      assert.ok(stdout.includes(flag), flag);
+    }
+  });
+
+  test('a bad flag value exits 2 with a message', async () => {
+    await assert.rejects(run(process.execPath, ['--import', 'tsx', BIN, 'serve', '--port', 'abc']), (error: any) => {
+      assert.equal(error.code, 2);
+      assert.match(error.stderr, /--port must be a whole number/);
+      return true;
+    });
+  });
+
+  test('in memory by default: prints the base URL and a generated admin key once, serves it', async () => {
+    const server = await startServer();
+    try {
+      assert.match(server.url, /^http:\/\/127\.0\.0\.1:\d+$/);
+      assert.match(server.token ?? '', /^[0-9A-Za-z]{27}_/);
+      const res = await server.request('POST', '/api_keys', { description: 'x' });
+      assert.equal(res.status, 201);
+      assert.ok(res.body.uri.startsWith(`${server.url}/api_keys/`));
+      assert.ok(server.output.some((line) => line.includes('store: memory')));
+    } finally {
+      assert.equal(await server.stop('SIGTERM'), 0);
+    }
+  });
+
+  test('--api-key makes TOKEN an admin key and prints no key; --base-url shapes uris', async () => {
+    const server = await startServer(['--api-key', 'my-secret-admin-token', '--base-url', 'https://api.example.test']);
+    try {
+      assert.equal(server.token, undefined);
+      const res = await server.request('POST', '/credentials', {}, { token: 'my-secret-admin-token' });
+      assert.equal(res.status, 201);
+      assert.ok(res.body.uri.startsWith('https://api.example.test/credentials/'));
+      assert.ok(!server.output.join('\n').includes('my-secret-admin-token'), 'the token is never printed');
+    } finally {
+      assert.equal(await server.stop('SIGINT'), 0);
+    }
+  });
+
+  test('reads BURROW_API_KEY from the environment', async () => {
+    const server = await startServer([], { BURROW_API_KEY: 'env-admin-token' });
+    try {
+      assert.equal((await server.request('GET', '/api_keys', undefined, { token: 'env-admin-token' })).status, 200);
+    } finally {
+      await server.stop();
+    }
+  });
+
+  test('--data keeps every acknowledged write across a SIGKILL, and the key across restarts', async () => {
+    const file = join(dir, 'state.json');
+    const first = await startServer(['--data', file, '--api-key', 'file-admin', '--quiet']);
+    const acknowledged: string[] = [];
+    await Promise.all(
+      Array.from({ length: 40 }, async (_, i) => {
+        const res = await first.request('POST', i % 2 ? '/api_keys' : '/credentials', { description: `w${i}` }, { token: 'file-admin' });
+        assert.equal(res.status, 201);
+        acknowledged.push(res.body.uri.replace(first.url, ''));
+      }),
+    );
+    await first.stop('SIGKILL');
+    const raw = readFileSync(file, 'utf8');
+    assert.ok(!raw.includes('file-admin'), 'tokens are stored only as hashes');
+    const second = await startServer(['--data', file, '--api-key', 'file-admin', '--quiet']);
+    try {
+      for (const path of acknowledged) {
+        assert.equal((await second.request('GET', path, undefined, { token: 'file-admin' })).status, 200, path);
+      }
+    } finally {
+      await second.stop();
+    }
+  });
+
+  test('a second server on the same data file refuses to start, naming the process', async () => {
+    const file = join(dir, 'shared.json');
+    const first = await startServer(['--data', file, '--api-key', 'k', '--quiet']);
+    try {
+      await assert.rejects(startServer(['--data', file, '--api-key', 'k']), /in use by another Burrow process \(pid \d+\)/);
+    } finally {
+      await first.stop();
+    }
+  });
+});

@@ -1,0 +1,122 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createInterface } from 'node:readline';
+import { createFetchHandler } from '../adapters/http/fetch-handler.ts';
+import { MemoryStore } from '../adapters/memory-store.ts';
+import { createBurrow, ManualClock, type Burrow, type BurrowOptions } from '../lib/index.ts';
+
+/** The base URL in-process tests use. */
+export const BASE = 'http://burrow.test';
+
+export interface TestInstance {
+  burrow: Burrow;
+  clock: ManualClock;
+  token: string;
+  accountId: string;
+  userId: string;
+  fetch: (request: Request) => Promise<Response>;
+  /** Sends a request as `token` (default: the account's admin key). */
+  request(method: string, path: string, body?: unknown, init?: { token?: string | null; headers?: Record<string, string | null>; rawBody?: string }): Promise<TestResponse>;
+}
+
+export interface TestResponse {
+  status: number;
+  headers: Headers;
+  body: any;
+  text: string;
+}
+
+/** A deterministic in-process instance over a memory store, with one account. */
+export async function createTestInstance(options: Partial<BurrowOptions> = {}): Promise<TestInstance> {
+  const clock = new ManualClock('2026-03-01T12:00:00Z');
+  const burrow = createBurrow({ store: new MemoryStore(), clock, seed: 1, baseUrl: BASE, ...options });
+  const account = await burrow.createAccount({ name: 'test' });
+  const fetch = createFetchHandler(burrow);
+  return {
+    burrow,
+    clock,
+    token: account.token,
+    accountId: account.accountId,
+    userId: account.userId,
+    fetch,
+    request: (method, path, body, init = {}) => sendRequest(fetch, `${BASE}${path}`, method, body, { ...init, token: init.token === undefined ? account.token : init.token }),
+  };
+}
+
+/** Sends one JSON request through a fetch-style function and decodes the answer. */
+export async function sendRequest(
+  fetchFn: (request: Request) => Promise<Response>,
+  url: string,
+  method: string,
+  body?: unknown,
+  init: { token?: string | null; headers?: Record<string, string | null>; rawBody?: string } = {},
+): Promise<TestResponse> {
+  const headers: Record<string, string> = Object.fromEntries(
+    Object.entries({ 'Service-Version': '2', ...init.headers }).filter(([, value]) => value !== null && value !== undefined),
+  ) as Record<string, string>;
+  if (init.token) headers.Authorization = `Bearer ${init.token}`;
+  const payload = init.rawBody ?? (body === undefined ? undefined : JSON.stringify(body));
+  if (payload !== undefined && !Object.keys(headers).some((h) => h.toLowerCase() === 'content-type')) headers['Content-Type'] = 'application/json';
+  const response = await fetchFn(new Request(url, { method, headers, ...(payload !== undefined ? { body: payload } : {}) }));
+  const text = await response.text();
+  let parsed: unknown;
+  try {
+    parsed = text ? JSON.parse(text) : undefined;
+  } catch {
+    parsed = undefined;
+  }
+  return { status: response.status, headers: response.headers, body: parsed, text };
+}
+
+export interface RunningServer {
+  url: string;
+  token: string | undefined;
+  process: ChildProcess;
+  output: string[];
+  stop(signal?: NodeJS.Signals): Promise<number | null>;
+  request(method: string, path: string, body?: unknown, init?: { token?: string | null; headers?: Record<string, string | null>; rawBody?: string }): Promise<TestResponse>;
+}
+
+const BIN = new URL('../bin/burrow.ts', import.meta.url).pathname;
+
+/** Starts `bin/burrow.ts serve --port 0 …` and waits for its listening line. */
+export async function startServer(args: string[] = [], env: Record<string, string> = {}): Promise<RunningServer> {
+  const child = spawn(process.execPath, ['--import', 'tsx', BIN, 'serve', '--port', '0', ...args], {
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const output: string[] = [];
+  const lines = createInterface({ input: child.stdout! });
+  child.stderr!.on('data', (chunk) => output.push(String(chunk)));
+  let token: string | undefined;
+  const url = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`server did not start: ${output.join('')}`)), 20_000);
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`server exited with ${code}: ${output.join('')}`));
+    });
+    lines.on('line', (line) => {
+      output.push(line);
+      const key = /admin API key \(shown once\): (\S+)/.exec(line);
+      if (key) token = key[1];
+      const listening = /listening on (\S+)/.exec(line);
+      if (listening) {
+        clearTimeout(timer);
+        resolve(listening[1]!);
+      }
+    });
+  });
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  return {
+    url,
+    get token() {
+      return token;
+    },
+    process: child,
+    output,
+    stop: async (signal = 'SIGTERM') => {
+      if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+      return exited;
+    },
+    request: (method, path, body, init = {}) => sendRequest((r) => fetch(r), `${url}${path}`, method, body, { ...init, token: init.token === undefined ? token : init.token }),
+  } as RunningServer;
+}
