@@ -4,6 +4,7 @@ import { ApiError, ERRORS, fail, notFound, type ErrorSpec } from './conventions/
 import { parseInput, type Schema } from './conventions/fields.ts';
 import { listEnvelope, parsePageRequest } from './conventions/paging.ts';
 import { absoluteUri, makeRef, type Ref } from './conventions/refs.ts';
+import { refuseIfReferenced, updateReferences } from './references.ts';
 import type { StoredRecord } from './store.ts';
 
 /**
@@ -56,7 +57,12 @@ export interface ResourceDefinition<R extends BaseRecord = BaseRecord, Input = a
   update?(ctx: OperationContext, record: R, patch: Patch): Awaitable<R>;
   /** The response shape (never secrets); `base` holds id, uri, created_at, description, metadata. */
   toResponse(ctx: OperationContext, record: R, base: BaseResponse): Record<string, unknown>;
-  /** Refuses a delete (409 naming the users) or cleans up what the record owns. */
+  /**
+   * Ids of the records this record points at (policies, backends, CAs …). The engine keeps the
+   * reverse index (lib/references.ts) and refuses to delete a record that is still referenced.
+   */
+  references?(record: R): readonly string[];
+  /** Refuses a delete or cleans up what the record owns; runs after the reference check. */
   beforeDelete?(ctx: OperationContext, record: R): Awaitable<void>;
 }
 
@@ -114,14 +120,6 @@ export async function allRecords<R extends StoredRecord = BaseRecord>(ctx: Opera
     if (page.length < 500) return out;
     beforeId = page[page.length - 1]!.id;
   }
-}
-
-/** A 409 naming what still uses a resource. */
-export function stillUsed(label: string, id: string, users: readonly string[], spec: ErrorSpec = ERRORS.CONFLICT): never {
-  throw new ApiError(spec, `${label} '${id}' is still used by ${users.join(', ')}; remove those references first`, {
-    id,
-    used_by: users.join(','),
-  });
 }
 
 /**
@@ -184,6 +182,7 @@ export function crudOperations<R extends BaseRecord>(def: ResourceDefinition<R>)
         };
         const { record, reveal } = unwrapCreated(await def.create(ctx, parsed, base));
         await ctx.tx.put(scopeOf(ctx, def.kind), record);
+        await updateReferences(ctx, { id: record.id, label: def.label }, [], def.references?.(record) ?? []);
         const response = respond(ctx, def, record);
         emitAudit(ctx, def, 'created', response);
         return reveal ? { ...response, ...reveal } : response;
@@ -247,6 +246,7 @@ export function crudOperations<R extends BaseRecord>(def: ResourceDefinition<R>)
         if (patch.metadata !== undefined) next = { ...next, metadata: patch.metadata };
         if (def.update) next = await def.update(ctx, next, patch);
         await ctx.tx.put(scopeOf(ctx, def.kind), next);
+        await updateReferences(ctx, { id: next.id, label: def.label }, def.references?.(current) ?? [], def.references?.(next) ?? []);
         const response = respond(ctx, def, next);
         emitAudit(ctx, def, 'updated', response);
         return response;
@@ -264,8 +264,10 @@ export function crudOperations<R extends BaseRecord>(def: ResourceDefinition<R>)
       summary: `Delete a ${def.label}`,
       async run(ctx, input) {
         const record = await getRecord(ctx, def, input.params.id!);
+        await refuseIfReferenced(ctx, def.label, record.id);
         await def.beforeDelete?.(ctx, record);
         await ctx.tx.delete(scopeOf(ctx, def.kind), record.id);
+        await updateReferences(ctx, { id: record.id, label: def.label }, def.references?.(record) ?? [], []);
         emitAudit(ctx, def, 'deleted', respond(ctx, def, record));
         return undefined;
       },
