@@ -108,7 +108,7 @@ async function main(): Promise<void> {
           log: (entry) =>
             console.log(settings.logFormat === 'json'
               ? JSON.stringify(entry)
-              : `${entry.method} ${entry.path} ${entry.status} ${entry.ms}ms ${entry.operationId}${entry.operation ? ` ${entry.operation}` : ''}`),
+              : `${entry.method} ${entry.path} ${entry.status} ${entry.ms}ms ${entry.operationId}${entry.operation ? ` ${entry.operation}` : ''}${entry.warning ? ` warning: ${entry.warning}` : ''}`),
         }),
   }));
   if (account.token) console.log(`admin API key (shown once): ${account.token}`);

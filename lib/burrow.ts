@@ -1,10 +1,10 @@
 import { authenticate, indexToken } from './auth.ts';
-import type { EmittedEvent, Operation, OperationContext, OperationInput, Principal, Services } from './context.ts';
+import type { EmittedEvent, Operation, OperationContext, OperationInput, Principal, RequestGuard, RequestMeta, Services } from './context.ts';
 import { formatTime, systemClock, type Clock } from './conventions/clock.ts';
 import { ApiError, ERRORS, fail } from './conventions/errors.ts';
 import { cryptoRandom, IdFactory, seededRandom } from './conventions/ids.ts';
 import type { QueryParams } from './conventions/paging.ts';
-import { allOperations } from './registry.ts';
+import { allOperations, GUARDS } from './registry.ts';
 import { INSTANCE_SCOPE, type Store, type StoreReader, type StoreTransaction } from './store.ts';
 
 /** Options of `createBurrow`. Only `store` is required. */
@@ -22,21 +22,6 @@ export interface BurrowOptions {
   /** Refuse requests without a Service-Version header (default: treat a missing header as 2). */
   requireVersionHeader?: boolean;
 }
-
-/** Extra facts about one request that guards (IP restrictions, rate limits) may use. */
-export interface RequestMeta {
-  /** Base URL to build `uri` fields with. */
-  baseUrl: string;
-  /** The caller's address, when known. */
-  sourceIp?: string;
-}
-
-/** A check run before every authenticated API operation; may refuse or add response headers. */
-export type RequestGuard = (
-  burrow: Burrow,
-  principal: Principal,
-  meta: RequestMeta,
-) => Promise<Record<string, string> | void>;
 
 /** Receives the events of a committed-to-be operation, inside its transaction. */
 export interface EventRecorder {
@@ -61,7 +46,7 @@ export class Burrow {
   readonly options: Readonly<BurrowOptions>;
   readonly errorPrefix: string;
   readonly operations: readonly Operation[];
-  readonly guards: RequestGuard[] = [];
+  readonly guards: RequestGuard[] = [...GUARDS];
   events: EventRecorder | undefined;
   readonly services: Services;
   readonly #byId: Map<string, Operation>;
@@ -96,7 +81,7 @@ export class Burrow {
   /** Runs guards, then the operation, in one transaction when it writes. */
   async execute(principal: Principal, operation: Operation, input: OperationInput, meta: RequestMeta): Promise<OperationResult> {
     const headers: Record<string, string> = {};
-    for (const guard of this.guards) Object.assign(headers, await guard(this, principal, meta));
+    for (const guard of this.guards) Object.assign(headers, await guard(this.store, principal, meta));
     const body = operation.mutates
       ? await this.store.transaction((tx) => this.#run(tx, principal, operation, input, meta))
       : await this.#run(readOnly(this.store), principal, operation, input, meta);

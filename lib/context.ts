@@ -2,7 +2,7 @@ import type { Clock } from './conventions/clock.ts';
 import type { IdFactory } from './conventions/ids.ts';
 import type { QueryParams } from './conventions/paging.ts';
 import type { Schema } from './conventions/fields.ts';
-import type { StoreTransaction } from './store.ts';
+import type { StoreReader, StoreTransaction } from './store.ts';
 
 /** Who is calling: the owner (user or bot) behind an API key, or the operator. */
 export interface Principal {
@@ -75,3 +75,18 @@ export interface Operation {
   readonly tag: string;
   run(ctx: OperationContext, input: OperationInput): Promise<unknown>;
 }
+
+/** Extra facts about one request that guards (IP restrictions, rate limits) may use. */
+export interface RequestMeta {
+  /** Base URL to build `uri` fields with. */
+  baseUrl: string;
+  /** The caller's address, when known. */
+  sourceIp?: string;
+}
+
+/** A check run before every authenticated API operation; may refuse or add response headers. */
+export type RequestGuard = (
+  store: StoreReader,
+  principal: Principal,
+  meta: RequestMeta,
+) => Promise<Record<string, string> | void>;

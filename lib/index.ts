@@ -9,8 +9,8 @@
 
 // Instance
 export { Burrow, BurrowClient, createBurrow } from './burrow.ts';
-export type { BurrowOptions, EventRecorder, OperationResult, RequestGuard, RequestMeta, ResourceClient } from './burrow.ts';
-export type { Operation, OperationContext, OperationInput, Principal } from './context.ts';
+export type { BurrowOptions, EventRecorder, OperationResult, ResourceClient } from './burrow.ts';
+export type { Operation, OperationContext, OperationInput, Principal, RequestGuard, RequestMeta } from './context.ts';
 
 // Conventions
 export { ManualClock, systemClock, formatTime, type Clock } from './conventions/clock.ts';
@@ -27,3 +27,5 @@ export { RESOURCES, allOperations } from './registry.ts';
 
 // Rules usable on their own
 export { aclPermits, parseAcl, type AclBind } from './resources/acl.ts';
+export { evaluateIpRules, parseCidr, CidrError, type IpDecision, type IpRule } from './resources/ip-policies/cidr.ts';
+export { evaluateRestriction, type RestrictionVerdict } from './resources/ip-policies/restrictions.ts';

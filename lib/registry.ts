@@ -1,17 +1,22 @@
-import type { Operation } from './context.ts';
+import type { Operation, RequestGuard } from './context.ts';
 import { crudOperations, type ResourceDefinition } from './resource.ts';
 import { apiKeys } from './resources/api-keys.ts';
 import { credentials } from './resources/credentials.ts';
 import { sshCredentials } from './resources/ssh-credentials.ts';
+import { ipPolicies, ipPolicyRules } from './resources/ip-policies/policies.ts';
+import { apiRestrictionGuard, ipRestrictions } from './resources/ip-policies/restrictions.ts';
 
 /**
  * Every resource kind Burrow serves. Adding a kind = its definition file + one line here; the
  * router, the OpenAPI document and the official-client tests pick it up from this list.
  */
-export const RESOURCES: readonly ResourceDefinition<any>[] = [apiKeys, credentials, sshCredentials];
+export const RESOURCES: readonly ResourceDefinition<any>[] = [apiKeys, credentials, sshCredentials, ipPolicies, ipPolicyRules, ipRestrictions];
 
 /** Operations that are not plain CRUD (module endpoints, agent commands, sources). */
 export const EXTRA_OPERATIONS: readonly Operation[] = [];
+
+/** Checks run before every API request (IP restrictions of type `api`). */
+export const GUARDS: readonly RequestGuard[] = [apiRestrictionGuard];
 
 /** All API operations, in routing order. */
 export function allOperations(): Operation[] {

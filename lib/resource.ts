@@ -47,6 +47,8 @@ export interface ResourceDefinition<R extends BaseRecord = BaseRecord, Input = a
   readonly event?: string;
   /** Error for unknown ids (defaults to the generic 404). */
   readonly notFoundError?: ErrorSpec;
+  /** Error for deleting a record that others still reference (defaults to the generic 409). */
+  readonly inUseError?: ErrorSpec;
   /** Which CRUD operations exist (all by default). */
   readonly operations?: readonly CrudOperation[];
   readonly createSchema: Schema;
@@ -264,7 +266,7 @@ export function crudOperations<R extends BaseRecord>(def: ResourceDefinition<R>)
       summary: `Delete a ${def.label}`,
       async run(ctx, input) {
         const record = await getRecord(ctx, def, input.params.id!);
-        await refuseIfReferenced(ctx, def.label, record.id);
+        await refuseIfReferenced(ctx, def.label, record.id, def.inUseError);
         await def.beforeDelete?.(ctx, record);
         await ctx.tx.delete(scopeOf(ctx, def.kind), record.id);
         await updateReferences(ctx, { id: record.id, label: def.label }, def.references?.(record) ?? [], []);

@@ -30,7 +30,8 @@ export async function createTestInstance(options: Partial<BurrowOptions> = {}): 
   const clock = new ManualClock('2026-03-01T12:00:00Z');
   const burrow = createBurrow({ store: new MemoryStore(), clock, seed: 1, baseUrl: BASE, ...options });
   const account = await burrow.createAccount({ name: 'test' });
-  const fetch = createFetchHandler(burrow);
+  // In-process requests have no socket; tests name the caller's address with this header.
+  const fetch = createFetchHandler(burrow, { sourceIp: (request) => request.headers.get('x-test-source-ip') ?? undefined });
   return {
     burrow,
     clock,

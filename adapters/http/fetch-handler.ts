@@ -5,10 +5,17 @@ import { createHttpHandler, MAX_BODY_BYTES, tooLarge, type HttpHandlerOptions } 
  * The universal seam: `(Request) => Promise<Response>`, for Hono, Deno-style servers, service
  * workers and in-process tests.
  */
-export function createFetchHandler(burrow: Burrow, options: HttpHandlerOptions = {}): (request: Request) => Promise<Response> {
+export interface FetchHandlerOptions extends HttpHandlerOptions {
+  /** The caller's address (IP restrictions of type `api` need it); fetch Requests do not carry one. */
+  sourceIp?: (request: Request) => string | undefined;
+}
+
+export function createFetchHandler(burrow: Burrow, options: FetchHandlerOptions = {}): (request: Request) => Promise<Response> {
   const handle = createHttpHandler(burrow, options);
   return async (request) => {
+    const sourceIp = options.sourceIp?.(request);
     const response = await handle({
+      ...(sourceIp ? { sourceIp } : {}),
       method: request.method,
       url: new URL(request.url),
       header: (name) => request.headers.get(name),

@@ -38,6 +38,8 @@ export interface RequestLog {
   ms: number;
   operationId: string;
   operation?: string;
+  /** A warning the response carried (an IP restriction that would deny but is not enforced). */
+  warning?: string;
 }
 
 export interface HttpHandlerOptions {
@@ -76,6 +78,7 @@ export function createHttpHandler(burrow: Burrow, options: HttpHandlerOptions = 
       ms: Math.round((performance.now() - started) * 10) / 10,
       operationId,
       ...(operation ? { operation: operation.id } : {}),
+      ...(response.headers.Warning ? { warning: response.headers.Warning } : {}),
     });
     return response;
   };

@@ -49,6 +49,14 @@ export const rfc3339 = v.pipe(
   v.check(isRfc3339, (issue) => coded('INVALID_TIME', `must be an RFC 3339 time such as 2026-01-02T03:04:05Z (got ${JSON.stringify(issue.input)})`)),
 );
 
+/**
+ * A field that is known but may not be sent here (immutable after creation, moved elsewhere):
+ * sending it is a 400 with `message` instead of the generic unknown-field error.
+ */
+export function refusedField(message: string, name: ErrorName = 'INVALID_FIELD') {
+  return v.optional(v.custom<never>(() => false, coded(name, message)));
+}
+
 /** A list of strings. */
 export const stringList = v.array(v.string());
 
@@ -71,6 +79,8 @@ export function parseInput<S extends Schema>(schema: S, input: unknown, where = 
       const [, code, text] = issue.message.split(CODE_MARK);
       if (index === 0) name = code as ErrorName;
       message = `${path || where}: ${text}`;
+    } else if (issue.kind === 'schema' && issue.input === undefined && path) {
+      message = `${path}: is required`;
     } else if (issue.kind === 'schema') {
       message = `${path || where}: must be ${describeExpected(issue.expected)} (got ${issue.received})`;
     } else {
