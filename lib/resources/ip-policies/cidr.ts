@@ -108,16 +108,30 @@ export function evaluateIpRules<T extends IpRule>(rules: readonly T[], address: 
   const bytes = parsed.toByteArray();
   let best: { rule: T; prefix: number } | undefined;
   for (const rule of rules) {
-    let cidr: Cidr;
-    try {
-      cidr = parseCidr(rule.cidr);
-    } catch {
-      continue;
-    }
-    if (cidr.family !== family || !contains(cidr, bytes)) continue;
+    const cidr = cachedCidr(rule.cidr);
+    if (!cidr || cidr.family !== family || !contains(cidr, bytes)) continue;
     if (!best || cidr.prefix > best.prefix || (cidr.prefix === best.prefix && rule.action === 'deny')) best = { rule, prefix: cidr.prefix };
   }
   return best ? { allowed: best.rule.action === 'allow', rule: best.rule } : { allowed: false };
+}
+
+// Stored rules hold canonical CIDRs, so a bounded cache of parsed networks turns the per-request
+// cost into one map lookup and one byte comparison per rule.
+const PARSED = new Map<string, Cidr | null>();
+const PARSED_LIMIT = 50_000;
+
+function cachedCidr(text: string): Cidr | undefined {
+  let cidr = PARSED.get(text);
+  if (cidr === undefined) {
+    try {
+      cidr = parseCidr(text);
+    } catch {
+      cidr = null;
+    }
+    if (PARSED.size >= PARSED_LIMIT) PARSED.clear();
+    PARSED.set(text, cidr);
+  }
+  return cidr ?? undefined;
 }
 
 /** A caller's address as sockets and proxies report it (`[v6]`, zone ids, mapped IPv4). */
