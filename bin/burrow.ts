@@ -4,7 +4,9 @@ import { parseArgs } from 'node:util';
 import { createNodeListener } from '../adapters/http/node.ts';
 import { openJsonFileStore } from '../adapters/json-file-store.ts';
 import { MemoryStore } from '../adapters/memory-store.ts';
-import { createBurrow, type Store } from '../lib/index.ts';
+import { randomBytes } from 'node:crypto';
+import { createBurrow, ManualClock, type Store } from '../lib/index.ts';
+import { isRfc3339 } from '../lib/conventions/fields.ts';
 
 const HELP = `Usage: burrow serve [options]      (npm start -- [options])
 
@@ -18,6 +20,12 @@ Options:
                      without it, a key is generated and printed once, when the account is created
   --base-url URL     base of the uri fields in responses (default http://HOST:PORT; env BURROW_BASE_URL)
   --trust-proxy      take the caller's address from X-Forwarded-For
+  --operator-token TOKEN
+                     token of the control plane /_burrow/… (env BURROW_OPERATOR_TOKEN);
+                     without it, one is generated and printed at start
+  --clock TIME       deterministic mode: a manual clock starting at this RFC 3339 time, moved
+                     only through POST /_burrow/clock (env BURROW_CLOCK)
+  --seed SEED        deterministic ids and tokens from this seed (env BURROW_SEED)
   --quiet            no request log lines
   --log-format FMT   request log format: text (default) or json
   -h, --help         show this help
@@ -35,6 +43,9 @@ export function parseCli(argv: string[], env: NodeJS.ProcessEnv) {
       'api-key': { type: 'string' },
       'base-url': { type: 'string' },
       'trust-proxy': { type: 'boolean' },
+      'operator-token': { type: 'string' },
+      clock: { type: 'string' },
+      seed: { type: 'string' },
       quiet: { type: 'boolean' },
       'log-format': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
@@ -48,8 +59,13 @@ export function parseCli(argv: string[], env: NodeJS.ProcessEnv) {
   if (logFormat !== 'text' && logFormat !== 'json') throw new Error(`--log-format must be text or json (got ${logFormat})`);
   const baseUrl = values['base-url'] ?? env.BURROW_BASE_URL;
   if (baseUrl !== undefined && !/^https?:\/\/[^/]+/.test(baseUrl)) throw new Error(`--base-url must be an http(s) URL (got ${baseUrl})`);
+  const clock = values.clock ?? env.BURROW_CLOCK;
+  if (clock !== undefined && !isRfc3339(clock)) throw new Error(`--clock must be an RFC 3339 time such as 2026-01-01T00:00:00Z (got ${clock})`);
   return {
     help: values.help === true,
+    operatorToken: values['operator-token'] ?? env.BURROW_OPERATOR_TOKEN,
+    clock,
+    seed: values.seed ?? env.BURROW_SEED,
     host: values.host ?? env.BURROW_HOST ?? '127.0.0.1',
     port,
     data: values.data ?? env.BURROW_DATA,
@@ -97,10 +113,17 @@ async function main(): Promise<void> {
   const host = settings.host.includes(':') ? `[${settings.host}]` : settings.host;
   const listenUrl = `http://${host}:${port}`;
   const baseUrl = settings.baseUrl ?? listenUrl;
-  const burrow = createBurrow({ store, baseUrl });
+  const burrow = createBurrow({
+    store,
+    baseUrl,
+    ...(settings.clock ? { clock: new ManualClock(settings.clock) } : {}),
+    ...(settings.seed !== undefined ? { seed: settings.seed } : {}),
+  });
+  const operatorToken = settings.operatorToken ?? randomBytes(24).toString('base64url');
   const account = await burrow.ensureDefaultAccount(settings.apiKey);
   server.on('request', createNodeListener(burrow, {
     trustProxy: settings.trustProxy,
+    operatorToken,
     onError: (error) => console.error('burrow: internal error', error),
     ...(settings.quiet
       ? {}
@@ -112,6 +135,7 @@ async function main(): Promise<void> {
         }),
   }));
   if (account.token) console.log(`admin API key (shown once): ${account.token}`);
+  if (!settings.operatorToken) console.log(`operator token for /_burrow (shown once): ${operatorToken}`);
   console.log(`Burrow listening on ${listenUrl}${baseUrl === listenUrl ? '' : ` (uris use ${baseUrl})`} (store: ${store.name}${settings.data ? ` ${settings.data}` : ''}, account ${account.accountId})`);
 
   let stopping = false;

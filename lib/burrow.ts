@@ -4,7 +4,8 @@ import { formatTime, systemClock, type Clock } from './conventions/clock.ts';
 import { ApiError, ERRORS, fail } from './conventions/errors.ts';
 import { cryptoRandom, IdFactory, seededRandom } from './conventions/ids.ts';
 import type { QueryParams } from './conventions/paging.ts';
-import { allOperations, GUARDS } from './registry.ts';
+import type { ControlOperation } from './control.ts';
+import { allOperations, CONTROL_OPERATIONS, GUARDS } from './registry.ts';
 import { INSTANCE_SCOPE, type Store, type StoreReader, type StoreTransaction } from './store.ts';
 
 /** Options of `createBurrow`. Only `store` is required. */
@@ -46,6 +47,8 @@ export class Burrow {
   readonly options: Readonly<BurrowOptions>;
   readonly errorPrefix: string;
   readonly operations: readonly Operation[];
+  /** The control plane's operations (served under `/_burrow` by the HTTP adapter). */
+  readonly controlOperations: readonly ControlOperation[] = CONTROL_OPERATIONS;
   readonly guards: RequestGuard[] = [...GUARDS];
   events: EventRecorder | undefined;
   readonly services: Services;

@@ -12,6 +12,9 @@ export { Burrow, BurrowClient, createBurrow } from './burrow.ts';
 export type { BurrowOptions, EventRecorder, OperationResult, ResourceClient } from './burrow.ts';
 export type { Operation, OperationContext, OperationInput, Principal, RequestGuard, RequestMeta } from './context.ts';
 
+// Control plane
+export type { ControlOperation } from './control.ts';
+
 // Conventions
 export { ManualClock, systemClock, formatTime, type Clock } from './conventions/clock.ts';
 export { ApiError, ERRORS, errorBody, fail, type ErrorBody, type ErrorName } from './conventions/errors.ts';

@@ -1,4 +1,5 @@
 import type { Operation, RequestGuard } from './context.ts';
+import { CORE_CONTROL_OPERATIONS, type ControlOperation } from './control.ts';
 import { crudOperations, type ResourceDefinition } from './resource.ts';
 import { apiKeys } from './resources/api-keys.ts';
 import { credentials } from './resources/credentials.ts';
@@ -17,6 +18,9 @@ export const EXTRA_OPERATIONS: readonly Operation[] = [];
 
 /** Checks run before every API request (IP restrictions of type `api`). */
 export const GUARDS: readonly RequestGuard[] = [apiRestrictionGuard];
+
+/** Control-plane operations (`/_burrow/…`): core ones plus those of families (simulator, outboxes). */
+export const CONTROL_OPERATIONS: readonly ControlOperation[] = [...CORE_CONTROL_OPERATIONS];
 
 /** All API operations, in routing order. */
 export function allOperations(): Operation[] {

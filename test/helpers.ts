@@ -4,6 +4,9 @@ import { createFetchHandler } from '../adapters/http/fetch-handler.ts';
 import { MemoryStore } from '../adapters/memory-store.ts';
 import { createBurrow, ManualClock, type Burrow, type BurrowOptions } from '../lib/index.ts';
 
+/** The operator token of in-process test instances (control plane `/_burrow/…`). */
+export const OPERATOR_TOKEN = 'test-operator-token';
+
 /** The base URL in-process tests use. */
 export const BASE = 'http://burrow.test';
 
@@ -31,7 +34,7 @@ export async function createTestInstance(options: Partial<BurrowOptions> = {}): 
   const burrow = createBurrow({ store: new MemoryStore(), clock, seed: 1, baseUrl: BASE, ...options });
   const account = await burrow.createAccount({ name: 'test' });
   // In-process requests have no socket; tests name the caller's address with this header.
-  const fetch = createFetchHandler(burrow, { sourceIp: (request) => request.headers.get('x-test-source-ip') ?? undefined });
+  const fetch = createFetchHandler(burrow, { operatorToken: OPERATOR_TOKEN, sourceIp: (request) => request.headers.get('x-test-source-ip') ?? undefined });
   return {
     burrow,
     clock,
@@ -71,6 +74,8 @@ export async function sendRequest(
 export interface RunningServer {
   url: string;
   token: string | undefined;
+  /** The generated operator token (undefined when --operator-token was given). */
+  operatorToken: string | undefined;
   process: ChildProcess;
   output: string[];
   stop(signal?: NodeJS.Signals): Promise<number | null>;
@@ -89,6 +94,7 @@ export async function startServer(args: string[] = [], env: Record<string, strin
   const lines = createInterface({ input: child.stdout! });
   child.stderr!.on('data', (chunk) => output.push(String(chunk)));
   let token: string | undefined;
+  let operatorToken: string | undefined;
   const url = await new Promise<string>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`server did not start: ${output.join('')}`)), 20_000);
     child.once('exit', (code) => {
@@ -99,6 +105,8 @@ export async function startServer(args: string[] = [], env: Record<string, strin
       output.push(line);
       const key = /admin API key \(shown once\): (\S+)/.exec(line);
       if (key) token = key[1];
+      const operator = /operator token for \/_burrow \(shown once\): (\S+)/.exec(line);
+      if (operator) operatorToken = operator[1];
       const listening = /listening on (\S+)/.exec(line);
       if (listening) {
         clearTimeout(timer);
@@ -111,6 +119,9 @@ export async function startServer(args: string[] = [], env: Record<string, strin
     url,
     get token() {
       return token;
+    },
+    get operatorToken() {
+      return operatorToken;
     },
     process: child,
     output,

@@ -1,4 +1,5 @@
 import { ApiError, ERRORS, errorBody, fail, StoreWriteError, type Burrow, type Operation } from '../../lib/index.ts';
+import { createControlPlane } from '../control-plane.ts';
 import { createRouter, type Router } from './router.ts';
 
 /**
@@ -45,8 +46,8 @@ export interface RequestLog {
 export interface HttpHandlerOptions {
   /** Called once per answered request. */
   log?: (entry: RequestLog) => void;
-  /** Extra routes served before the API (the control plane); return undefined to pass. */
-  prefixRoutes?: (request: HttpRequest, operationId: string) => Promise<HttpResponse | undefined>;
+  /** Token of the control plane (`/_burrow/…`); without it only health and the OpenAPI document answer. */
+  operatorToken?: string;
   /** Logs unexpected (500) errors. */
   onError?: (error: unknown) => void;
 }
@@ -58,6 +59,7 @@ const JSON_TYPE = 'application/json';
 /** Builds the request handler of a Burrow instance. */
 export function createHttpHandler(burrow: Burrow, options: HttpHandlerOptions = {}): HttpHandler {
   const router = createRouter(burrow.operations);
+  const controlPlane = createControlPlane(burrow, options.operatorToken);
   return async (request) => {
     const started = performance.now();
     const operationId = burrow.newOperationId();
@@ -65,7 +67,7 @@ export function createHttpHandler(burrow: Burrow, options: HttpHandlerOptions = 
     let response: HttpResponse;
     try {
       response =
-        (await options.prefixRoutes?.(request, operationId)) ??
+        (await controlPlane(request)) ??
         (await serveApi(burrow, router, request, operationId, (op) => (operation = op)));
     } catch (error) {
       response = errorResponse(burrow, error, operationId, options.onError);
@@ -84,7 +86,7 @@ export function createHttpHandler(burrow: Burrow, options: HttpHandlerOptions = 
   };
 }
 
-async function serveApi(burrow: Burrow, router: Router, request: HttpRequest, operationId: string, found: (op: Operation) => void): Promise<HttpResponse> {
+async function serveApi(burrow: Burrow, router: Router<Operation>, request: HttpRequest, operationId: string, found: (op: Operation) => void): Promise<HttpResponse> {
   const match = router.match(request.method === 'HEAD' ? 'GET' : request.method, request.url.pathname);
   if (!match.operation) {
     if (match.allowed.length > 0) {

@@ -1,5 +1,4 @@
 import { IttyRouter } from 'itty-router';
-import type { Operation } from '../../lib/index.ts';
 
 /**
  * The route table, built from the registry's operations on itty-router: the only module that
@@ -7,17 +6,23 @@ import type { Operation } from '../../lib/index.ts';
  * operation and its path parameters, or the methods the path does allow (for 405).
  */
 
-export interface RouteMatch {
-  operation?: Operation;
+/** Anything routable: the API's operations and the control plane's. */
+export interface Routable {
+  readonly method: string;
+  readonly path: string;
+}
+
+export interface RouteMatch<T extends Routable> {
+  operation?: T;
   params: Record<string, string>;
   allowed: string[];
 }
 
-export interface Router {
-  match(method: string, pathname: string): RouteMatch;
+export interface Router<T extends Routable> {
+  match(method: string, pathname: string): RouteMatch<T>;
 }
 
-export function createRouter(operations: readonly Operation[]): Router {
+export function createRouter<T extends Routable>(operations: readonly T[]): Router<T> {
   const itty = IttyRouter();
   for (const operation of operations) itty[operation.method.toLowerCase() as 'get'](operation.path);
   // itty keeps one [method, pattern, handlers, path] entry per registration, in order.

@@ -1,0 +1,47 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
+import { ApiError, ERRORS, fail, type Burrow, type ControlOperation } from '../lib/index.ts';
+import { readJsonBody, type HttpRequest, type HttpResponse } from './http/handler.ts';
+import { createRouter } from './http/router.ts';
+
+/**
+ * Serves the control plane (`/_burrow/…`): routes to lib's control operations and checks the
+ * operator token (`Authorization: Bearer <operator token>`). Without a configured operator token
+ * only the open operations (health, OpenAPI) answer.
+ */
+
+export const CONTROL_PREFIX = '/_burrow';
+
+const digest = (text: string) => createHash('sha256').update(text).digest();
+
+export function createControlPlane(burrow: Burrow, operatorToken: string | undefined) {
+  const router = createRouter<ControlOperation>(burrow.controlOperations);
+  const expected = operatorToken ? digest(operatorToken) : undefined;
+
+  function checkOperator(request: HttpRequest): void {
+    if (!expected) fail('OPERATOR_FORBIDDEN', 'the control plane is disabled: start Burrow with an operator token (CLI --operator-token)');
+    const header = request.header('authorization');
+    if (!header) throw new ApiError(ERRORS.AUTH_MISSING, 'the control plane needs Authorization: Bearer <operator token>', {}, { 'WWW-Authenticate': 'Bearer' });
+    const token = /^Bearer\s+(.+)$/i.exec(header)?.[1]?.trim() ?? '';
+    if (!timingSafeEqual(digest(token), expected)) fail('OPERATOR_FORBIDDEN', 'the token is not the operator token');
+  }
+
+  /** Answers a control-plane request, or undefined when the path is not under `/_burrow`. */
+  return async (request: HttpRequest): Promise<HttpResponse | undefined> => {
+    const path = request.url.pathname;
+    if (path !== CONTROL_PREFIX && !path.startsWith(`${CONTROL_PREFIX}/`)) return undefined;
+    const match = router.match(request.method === 'HEAD' ? 'GET' : request.method, path.slice(CONTROL_PREFIX.length) || '/');
+    if (!match.operation) {
+      if (match.allowed.length > 0) {
+        throw new ApiError(ERRORS.METHOD_NOT_ALLOWED, `${request.method} is not allowed on ${path}; allowed: ${match.allowed.join(', ')}`, { path }, { Allow: match.allowed.join(', ') });
+      }
+      fail('ROUTE_NOT_FOUND', `no control-plane route ${request.method} ${path}`, { path });
+    }
+    const operation = match.operation;
+    if (!operation.open) checkOperator(request);
+    const body = operation.body ? await readJsonBody(request) : undefined;
+    const query = Object.fromEntries(request.url.searchParams);
+    const result = await operation.run(burrow, { params: match.params, query, body });
+    if (operation.status === 204 || result === undefined) return { status: operation.status === 204 ? 204 : 200, headers: {}, body: undefined };
+    return { status: operation.status, headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(result) };
+  };
+}

@@ -1,0 +1,205 @@
+import * as v from 'valibot';
+import type { Burrow } from './burrow.ts';
+import type { OperationInput } from './context.ts';
+import { ManualClock, formatTime } from './conventions/clock.ts';
+import { fail } from './conventions/errors.ts';
+import { description, parseInput, rfc3339, type Schema } from './conventions/fields.ts';
+import { INSTANCE_SCOPE, type StoredRecord } from './store.ts';
+
+/**
+ * The control plane: instance operations for operators and test harnesses, served under
+ * `/_burrow/` with the operator token (health and the OpenAPI document are open). The vendor API's
+ * paths never change shape for it. Families add their own control operations (agent simulator,
+ * event outboxes) to CONTROL_OPERATIONS in lib/registry.ts.
+ */
+
+/** One control-plane operation. `path` is below `/_burrow`, with `:param` placeholders. */
+export interface ControlOperation {
+  readonly id: string;
+  readonly method: 'GET' | 'POST' | 'PUT' | 'DELETE';
+  readonly path: string;
+  readonly status: 200 | 201 | 204;
+  readonly summary: string;
+  readonly body?: Schema;
+  /** Served without the operator token. */
+  readonly open?: boolean;
+  run(burrow: Burrow, input: OperationInput): Promise<unknown>;
+}
+
+/** Kinds that a reset keeps, so that the account's users, bots and API keys keep working. */
+const KEPT_ON_RESET = new Set(['user', 'bot', 'api_key']);
+
+const ResetBody = v.strictObject({ account_id: v.optional(v.string()) });
+const AccountBody = v.strictObject({ name: v.optional(description), token: v.optional(v.pipe(v.string(), v.minLength(16, 'must be at least 16 characters'))) });
+const ClockBody = v.strictObject({
+  now: v.optional(rfc3339),
+  advance_seconds: v.optional(v.pipe(v.number(), v.finite(), v.minValue(0, 'must not be negative'))),
+});
+const SnapshotBody = v.strictObject({
+  format: v.literal('burrow-snapshot'),
+  version: v.literal(1),
+  scopes: v.array(v.strictObject({ account: v.string(), kind: v.string(), records: v.array(v.record(v.string(), v.unknown())) })),
+});
+
+async function knownAccount(burrow: Burrow, accountId: string): Promise<void> {
+  if (!(await burrow.store.get({ account: INSTANCE_SCOPE, kind: 'account' }, accountId))) fail('NOT_FOUND', `account '${accountId}' was not found`, { id: accountId });
+}
+
+/** Removes every resource of the account except its owners and API keys, in one transaction. */
+async function resetAccount(burrow: Burrow, accountId: string): Promise<number> {
+  const scopes = (await burrow.store.scopes()).filter((s) => s.account === accountId && !KEPT_ON_RESET.has(s.kind));
+  return burrow.store.transaction(async (tx) => {
+    let removed = 0;
+    for (const scope of scopes) {
+      for (;;) {
+        const page = await tx.page(scope, { limit: 500 });
+        if (page.length === 0) break;
+        for (const record of page) removed += (await tx.delete(scope, record.id)) ? 1 : 0;
+      }
+    }
+    // Credential tokens are indexed instance-wide; drop those of this account, keep its API keys'.
+    const tokens = { account: INSTANCE_SCOPE, kind: 'token' };
+    let beforeId: string | undefined;
+    for (;;) {
+      const page = await tx.page(tokens, beforeId === undefined ? { limit: 500 } : { beforeId, limit: 500 });
+      for (const entry of page) if (entry.account === accountId && entry.kind !== 'api_key') await tx.delete(tokens, entry.id);
+      if (page.length < 500) break;
+      beforeId = page[page.length - 1]!.id;
+    }
+    return removed;
+  });
+}
+
+async function accountIds(burrow: Burrow): Promise<string[]> {
+  const ids: string[] = [];
+  let beforeId: string | undefined;
+  for (;;) {
+    const page = await burrow.store.page({ account: INSTANCE_SCOPE, kind: 'account' }, beforeId === undefined ? { limit: 500 } : { beforeId, limit: 500 });
+    ids.push(...page.map((a) => a.id));
+    if (page.length < 500) return ids;
+    beforeId = page[page.length - 1]!.id;
+  }
+}
+
+function manualClock(burrow: Burrow): ManualClock {
+  if (!(burrow.clock instanceof ManualClock)) fail('INVALID_FIELD', 'the clock is the system clock; start Burrow with a manual clock (CLI --clock TIME) to control it');
+  return burrow.clock;
+}
+
+export const CORE_CONTROL_OPERATIONS: readonly ControlOperation[] = [
+  {
+    id: 'control.health',
+    method: 'GET',
+    path: '/health',
+    status: 200,
+    open: true,
+    summary: 'Liveness and the store in use',
+    run: async (burrow) => ({ status: 'ok', store: burrow.store.name, time: formatTime(burrow.clock.now()) }),
+  },
+  {
+    id: 'control.accounts.create',
+    method: 'POST',
+    path: '/accounts',
+    status: 201,
+    body: AccountBody,
+    summary: 'Create an isolated account with an admin user and an admin API key (token shown once)',
+    async run(burrow, input) {
+      const body = parseInput(AccountBody, input.body ?? {});
+      const account = await burrow.createAccount({ ...(body.name ? { name: body.name } : {}), ...(body.token ? { token: body.token } : {}) });
+      return { account_id: account.accountId, user_id: account.userId, api_key_id: account.apiKeyId, token: account.token };
+    },
+  },
+  {
+    id: 'control.reset',
+    method: 'POST',
+    path: '/reset',
+    status: 200,
+    body: ResetBody,
+    summary: "Delete every resource of one account (account_id) or of all accounts; users, bots and API keys stay",
+    async run(burrow, input) {
+      const body = parseInput(ResetBody, input.body ?? {});
+      if (body.account_id) await knownAccount(burrow, body.account_id);
+      const targets = body.account_id ? [body.account_id] : await accountIds(burrow);
+      let removed = 0;
+      for (const account of targets) removed += await resetAccount(burrow, account);
+      return { accounts: targets, removed };
+    },
+  },
+  {
+    id: 'control.clock.get',
+    method: 'GET',
+    path: '/clock',
+    status: 200,
+    summary: "The instance clock's time and whether it can be moved",
+    run: async (burrow) => ({ now: formatTime(burrow.clock.now()), manual: burrow.clock instanceof ManualClock }),
+  },
+  {
+    id: 'control.clock.set',
+    method: 'POST',
+    path: '/clock',
+    status: 200,
+    body: ClockBody,
+    summary: 'Set (`now`) or advance (`advance_seconds`) a manual clock; time never goes backwards',
+    async run(burrow, input) {
+      const body = parseInput(ClockBody, input.body ?? {});
+      const clock = manualClock(burrow);
+      if (body.now !== undefined) {
+        const next = new Date(body.now);
+        if (next.getTime() < clock.now().getTime()) fail('INVALID_FIELD', `now: ${body.now} is before the current time ${formatTime(clock.now())}; time never goes backwards`);
+        clock.set(next);
+      }
+      if (body.advance_seconds !== undefined) clock.advance(body.advance_seconds);
+      return { now: formatTime(clock.now()), manual: true };
+    },
+  },
+  {
+    id: 'control.snapshot.export',
+    method: 'GET',
+    path: '/snapshot',
+    status: 200,
+    summary: 'Every record of the instance (secrets are hashes already), for import into another instance',
+    async run(burrow) {
+      const scopes = [];
+      for (const scope of await burrow.store.scopes()) {
+        const records: StoredRecord[] = [];
+        let beforeId: string | undefined;
+        for (;;) {
+          const page = await burrow.store.page(scope, beforeId === undefined ? { limit: 500 } : { beforeId, limit: 500 });
+          records.push(...page);
+          if (page.length < 500) break;
+          beforeId = page[page.length - 1]!.id;
+        }
+        scopes.push({ account: scope.account, kind: scope.kind, records: records.reverse() });
+      }
+      return { format: 'burrow-snapshot', version: 1, exported_at: formatTime(burrow.clock.now()), scopes };
+    },
+  },
+  {
+    id: 'control.snapshot.import',
+    method: 'PUT',
+    path: '/snapshot',
+    status: 200,
+    body: SnapshotBody,
+    summary: 'Replace the whole state with a snapshot, in one transaction',
+    async run(burrow, input) {
+      const snapshot = parseInput(SnapshotBody, input.body ?? {});
+      for (const [i, scope] of snapshot.scopes.entries()) {
+        for (const [j, record] of scope.records.entries()) {
+          if (typeof record.id !== 'string' || record.id === '') fail('INVALID_FIELD', `scopes[${i}].records[${j}].id: must be a non-empty string`);
+        }
+      }
+      const existing = await burrow.store.scopes();
+      let records = 0;
+      await burrow.store.transaction(async (tx) => {
+        for (const account of new Set(existing.map((s) => s.account))) await tx.deleteAccount(account);
+        for (const scope of snapshot.scopes) {
+          for (const record of scope.records) {
+            await tx.put({ account: scope.account, kind: scope.kind }, record as StoredRecord);
+            records++;
+          }
+        }
+      });
+      return { scopes: snapshot.scopes.length, records };
+    },
+  },
+];
