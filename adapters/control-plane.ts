@@ -27,7 +27,8 @@ export function createControlPlane(burrow: Burrow, operatorToken: string | undef
 
   /** Answers a control-plane request, or undefined when the path is not under `/_burrow`. */
   return async (request: HttpRequest): Promise<HttpResponse | undefined> => {
-    const path = request.url.pathname;
+    // The OpenAPI document is also served at the conventional root path.
+    const path = request.url.pathname === '/openapi.json' ? `${CONTROL_PREFIX}/openapi.json` : request.url.pathname;
     if (path !== CONTROL_PREFIX && !path.startsWith(`${CONTROL_PREFIX}/`)) return undefined;
     const match = router.match(request.method === 'HEAD' ? 'GET' : request.method, path.slice(CONTROL_PREFIX.length) || '/');
     if (!match.operation) {
@@ -40,7 +41,7 @@ export function createControlPlane(burrow: Burrow, operatorToken: string | undef
     if (!operation.open) checkOperator(request);
     const body = operation.body ? await readJsonBody(request) : undefined;
     const query = Object.fromEntries(request.url.searchParams);
-    const result = await operation.run(burrow, { params: match.params, query, body });
+    const result = await operation.run(burrow, { params: match.params, query, body }, { baseUrl: request.url.origin });
     if (operation.status === 204 || result === undefined) return { status: operation.status === 204 ? 204 : 200, headers: {}, body: undefined };
     return { status: operation.status, headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(result) };
   };

@@ -20,6 +20,7 @@ Options:
                      without it, a key is generated and printed once, when the account is created
   --base-url URL     base of the uri fields in responses (default http://HOST:PORT; env BURROW_BASE_URL)
   --trust-proxy      take the caller's address from X-Forwarded-For
+  --cors             answer CORS preflights and echo the Origin (for browser clients)
   --operator-token TOKEN
                      token of the control plane /_burrow/… (env BURROW_OPERATOR_TOKEN);
                      without it, one is generated and printed at start
@@ -43,6 +44,7 @@ export function parseCli(argv: string[], env: NodeJS.ProcessEnv) {
       'api-key': { type: 'string' },
       'base-url': { type: 'string' },
       'trust-proxy': { type: 'boolean' },
+      cors: { type: 'boolean' },
       'operator-token': { type: 'string' },
       clock: { type: 'string' },
       seed: { type: 'string' },
@@ -72,6 +74,7 @@ export function parseCli(argv: string[], env: NodeJS.ProcessEnv) {
     apiKey: values['api-key'] ?? env.BURROW_API_KEY,
     baseUrl,
     trustProxy: values['trust-proxy'] === true,
+    cors: values.cors === true,
     quiet: values.quiet === true,
     logFormat,
   };
@@ -119,10 +122,14 @@ async function main(): Promise<void> {
     ...(settings.clock ? { clock: new ManualClock(settings.clock) } : {}),
     ...(settings.seed !== undefined ? { seed: settings.seed } : {}),
   });
-  const operatorToken = settings.operatorToken ?? randomBytes(24).toString('base64url');
+  // The operator token defaults to the bootstrap admin key; on a restart over an existing file
+  // without --api-key that key is unknown (only its hash is stored), so a fresh token is printed.
   const account = await burrow.ensureDefaultAccount(settings.apiKey);
+  const bootstrapKey = settings.apiKey ?? account.token;
+  const operatorToken = settings.operatorToken ?? bootstrapKey ?? randomBytes(24).toString('base64url');
   server.on('request', createNodeListener(burrow, {
     trustProxy: settings.trustProxy,
+    cors: settings.cors,
     operatorToken,
     onError: (error) => console.error('burrow: internal error', error),
     ...(settings.quiet
@@ -135,7 +142,7 @@ async function main(): Promise<void> {
         }),
   }));
   if (account.token) console.log(`admin API key (shown once): ${account.token}`);
-  if (!settings.operatorToken) console.log(`operator token for /_burrow (shown once): ${operatorToken}`);
+  if (!settings.operatorToken && !bootstrapKey) console.log(`operator token for /_burrow (shown once): ${operatorToken}`);
   console.log(`Burrow listening on ${listenUrl}${baseUrl === listenUrl ? '' : ` (uris use ${baseUrl})`} (store: ${store.name}${settings.data ? ` ${settings.data}` : ''}, account ${account.accountId})`);
 
   let stopping = false;

@@ -52,6 +52,8 @@ export class Burrow {
   readonly guards: RequestGuard[] = [...GUARDS];
   events: EventRecorder | undefined;
   readonly services: Services;
+  /** Wall-clock start time (ms), for the health report's uptime. */
+  readonly startedAt = Date.now();
   readonly #byId: Map<string, Operation>;
 
   constructor(options: BurrowOptions) {

@@ -4,7 +4,9 @@ import type { OperationInput } from './context.ts';
 import { ManualClock, formatTime } from './conventions/clock.ts';
 import { fail } from './conventions/errors.ts';
 import { description, parseInput, rfc3339, type Schema } from './conventions/fields.ts';
+import { openApiDocument } from './openapi.ts';
 import { INSTANCE_SCOPE, type StoredRecord } from './store.ts';
+import { VERSION } from './version.ts';
 
 /**
  * The control plane: instance operations for operators and test harnesses, served under
@@ -23,7 +25,7 @@ export interface ControlOperation {
   readonly body?: Schema;
   /** Served without the operator token. */
   readonly open?: boolean;
-  run(burrow: Burrow, input: OperationInput): Promise<unknown>;
+  run(burrow: Burrow, input: OperationInput, meta: { baseUrl: string }): Promise<unknown>;
 }
 
 /** Kinds that a reset keeps, so that the account's users, bots and API keys keep working. */
@@ -38,6 +40,7 @@ const ClockBody = v.strictObject({
 const SnapshotBody = v.strictObject({
   format: v.literal('burrow-snapshot'),
   version: v.literal(1),
+  exported_at: v.optional(rfc3339),
   scopes: v.array(v.strictObject({ account: v.string(), kind: v.string(), records: v.array(v.record(v.string(), v.unknown())) })),
 });
 
@@ -93,8 +96,23 @@ export const CORE_CONTROL_OPERATIONS: readonly ControlOperation[] = [
     path: '/health',
     status: 200,
     open: true,
-    summary: 'Liveness and the store in use',
-    run: async (burrow) => ({ status: 'ok', store: burrow.store.name, time: formatTime(burrow.clock.now()) }),
+    summary: 'Liveness, version, store and uptime',
+    run: async (burrow) => ({
+      status: 'ok',
+      version: VERSION,
+      store: burrow.store.name,
+      uptime_seconds: Math.round((Date.now() - burrow.startedAt) / 1000),
+      time: formatTime(burrow.clock.now()),
+    }),
+  },
+  {
+    id: 'control.openapi',
+    method: 'GET',
+    path: '/openapi.json',
+    status: 200,
+    open: true,
+    summary: 'The OpenAPI 3.1 document of the API and the control plane (also at /openapi.json)',
+    run: async (burrow, _input, meta) => openApiDocument(burrow.operations, burrow.controlOperations, burrow.options.baseUrl ?? meta.baseUrl, VERSION),
   },
   {
     id: 'control.accounts.create',

@@ -74,7 +74,7 @@ export async function sendRequest(
 export interface RunningServer {
   url: string;
   token: string | undefined;
-  /** The generated operator token (undefined when --operator-token was given). */
+  /** The operator token: the one printed, else the bootstrap admin key (undefined when --operator-token was given). */
   operatorToken: string | undefined;
   process: ChildProcess;
   output: string[];
@@ -121,7 +121,7 @@ export async function startServer(args: string[] = [], env: Record<string, strin
       return token;
     },
     get operatorToken() {
-      return operatorToken;
+      return operatorToken ?? token;
     },
     process: child,
     output,

@@ -46,6 +46,8 @@ export interface RequestLog {
 export interface HttpHandlerOptions {
   /** Called once per answered request. */
   log?: (entry: RequestLog) => void;
+  /** Answer CORS preflights and add CORS headers for requests that carry an Origin (off by default). */
+  cors?: boolean;
   /** Token of the control plane (`/_burrow/…`); without it only health and the OpenAPI document answer. */
   operatorToken?: string;
   /** Logs unexpected (500) errors. */
@@ -67,12 +69,20 @@ export function createHttpHandler(burrow: Burrow, options: HttpHandlerOptions = 
     let response: HttpResponse;
     try {
       response =
+        (options.cors ? preflight(router, request) : undefined) ??
         (await controlPlane(request)) ??
         (await serveApi(burrow, router, request, operationId, (op) => (operation = op)));
     } catch (error) {
       response = errorResponse(burrow, error, operationId, options.onError);
     }
     response.headers['Burrow-Operation-Id'] = operationId;
+    const origin = request.header('origin');
+    if (options.cors && origin) {
+      response.headers['Access-Control-Allow-Origin'] = origin;
+      response.headers['Access-Control-Allow-Credentials'] = 'true';
+      response.headers['Access-Control-Expose-Headers'] = 'Burrow-Operation-Id, Warning';
+      response.headers.Vary = 'Origin';
+    }
     options.log?.({
       method: request.method,
       path: request.url.pathname,
@@ -109,6 +119,22 @@ async function serveApi(burrow: Burrow, router: Router<Operation>, request: Http
   if (result.status === 204 || request.method === 'HEAD') return { status: result.status, headers, body: undefined };
   headers['Content-Type'] = JSON_TYPE;
   return { status: result.status, headers, body: JSON.stringify(result.body) };
+}
+
+/** A CORS preflight (OPTIONS with Origin and Access-Control-Request-Method) for an API path. */
+function preflight(router: Router<Operation>, request: HttpRequest): HttpResponse | undefined {
+  const method = request.header('access-control-request-method');
+  if (request.method !== 'OPTIONS' || !request.header('origin') || !method) return undefined;
+  // No route answers OPTIONS, so the methods it reports as allowed are exactly the path's methods.
+  const allowed = router.match('OPTIONS', request.url.pathname).allowed;
+  if (allowed.length === 0) return undefined;
+  const headers: Record<string, string> = {
+    'Access-Control-Allow-Methods': allowed.join(', '),
+    'Access-Control-Max-Age': '600',
+  };
+  const requested = request.header('access-control-request-headers');
+  if (requested) headers['Access-Control-Allow-Headers'] = requested;
+  return { status: 204, headers, body: undefined };
 }
 
 function checkVersion(burrow: Burrow, request: HttpRequest): void {

@@ -101,4 +101,76 @@ describe('burrow serve', () => {
       await first.stop();
     }
   });
+
+  test('the operator token defaults to the bootstrap admin key; --operator-token replaces it', async () => {
+    const byDefault = await startServer(['--quiet']);
+    const chosen = await startServer(['--quiet', '--operator-token', 'op-secret-token']);
+    try {
+      const withKey = await byDefault.request('POST', '/_burrow/reset', {});
+      assert.equal(withKey.status, 200);
+      assert.equal((await chosen.request('POST', '/_burrow/reset', {})).status, 403, 'the admin key is not the chosen operator token');
+      assert.equal((await chosen.request('POST', '/_burrow/reset', {}, { token: 'op-secret-token' })).status, 200);
+      assert.ok(!chosen.output.join('\n').includes('op-secret-token'));
+    } finally {
+      await Promise.all([byDefault.stop(), chosen.stop()]);
+    }
+  });
+
+  test('--seed and --clock make two runs give the same keys, ids and times', async () => {
+    const results = [];
+    for (let i = 0; i < 2; i++) {
+      const server = await startServer(['--quiet', '--seed', '7', '--clock', '2026-05-01T00:00:00Z', '--base-url', 'http://seeded.test']);
+      try {
+        const created = await server.request('POST', '/credentials', { description: 'same' });
+        await server.request('POST', '/_burrow/clock', { advance_seconds: 60 }, { token: server.operatorToken! });
+        const later = await server.request('POST', '/ip_policies', {});
+        results.push({ token: server.token, credential: created.body, policy: later.body });
+      } finally {
+        await server.stop();
+      }
+    }
+    assert.deepEqual(results[0], results[1]);
+    assert.equal(results[0]!.credential.created_at, '2026-05-01T00:00:00Z');
+    assert.equal(results[0]!.policy.created_at, '2026-05-01T00:01:00Z');
+  });
+
+  test('--log-format json writes one JSON line per request without secrets', async () => {
+    const server = await startServer(['--log-format', 'json']);
+    try {
+      await server.request('POST', '/api_keys', { description: 'logged' });
+      await server.request('GET', '/nowhere');
+      const lines = server.output.filter((line) => line.startsWith('{')).map((line) => JSON.parse(line));
+      assert.deepEqual(lines.map((l) => [l.method, l.path, l.status]), [['POST', '/api_keys', 201], ['GET', '/nowhere', 404]]);
+      assert.match(lines[0].operationId, /^op_/);
+      assert.equal(lines[0].operation, 'api_keys.create');
+      assert.equal(typeof lines[0].ms, 'number');
+      const logged = server.output.filter((line) => line.startsWith('{')).join('\n');
+      assert.ok(!logged.includes(server.token!), 'no token in the log');
+    } finally {
+      await server.stop();
+    }
+  });
+
+  test('--cors answers preflights with the path methods and echoes the Origin', async () => {
+    const server = await startServer(['--quiet', '--cors']);
+    const plain = await startServer(['--quiet']);
+    try {
+      const preflight = await fetch(`${server.url}/api_keys/ak_x`, {
+        method: 'OPTIONS',
+        headers: { Origin: 'https://app.example', 'Access-Control-Request-Method': 'PATCH', 'Access-Control-Request-Headers': 'authorization, content-type' },
+      });
+      assert.equal(preflight.status, 204);
+      assert.equal(preflight.headers.get('access-control-allow-origin'), 'https://app.example');
+      assert.deepEqual(preflight.headers.get('access-control-allow-methods')!.split(', ').sort(), ['DELETE', 'GET', 'PATCH']);
+      assert.equal(preflight.headers.get('access-control-allow-headers'), 'authorization, content-type');
+      assert.equal(preflight.headers.get('access-control-allow-credentials'), 'true');
+      assert.equal(preflight.headers.get('access-control-max-age'), '600');
+      const get = await server.request('GET', '/api_keys', undefined, { headers: { Origin: 'https://app.example' } });
+      assert.equal(get.headers.get('access-control-allow-origin'), 'https://app.example');
+      const off = await fetch(`${plain.url}/api_keys`, { method: 'OPTIONS', headers: { Origin: 'https://app.example', 'Access-Control-Request-Method': 'GET' } });
+      assert.equal(off.headers.get('access-control-allow-origin'), null, 'off unless --cors');
+    } finally {
+      await Promise.all([server.stop(), plain.stop()]);
+    }
+  });
 });
