@@ -87,9 +87,10 @@ export class Burrow {
   async execute(principal: Principal, operation: Operation, input: OperationInput, meta: RequestMeta): Promise<OperationResult> {
     const headers: Record<string, string> = {};
     for (const guard of this.guards) Object.assign(headers, await guard(this.store, principal, meta));
+    const prepared = operation.prepare ? { ...input, prepared: await operation.prepare(input) } : input;
     const body = operation.mutates
-      ? await this.store.transaction((tx) => this.#run(tx, principal, operation, input, meta))
-      : await this.#run(readOnly(this.store), principal, operation, input, meta);
+      ? await this.store.transaction((tx) => this.#run(tx, principal, operation, prepared, meta))
+      : await this.#run(readOnly(this.store), principal, operation, prepared, meta);
     return { status: operation.status, body, headers };
   }
 

@@ -50,6 +50,8 @@ export interface OperationInput {
   readonly params: Readonly<Record<string, string>>;
   readonly query: QueryParams;
   readonly body: unknown;
+  /** What the operation's `prepare` produced, outside the transaction (generated keys). */
+  readonly prepared?: unknown;
 }
 
 export type HttpMethod = 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE';
@@ -73,6 +75,11 @@ export interface Operation {
   readonly summary: string;
   /** The tag (resource family) it belongs to in the OpenAPI document. */
   readonly tag: string;
+  /**
+   * Slow work that needs no stored state (key generation), run before the transaction opens so
+   * that other writes are not held up; its result reaches `run` as `input.prepared`.
+   */
+  prepare?(input: OperationInput): Promise<unknown>;
   run(ctx: OperationContext, input: OperationInput): Promise<unknown>;
 }
 

@@ -6,12 +6,24 @@ import { credentials } from './resources/credentials.ts';
 import { sshCredentials } from './resources/ssh-credentials.ts';
 import { ipPolicies, ipPolicyRules } from './resources/ip-policies/policies.ts';
 import { apiRestrictionGuard, ipRestrictions } from './resources/ip-policies/restrictions.ts';
+import { sshCertificateAuthorities } from './resources/ssh/certificate-authorities.ts';
+import { sshHostCertificates, sshUserCertificates } from './resources/ssh/certificates.ts';
 
 /**
  * Every resource kind Burrow serves. Adding a kind = its definition file + one line here; the
  * router, the OpenAPI document and the official-client tests pick it up from this list.
  */
-export const RESOURCES: readonly ResourceDefinition<any>[] = [apiKeys, credentials, sshCredentials, ipPolicies, ipPolicyRules, ipRestrictions];
+export const RESOURCES: readonly ResourceDefinition<any>[] = [
+  apiKeys,
+  credentials,
+  sshCredentials,
+  ipPolicies,
+  ipPolicyRules,
+  ipRestrictions,
+  sshCertificateAuthorities,
+  sshHostCertificates,
+  sshUserCertificates,
+];
 
 /** Operations that are not plain CRUD (module endpoints, agent commands, sources). */
 export const EXTRA_OPERATIONS: readonly Operation[] = [];

@@ -53,8 +53,13 @@ export interface ResourceDefinition<R extends BaseRecord = BaseRecord, Input = a
   readonly operations?: readonly CrudOperation[];
   readonly createSchema: Schema;
   readonly updateSchema: Schema;
+  /**
+   * Slow preparation from the validated input alone (key generation), run before the transaction
+   * opens; its result is `create`'s `prepared` argument.
+   */
+  prepareCreate?(input: Input): Promise<unknown>;
   /** Builds the record's own fields from the validated input (rules, references, defaults). */
-  create(ctx: OperationContext, input: Input, base: BaseRecord): Awaitable<{ record: R; reveal?: Record<string, unknown> } | R>;
+  create(ctx: OperationContext, input: Input, base: BaseRecord, prepared?: unknown): Awaitable<{ record: R; reveal?: Record<string, unknown> } | R>;
   /** Applies a validated patch; returns the new record. Fields not sent stay unchanged. */
   update?(ctx: OperationContext, record: R, patch: Patch): Awaitable<R>;
   /** The response shape (never secrets); `base` holds id, uri, created_at, description, metadata. */
@@ -174,6 +179,7 @@ export function crudOperations<R extends BaseRecord>(def: ResourceDefinition<R>)
       mutates: true,
       body: def.createSchema,
       summary: `Create a ${def.label}`,
+      ...(def.prepareCreate ? { prepare: (input: OperationInput) => def.prepareCreate!(parseInput(def.createSchema, input.body ?? {})) } : {}),
       async run(ctx, input) {
         const parsed = parseInput(def.createSchema, input.body ?? {}) as Record<string, unknown>;
         const base: BaseRecord = {
@@ -182,7 +188,7 @@ export function crudOperations<R extends BaseRecord>(def: ResourceDefinition<R>)
           description: (parsed.description as string | undefined) ?? '',
           metadata: (parsed.metadata as string | undefined) ?? '',
         };
-        const { record, reveal } = unwrapCreated(await def.create(ctx, parsed, base));
+        const { record, reveal } = unwrapCreated(await def.create(ctx, parsed, base, input.prepared));
         await ctx.tx.put(scopeOf(ctx, def.kind), record);
         await updateReferences(ctx, { id: record.id, label: def.label }, [], def.references?.(record) ?? []);
         const response = respond(ctx, def, record);

@@ -1,0 +1,80 @@
+import * as v from 'valibot';
+import { ApiError, ERRORS } from '../../conventions/errors.ts';
+import { coded, description, metadata } from '../../conventions/fields.ts';
+import { defineResource, type BaseRecord } from '../../resource.ts';
+import { canonicalCurve, EC_CURVE_NAMES, generateCaKeyPair, type CaKeyPair, type EcCurve, type SshKeyType } from './ssh-keys.ts';
+
+/**
+ * SSH certificate authorities (/ssh_certificate_authorities). The key pair is generated here
+ * (node:crypto, asynchronously and before the write transaction opens, so an RSA 4096 key does not
+ * hold up other requests). The private key is stored and never returned; `public_key` is the
+ * authorized-keys line users put in known_hosts (@cert-authority) or TrustedUserCAKeys.
+ *
+ * Defaults: `private_key_type` ed25519; RSA keys 4096 bits; ECDSA curve P-256.
+ */
+
+export const SSH_CA_KIND = 'ssh_certificate_authority';
+
+export interface SshCaRecord extends BaseRecord {
+  readonly key_type: SshKeyType;
+  readonly public_key: string;
+  readonly private_key_pem: string;
+}
+
+const KEY_TYPES = ['rsa', 'ecdsa', 'ed25519'] as const;
+const KEY_SIZES = [2048, 4096];
+
+const CaCreate = v.strictObject({
+  description: v.optional(description),
+  metadata: v.optional(metadata),
+  private_key_type: v.optional(
+    v.picklist(KEY_TYPES, (issue) => coded('SSH_PRIVATE_KEY_TYPE_INVALID', `must be one of ${KEY_TYPES.join(', ')} (got ${JSON.stringify(issue.input)})`)),
+  ),
+  elliptic_curve: v.optional(v.string()),
+  key_size: v.optional(v.pipe(v.number(), v.integer())),
+});
+
+const CaUpdate = v.strictObject({ description: v.optional(description), metadata: v.optional(metadata) });
+
+type CaInput = v.InferOutput<typeof CaCreate>;
+
+/** Checks the type/size/curve combination and fills in the defaults. */
+export function caKeyOptions(input: CaInput): { keyType: SshKeyType; keySize?: number; curve?: EcCurve } {
+  const keyType = input.private_key_type ?? 'ed25519';
+  if (input.key_size !== undefined && keyType !== 'rsa') {
+    throw new ApiError(ERRORS.SSH_KEY_SIZE_NOT_RSA, `key_size: only allowed with private_key_type rsa (got ${keyType})`);
+  }
+  if (input.key_size !== undefined && !KEY_SIZES.includes(input.key_size)) {
+    throw new ApiError(ERRORS.SSH_KEY_SIZE_INVALID, `key_size: must be one of ${KEY_SIZES.join(', ')} (got ${input.key_size})`);
+  }
+  if (input.elliptic_curve !== undefined && keyType !== 'ecdsa') {
+    throw new ApiError(ERRORS.SSH_CURVE_NOT_ECDSA, `elliptic_curve: only allowed with private_key_type ecdsa (got ${keyType})`);
+  }
+  const curve = input.elliptic_curve === undefined ? undefined : canonicalCurve(input.elliptic_curve);
+  if (input.elliptic_curve !== undefined && !curve) {
+    throw new ApiError(ERRORS.SSH_CURVE_INVALID, `elliptic_curve: must be one of ${EC_CURVE_NAMES.join(', ')} (got ${JSON.stringify(input.elliptic_curve)})`);
+  }
+  if (keyType === 'rsa') return { keyType, keySize: input.key_size ?? 4096 };
+  if (keyType === 'ecdsa') return { keyType, curve: curve ?? 'P-256' };
+  return { keyType };
+}
+
+export const sshCertificateAuthorities = defineResource<SshCaRecord, CaInput>({
+  name: 'ssh_certificate_authorities',
+  label: 'SSH certificate authority',
+  kind: SSH_CA_KIND,
+  prefix: 'sshca',
+  path: '/ssh_certificate_authorities',
+  listKey: 'ssh_certificate_authorities',
+  event: 'ssh_certificate_authority',
+  notFoundError: ERRORS.SSH_CA_NOT_FOUND,
+  inUseError: ERRORS.SSH_CA_IN_USE,
+  createSchema: CaCreate,
+  updateSchema: CaUpdate,
+  prepareCreate: (input) => generateCaKeyPair(caKeyOptions(input)),
+  create(_ctx, input, base, prepared) {
+    const keys = prepared as CaKeyPair;
+    return { ...base, key_type: caKeyOptions(input).keyType, public_key: keys.publicKey, private_key_pem: keys.privateKeyPem };
+  },
+  toResponse: (_ctx, record, base) => ({ ...base, public_key: record.public_key, key_type: record.key_type }),
+});
