@@ -5,7 +5,9 @@ import { ApiError, ERRORS, fail } from './conventions/errors.ts';
 import { cryptoRandom, IdFactory, seededRandom } from './conventions/ids.ts';
 import type { QueryParams } from './conventions/paging.ts';
 import type { ControlOperation } from './control.ts';
-import { allOperations, CONTROL_OPERATIONS, GUARDS } from './registry.ts';
+import { allOperations, CONTROL_OPERATIONS, GUARDS, RESOURCES } from './registry.ts';
+import { eventCatalogue } from './resources/events/catalogue.ts';
+import { clearOutbox, readOutbox, recordEvents, type Delivery, type EventSink, type OutboxContents } from './resources/events/outbox.ts';
 import { INSTANCE_SCOPE, type Store, type StoreReader, type StoreTransaction } from './store.ts';
 
 /** Options of `createBurrow`. Only `store` is required. */
@@ -22,12 +24,14 @@ export interface BurrowOptions {
   errorPrefix?: string;
   /** Refuse requests without a Service-Version header (default: treat a missing header as 2). */
   requireVersionHeader?: boolean;
+  /** Events kept per event destination's outbox before the oldest are dropped (default 1000). */
+  outboxLimit?: number;
+  /** Receive every delivered event after its operation committed (forward events anywhere). */
+  eventSinks?: readonly EventSink[];
+  /** Reports a sink that threw (default: console.error); the operation has succeeded regardless. */
+  onSinkError?: (error: unknown, delivery: Delivery) => void;
 }
 
-/** Receives the events of a committed-to-be operation, inside its transaction. */
-export interface EventRecorder {
-  record(tx: StoreTransaction, ctx: OperationContext, events: readonly EmittedEvent[]): Promise<void>;
-}
 
 /** Result of an operation: the body (undefined for 204) and headers added by guards. */
 export interface OperationResult {
@@ -50,7 +54,6 @@ export class Burrow {
   /** The control plane's operations (served under `/_burrow` by the HTTP adapter). */
   readonly controlOperations: readonly ControlOperation[] = CONTROL_OPERATIONS;
   readonly guards: RequestGuard[] = [...GUARDS];
-  events: EventRecorder | undefined;
   readonly services: Services;
   /** Wall-clock start time (ms), for the health report's uptime. */
   readonly startedAt = Date.now();
@@ -65,7 +68,7 @@ export class Burrow {
     this.errorPrefix = options.errorPrefix ?? 'ERR_BURROW_';
     this.operations = allOperations();
     this.#byId = new Map(this.operations.map((op) => [op.id, op]));
-    this.services = { now: () => this.clock.now(), settings: {} };
+    this.services = { now: () => this.clock.now(), settings: {}, eventTypes: new Set(eventCatalogue(RESOURCES)) };
   }
 
   /** The operation with this id (`api_keys.create`), or undefined. */
@@ -88,10 +91,38 @@ export class Burrow {
     const headers: Record<string, string> = {};
     for (const guard of this.guards) Object.assign(headers, await guard(this.store, principal, meta));
     const prepared = operation.prepare ? { ...input, prepared: await operation.prepare(input) } : input;
-    const body = operation.mutates
+    const { body, deliveries } = operation.mutates
       ? await this.store.transaction((tx) => this.#run(tx, principal, operation, prepared, meta))
       : await this.#run(readOnly(this.store), principal, operation, prepared, meta);
+    await this.#deliver(deliveries);
     return { status: operation.status, body, headers };
+  }
+
+  /** Hands committed events to the embedding application's sinks; a failing sink is reported, not raised. */
+  async #deliver(deliveries: readonly Delivery[]): Promise<void> {
+    for (const sink of this.options.eventSinks ?? []) {
+      for (const delivery of deliveries) {
+        try {
+          await sink.deliver(delivery);
+        } catch (error) {
+          (this.options.onSinkError ?? ((e) => console.error('burrow: event sink failed', e)))(error, delivery);
+        }
+      }
+    }
+  }
+
+  /** The events in an event destination's outbox (oldest first) and how many were dropped. */
+  outbox(accountId: string, destinationId: string): Promise<OutboxContents> {
+    return readOutbox(this.store, accountId, destinationId, this.outboxLimit);
+  }
+
+  /** Empties an event destination's outbox; answers how many events it held. */
+  clearOutbox(accountId: string, destinationId: string): Promise<number> {
+    return this.store.transaction((tx) => clearOutbox(tx, accountId, destinationId));
+  }
+
+  get outboxLimit(): number {
+    return this.options.outboxLimit ?? 1000;
   }
 
   async #run(tx: StoreTransaction, principal: Principal, operation: Operation, input: OperationInput, meta: RequestMeta) {
@@ -106,9 +137,9 @@ export class Burrow {
       emit: (type, object) => emitted.push({ type, object }),
       services: this.services,
     };
-    const result = await operation.run(ctx, input);
-    if (emitted.length > 0 && this.events) await this.events.record(tx, ctx, emitted);
-    return result;
+    const body = await operation.run(ctx, input);
+    const deliveries = emitted.length > 0 ? await recordEvents(ctx, emitted, this.outboxLimit) : [];
+    return { body, deliveries };
   }
 
   /** An in-process client acting with the API key `token`: same checks as HTTP. */

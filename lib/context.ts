@@ -43,6 +43,8 @@ export interface OperationContext {
 export interface Services {
   readonly now: () => Date;
   readonly settings: Readonly<Record<string, unknown>>;
+  /** The event catalogue: every type a subscription source may name. */
+  readonly eventTypes: ReadonlySet<string>;
 }
 
 /** What an operation receives: path parameters, query and JSON body. */

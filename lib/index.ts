@@ -9,7 +9,7 @@
 
 // Instance
 export { Burrow, BurrowClient, createBurrow } from './burrow.ts';
-export type { BurrowOptions, EventRecorder, OperationResult, ResourceClient } from './burrow.ts';
+export type { BurrowOptions, OperationResult, ResourceClient } from './burrow.ts';
 export type { Operation, OperationContext, OperationInput, Principal, RequestGuard, RequestMeta } from './context.ts';
 
 // Control plane
@@ -27,6 +27,10 @@ export { INSTANCE_SCOPE, StoreWriteError, type PageQuery, type Scope, type Store
 // Resource engine and registry
 export { crudOperations, defineResource, type BaseRecord, type ResourceDefinition } from './resource.ts';
 export { RESOURCES, allOperations } from './registry.ts';
+
+// Events
+export { eventCatalogue, AGENT_SESSION_EVENTS } from './resources/events/catalogue.ts';
+export type { BurrowEvent, Delivery, EventSink, OutboxContents } from './resources/events/outbox.ts';
 
 // Rules usable on their own
 export { aclPermits, parseAcl, type AclBind } from './resources/acl.ts';

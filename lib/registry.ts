@@ -8,6 +8,9 @@ import { ipPolicies, ipPolicyRules } from './resources/ip-policies/policies.ts';
 import { apiRestrictionGuard, ipRestrictions } from './resources/ip-policies/restrictions.ts';
 import { sshCertificateAuthorities } from './resources/ssh/certificate-authorities.ts';
 import { sshHostCertificates, sshUserCertificates } from './resources/ssh/certificates.ts';
+import { EVENT_CONTROL_OPERATIONS } from './resources/events/control.ts';
+import { eventDestinations } from './resources/events/destinations.ts';
+import { EVENT_SOURCE_OPERATIONS, eventSubscriptions } from './resources/events/subscriptions.ts';
 
 /**
  * Every resource kind Burrow serves. Adding a kind = its definition file + one line here; the
@@ -23,16 +26,18 @@ export const RESOURCES: readonly ResourceDefinition<any>[] = [
   sshCertificateAuthorities,
   sshHostCertificates,
   sshUserCertificates,
+  eventDestinations,
+  eventSubscriptions,
 ];
 
 /** Operations that are not plain CRUD (module endpoints, agent commands, sources). */
-export const EXTRA_OPERATIONS: readonly Operation[] = [];
+export const EXTRA_OPERATIONS: readonly Operation[] = [...EVENT_SOURCE_OPERATIONS];
 
 /** Checks run before every API request (IP restrictions of type `api`). */
 export const GUARDS: readonly RequestGuard[] = [apiRestrictionGuard];
 
 /** Control-plane operations (`/_burrow/…`): core ones plus those of families (simulator, outboxes). */
-export const CONTROL_OPERATIONS: readonly ControlOperation[] = [...CORE_CONTROL_OPERATIONS];
+export const CONTROL_OPERATIONS: readonly ControlOperation[] = [...CORE_CONTROL_OPERATIONS, ...EVENT_CONTROL_OPERATIONS];
 
 /** All API operations, in routing order. */
 export function allOperations(): Operation[] {

@@ -30,6 +30,7 @@ describe('architecture', () => {
       sshpk: 'lib/resources/ssh/ssh-keys.ts',
       lowdb: 'adapters/json-file-store.ts',
       'itty-router': 'adapters/http/router.ts',
+      '@valibot/to-json-schema': 'lib/openapi.ts',
     };
     for (const file of [...sources('lib'), ...sources('adapters'), ...sources('bin')]) {
       for (const spec of imports(file)) {

@@ -169,7 +169,9 @@ describe('GET /openapi.json', () => {
       assert.ok(res.body.paths[path]?.[op.method.toLowerCase()], `${op.method} ${path} is missing`);
       assert.equal(res.body.paths[path][op.method.toLowerCase()].operationId, op.id);
     }
-    for (const op of api.burrow.controlOperations) assert.ok(res.body.paths[`/_burrow${op.path}`]?.[op.method.toLowerCase()]);
+    for (const op of api.burrow.controlOperations) {
+      assert.ok(res.body.paths[`/_burrow${op.path.replace(/:([A-Za-z_]+)/g, '{$1}')}`]?.[op.method.toLowerCase()], `${op.method} /_burrow${op.path} is missing`);
+    }
     assert.deepEqual((await api.request('GET', '/_burrow/openapi.json', undefined, { token: null })).body, res.body);
   });
 

@@ -134,6 +134,11 @@ function cachedCidr(text: string): Cidr | undefined {
   return cidr ?? undefined;
 }
 
+/** Whether `text` is an IP address or an address/prefix (host bits allowed), as sshd's source-address reads them. */
+export function isAddressOrCidr(text: string): boolean {
+  return text.includes('/') ? ipaddr.isValidCIDR(text) : ipaddr.isValid(text);
+}
+
 /** A caller's address as sockets and proxies report it (`[v6]`, zone ids, mapped IPv4). */
 export function parseClientAddress(address: string): ipaddr.IPv4 | ipaddr.IPv6 | undefined {
   const bare = address.trim().replace(/^\[(.*)\]$/, '$1').replace(/%.*$/, '');

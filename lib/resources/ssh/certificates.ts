@@ -1,10 +1,10 @@
-import ipaddr from 'ipaddr.js';
 import * as v from 'valibot';
 import type { OperationContext } from '../../context.ts';
 import { formatTime } from '../../conventions/clock.ts';
 import { ApiError, ERRORS, type ErrorSpec } from '../../conventions/errors.ts';
 import { description, metadata, rfc3339 } from '../../conventions/fields.ts';
 import { defineResource, scopeOf, type BaseRecord } from '../../resource.ts';
+import { isAddressOrCidr } from '../ip-policies/cidr.ts';
 import { SSH_CA_KIND, type SshCaRecord } from './certificate-authorities.ts';
 import { parseSshPublicKey, signSshCertificate, SshKeyError, type SshKeyType } from './ssh-keys.ts';
 
@@ -67,8 +67,7 @@ const CertUpdate = v.strictObject({ description: v.optional(description), metada
 function validSourceAddress(value: string): string {
   const items = value.split(',').map((item) => item.trim());
   for (const item of items) {
-    const valid = item.includes('/') ? ipaddr.isValidCIDR(item) : ipaddr.isValid(item);
-    if (!valid) throw new ApiError(ERRORS.INVALID_FIELD, `critical_options.source-address: ${JSON.stringify(item)} is not an IP address or CIDR`);
+    if (!isAddressOrCidr(item)) throw new ApiError(ERRORS.INVALID_FIELD, `critical_options.source-address: ${JSON.stringify(item)} is not an IP address or CIDR`);
   }
   return items.join(',');
 }

@@ -1,0 +1,17 @@
+import type { ResourceDefinition } from '../../resource.ts';
+
+/**
+ * The event catalogue: `<object>_<created|updated|deleted>.v0` for every registered kind that
+ * names an event object (api_key, tunnel_credential, ip_policy, …), plus the agent session types
+ * the simulator emits. Derived from the registry, so a new kind's events appear without a list to
+ * keep in step.
+ */
+
+export const AGENT_SESSION_EVENTS = ['agent_session_start.v0', 'agent_session_stop.v0'] as const;
+const ACTIONS = ['created', 'updated', 'deleted'] as const;
+
+/** Every event type Burrow emits, sorted. */
+export function eventCatalogue(definitions: readonly Pick<ResourceDefinition<any>, 'event'>[]): string[] {
+  const objects = [...new Set(definitions.flatMap((def) => (def.event ? [def.event] : [])))];
+  return [...objects.flatMap((object) => ACTIONS.map((action) => `${object}_${action}.v0`)), ...AGENT_SESSION_EVENTS].sort();
+}
