@@ -7,7 +7,9 @@ import type { QueryParams } from './conventions/paging.ts';
 import type { ControlOperation } from './control.ts';
 import { allOperations, CONTROL_OPERATIONS, GUARDS, RESOURCES } from './registry.ts';
 import { eventCatalogue } from './resources/events/catalogue.ts';
-import { clearOutbox, readOutbox, recordEvents, type Delivery, type EventSink, type OutboxContents } from './resources/events/outbox.ts';
+import { DEFAULT_SIMULATION, type SimulationSettings } from './simulator/settings.ts';
+import { clearOutbox, readOutbox, type Delivery, type EventSink, type OutboxContents } from './resources/events/outbox.ts';
+import { recordEvents } from './resources/events/recorder.ts';
 import { INSTANCE_SCOPE, type Store, type StoreReader, type StoreTransaction } from './store.ts';
 
 /** Options of `createBurrow`. Only `store` is required. */
@@ -24,6 +26,8 @@ export interface BurrowOptions {
   errorPrefix?: string;
   /** Refuse requests without a Service-Version header (default: treat a missing header as 2). */
   requireVersionHeader?: boolean;
+  /** What the simulated service looks like: agent versions, regions, name servers, CA. */
+  simulation?: Partial<SimulationSettings>;
   /** Events kept per event destination's outbox before the oldest are dropped (default 1000). */
   outboxLimit?: number;
   /** Receive every delivered event after its operation committed (forward events anywhere). */
@@ -61,6 +65,9 @@ export class Burrow {
 
   constructor(options: BurrowOptions) {
     if (!options?.store) throw new Error('burrow: createBurrow needs a store (MemoryStore or openJsonFileStore)');
+    if (options.outboxLimit !== undefined && !(Number.isInteger(options.outboxLimit) && options.outboxLimit >= 1)) {
+      throw new Error(`burrow: outboxLimit must be a whole number of at least 1 (got ${options.outboxLimit})`);
+    }
     this.options = options;
     this.store = options.store;
     this.clock = options.clock ?? systemClock;
@@ -68,7 +75,11 @@ export class Burrow {
     this.errorPrefix = options.errorPrefix ?? 'ERR_BURROW_';
     this.operations = allOperations();
     this.#byId = new Map(this.operations.map((op) => [op.id, op]));
-    this.services = { now: () => this.clock.now(), settings: {}, eventTypes: new Set(eventCatalogue(RESOURCES)) };
+    this.services = {
+      now: () => this.clock.now(),
+      simulation: { ...DEFAULT_SIMULATION, ...options.simulation },
+      eventTypes: new Set(eventCatalogue(RESOURCES)),
+    };
   }
 
   /** The operation with this id (`api_keys.create`), or undefined. */
@@ -96,6 +107,18 @@ export class Burrow {
       : await this.#run(readOnly(this.store), principal, operation, prepared, meta);
     await this.#deliver(deliveries);
     return { status: operation.status, body, headers };
+  }
+
+  /**
+   * Runs `work` as `principal` in one write transaction with a full operation context, so its
+   * writes and the events it emits commit together (the agent simulator acts through this).
+   */
+  async perform<T>(principal: Principal, work: (ctx: OperationContext) => Promise<T>, baseUrl = this.options.baseUrl ?? 'http://burrow.local'): Promise<T> {
+    const operation = { run: (ctx: OperationContext) => work(ctx) } as unknown as Operation;
+    const input = { params: {}, query: {}, body: undefined };
+    const { body, deliveries } = await this.store.transaction((tx) => this.#run(tx, principal, operation, input, { baseUrl }));
+    await this.#deliver(deliveries);
+    return body as T;
   }
 
   /** Hands committed events to the embedding application's sinks; a failing sink is reported, not raised. */

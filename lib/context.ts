@@ -2,6 +2,7 @@ import type { Clock } from './conventions/clock.ts';
 import type { IdFactory } from './conventions/ids.ts';
 import type { QueryParams } from './conventions/paging.ts';
 import type { Schema } from './conventions/fields.ts';
+import type { SimulationSettings } from './simulator/settings.ts';
 import type { StoreReader, StoreTransaction } from './store.ts';
 
 /** Who is calling: the owner (user or bot) behind an API key, or the operator. */
@@ -42,7 +43,8 @@ export interface OperationContext {
 /** Instance-wide services and settings reachable from operations. */
 export interface Services {
   readonly now: () => Date;
-  readonly settings: Readonly<Record<string, unknown>>;
+  /** What the simulated service looks like (agent versions, regions, name servers, CA). */
+  readonly simulation: SimulationSettings;
   /** The event catalogue: every type a subscription source may name. */
   readonly eventTypes: ReadonlySet<string>;
 }

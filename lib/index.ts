@@ -28,6 +28,10 @@ export { INSTANCE_SCOPE, StoreWriteError, type PageQuery, type Scope, type Store
 export { crudOperations, defineResource, type BaseRecord, type ResourceDefinition } from './resource.ts';
 export { RESOURCES, allOperations } from './registry.ts';
 
+// Agent simulator
+export { connectAgent, disconnectAgent, type AgentConnect } from './simulator/agents.ts';
+export { DEFAULT_SIMULATION, type SimulationSettings } from './simulator/settings.ts';
+
 // Events
 export { eventCatalogue, AGENT_SESSION_EVENTS } from './resources/events/catalogue.ts';
 export type { BurrowEvent, Delivery, EventSink, OutboxContents } from './resources/events/outbox.ts';

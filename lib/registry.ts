@@ -8,9 +8,13 @@ import { ipPolicies, ipPolicyRules } from './resources/ip-policies/policies.ts';
 import { apiRestrictionGuard, ipRestrictions } from './resources/ip-policies/restrictions.ts';
 import { sshCertificateAuthorities } from './resources/ssh/certificate-authorities.ts';
 import { sshHostCertificates, sshUserCertificates } from './resources/ssh/certificates.ts';
+import { AGENT_INGRESS_CONTROL_OPERATIONS, agentIngresses } from './resources/agent-ingresses.ts';
 import { EVENT_CONTROL_OPERATIONS } from './resources/events/control.ts';
+import { TUNNEL_SESSION_COMMANDS, tunnelSessions } from './resources/tunnel-sessions.ts';
+import { SIMULATOR_CONTROL_OPERATIONS } from './simulator/agents.ts';
 import { eventDestinations } from './resources/events/destinations.ts';
-import { EVENT_SOURCE_OPERATIONS, eventSubscriptions } from './resources/events/subscriptions.ts';
+import { EVENT_SOURCE_OPERATIONS } from './resources/events/sources.ts';
+import { eventSubscriptions } from './resources/events/subscriptions.ts';
 
 /**
  * Every resource kind Burrow serves. Adding a kind = its definition file + one line here; the
@@ -28,16 +32,23 @@ export const RESOURCES: readonly ResourceDefinition<any>[] = [
   sshUserCertificates,
   eventDestinations,
   eventSubscriptions,
+  tunnelSessions,
+  agentIngresses,
 ];
 
 /** Operations that are not plain CRUD (module endpoints, agent commands, sources). */
-export const EXTRA_OPERATIONS: readonly Operation[] = [...EVENT_SOURCE_OPERATIONS];
+export const EXTRA_OPERATIONS: readonly Operation[] = [...EVENT_SOURCE_OPERATIONS, ...TUNNEL_SESSION_COMMANDS];
 
 /** Checks run before every API request (IP restrictions of type `api`). */
 export const GUARDS: readonly RequestGuard[] = [apiRestrictionGuard];
 
 /** Control-plane operations (`/_burrow/…`): core ones plus those of families (simulator, outboxes). */
-export const CONTROL_OPERATIONS: readonly ControlOperation[] = [...CORE_CONTROL_OPERATIONS, ...EVENT_CONTROL_OPERATIONS];
+export const CONTROL_OPERATIONS: readonly ControlOperation[] = [
+  ...CORE_CONTROL_OPERATIONS,
+  ...EVENT_CONTROL_OPERATIONS,
+  ...SIMULATOR_CONTROL_OPERATIONS,
+  ...AGENT_INGRESS_CONTROL_OPERATIONS,
+];
 
 /** All API operations, in routing order. */
 export function allOperations(): Operation[] {

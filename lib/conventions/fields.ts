@@ -81,7 +81,8 @@ export function parseInput<S extends Schema>(schema: S, input: unknown, where = 
       message = `${path || where}: ${text}`;
     } else if (issue.kind === 'schema' && issue.input === undefined && path) {
       message = `${path}: is required`;
-    } else if (issue.kind === 'schema') {
+    } else if (issue.kind === 'schema' && issue.message.startsWith('Invalid ')) {
+      // valibot's own wording ("Invalid type: …"); schemas with a message of ours keep it.
       message = `${path || where}: must be ${describeExpected(issue.expected)} (got ${issue.received})`;
     } else {
       message = `${path || where}: ${issue.message}`;

@@ -2,6 +2,7 @@ import * as v from 'valibot';
 import { indexToken, resolveOwner, unindexToken } from '../auth.ts';
 import { ApiError, ERRORS } from '../conventions/errors.ts';
 import { description, metadata, stringList } from '../conventions/fields.ts';
+import { endSessionsOfCredential } from './tunnel-sessions.ts';
 import { defineResource, type BaseRecord } from '../resource.ts';
 import { AclRuleError, parseAcl } from './acl.ts';
 
@@ -71,5 +72,6 @@ export const credentials = defineResource<CredentialRecord, v.InferOutput<typeof
   }),
   async beforeDelete(ctx, record) {
     await unindexToken(ctx.tx, record.token_hash);
+    await endSessionsOfCredential(ctx, record.id);
   },
 });

@@ -4,6 +4,7 @@ import { ApiError, ERRORS, fail } from '../conventions/errors.ts';
 import { allRecords, defineResource, type BaseRecord } from '../resource.ts';
 import { CredentialUpdate, credentialFields, validAcl } from './credentials.ts';
 import { parseSshPublicKey, SshKeyError } from './ssh/ssh-keys.ts';
+import { endSessionsOfCredential } from './tunnel-sessions.ts';
 
 /**
  * SSH credentials (/ssh_credentials): public keys that agents authenticate with through the SSH
@@ -57,4 +58,5 @@ export const sshCredentials = defineResource<SshCredentialRecord, v.InferOutput<
     acl: [...record.acl],
     owner_id: record.owner_id,
   }),
+  beforeDelete: (ctx, record) => endSessionsOfCredential(ctx, record.id),
 });

@@ -1,25 +1,30 @@
 import assert from 'node:assert/strict';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { beforeEach, describe, test } from 'node:test';
-import type { Delivery } from '../../lib/index.ts';
-import { createTestInstance, OPERATOR_TOKEN, type TestInstance } from '../helpers.ts';
+import { openJsonFileStore } from '../../adapters/json-file-store.ts';
+import { ApiError, createBurrow, ERRORS, eventCatalogue, ManualClock, RESOURCES, type Delivery, type Operation } from '../../lib/index.ts';
+import { BASE, createTestInstance, OPERATOR_TOKEN, type TestInstance, type TestResponse } from '../helpers.ts';
 
 let api: TestInstance;
 let delivered: Delivery[];
 beforeEach(async () => {
   delivered = [];
-  api = await createTestInstance({ outboxLimit: 5, eventSinks: [{ deliver: (d) => void delivered.push(d) }] });
+  api = await createTestInstance({ outboxLimit: 20, eventSinks: [{ deliver: (d) => void delivered.push(d) }] });
 });
 
-function assertError(res: { status: number; body: any }, status: number, code: number, message: RegExp) {
+function assertError(res: TestResponse, status: number, code: number, message: RegExp) {
   assert.equal(res.status, status, JSON.stringify(res.body));
   assert.equal(res.body.error_code, `ERR_BURROW_${code}`);
   assert.match(res.body.msg, message);
 }
 
-const roleAuth = { role: { role_ref: 'arn:role/burrow' } };
+const roleAuth = { role: { role_ref: 'role/burrow-writer' } };
 const credsAuth = { creds: { cloud_access_key_id: 'AKID', cloud_secret_access_key: 'very-secret' } };
+const streamTarget = { stream: { auth: roleAuth, stream_ref: 'stream-1' } };
 
-async function destination(target: Record<string, unknown> = { stream: { auth: roleAuth, stream_ref: 'stream-1' } }) {
+async function destination(target: Record<string, unknown> = streamTarget) {
   const res = await api.request('POST', '/event_destinations', { format: 'json', target });
   assert.equal(res.status, 201, JSON.stringify(res.body));
   return res.body;
@@ -31,166 +36,292 @@ async function subscription(types: string[], destinationIds: string[]) {
   return res.body;
 }
 
-describe('/event_destinations', () => {
-  test('create answers every target member, unused ones null, secrets null', async () => {
-    const res = await api.request('POST', '/event_destinations', { description: 'audit', format: 'JSON', target: { delivery: { auth: credsAuth, delivery_stream_ref: 'fh-1' } } });
+const outboxTypes = async (destinationId: string) => (await api.burrow.outbox(api.accountId, destinationId)).events.map((e) => e.event_type);
+
+describe('POST /event_destinations', () => {
+  test('answers every target member, unused ones null, the secret null, format as json', async () => {
+    const res = await api.request('POST', '/event_destinations', { description: 'audit', metadata: '{"team":"ops"}', format: 'JSON', target: { delivery: { auth: credsAuth, delivery_stream_ref: 'fh-1' } } });
     assert.equal(res.status, 201);
-    assert.match(res.body.id, /^ed_/);
-    assert.equal(res.body.format, 'json');
-    assert.deepEqual(res.body.target, {
-      delivery: { auth: { role: null, creds: { cloud_access_key_id: 'AKID', cloud_secret_access_key: null } }, delivery_stream_ref: 'fh-1' },
-      stream: null,
-      logs: null,
-      monitoring: null,
-      storage: null,
+    assert.match(res.body.id, /^ed_[0-9A-Za-z]{27}$/);
+    assert.deepEqual(res.body, {
+      id: res.body.id,
+      uri: `${BASE}/event_destinations/${res.body.id}`,
+      created_at: '2026-03-01T12:00:00Z',
+      description: 'audit',
+      metadata: '{"team":"ops"}',
+      format: 'json',
+      target: {
+        delivery: { auth: { role: null, creds: { cloud_access_key_id: 'AKID', cloud_secret_access_key: null } }, delivery_stream_ref: 'fh-1' },
+        stream: null,
+        logs: null,
+        monitoring: null,
+        storage: null,
+      },
     });
     assert.ok(!res.text.includes('very-secret'));
   });
 
-  test('every member, including storage and monitoring', async () => {
+  test('accepts each member: stream, logs, storage (auth + bucket_ref) and monitoring', async () => {
+    assert.deepEqual((await destination(streamTarget)).target.stream, { auth: { role: roleAuth.role, creds: null }, stream_ref: 'stream-1' });
     assert.equal((await destination({ logs: { auth: roleAuth, log_group_ref: 'lg' } })).target.logs.log_group_ref, 'lg');
-    assert.equal((await destination({ storage: { auth: roleAuth, bucket_ref: 'bucket-1' } })).target.storage.bucket_ref, 'bucket-1');
-    const monitoring = await destination({ monitoring: { api_key: 'k', monitoringtags: 'env:ci', service: 'burrow', monitoringsite: 'eu' } });
+    assert.deepEqual((await destination({ storage: { auth: roleAuth, bucket_ref: 'bucket-1' } })).target.storage, { auth: { role: roleAuth.role, creds: null }, bucket_ref: 'bucket-1' });
+    const monitoring = await destination({ monitoring: { api_key: 'dd-secret', monitoringtags: 'env:ci', service: 'burrow', monitoringsite: 'eu' } });
     assert.deepEqual(monitoring.target.monitoring, { api_key: null, monitoringtags: 'env:ci', service: 'burrow', monitoringsite: 'eu' });
+    assert.deepEqual((await destination({ monitoring: {} })).target.monitoring, { api_key: null, monitoringtags: '', service: '', monitoringsite: '' });
   });
 
-  test('refuses a bad format, zero or two targets, and bad auth', async () => {
-    const post = (body: Record<string, unknown>) => api.request('POST', '/event_destinations', body);
-    assertError(await post({ format: 'xml', target: { stream: { auth: roleAuth, stream_ref: 's' } } }), 400, 235, /^format: the only supported format is json/);
-    assertError(await post({ target: {} }), 400, 5100, /^target: exactly one of delivery, stream, logs, monitoring, storage must be set \(got none\)/);
-    assertError(await post({ target: { stream: { auth: roleAuth, stream_ref: 's' }, logs: { auth: roleAuth, log_group_ref: 'l' } } }), 400, 5100, /got stream, logs/);
-    assertError(await post({ target: { stream: { auth: { ...roleAuth, ...credsAuth }, stream_ref: 's' } } }), 400, 240, /^target\.stream\.auth: exactly one of role or creds/);
-    assertError(await post({ target: { stream: { auth: {}, stream_ref: 's' } } }), 400, 240, /exactly one of role or creds/);
-    assertError(await post({ target: { stream: { auth: roleAuth } } }), 400, 215, /^target\.stream\.stream_ref: is required/);
-    assertError(await post({ target: { queue: {} } }), 400, 214, /^target\.queue: unknown field/);
+  test('refuses a missing or unsupported format (235)', async () => {
+    assertError(await api.request('POST', '/event_destinations', { target: streamTarget }), 400, 235, /^format: the only supported format is json \(got nothing\)/);
+    assertError(await api.request('POST', '/event_destinations', { format: 'xml', target: streamTarget }), 400, 235, /^format: the only supported format is json \(got "xml"\)/);
   });
 
-  test('update keeps the target kind', async () => {
+  test('refuses zero or two target members (5100)', async () => {
+    const post = (target: unknown) => api.request('POST', '/event_destinations', { format: 'json', target });
+    assertError(await post({}), 400, 5100, /^target: exactly one of delivery, stream, logs, monitoring, storage must be set \(got none\)/);
+    assertError(await post({ stream: null, logs: null }), 400, 5100, /\(got none\)/);
+    assertError(await post({ ...streamTarget, logs: { auth: roleAuth, log_group_ref: 'l' } }), 400, 5100, /\(got stream, logs\)/);
+  });
+
+  test('refuses an auth without exactly one of role or creds (240)', async () => {
+    const post = (auth: unknown) => api.request('POST', '/event_destinations', { format: 'json', target: { storage: { auth, bucket_ref: 'b' } } });
+    assertError(await post({ ...roleAuth, ...credsAuth }), 400, 240, /^target\.storage\.auth: exactly one of role or creds must be set/);
+    assertError(await post({}), 400, 240, /exactly one of role or creds/);
+    assertError(await post({ role: null, creds: null }), 400, 240, /exactly one of role or creds/);
+  });
+
+  test('refuses missing references, empty references and unknown members', async () => {
+    const post = (target: unknown) => api.request('POST', '/event_destinations', { format: 'json', target });
+    assertError(await post({ stream: { auth: roleAuth } }), 400, 215, /^target\.stream\.stream_ref: is required/);
+    assertError(await post({ stream: { auth: roleAuth, stream_ref: '' } }), 400, 215, /^target\.stream\.stream_ref: must not be empty/);
+    assertError(await post({ stream: { auth: { role: { role_ref: 'r', external_id: 'x' } }, stream_ref: 's' } }), 400, 214, /^target\.stream\.auth\.role\.external_id: unknown field/);
+    assertError(await post({ queue: {} }), 400, 214, /^target\.queue: unknown field; supported fields: delivery, stream, logs, storage, monitoring/);
+  });
+});
+
+describe('GET /event_destinations', () => {
+  test('gets one and lists them newest first with the list key event_destinations', async () => {
+    const first = await destination();
+    const second = await destination({ logs: { auth: credsAuth, log_group_ref: 'lg' } });
+    assert.deepEqual((await api.request('GET', `/event_destinations/${first.id}`)).body, first);
+    const list = await api.request('GET', '/event_destinations?limit=1');
+    assert.deepEqual(list.body, { event_destinations: [second], uri: `${BASE}/event_destinations`, next_page_uri: `${BASE}/event_destinations?limit=1&before_id=${second.id}` });
+    assert.ok(!(await api.request('GET', '/event_destinations')).text.includes('very-secret'));
+  });
+
+  test('answers 404 (5103) for an unknown id and for another account’s destination', async () => {
+    const other = await api.burrow.createAccount({ name: 'other' });
+    const foreign = await api.request('POST', '/event_destinations', { format: 'json', target: streamTarget }, { token: other.token });
+    assertError(await api.request('GET', '/event_destinations/ed_missing'), 404, 5103, /event destination 'ed_missing' was not found/);
+    assertError(await api.request('GET', `/event_destinations/${foreign.body.id}`), 404, 5103, /was not found/);
+  });
+});
+
+describe('PATCH /event_destinations/{id}', () => {
+  test('changes only the fields sent', async () => {
     const created = await destination();
-    const updated = await api.request('PATCH', `/event_destinations/${created.id}`, { target: { stream: { auth: credsAuth, stream_ref: 'stream-2' } } });
-    assert.equal(updated.status, 200);
-    assert.equal(updated.body.target.stream.stream_ref, 'stream-2');
-    assertError(await api.request('PATCH', `/event_destinations/${created.id}`, { target: { logs: { auth: roleAuth, log_group_ref: 'l' } } }), 400, 5108, /a stream destination cannot become a logs destination/);
-    assert.equal((await api.request('PATCH', `/event_destinations/${created.id}`, { description: 'only this' })).body.target.stream.stream_ref, 'stream-2');
+    const res = await api.request('PATCH', `/event_destinations/${created.id}`, { description: 'renamed', format: 'Json' });
+    assert.equal(res.status, 200);
+    assert.deepEqual(res.body, { ...created, description: 'renamed' });
   });
 
-  test('a destination that a subscription uses is not deleted', async () => {
+  test('replaces the target member of the same kind', async () => {
+    const created = await destination();
+    const res = await api.request('PATCH', `/event_destinations/${created.id}`, { target: { stream: { auth: credsAuth, stream_ref: 'stream-2' } } });
+    assert.equal(res.status, 200);
+    assert.deepEqual(res.body.target.stream, { auth: { role: null, creds: { cloud_access_key_id: 'AKID', cloud_secret_access_key: null } }, stream_ref: 'stream-2' });
+  });
+
+  test('refuses to change the kind of target (5108) and validates like create', async () => {
+    const created = await destination();
+    assertError(
+      await api.request('PATCH', `/event_destinations/${created.id}`, { target: { logs: { auth: roleAuth, log_group_ref: 'l' } } }),
+      400,
+      5108,
+      /^target: a stream destination cannot become a logs destination; create a new destination instead/,
+    );
+    assertError(await api.request('PATCH', `/event_destinations/${created.id}`, { format: 'csv' }), 400, 235, /^format:/);
+    assertError(await api.request('PATCH', `/event_destinations/${created.id}`, { target: {} }), 400, 5100, /^target:/);
+    assert.deepEqual((await api.request('GET', `/event_destinations/${created.id}`)).body, created);
+  });
+});
+
+describe('DELETE /event_destinations/{id}', () => {
+  test('deletes an unused destination (204) and its outbox', async () => {
+    const created = await destination();
+    const sub = await subscription(['ip_policy_created.v0'], [created.id]);
+    await api.request('POST', '/ip_policies', {});
+    await api.request('DELETE', `/event_subscriptions/${sub.id}`);
+    assert.equal((await api.request('DELETE', `/event_destinations/${created.id}`)).status, 204);
+    assertError(await api.request('GET', `/event_destinations/${created.id}`), 404, 5103, /was not found/);
+    assert.deepEqual(await api.burrow.outbox(api.accountId, created.id), { events: [], dropped: 0, limit: 20 });
+  });
+
+  test('refuses a destination that a subscription uses (409, 5112), naming the subscription', async () => {
     const dest = await destination();
     const sub = await subscription([], [dest.id]);
-    assertError(await api.request('DELETE', `/event_destinations/${dest.id}`), 409, 5112, new RegExp(sub.id));
+    assertError(await api.request('DELETE', `/event_destinations/${dest.id}`), 409, 5112, new RegExp(`still used by event subscription '${sub.id}'`));
     await api.request('PATCH', `/event_subscriptions/${sub.id}`, { destination_ids: [] });
     assert.equal((await api.request('DELETE', `/event_destinations/${dest.id}`)).status, 204);
-    assertError(await api.request('GET', `/event_destinations/${dest.id}`), 404, 5103, /was not found/);
   });
 });
 
 describe('/event_subscriptions', () => {
-  test('create, get, list, update and delete', async () => {
+  test('create answers sources with their uris and destinations as Refs', async () => {
     const dest = await destination();
-    const sub = await subscription(['ip_policy_created.v0', 'api_key_deleted.v0'], [dest.id]);
-    assert.match(sub.id, /^esb_/);
-    assert.deepEqual(sub.sources, [
-      { type: 'ip_policy_created.v0', uri: `http://burrow.test/event_subscriptions/${sub.id}/sources/ip_policy_created.v0` },
-      { type: 'api_key_deleted.v0', uri: `http://burrow.test/event_subscriptions/${sub.id}/sources/api_key_deleted.v0` },
-    ]);
-    assert.deepEqual(sub.destinations, [{ id: dest.id, uri: `http://burrow.test/event_destinations/${dest.id}` }]);
-    assert.equal((await api.request('GET', `/event_subscriptions/${sub.id}`)).body.id, sub.id);
-    assert.equal((await api.request('GET', '/event_subscriptions')).body.event_subscriptions.length, 1);
-    const updated = await api.request('PATCH', `/event_subscriptions/${sub.id}`, { sources: [{ type: 'ip_policy_updated.v0' }] });
-    assert.deepEqual(updated.body.sources.map((s: any) => s.type), ['ip_policy_updated.v0']);
-    assert.deepEqual(updated.body.destinations.map((d: any) => d.id), [dest.id]);
-    assert.equal((await api.request('DELETE', `/event_subscriptions/${sub.id}`)).status, 204);
-    assertError(await api.request('GET', `/event_subscriptions/${sub.id}`), 404, 5123, /was not found/);
+    const res = await api.request('POST', '/event_subscriptions', {
+      description: 'audit',
+      sources: [{ type: 'ip_policy_created.v0' }, { type: 'api_key_deleted.v0' }],
+      destination_ids: [dest.id, dest.id],
+    });
+    assert.equal(res.status, 201);
+    assert.match(res.body.id, /^esb_/);
+    assert.deepEqual(res.body, {
+      id: res.body.id,
+      uri: `${BASE}/event_subscriptions/${res.body.id}`,
+      created_at: '2026-03-01T12:00:00Z',
+      description: 'audit',
+      metadata: '',
+      sources: [
+        { type: 'ip_policy_created.v0', uri: `${BASE}/event_subscriptions/${res.body.id}/sources/ip_policy_created.v0` },
+        { type: 'api_key_deleted.v0', uri: `${BASE}/event_subscriptions/${res.body.id}/sources/api_key_deleted.v0` },
+      ],
+      destinations: [{ id: dest.id, uri: `${BASE}/event_destinations/${dest.id}` }],
+    });
   });
 
-  test('sources must be catalogue types, once each; destinations must exist', async () => {
-    const post = (body: Record<string, unknown>) => api.request('POST', '/event_subscriptions', body);
-    assertError(await post({ sources: [{ type: 'ip_policy_exploded.v0' }] }), 400, 238, /^sources\[0\]\.type: "ip_policy_exploded\.v0" is not an event type/);
-    assertError(await post({ sources: [{ type: 'api_key_created.v0' }, { type: 'api_key_created.v0' }] }), 409, 5127, /^sources\[1\]\.type: api_key_created\.v0 appears more than once/);
-    assertError(await post({ destination_ids: ['ed_missing'] }), 404, 5103, /^destination_ids\[0\]: event destination 'ed_missing' was not found/);
+  test('get, list, update (only the fields sent) and delete', async () => {
+    const dest = await destination();
+    const sub = await subscription(['ip_policy_created.v0'], [dest.id]);
+    assert.deepEqual((await api.request('GET', `/event_subscriptions/${sub.id}`)).body, sub);
+    assert.deepEqual((await api.request('GET', '/event_subscriptions')).body, { event_subscriptions: [sub], uri: `${BASE}/event_subscriptions`, next_page_uri: null });
+    const renamed = await api.request('PATCH', `/event_subscriptions/${sub.id}`, { id: sub.id, metadata: 'm' });
+    assert.deepEqual(renamed.body, { ...sub, metadata: 'm' });
+    const resourced = await api.request('PATCH', `/event_subscriptions/${sub.id}`, { sources: [{ type: 'ip_policy_updated.v0' }] });
+    assert.deepEqual(resourced.body.sources.map((s: any) => s.type), ['ip_policy_updated.v0']);
+    assert.deepEqual(resourced.body.destinations, sub.destinations);
+    assert.equal((await api.request('DELETE', `/event_subscriptions/${sub.id}`)).status, 204);
+    assertError(await api.request('GET', `/event_subscriptions/${sub.id}`), 404, 5123, new RegExp(`event subscription '${sub.id}' was not found`));
+  });
+
+  test('refuses types outside the catalogue (238) and repeated types (5127), on create and update', async () => {
+    const sub = await subscription([], []);
+    for (const [method, path] of [['POST', '/event_subscriptions'], ['PATCH', `/event_subscriptions/${sub.id}`]] as const) {
+      assertError(await api.request(method, path, { sources: [{ type: 'ip_policy_exploded.v0' }] }), 400, 238, /^sources\[0\]\.type: "ip_policy_exploded\.v0" is not an event type Burrow emits/);
+      assertError(await api.request(method, path, { sources: [{ type: 'api_key_created.v0' }, { type: 'api_key_created.v0' }] }), 409, 5127, /^sources\[1\]\.type: api_key_created\.v0 appears more than once/);
+      assertError(await api.request(method, path, { sources: [{ type: 'api_key_created.v0', filter: 'true' }] }), 400, 214, /^sources\[0\]\.filter: unknown field/);
+    }
+  });
+
+  test('refuses destinations that do not exist (5103), also another account’s', async () => {
+    const other = await api.burrow.createAccount({ name: 'other' });
+    const foreign = await api.request('POST', '/event_destinations', { format: 'json', target: streamTarget }, { token: other.token });
+    assertError(await api.request('POST', '/event_subscriptions', { destination_ids: ['ed_missing'] }), 404, 5103, /^destination_ids\[0\]: event destination 'ed_missing' was not found/);
+    const sub = await subscription([], []);
+    assertError(await api.request('PATCH', `/event_subscriptions/${sub.id}`, { destination_ids: [foreign.body.id] }), 404, 5103, /^destination_ids\[0\]:/);
+  });
+
+  test('moving a subscription to other destinations frees the ones it left', async () => {
+    const [a, b] = [await destination(), await destination()];
+    const sub = await subscription([], [a.id]);
+    await api.request('PATCH', `/event_subscriptions/${sub.id}`, { destination_ids: [b.id] });
+    assert.equal((await api.request('DELETE', `/event_destinations/${a.id}`)).status, 204);
+    assertError(await api.request('DELETE', `/event_destinations/${b.id}`), 409, 5112, new RegExp(sub.id));
   });
 });
 
 describe('/event_subscriptions/{id}/sources', () => {
-  test('create, list, get, patch with {} and delete, keyed by type', async () => {
+  test('create (201), list, get, PATCH {} (200) and delete (204), keyed by type', async () => {
     const sub = await subscription([], []);
     const base = `/event_subscriptions/${sub.id}/sources`;
     const created = await api.request('POST', base, { type: 'ip_policy_created.v0' });
     assert.equal(created.status, 201);
-    assert.deepEqual(created.body, { type: 'ip_policy_created.v0', uri: `http://burrow.test${base}/ip_policy_created.v0` });
-    const list = await api.request('GET', base);
-    assert.deepEqual(list.body, { sources: [created.body], uri: `http://burrow.test${base}` });
+    assert.deepEqual(created.body, { type: 'ip_policy_created.v0', uri: `${BASE}${base}/ip_policy_created.v0` });
+    await api.request('POST', base, { subscription_id: sub.id, type: 'api_key_created.v0' });
+    assert.deepEqual((await api.request('GET', base)).body, {
+      sources: [created.body, { type: 'api_key_created.v0', uri: `${BASE}${base}/api_key_created.v0` }],
+      uri: `${BASE}${base}`,
+    });
     assert.deepEqual((await api.request('GET', `${base}/ip_policy_created.v0`)).body, created.body);
     const patched = await api.request('PATCH', `${base}/ip_policy_created.v0`, {});
     assert.equal(patched.status, 200);
     assert.deepEqual(patched.body, created.body);
+    assert.equal((await api.request('PATCH', `${base}/ip_policy_created.v0`, { subscription_id: sub.id, type: 'ip_policy_created.v0' })).status, 200);
     assert.equal((await api.request('DELETE', `${base}/ip_policy_created.v0`)).status, 204);
     assertError(await api.request('GET', `${base}/ip_policy_created.v0`), 404, 5125, /has no source of type "ip_policy_created\.v0"/);
+    assert.deepEqual((await api.request('GET', `/event_subscriptions/${sub.id}`)).body.sources.map((s: any) => s.type), ['api_key_created.v0']);
   });
 
-  test('refuses unknown types, duplicates, fields on PATCH and unknown subscriptions', async () => {
+  test('refuses a type outside the catalogue (238) and a type the subscription already has (409, 5127)', async () => {
     const sub = await subscription(['api_key_created.v0'], []);
     const base = `/event_subscriptions/${sub.id}/sources`;
     assertError(await api.request('POST', base, { type: 'nope.v0' }), 400, 238, /^type: "nope\.v0" is not an event type/);
-    assertError(await api.request('POST', base, { type: 'api_key_created.v0' }), 409, 5127, /already a source/);
-    assertError(await api.request('PATCH', `${base}/api_key_created.v0`, { filter: 'x' }), 400, 214, /filter: unknown field/);
-    assertError(await api.request('POST', '/event_subscriptions/esb_missing/sources', { type: 'api_key_created.v0' }), 404, 5123, /esb_missing/);
+    assertError(await api.request('POST', base, { type: 'api_key_created.v0' }), 409, 5127, /^type: api_key_created\.v0 is already a source of event subscription/);
+    assertError(await api.request('POST', base, {}), 400, 215, /^type: is required/);
+  });
+
+  test('PATCH takes no fields; a path id that differs is a 400', async () => {
+    const sub = await subscription(['api_key_created.v0'], []);
+    const item = `/event_subscriptions/${sub.id}/sources/api_key_created.v0`;
+    assertError(await api.request('PATCH', item, { filter: 'x' }), 400, 214, /^filter: unknown field/);
+    assertError(await api.request('PATCH', item, { type: 'api_key_deleted.v0' }), 400, 215, /^type: must equal the id in the path/);
+    assertError(await api.request('PATCH', `/event_subscriptions/${sub.id}/sources/api_key_deleted.v0`, {}), 404, 5125, /has no source/);
+  });
+
+  test('answers 404 (5123) for an unknown subscription on every operation', async () => {
+    const base = '/event_subscriptions/esb_missing/sources';
+    assertError(await api.request('POST', base, { type: 'api_key_created.v0' }), 404, 5123, /esb_missing/);
+    assertError(await api.request('GET', base), 404, 5123, /esb_missing/);
+    assertError(await api.request('GET', `${base}/api_key_created.v0`), 404, 5123, /esb_missing/);
+    assertError(await api.request('PATCH', `${base}/api_key_created.v0`, {}), 404, 5123, /esb_missing/);
+    assertError(await api.request('DELETE', `${base}/api_key_created.v0`), 404, 5123, /esb_missing/);
   });
 });
 
-describe('emission', () => {
-  test('a subscription receives exactly its events, in order, with the documented payload', async () => {
+describe('routing: which subscriptions receive an event', () => {
+  test('sources added or removed through any endpoint take effect at once', async () => {
     const dest = await destination();
-    await subscription(['ip_policy_created.v0', 'ip_policy_updated.v0', 'api_key_deleted.v0'], [dest.id]);
-    const policy = await api.request('POST', '/ip_policies', { description: 'first' });
-    await api.request('POST', '/credentials', {});
-    await api.request('PATCH', `/ip_policies/${policy.body.id}`, { description: 'second' });
-    const key = await api.request('POST', '/api_keys', {});
-    await api.request('DELETE', `/api_keys/${key.body.id}`);
-    await api.request('DELETE', `/ip_policies/${policy.body.id}`);
-
-    const outbox = await api.burrow.outbox(api.accountId, dest.id);
-    assert.deepEqual(outbox.events.map((e) => e.event_type), ['ip_policy_created.v0', 'ip_policy_updated.v0', 'api_key_deleted.v0']);
-    const [created, updated, deleted] = outbox.events;
-    assert.match(created!.event_id, /^ev_[0-9A-Za-z]{27}$/);
-    assert.equal(created!.event_timestamp, '2026-03-01T12:00:00Z');
-    assert.equal(created!.account_id, api.accountId);
-    assert.deepEqual(created!.principal, { id: api.userId, subject: 'admin', source: 'API', credential: created!.principal!.credential });
-    assert.match(created!.principal!.credential!.id, /^ak_/);
-    assert.equal((created!.object as any).description, 'first');
-    assert.equal((updated!.object as any).description, 'second');
-    assert.equal((deleted!.object as any).id, key.body.id);
-    assert.equal((deleted!.object as any).token, null, 'never a secret');
-    assert.deepEqual(delivered.map((d) => d.event.event_id), outbox.events.map((e) => e.event_id), 'sinks get the same events after commit');
+    const sub = await subscription([], [dest.id]);
+    await api.request('POST', '/ip_policies', {});
+    await api.request('POST', `/event_subscriptions/${sub.id}/sources`, { type: 'ip_policy_created.v0' });
+    await api.request('POST', '/ip_policies', {});
+    await api.request('PATCH', `/event_subscriptions/${sub.id}`, { sources: [{ type: 'api_key_created.v0' }] });
+    await api.request('POST', '/ip_policies', {});
+    await api.request('POST', '/api_keys', {});
+    await api.request('DELETE', `/event_subscriptions/${sub.id}/sources/api_key_created.v0`);
+    await api.request('POST', '/api_keys', {});
+    assert.deepEqual(await outboxTypes(dest.id), ['ip_policy_created.v0', 'api_key_created.v0']);
   });
 
-  test('a failed operation emits nothing', async () => {
+  test('a deleted subscription receives nothing more', async () => {
     const dest = await destination();
-    await subscription(['ip_policy_rule_created.v0'], [dest.id]);
-    const policy = await api.request('POST', '/ip_policies', {});
-    assert.equal((await api.request('POST', '/ip_policy_rules', { ip_policy_id: policy.body.id, cidr: '10.0.0.1/8', action: 'allow' })).status, 400);
-    assert.equal((await api.burrow.outbox(api.accountId, dest.id)).events.length, 0);
-    assert.equal(delivered.length, 0);
+    const sub = await subscription(['api_key_created.v0'], [dest.id]);
+    await api.request('DELETE', `/event_subscriptions/${sub.id}`);
+    await api.request('POST', '/api_keys', {});
+    assert.deepEqual(await outboxTypes(dest.id), []);
   });
 
-  test('events go to every destination of every matching subscription, once per destination', async () => {
-    const [a, b] = [await destination(), await destination({ logs: { auth: roleAuth, log_group_ref: 'l' } })];
+  test('an event reaches every destination of every matching subscription once', async () => {
+    const [a, b, c] = [await destination(), await destination({ logs: { auth: roleAuth, log_group_ref: 'l' } }), await destination()];
     await subscription(['tunnel_credential_created.v0'], [a.id, b.id]);
-    await subscription(['tunnel_credential_created.v0'], [a.id]);
+    await subscription(['tunnel_credential_created.v0', 'api_key_created.v0'], [a.id]);
+    await subscription(['api_key_created.v0'], [c.id]);
     await api.request('POST', '/credentials', {});
-    assert.equal((await api.burrow.outbox(api.accountId, a.id)).events.length, 1);
-    assert.equal((await api.burrow.outbox(api.accountId, b.id)).events.length, 1);
+    assert.deepEqual(await outboxTypes(a.id), ['tunnel_credential_created.v0']);
+    assert.deepEqual(await outboxTypes(b.id), ['tunnel_credential_created.v0']);
+    assert.deepEqual(await outboxTypes(c.id), []);
   });
 
-  test('the outbox is bounded: the oldest are dropped and counted', async () => {
+  test('changes to sources are themselves events of the subscription', async () => {
     const dest = await destination();
-    await subscription(['api_key_created.v0'], [dest.id]);
-    const ids = [];
-    for (let i = 0; i < 8; i++) ids.push((await api.request('POST', '/api_keys', { description: `k${i}` })).body.id);
-    const outbox = await api.burrow.outbox(api.accountId, dest.id);
-    assert.equal(outbox.limit, 5);
-    assert.equal(outbox.dropped, 3);
-    assert.deepEqual(outbox.events.map((e) => (e.object as any).id), ids.slice(3));
+    const sub = await subscription(['event_subscription_updated.v0'], [dest.id]);
+    await api.request('POST', `/event_subscriptions/${sub.id}/sources`, { type: 'api_key_created.v0' });
+    await api.request('PATCH', `/event_subscriptions/${sub.id}/sources/api_key_created.v0`, {});
+    await api.request('DELETE', `/event_subscriptions/${sub.id}/sources/api_key_created.v0`);
+    const events = (await api.burrow.outbox(api.accountId, dest.id)).events;
+    assert.deepEqual(events.map((e) => (e.object as any).sources.map((s: any) => s.type)), [
+      ['event_subscription_updated.v0', 'api_key_created.v0'],
+      ['event_subscription_updated.v0'],
+    ]);
   });
 
   test('other accounts never see the events', async () => {
@@ -198,26 +329,241 @@ describe('emission', () => {
     const dest = await destination();
     await subscription(['ip_policy_created.v0'], [dest.id]);
     await api.request('POST', '/ip_policies', {}, { token: other.token });
-    assert.equal((await api.burrow.outbox(api.accountId, dest.id)).events.length, 0);
+    assert.deepEqual(await outboxTypes(dest.id), []);
   });
 });
 
-describe('control plane', () => {
-  test('serves the catalogue', async () => {
-    const res = await api.request('GET', '/_burrow/event_types', undefined, { token: null });
-    for (const type of ['api_key_created.v0', 'tunnel_credential_updated.v0', 'ssh_public_key_deleted.v0', 'ip_policy_created.v0', 'ip_policy_rule_deleted.v0', 'ip_restriction_updated.v0', 'ssh_certificate_authority_created.v0', 'event_destination_deleted.v0', 'agent_session_start.v0', 'agent_session_stop.v0']) {
-      assert.ok(res.body.event_types.includes(type), type);
-    }
+describe('emission', () => {
+  test('a subscription receives exactly its events, in order, after a mix of operations', async () => {
+    const dest = await destination();
+    const watched = ['api_key_created.v0', 'api_key_updated.v0', 'api_key_deleted.v0', 'tunnel_credential_created.v0', 'tunnel_credential_updated.v0', 'tunnel_credential_deleted.v0', 'ip_policy_created.v0'];
+    await subscription(watched, [dest.id]);
+    const expected: [string, unknown, string][] = [];
+    const step = () => api.clock.advance(1);
+    const get = async (path: string) => (await api.request('GET', path)).body;
+
+    step();
+    const key = (await api.request('POST', '/api_keys', { description: 'ci' })).body;
+    expected.push(['api_key_created.v0', await get(`/api_keys/${key.id}`), '2026-03-01T12:00:01Z']);
+    step();
+    const policy = (await api.request('POST', '/ip_policies', { description: 'office' })).body;
+    expected.push(['ip_policy_created.v0', await get(`/ip_policies/${policy.id}`), '2026-03-01T12:00:02Z']);
+    step();
+    await api.request('PATCH', `/ip_policies/${policy.id}`, { description: 'not watched' });
+    step();
+    const credential = (await api.request('POST', '/credentials', { acl: ['bind:*.example.com'] })).body;
+    expected.push(['tunnel_credential_created.v0', await get(`/credentials/${credential.id}`), '2026-03-01T12:00:04Z']);
+    step();
+    assert.equal((await api.request('POST', '/credentials', { acl: ['bind:'] })).status, 400);
+    step();
+    await api.request('PATCH', `/credentials/${credential.id}`, { metadata: 'v2' });
+    expected.push(['tunnel_credential_updated.v0', await get(`/credentials/${credential.id}`), '2026-03-01T12:00:06Z']);
+    step();
+    await api.request('PATCH', `/api_keys/${key.id}`, { description: 'ci v2' });
+    const lastKey = await get(`/api_keys/${key.id}`);
+    expected.push(['api_key_updated.v0', lastKey, '2026-03-01T12:00:07Z']);
+    step();
+    await get('/api_keys');
+    const lastCredential = await get(`/credentials/${credential.id}`);
+    await api.request('DELETE', `/credentials/${credential.id}`);
+    expected.push(['tunnel_credential_deleted.v0', lastCredential, '2026-03-01T12:00:08Z']);
+    step();
+    await api.request('DELETE', `/api_keys/${key.id}`);
+    expected.push(['api_key_deleted.v0', lastKey, '2026-03-01T12:00:09Z']);
+
+    const { events } = await api.burrow.outbox(api.accountId, dest.id);
+    assert.deepEqual(events.map((e) => [e.event_type, e.object, e.event_timestamp]), expected);
+    const ids = events.map((e) => e.event_id);
+    assert.deepEqual([...ids].sort(), ids, 'event ids sort in emission order');
+    assert.ok(ids.every((id) => /^ev_[0-9A-Za-z]{27}$/.test(id)));
+    assert.ok(events.every((e) => e.account_id === api.accountId));
   });
 
-  test('reads and clears an outbox', async () => {
+  test('the payload names the principal: owner, its name and the API key used', async () => {
+    const dest = await destination();
+    await subscription(['ip_policy_created.v0'], [dest.id]);
+    const bot = await api.burrow.createOwner(api.accountId, { kind: 'bot', name: 'deploy-bot' });
+    const botKey = await api.burrow.issueApiKey(api.accountId, bot.id);
+    await api.request('POST', '/ip_policies', {});
+    await api.request('POST', '/ip_policies', {}, { token: botKey.token });
+    const [byAdmin, byBot] = (await api.burrow.outbox(api.accountId, dest.id)).events;
+    assert.equal(byAdmin!.principal!.id, api.userId);
+    assert.equal(byAdmin!.principal!.subject, 'admin');
+    assert.match(byAdmin!.principal!.credential!.id, /^ak_/);
+    assert.deepEqual(byBot!.principal, { id: bot.id, subject: 'deploy-bot', source: 'API', credential: { id: botKey.id, uri: `${BASE}/api_keys/${botKey.id}` } });
+  });
+
+  test('objects never carry secrets: tokens and destination secrets are null', async () => {
+    const dest = await destination();
+    await subscription(['api_key_created.v0', 'tunnel_credential_created.v0', 'event_destination_created.v0'], [dest.id]);
+    const key = await api.request('POST', '/api_keys', {});
+    const credential = await api.request('POST', '/credentials', {});
+    await api.request('POST', '/event_destinations', { format: 'json', target: { delivery: { auth: credsAuth, delivery_stream_ref: 'fh' } } });
+    const text = JSON.stringify(await api.burrow.outbox(api.accountId, dest.id));
+    assert.equal((await api.burrow.outbox(api.accountId, dest.id)).events.length, 3);
+    for (const secret of [key.body.token, credential.body.token, 'very-secret']) assert.ok(!text.includes(secret), secret);
+  });
+
+  test('a failed operation emits nothing, to outboxes or sinks', async () => {
+    const dest = await destination();
+    await subscription(['ip_policy_rule_created.v0', 'ip_policy_created.v0'], [dest.id]);
+    delivered.length = 0;
+    assert.equal((await api.request('POST', '/ip_policy_rules', { ip_policy_id: 'ipp_missing', cidr: '10.0.0.0/8', action: 'allow' })).status, 404);
+    const policy = await api.request('POST', '/ip_policies', { description: 'x'.repeat(256) });
+    assert.equal(policy.status, 400);
+    assert.deepEqual(await api.burrow.outbox(api.accountId, dest.id), { events: [], dropped: 0, limit: 20 });
+    assert.deepEqual(delivered, []);
+  });
+
+  test('an operation that fails after emitting leaves neither its writes nor its events', async () => {
+    const dest = await destination();
+    await subscription(['api_key_created.v0'], [dest.id]);
+    delivered.length = 0;
+    const failing: Operation = {
+      id: 'test.emit_then_fail',
+      tag: 'test',
+      method: 'POST',
+      path: '/test',
+      status: 201,
+      mutates: true,
+      summary: 'writes, emits, then fails',
+      async run(ctx) {
+        await ctx.tx.put({ account: ctx.account, kind: 'api_key' }, { id: 'ak_half', created_at: '', description: '', metadata: '' });
+        ctx.emit('api_key_created.v0', { id: 'ak_half' });
+        throw new ApiError(ERRORS.CONFLICT, 'refused after the event was emitted');
+      },
+    };
+    const principal = await api.burrow.authenticate(`Bearer ${api.token}`);
+    await assert.rejects(api.burrow.execute(principal, failing, { params: {}, query: {}, body: {} }, { baseUrl: BASE }), /refused after the event/);
+    assertError(await api.request('GET', '/api_keys/ak_half'), 404, 9001, /ak_half/);
+    assert.deepEqual(await api.burrow.outbox(api.accountId, dest.id), { events: [], dropped: 0, limit: 20 });
+    assert.deepEqual(delivered, []);
+  });
+});
+
+describe('outbox', () => {
+  test('is bounded: the oldest events are dropped and counted', async () => {
+    const small = await createTestInstance({ outboxLimit: 5 });
+    const dest = (await small.request('POST', '/event_destinations', { format: 'json', target: streamTarget })).body;
+    await small.request('POST', '/event_subscriptions', { sources: [{ type: 'api_key_created.v0' }], destination_ids: [dest.id] });
+    const ids = [];
+    for (let i = 0; i < 8; i++) ids.push((await small.request('POST', '/api_keys', { description: `k${i}` })).body.id);
+    const outbox = await small.burrow.outbox(small.accountId, dest.id);
+    assert.equal(outbox.limit, 5);
+    assert.equal(outbox.dropped, 3);
+    assert.deepEqual(outbox.events.map((e) => (e.object as any).id), ids.slice(3));
+
+    assert.equal(await small.burrow.clearOutbox(small.accountId, dest.id), 5);
+    assert.deepEqual(await small.burrow.outbox(small.accountId, dest.id), { events: [], dropped: 0, limit: 5 });
+    await small.request('POST', '/api_keys', {});
+    assert.equal((await small.burrow.outbox(small.accountId, dest.id)).events.length, 1);
+  });
+
+  test('defaults to 1000 events and refuses a limit below 1', async () => {
+    const plain = await createTestInstance();
+    assert.equal(plain.burrow.outboxLimit, 1000);
+    assert.throws(() => createBurrow({ store: plain.burrow.store, outboxLimit: 0 }), /outboxLimit must be a whole number of at least 1 \(got 0\)/);
+  });
+
+  test('survives a restart on the JSON-file store', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'burrow-events-'));
+    try {
+      const path = join(dir, 'state.json');
+      const clock = new ManualClock('2026-03-01T12:00:00Z');
+      const first = createBurrow({ store: await openJsonFileStore(path), clock, seed: 7 });
+      const { token, accountId } = await first.createAccount();
+      const client = first.client(token);
+      const dest = await client.resource('event_destinations').create({ format: 'json', target: streamTarget });
+      const sub = await client.resource('event_subscriptions').create({ destination_ids: [dest.id] });
+      await client.call('event_sources.create', { params: { subscription_id: sub.id }, body: { type: 'api_key_created.v0' } });
+      await client.resource('api_keys').create({ description: 'before restart' });
+      const before = await first.outbox(accountId, dest.id);
+      await first.close();
+
+      const second = createBurrow({ store: await openJsonFileStore(path), clock, seed: 8 });
+      assert.deepEqual(await second.outbox(accountId, dest.id), before);
+      assert.deepEqual(before.events.map((e) => (e.object as any).description), ['before restart']);
+      await second.client(token).resource('api_keys').create({ description: 'after restart' });
+      assert.deepEqual((await second.outbox(accountId, dest.id)).events.map((e) => (e.object as any).description), ['before restart', 'after restart']);
+      await second.close();
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('event sinks', () => {
+  test('receive each delivery after commit, with the destination as the API answers it', async () => {
+    const seenCommitted: boolean[] = [];
+    const local = await createTestInstance({
+      eventSinks: [
+        {
+          async deliver(d) {
+            seenCommitted.push((await local.burrow.outbox(d.account, d.destinationId)).events.some((e) => e.event_id === d.event.event_id));
+            delivered.push(d);
+          },
+        },
+      ],
+    });
+    const dest = (await local.request('POST', '/event_destinations', { format: 'json', target: streamTarget })).body;
+    await local.request('POST', '/event_subscriptions', { sources: [{ type: 'ip_policy_created.v0' }], destination_ids: [dest.id] });
+    await local.request('POST', '/ip_policies', {});
+    assert.equal(delivered.length, 1);
+    assert.deepEqual(delivered[0]!.destination, dest);
+    assert.equal(delivered[0]!.destinationId, dest.id);
+    assert.equal(delivered[0]!.account, local.accountId);
+    assert.deepEqual(delivered[0]!.event, (await local.burrow.outbox(local.accountId, dest.id)).events[0]);
+    assert.deepEqual(seenCommitted, [true]);
+  });
+
+  test('a failing sink is reported and the operation still succeeds', async () => {
+    const reported: unknown[] = [];
+    const local = await createTestInstance({
+      eventSinks: [{ deliver: () => Promise.reject(new Error('downstream is down')) }],
+      onSinkError: (error) => void reported.push((error as Error).message),
+    });
+    const dest = (await local.request('POST', '/event_destinations', { format: 'json', target: streamTarget })).body;
+    await local.request('POST', '/event_subscriptions', { sources: [{ type: 'ip_policy_created.v0' }], destination_ids: [dest.id] });
+    assert.equal((await local.request('POST', '/ip_policies', {})).status, 201);
+    assert.deepEqual(reported, ['downstream is down']);
+    assert.equal((await local.burrow.outbox(local.accountId, dest.id)).events.length, 1);
+  });
+});
+
+describe('event catalogue', () => {
+  test('holds created/updated/deleted of every registered kind with an event, plus agent sessions', () => {
+    const catalogue = eventCatalogue();
+    for (const def of RESOURCES.filter((d) => d.event)) {
+      for (const action of ['created', 'updated', 'deleted']) assert.ok(catalogue.includes(`${def.event}_${action}.v0`), `${def.event}_${action}.v0`);
+    }
+    for (const type of ['api_key_deleted.v0', 'tunnel_credential_updated.v0', 'ssh_public_key_created.v0', 'ip_policy_created.v0', 'agent_session_start.v0', 'agent_session_stop.v0']) {
+      assert.ok(catalogue.includes(type), type);
+    }
+    assert.deepEqual([...catalogue].sort(), catalogue);
+    assert.equal(new Set(catalogue).size, catalogue.length);
+    assert.equal(catalogue.length, 3 * new Set(RESOURCES.flatMap((d) => (d.event ? [d.event] : []))).size + 2);
+  });
+
+  test('is derived from the definitions: a new kind brings its events', () => {
+    assert.deepEqual(eventCatalogue([{ event: 'widget' }, {}]), ['agent_session_start.v0', 'agent_session_stop.v0', 'widget_created.v0', 'widget_deleted.v0', 'widget_updated.v0']);
+  });
+
+  test('is served by the control plane', async () => {
+    const res = await api.request('GET', '/_burrow/event_types', undefined, { token: null });
+    assert.deepEqual(res.body, { event_types: eventCatalogue() });
+  });
+});
+
+describe('control plane outboxes', () => {
+  test('reads and clears an outbox with the operator token', async () => {
     const dest = await destination();
     await subscription(['ip_policy_created.v0'], [dest.id]);
     await api.request('POST', '/ip_policies', {});
     const path = `/_burrow/accounts/${api.accountId}/event_destinations/${dest.id}/outbox`;
     const read = await api.request('GET', path, undefined, { token: OPERATOR_TOKEN });
+    assert.deepEqual(read.body, await api.burrow.outbox(api.accountId, dest.id));
     assert.equal(read.body.events.length, 1);
-    assert.equal(read.body.dropped, 0);
+    assert.equal((await api.request('GET', path)).status, 403, 'an API key is not the operator token');
     assert.deepEqual((await api.request('DELETE', path, undefined, { token: OPERATOR_TOKEN })).body, { removed: 1 });
     assert.equal((await api.request('GET', path, undefined, { token: OPERATOR_TOKEN })).body.events.length, 0);
     assert.equal((await api.request('GET', `/_burrow/accounts/${api.accountId}/event_destinations/ed_nope/outbox`, undefined, { token: OPERATOR_TOKEN })).status, 404);

@@ -1,3 +1,4 @@
+import { RESOURCES } from '../../registry.ts';
 import type { ResourceDefinition } from '../../resource.ts';
 
 /**
@@ -10,8 +11,8 @@ import type { ResourceDefinition } from '../../resource.ts';
 export const AGENT_SESSION_EVENTS = ['agent_session_start.v0', 'agent_session_stop.v0'] as const;
 const ACTIONS = ['created', 'updated', 'deleted'] as const;
 
-/** Every event type Burrow emits, sorted. */
-export function eventCatalogue(definitions: readonly Pick<ResourceDefinition<any>, 'event'>[]): string[] {
+/** Every event type Burrow emits, sorted: by default of the registered kinds (RESOURCES). */
+export function eventCatalogue(definitions: readonly Pick<ResourceDefinition<any>, 'event'>[] = RESOURCES): string[] {
   const objects = [...new Set(definitions.flatMap((def) => (def.event ? [def.event] : [])))];
   return [...objects.flatMap((object) => ACTIONS.map((action) => `${object}_${action}.v0`)), ...AGENT_SESSION_EVENTS].sort();
 }

@@ -7,19 +7,21 @@ import { clearOutbox } from './outbox.ts';
 
 /**
  * Event destinations (/event_destinations): where the events of subscriptions go. A destination
- * has a `format` (JSON) and a `target` with exactly one member set:
+ * has a `format` (required; JSON is the only one, any case, answered as `json`) and a `target`
+ * with exactly one member set (5100):
  *
  * - `delivery` {auth, delivery_stream_ref}, `stream` {auth, stream_ref}, `logs` {auth, log_group_ref}
- * - `monitoring` {api_key, monitoringtags, service, monitoringsite}
- * - `storage` {auth, bucket_ref}: the object-storage member, shaped like its siblings
+ * - `monitoring` {api_key, monitoringtags, service, monitoringsite}, every field optional
+ * - `storage` {auth, bucket_ref}: the object-storage member that the spec names without a shape,
+ *   designed like its siblings (an auth and the reference of the bucket the events are written to)
  *
  * `auth` has exactly one of `role` {role_ref} or `creds` {cloud_access_key_id,
- * cloud_secret_access_key}. Secrets (`cloud_secret_access_key`, the monitoring `api_key`) are
- * accepted and stored but answered as null. The kind of target cannot change on update; a
- * destination that a subscription uses is not deleted. Burrow delivers into per-destination
- * outboxes (see outbox.ts), never to a real cloud service.
+ * cloud_secret_access_key} (240). Secrets (`cloud_secret_access_key`, the monitoring `api_key`)
+ * are accepted and stored but always answered as null, also in events. The kind of target cannot
+ * change on update (5108): the vendor refuses it too, and a new destination is the way. A
+ * destination that a subscription uses is not deleted (5112). Burrow delivers into
+ * per-destination outboxes (outbox.ts), never to a real cloud service.
  */
-
 
 const TARGET_KINDS = ['delivery', 'stream', 'logs', 'monitoring', 'storage'] as const;
 type TargetKind = (typeof TARGET_KINDS)[number];
@@ -62,12 +64,17 @@ const Target = v.pipe(
   ),
 );
 
+const formatMessage = (issue: { input: unknown }) => coded('EVENT_FORMAT_INVALID', `the only supported format is json (got ${JSON.stringify(issue.input) ?? 'nothing'})`);
 const format = v.pipe(
-  v.string(),
-  v.check((value) => value.toLowerCase() === 'json', (issue) => coded('EVENT_FORMAT_INVALID', `the only supported format is json (got ${JSON.stringify(issue.input)})`)),
+  v.string(formatMessage),
+  v.check((value) => value.toLowerCase() === 'json', formatMessage),
 );
 
-const DestinationCreate = v.strictObject({ description: v.optional(description), metadata: v.optional(metadata), format: v.optional(format), target: Target });
+// A missing key is reported by the object schema itself, so `format`'s own code (235) needs this check.
+const DestinationCreate = v.pipe(
+  v.strictObject({ description: v.optional(description), metadata: v.optional(metadata), format: v.optional(format), target: Target }),
+  v.forward(v.check((input) => input.format !== undefined, formatMessage({ input: undefined })), ['format']),
+);
 const DestinationUpdate = v.strictObject({ description: v.optional(description), metadata: v.optional(metadata), format: v.optional(format), target: v.optional(Target) });
 
 type TargetInput = v.InferOutput<typeof Target>;
@@ -82,13 +89,20 @@ function targetKind(target: TargetInput): TargetKind {
   return TARGET_KINDS.find((kind) => target[kind])!;
 }
 
-/** The target as answered: every member present, unused ones null, secrets null. */
+/** The target as answered: every member present, unused ones null, every field present, secrets null. */
 function targetResponse(record: EventDestinationRecord): Record<string, unknown> {
-  const member = structuredClone(record.target) as Record<string, any>;
-  if (member.auth?.creds) member.auth.creds.cloud_secret_access_key = null;
-  if (member.auth) member.auth = { role: member.auth.role ?? null, creds: member.auth.creds ?? null };
-  if (record.target_kind === 'monitoring' && 'api_key' in member) member.api_key = null;
-  return Object.fromEntries(TARGET_KINDS.map((kind) => [kind, kind === record.target_kind ? member : null]));
+  const member = record.target as Record<string, any>;
+  const answered =
+    record.target_kind === 'monitoring'
+      ? { api_key: null, monitoringtags: member.monitoringtags ?? '', service: member.service ?? '', monitoringsite: member.monitoringsite ?? '' }
+      : {
+          ...member,
+          auth: {
+            role: member.auth.role ? { role_ref: member.auth.role.role_ref } : null,
+            creds: member.auth.creds ? { cloud_access_key_id: member.auth.creds.cloud_access_key_id, cloud_secret_access_key: null } : null,
+          },
+        };
+  return Object.fromEntries(TARGET_KINDS.map((kind) => [kind, kind === record.target_kind ? answered : null]));
 }
 
 export const eventDestinations = defineResource<EventDestinationRecord, v.InferOutput<typeof DestinationCreate>, v.InferOutput<typeof DestinationUpdate>>({
@@ -107,6 +121,7 @@ export const eventDestinations = defineResource<EventDestinationRecord, v.InferO
     const kind = targetKind(input.target);
     return { ...base, format: 'json', target_kind: kind, target: input.target[kind] as Record<string, unknown> };
   },
+  // A sent target replaces the member as a whole (secrets included), within the same kind.
   update(_ctx, record, patch) {
     if (!patch.target) return record;
     const kind = targetKind(patch.target);

@@ -1,29 +1,26 @@
-import type { EmittedEvent, OperationContext } from '../../context.ts';
-import { formatTime } from '../../conventions/clock.ts';
-import { makeRef } from '../../conventions/refs.ts';
-import { allRecords } from '../../resource.ts';
 import type { StoreReader, StoreTransaction } from '../../store.ts';
-import { EVENT_SUBSCRIPTION_KIND } from './kinds.ts';
-import type { EventSubscriptionRecord } from './subscriptions.ts';
 
 /**
- * Event emission into per-destination outboxes. Inside the transaction of the operation that
- * caused them, each event goes to every destination of every subscription that has a source of
- * its type; a failed operation therefore emits nothing. An outbox is bounded: past its limit the
- * oldest event is dropped and counted. Outboxes live in the store (they survive restarts on the
- * JSON-file store) as records keyed by a zero-padded sequence number, so appending and dropping
- * are O(1). After commit, the events are also handed to the embedding application's sinks.
- *
- * Cost per operation with events: one scan of the account's subscriptions (usually a handful).
+ * Per-destination outboxes: Burrow never calls a cloud service, so the events a destination
+ * receives are kept for the embedding application or test to read (recorder.ts fills them inside
+ * the transaction of the operation that caused them). An outbox is bounded: past its limit the
+ * oldest event is dropped and counted. Outboxes live in the store, so they survive restarts on the
+ * JSON-file store, as records keyed by a zero-padded sequence number next to one meta record
+ * (next, oldest, dropped): appending and dropping cost O(1) whatever the outbox holds.
  */
 
-/** The payload of one event. */
+/** The payload of one event (reference-facts §5). */
 export interface BurrowEvent {
+  /** `ev_…` */
   readonly event_id: string;
+  /** `<object>_<action>.v0` */
   readonly event_type: string;
+  /** RFC 3339, UTC, whole seconds. */
   readonly event_timestamp: string;
   readonly account_id: string;
+  /** Who caused it: the owner behind the API key used (null when no owner is known). */
   readonly principal: { id: string; subject: string; source: 'API'; credential: { id: string; uri: string } | null } | null;
+  /** The resource as the API answers it at that moment (never a secret). */
   readonly object: unknown;
 }
 
@@ -31,10 +28,12 @@ export interface BurrowEvent {
 export interface Delivery {
   readonly account: string;
   readonly destinationId: string;
+  /** The destination as the API answers it (its `target` says where to forward; secrets are null). */
+  readonly destination: Readonly<Record<string, unknown>>;
   readonly event: BurrowEvent;
 }
 
-/** Receives every delivered event after its transaction committed (forward it anywhere). */
+/** Receives every delivered event after its operation committed (forward it anywhere). */
 export interface EventSink {
   deliver(delivery: Delivery): void | Promise<void>;
 }
@@ -63,7 +62,7 @@ async function readMeta(reader: StoreReader, account: string, destinationId: str
 }
 
 /** Appends to a destination's outbox, dropping the oldest events past `limit`. */
-async function append(tx: StoreTransaction, account: string, destinationId: string, event: BurrowEvent, limit: number): Promise<void> {
+export async function appendToOutbox(tx: StoreTransaction, account: string, destinationId: string, event: BurrowEvent, limit: number): Promise<void> {
   const meta = await readMeta(tx, account, destinationId);
   await tx.put(entries(account, destinationId), { id: sequenceId(meta.next), ...event });
   let { oldest, dropped } = meta;
@@ -100,43 +99,4 @@ export async function clearOutbox(tx: StoreTransaction, account: string, destina
   }
   await tx.delete(metaScope(account), destinationId);
   return removed;
-}
-
-async function principalOf(ctx: OperationContext): Promise<BurrowEvent['principal']> {
-  const { principal } = ctx;
-  if (!principal.ownerId) return null;
-  const kind = principal.ownerId.startsWith('bot_') ? 'bot' : 'user';
-  const owner = await ctx.tx.get({ account: ctx.account, kind }, principal.ownerId);
-  return {
-    id: principal.ownerId,
-    subject: typeof owner?.name === 'string' ? owner.name : principal.ownerId,
-    source: 'API',
-    credential: principal.apiKeyId ? makeRef(ctx.baseUrl, '/api_keys', principal.apiKeyId) : null,
-  };
-}
-
-/** Turns emitted events into outbox entries inside the operation's transaction. */
-export async function recordEvents(ctx: OperationContext, emitted: readonly EmittedEvent[], limit: number): Promise<Delivery[]> {
-  const subscriptions = await allRecords<EventSubscriptionRecord>(ctx, EVENT_SUBSCRIPTION_KIND);
-  if (subscriptions.length === 0) return [];
-  const deliveries: Delivery[] = [];
-  let principal: BurrowEvent['principal'] | undefined;
-  for (const { type, object } of emitted) {
-    const destinations = new Set(subscriptions.filter((s) => s.source_types.includes(type)).flatMap((s) => s.destination_ids));
-    if (destinations.size === 0) continue;
-    principal ??= await principalOf(ctx);
-    const event: BurrowEvent = {
-      event_id: ctx.ids.id('ev'),
-      event_type: type,
-      event_timestamp: formatTime(ctx.clock.now()),
-      account_id: ctx.account,
-      principal,
-      object,
-    };
-    for (const destinationId of destinations) {
-      await append(ctx.tx, ctx.account, destinationId, event, limit);
-      deliveries.push({ account: ctx.account, destinationId, event });
-    }
-  }
-  return deliveries;
 }

@@ -1,18 +1,22 @@
 import * as v from 'valibot';
-import type { Operation, OperationContext } from '../../context.ts';
+import type { OperationContext } from '../../context.ts';
 import { ApiError, ERRORS } from '../../conventions/errors.ts';
-import { description, metadata, parseInput } from '../../conventions/fields.ts';
+import { description, metadata } from '../../conventions/fields.ts';
 import { absoluteUri } from '../../conventions/refs.ts';
-import { defineResource, emitAudit, getRecord, refTo, respond, scopeOf, stripPathIds, type BaseRecord } from '../../resource.ts';
+import { defineResource, emitAudit, refTo, respond, scopeOf, type BaseRecord } from '../../resource.ts';
 import { eventDestinations } from './destinations.ts';
 import { EVENT_DESTINATION_KIND, EVENT_SUBSCRIPTION_KIND } from './kinds.ts';
 
 /**
- * Event subscriptions (/event_subscriptions) and their sources
- * (/event_subscriptions/{id}/sources/{type}). A subscription sends the events of its source types
- * to its destinations. Source types must be in the catalogue and unique within a subscription.
- * Sources live inside the subscription record; their endpoints change it (and emit
- * event_subscription_updated.v0).
+ * Event subscriptions (/event_subscriptions): a subscription sends the events of its source types
+ * to its destinations. Source types must be in the catalogue (238) and unique within a
+ * subscription (5127); destinations must exist (5103) and, while used here, cannot be deleted
+ * (the engine's reverse-reference index, 5112).
+ *
+ * Sources live inside the subscription record (sources.ts serves them one by one). Next to the
+ * records, the store keeps an index from event type to the subscriptions that have a source of
+ * that type, so routing an event costs one lookup plus the matching subscriptions, not a scan of
+ * the account's subscriptions.
  */
 
 export interface EventSubscriptionRecord extends BaseRecord {
@@ -20,7 +24,8 @@ export interface EventSubscriptionRecord extends BaseRecord {
   readonly destination_ids: readonly string[];
 }
 
-const SourceInput = v.strictObject({ type: v.string() });
+/** The body of a source: `{ type }` (the older `filter`/`fields` members are gone in API v2). */
+export const SourceInput = v.strictObject({ type: v.string() });
 
 const SubscriptionCreate = v.strictObject({
   description: v.optional(description),
@@ -31,9 +36,9 @@ const SubscriptionCreate = v.strictObject({
 const SubscriptionUpdate = SubscriptionCreate;
 
 /** Refuses a type outside the catalogue (238). */
-function checkCatalogue(ctx: OperationContext, type: string, field: string): void {
+export function checkCatalogue(ctx: OperationContext, type: string, field: string): void {
   if (!ctx.services.eventTypes.has(type)) {
-    throw new ApiError(ERRORS.EVENT_TYPE_INVALID, `${field}: ${JSON.stringify(type)} is not an event type Burrow emits; the catalogue is at GET /_burrow/event_types`);
+    throw new ApiError(ERRORS.EVENT_TYPE_INVALID, `${field}: ${JSON.stringify(type)} is not an event type Burrow emits; the catalogue is at GET /_burrow/event_types`, { type });
   }
 }
 
@@ -42,7 +47,7 @@ function validSourceTypes(ctx: OperationContext, types: readonly string[]): stri
   const seen = new Set<string>();
   types.forEach((type, index) => {
     checkCatalogue(ctx, type, `sources[${index}].type`);
-    if (seen.has(type)) throw new ApiError(ERRORS.EVENT_SOURCE_DUPLICATE, `sources[${index}].type: ${type} appears more than once; each source type must be unique within a subscription`);
+    if (seen.has(type)) throw new ApiError(ERRORS.EVENT_SOURCE_DUPLICATE, `sources[${index}].type: ${type} appears more than once; each source type must be unique within a subscription`, { type });
     seen.add(type);
   });
   return [...seen];
@@ -50,16 +55,55 @@ function validSourceTypes(ctx: OperationContext, types: readonly string[]): stri
 
 async function existingDestinations(ctx: OperationContext, ids: readonly string[]): Promise<string[]> {
   const unique = [...new Set(ids)];
-  for (const [index, id] of unique.entries()) {
+  for (const id of unique) {
     if (!(await ctx.tx.get(scopeOf(ctx, EVENT_DESTINATION_KIND), id))) {
-      throw new ApiError(ERRORS.EVENT_DESTINATION_NOT_FOUND, `destination_ids[${index}]: event destination '${id}' was not found`, { id });
+      throw new ApiError(ERRORS.EVENT_DESTINATION_NOT_FOUND, `destination_ids[${ids.indexOf(id)}]: event destination '${id}' was not found`, { id });
     }
   }
   return unique;
 }
 
-const sourceUri = (ctx: OperationContext, subscriptionId: string, type: string) =>
-  absoluteUri(ctx.baseUrl, `/event_subscriptions/${subscriptionId}/sources/${encodeURIComponent(type)}`);
+/** `…/event_subscriptions/{id}/sources/{type}`. */
+export function sourceUri(ctx: OperationContext, subscriptionId: string, type: string): string {
+  return absoluteUri(ctx.baseUrl, `/event_subscriptions/${subscriptionId}/sources/${encodeURIComponent(type)}`);
+}
+
+const SOURCE_INDEX = '_event_source_index';
+
+interface SourceIndexEntry {
+  /** The event type. */
+  readonly id: string;
+  /** Oldest first. */
+  readonly subscription_ids: readonly string[];
+}
+
+/** Moves `subscriptionId` in the type index from the `previous` to the `next` source types. */
+async function indexSources(ctx: OperationContext, subscriptionId: string, previous: readonly string[], next: readonly string[]): Promise<void> {
+  const scope = scopeOf(ctx, SOURCE_INDEX);
+  const entry = async (type: string) => ((await ctx.tx.get(scope, type)) as SourceIndexEntry | undefined)?.subscription_ids ?? [];
+  for (const type of previous) {
+    if (next.includes(type)) continue;
+    const remaining = (await entry(type)).filter((id) => id !== subscriptionId);
+    if (remaining.length === 0) await ctx.tx.delete(scope, type);
+    else await ctx.tx.put(scope, { id: type, subscription_ids: remaining });
+  }
+  for (const type of next) {
+    if (previous.includes(type)) continue;
+    const current = await entry(type);
+    if (!current.includes(subscriptionId)) await ctx.tx.put(scope, { id: type, subscription_ids: [...current, subscriptionId] });
+  }
+}
+
+/** The subscriptions of the caller's account that have a source of `type`, oldest first. */
+export async function subscriptionsWithSource(ctx: OperationContext, type: string): Promise<EventSubscriptionRecord[]> {
+  const entry = (await ctx.tx.get(scopeOf(ctx, SOURCE_INDEX), type)) as SourceIndexEntry | undefined;
+  const out: EventSubscriptionRecord[] = [];
+  for (const id of entry?.subscription_ids ?? []) {
+    const record = await ctx.tx.get(scopeOf(ctx, EVENT_SUBSCRIPTION_KIND), id);
+    if (record) out.push(record as unknown as EventSubscriptionRecord);
+  }
+  return out;
+}
 
 export const eventSubscriptions = defineResource<EventSubscriptionRecord, v.InferOutput<typeof SubscriptionCreate>, v.InferOutput<typeof SubscriptionUpdate>>({
   name: 'event_subscriptions',
@@ -74,124 +118,38 @@ export const eventSubscriptions = defineResource<EventSubscriptionRecord, v.Infe
   updateSchema: SubscriptionUpdate,
   references: (record) => record.destination_ids,
   async create(ctx, input, base) {
-    return {
-      ...base,
-      source_types: validSourceTypes(ctx, (input.sources ?? []).map((s) => s.type)),
-      destination_ids: await existingDestinations(ctx, input.destination_ids ?? []),
-    };
+    const source_types = validSourceTypes(ctx, (input.sources ?? []).map((s) => s.type));
+    const destination_ids = await existingDestinations(ctx, input.destination_ids ?? []);
+    await indexSources(ctx, base.id, [], source_types);
+    return { ...base, source_types, destination_ids };
   },
   async update(ctx, record, patch) {
-    return {
-      ...record,
-      ...(patch.sources ? { source_types: validSourceTypes(ctx, patch.sources.map((s) => s.type)) } : {}),
-      ...(patch.destination_ids ? { destination_ids: await existingDestinations(ctx, patch.destination_ids) } : {}),
-    };
+    let next = record;
+    if (patch.sources) {
+      next = { ...next, source_types: validSourceTypes(ctx, patch.sources.map((s) => s.type)) };
+      await indexSources(ctx, record.id, record.source_types, next.source_types);
+    }
+    if (patch.destination_ids) next = { ...next, destination_ids: await existingDestinations(ctx, patch.destination_ids) };
+    return next;
   },
   toResponse: (ctx, record, base) => ({
     ...base,
     sources: record.source_types.map((type) => ({ type, uri: sourceUri(ctx, record.id, type) })),
     destinations: record.destination_ids.map((id) => refTo(ctx, eventDestinations, id)),
   }),
+  async beforeDelete(ctx, record) {
+    await indexSources(ctx, record.id, record.source_types, []);
+  },
 });
 
-/** Sources: one generic set of operations keyed by the source type. */
-function sourceOperations(): Operation[] {
-  const collection = '/event_subscriptions/:subscription_id/sources';
-  const item = `${collection}/:type`;
-  const common = { tag: 'event_sources' } as const;
-
-  const subscription = (ctx: OperationContext, id: string) => getRecord(ctx, eventSubscriptions, id);
-  const source = (ctx: OperationContext, record: EventSubscriptionRecord, type: string) => {
-    if (!record.source_types.includes(type)) {
-      throw new ApiError(ERRORS.EVENT_SOURCE_NOT_FOUND, `event subscription '${record.id}' has no source of type ${JSON.stringify(type)}`, { type });
-    }
-    return { type, uri: sourceUri(ctx, record.id, type) };
-  };
-  const save = async (ctx: OperationContext, next: EventSubscriptionRecord) => {
-    await ctx.tx.put(scopeOf(ctx, EVENT_SUBSCRIPTION_KIND), next);
-    emitAudit(ctx, eventSubscriptions, 'updated', respond(ctx, eventSubscriptions, next));
-  };
-
-  return [
-    {
-      ...common,
-      id: 'event_sources.create',
-      method: 'POST',
-      path: collection,
-      status: 201,
-      mutates: true,
-      body: SourceInput,
-      summary: 'Add a source (an event type) to an event subscription',
-      async run(ctx, input) {
-        const { type } = parseInput(SourceInput, stripPathIds(input.body ?? {}, input.params));
-        const record = await subscription(ctx, input.params.subscription_id!);
-        checkCatalogue(ctx, type, 'type');
-        if (record.source_types.includes(type)) {
-          throw new ApiError(ERRORS.EVENT_SOURCE_DUPLICATE, `type: ${type} is already a source of event subscription '${record.id}'`, { type });
-        }
-        const next = { ...record, source_types: [...record.source_types, type] };
-        await save(ctx, next);
-        return source(ctx, next, type);
-      },
-    },
-    {
-      ...common,
-      id: 'event_sources.list',
-      method: 'GET',
-      path: collection,
-      status: 200,
-      mutates: false,
-      summary: "List an event subscription's sources",
-      async run(ctx, input) {
-        const record = await subscription(ctx, input.params.subscription_id!);
-        return {
-          sources: record.source_types.map((type) => source(ctx, record, type)),
-          uri: absoluteUri(ctx.baseUrl, `/event_subscriptions/${record.id}/sources`),
-        };
-      },
-    },
-    {
-      ...common,
-      id: 'event_sources.get',
-      method: 'GET',
-      path: item,
-      status: 200,
-      mutates: false,
-      summary: 'Get one source of an event subscription',
-      async run(ctx, input) {
-        return source(ctx, await subscription(ctx, input.params.subscription_id!), input.params.type!);
-      },
-    },
-    {
-      ...common,
-      id: 'event_sources.update',
-      method: 'PATCH',
-      path: item,
-      status: 200,
-      mutates: false,
-      body: v.strictObject({}),
-      summary: 'Update a source (sources have no updatable fields; `{}` answers the source)',
-      async run(ctx, input) {
-        parseInput(v.strictObject({}), stripPathIds(input.body ?? {}, input.params));
-        return source(ctx, await subscription(ctx, input.params.subscription_id!), input.params.type!);
-      },
-    },
-    {
-      ...common,
-      id: 'event_sources.delete',
-      method: 'DELETE',
-      path: item,
-      status: 204,
-      mutates: true,
-      summary: 'Remove a source from an event subscription',
-      async run(ctx, input) {
-        const record = await subscription(ctx, input.params.subscription_id!);
-        source(ctx, record, input.params.type!);
-        await save(ctx, { ...record, source_types: record.source_types.filter((t) => t !== input.params.type) });
-        return undefined;
-      },
-    },
-  ];
+/**
+ * Saves a subscription whose source types changed through the sources endpoints: keeps the type
+ * index in step and emits event_subscription_updated.v0, as a PATCH of the subscription would.
+ */
+export async function saveSourceTypes(ctx: OperationContext, record: EventSubscriptionRecord, sourceTypes: readonly string[]): Promise<EventSubscriptionRecord> {
+  const next = { ...record, source_types: sourceTypes };
+  await indexSources(ctx, record.id, record.source_types, sourceTypes);
+  await ctx.tx.put(scopeOf(ctx, EVENT_SUBSCRIPTION_KIND), next);
+  emitAudit(ctx, eventSubscriptions, 'updated', respond(ctx, eventSubscriptions, next));
+  return next;
 }
-
-export const EVENT_SOURCE_OPERATIONS: readonly Operation[] = sourceOperations();

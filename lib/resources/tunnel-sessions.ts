@@ -1,0 +1,164 @@
+import * as v from 'valibot';
+import type { Operation, OperationContext } from '../context.ts';
+import { ApiError, ERRORS } from '../conventions/errors.ts';
+import { parseInput } from '../conventions/fields.ts';
+import { makeRef } from '../conventions/refs.ts';
+import { formatTime } from '../conventions/clock.ts';
+import { allRecords, defineResource, getRecord, respond, scopeOf, stripPathIds, type BaseRecord } from '../resource.ts';
+import { availableUpdate } from '../simulator/settings.ts';
+
+/**
+ * Tunnel sessions (/tunnel_sessions): read-only, online sessions only; they exist because agents
+ * connect (lib/simulator). The agent commands restart, stop and update act on the simulated agent:
+ *
+ * - stop: the agent exits; its session disappears.
+ * - restart: the agent reconnects under a new session id with the same credential and binds
+ *   (refused on Windows, and while an update is in progress); after an update it runs the new
+ *   version.
+ * - update: moves the agent to the newest release of its major version. Refused when update checks
+ *   are disabled, when no newer release exists, while an update is in progress (10 seconds of the
+ *   instance clock) and after an update until the agent restarts.
+ */
+
+export const UPDATE_SECONDS = 10;
+
+export interface TunnelSessionRecord extends BaseRecord {
+  readonly agent_version: string;
+  readonly credential: { readonly kind: 'credential' | 'ssh_credential'; readonly id: string };
+  readonly ip: string;
+  readonly os: string;
+  readonly region: string;
+  readonly started_at: string;
+  readonly transport: 'burrow/v2' | 'ssh';
+  readonly binds: { readonly domains: readonly string[]; readonly addresses: readonly string[]; readonly labels: Readonly<Record<string, string>> };
+  readonly update_checks: boolean;
+  /** Set by a successful update command until the agent restarts. */
+  readonly update: { readonly version: string; readonly started_at: string } | null;
+}
+
+const NoFields = v.strictObject({});
+
+export const tunnelSessions = defineResource<TunnelSessionRecord>({
+  name: 'tunnel_sessions',
+  label: 'tunnel session',
+  kind: 'tunnel_session',
+  prefix: 'ts',
+  path: '/tunnel_sessions',
+  listKey: 'tunnel_sessions',
+  operations: ['get', 'list'],
+  createSchema: NoFields,
+  updateSchema: NoFields,
+  create: () => {
+    throw new Error('tunnel sessions are created by connecting agents');
+  },
+  toResponse: (ctx, record, base) => ({
+    id: record.id,
+    uri: base.uri,
+    agent_version: record.agent_version,
+    credential: makeRef(ctx.baseUrl, record.credential.kind === 'credential' ? '/credentials' : '/ssh_credentials', record.credential.id),
+    ip: record.ip,
+    metadata: record.metadata,
+    os: record.os,
+    region: record.region,
+    started_at: record.started_at,
+    transport: record.transport,
+  }),
+});
+
+/** What a new session copies from its agent: everything but id and times. */
+export type SessionTemplate = Pick<TunnelSessionRecord, 'metadata' | 'agent_version' | 'credential' | 'ip' | 'os' | 'region' | 'transport' | 'binds' | 'update_checks'>;
+
+/** Stores a new online session for an agent and emits agent_session_start.v0. */
+export async function startSession(ctx: OperationContext, agent: SessionTemplate): Promise<TunnelSessionRecord> {
+  const now = formatTime(ctx.clock.now());
+  const record: TunnelSessionRecord = {
+    metadata: agent.metadata,
+    agent_version: agent.agent_version,
+    credential: agent.credential,
+    ip: agent.ip,
+    os: agent.os,
+    region: agent.region,
+    transport: agent.transport,
+    binds: agent.binds,
+    update_checks: agent.update_checks,
+    id: ctx.ids.id('ts'),
+    created_at: now,
+    started_at: now,
+    description: '',
+    update: null,
+  };
+  await ctx.tx.put(scopeOf(ctx, 'tunnel_session'), record);
+  ctx.emit('agent_session_start.v0', respond(ctx, tunnelSessions, record));
+  return record;
+}
+
+/** Removes a session (its agent went offline) and emits agent_session_stop.v0. */
+export async function endSession(ctx: OperationContext, record: TunnelSessionRecord): Promise<void> {
+  await ctx.tx.delete(scopeOf(ctx, 'tunnel_session'), record.id);
+  ctx.emit('agent_session_stop.v0', respond(ctx, tunnelSessions, record));
+}
+
+/** Ends the sessions of a credential that is being deleted: its agents can no longer stay online. */
+export async function endSessionsOfCredential(ctx: OperationContext, credentialId: string): Promise<void> {
+  for (const session of await allRecords<TunnelSessionRecord>(ctx, 'tunnel_session')) {
+    if (session.credential.id === credentialId) await endSession(ctx, session);
+  }
+}
+
+type UpdateState = 'none' | 'in_progress' | 'updated';
+
+function updateState(ctx: OperationContext, record: TunnelSessionRecord): UpdateState {
+  if (!record.update) return 'none';
+  const done = new Date(record.update.started_at).getTime() + UPDATE_SECONDS * 1000;
+  return ctx.clock.now().getTime() < done ? 'in_progress' : 'updated';
+}
+
+const commands: Record<'stop' | 'restart' | 'update', (ctx: OperationContext, record: TunnelSessionRecord) => Promise<void>> = {
+  async stop(ctx, record) {
+    await endSession(ctx, record);
+  },
+  async restart(ctx, record) {
+    if (record.os.toLowerCase() === 'windows') {
+      throw new ApiError(ERRORS.AGENT_RESTART_UNSUPPORTED, `the agent of tunnel session '${record.id}' runs on Windows, where remote restart is not supported`);
+    }
+    const state = updateState(ctx, record);
+    if (state === 'in_progress') {
+      throw new ApiError(ERRORS.AGENT_UPDATING, `the agent of tunnel session '${record.id}' is still updating to ${record.update!.version}; restart it at least ${UPDATE_SECONDS} seconds after the update began`);
+    }
+    await endSession(ctx, record);
+    await startSession(ctx, {
+      ...record,
+      agent_version: state === 'updated' ? record.update!.version : record.agent_version,
+    });
+  },
+  async update(ctx, record) {
+    if (!record.update_checks) {
+      throw new ApiError(ERRORS.AGENT_UPDATE_UNSUPPORTED, `the agent of tunnel session '${record.id}' has update checks disabled in its configuration`);
+    }
+    const state = updateState(ctx, record);
+    if (state === 'in_progress') throw new ApiError(ERRORS.AGENT_UPDATING, `the agent of tunnel session '${record.id}' is already updating to ${record.update!.version}`);
+    if (state === 'updated') {
+      throw new ApiError(ERRORS.AGENT_UPDATED_NOT_RESTARTED, `the agent of tunnel session '${record.id}' has updated to ${record.update!.version}; restart it to run the new version before updating again`);
+    }
+    const version = availableUpdate(ctx.services.simulation.agentVersions, record.agent_version);
+    if (!version) throw new ApiError(ERRORS.AGENT_NO_UPDATE, `no update is available for agent version ${record.agent_version} (updates stay within major version ${record.agent_version.split('.')[0]})`);
+    await ctx.tx.put(scopeOf(ctx, 'tunnel_session'), { ...record, update: { version, started_at: ctx.clock.now().toISOString() } });
+  },
+};
+
+/** POST /tunnel_sessions/{id}/restart|stop|update with `{}`: 204. */
+export const TUNNEL_SESSION_COMMANDS: readonly Operation[] = (['restart', 'stop', 'update'] as const).map((name) => ({
+  id: `tunnel_sessions.${name}`,
+  method: 'POST',
+  path: `/tunnel_sessions/:id/${name}`,
+  status: 204,
+  mutates: true,
+  body: NoFields,
+  tag: 'tunnel_sessions',
+  summary: `${name[0]!.toUpperCase()}${name.slice(1)} the agent behind a tunnel session`,
+  async run(ctx, input) {
+    parseInput(NoFields, stripPathIds(input.body ?? {}, input.params));
+    await commands[name](ctx, await getRecord(ctx, tunnelSessions, input.params.id!));
+    return undefined;
+  },
+}));

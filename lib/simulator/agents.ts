@@ -1,0 +1,158 @@
+import * as v from 'valibot';
+import { lookupToken } from '../auth.ts';
+import type { Burrow } from '../burrow.ts';
+import type { ControlOperation } from '../control.ts';
+import type { Principal } from '../context.ts';
+import { ApiError, ERRORS, fail } from '../conventions/errors.ts';
+import { metadata, parseInput } from '../conventions/fields.ts';
+import { aclPermits, describeAcl, type AclBind } from '../resources/acl.ts';
+import { evaluateRestriction } from '../resources/ip-policies/restrictions.ts';
+import { validSshPublicKey } from '../resources/ssh-credentials.ts';
+import { endSession, startSession, tunnelSessions, type TunnelSessionRecord } from '../resources/tunnel-sessions.ts';
+import { getRecord, respond } from '../resource.ts';
+import { INSTANCE_SCOPE } from '../store.ts';
+import { compareVersions } from './settings.ts';
+
+/**
+ * The agent simulator: tunnel sessions exist because agents connect. A test connects an agent
+ * with a tunnel credential's token (transport `burrow/v2`) or an SSH public key registered as an
+ * SSH credential (transport `ssh`), plus the binds it wants. Every bind must pass the credential's
+ * ACL, and an enforced `agent` IP restriction must allow the agent's address; otherwise the
+ * connection is refused with an error naming the bind, the rules or the restriction. Connecting
+ * and disconnecting emit agent_session_start.v0 / agent_session_stop.v0. Deleting a credential
+ * disconnects its agents.
+ */
+
+export const AgentConnectInput = v.strictObject({
+  /** Needed with `ssh_public_key` (SSH keys are registered per account); checked with `token`. */
+  account_id: v.optional(v.string()),
+  token: v.optional(v.string()),
+  ssh_public_key: v.optional(v.string()),
+  binds: v.optional(
+    v.strictObject({
+      domains: v.optional(v.array(v.string())),
+      addresses: v.optional(v.array(v.string())),
+      labels: v.optional(v.record(v.string(), v.string())),
+    }),
+  ),
+  os: v.optional(v.pipe(v.string(), v.minLength(1, 'must not be empty'))),
+  agent_version: v.optional(v.pipe(v.string(), v.regex(/^\d+\.\d+\.\d+$/, 'must be a version such as 3.5.0'))),
+  region: v.optional(v.string()),
+  ip: v.optional(v.string()),
+  metadata: v.optional(metadata),
+  update_checks: v.optional(v.boolean()),
+});
+
+export type AgentConnect = v.InferInput<typeof AgentConnectInput>;
+
+interface ResolvedCredential {
+  readonly account: string;
+  readonly kind: 'credential' | 'ssh_credential';
+  readonly id: string;
+  readonly ownerId: string;
+  readonly acl: readonly string[];
+}
+
+async function resolveCredential(burrow: Burrow, input: v.InferOutput<typeof AgentConnectInput>): Promise<ResolvedCredential> {
+  if ((input.token === undefined) === (input.ssh_public_key === undefined)) fail('INVALID_FIELD', 'body: give exactly one of token (a tunnel credential) or ssh_public_key');
+  if (input.token !== undefined) {
+    const entry = await lookupToken(burrow.store, input.token);
+    if (!entry || entry.kind !== 'credential' || (input.account_id !== undefined && entry.account !== input.account_id)) {
+      throw new ApiError(ERRORS.AGENT_CREDENTIAL_UNKNOWN, 'token: not the token of a tunnel credential');
+    }
+    const credential = await burrow.store.get({ account: entry.account, kind: 'credential' }, entry.record_id);
+    if (!credential) throw new ApiError(ERRORS.AGENT_CREDENTIAL_UNKNOWN, 'token: its tunnel credential was deleted');
+    return { account: entry.account, kind: 'credential', id: credential.id, ownerId: String(credential.owner_id), acl: credential.acl as string[] };
+  }
+  if (input.account_id === undefined) fail('INVALID_FIELD', 'account_id: required with ssh_public_key (SSH keys are registered per account)');
+  if (!(await burrow.store.get({ account: INSTANCE_SCOPE, kind: 'account' }, input.account_id))) fail('NOT_FOUND', `account '${input.account_id}' was not found`);
+  const key = validSshPublicKey(input.ssh_public_key, 'ssh_public_key');
+  let beforeId: string | undefined;
+  for (;;) {
+    const page = await burrow.store.page({ account: input.account_id, kind: 'ssh_credential' }, beforeId === undefined ? { limit: 500 } : { beforeId, limit: 500 });
+    const match = page.find((c) => c.fingerprint === key.fingerprint);
+    if (match) return { account: input.account_id, kind: 'ssh_credential', id: match.id, ownerId: String(match.owner_id), acl: match.acl as string[] };
+    if (page.length < 500) break;
+    beforeId = page[page.length - 1]!.id;
+  }
+  throw new ApiError(ERRORS.AGENT_CREDENTIAL_UNKNOWN, `ssh_public_key: no SSH credential of account '${input.account_id}' has this key (${key.fingerprint})`);
+}
+
+function checkBinds(credential: ResolvedCredential, binds: { domains: string[]; addresses: string[]; labels: Record<string, string> }): void {
+  const refuse = (field: string, bind: string) => {
+    throw new ApiError(ERRORS.AGENT_BIND_REFUSED, `${field}: ${credential.kind === 'credential' ? 'tunnel' : 'SSH'} credential '${credential.id}' may not bind ${bind}; its acl: ${describeAcl(credential.acl)}`, {
+      credential_id: credential.id,
+    });
+  };
+  const check = (field: string, bind: AclBind, text: string) => {
+    if (!aclPermits(credential.acl, bind)) refuse(field, text);
+  };
+  binds.domains.forEach((domain, i) => check(`binds.domains[${i}]`, { domain }, domain));
+  binds.addresses.forEach((address, i) => check(`binds.addresses[${i}]`, { address }, address));
+  if (Object.keys(binds.labels).length > 0) check('binds.labels', { labels: binds.labels }, Object.entries(binds.labels).map(([k, val]) => `${k}=${val}`).join(', '));
+}
+
+function principalOf(credential: ResolvedCredential): Principal {
+  return { account: credential.account, ownerId: credential.ownerId, admin: false };
+}
+
+/** Connects a simulated agent; answers its tunnel session as the API shows it, plus `account_id`. */
+export async function connectAgent(burrow: Burrow, request: AgentConnect, baseUrl?: string): Promise<Record<string, unknown>> {
+  const input = parseInput(AgentConnectInput, request ?? {});
+  const settings = burrow.services.simulation;
+  const region = input.region ?? settings.regions[0] ?? 'us';
+  if (!settings.regions.includes(region)) fail('INVALID_FIELD', `region: must be one of ${settings.regions.join(', ')} (got ${JSON.stringify(region)})`);
+  const credential = await resolveCredential(burrow, input);
+  const binds = { domains: input.binds?.domains ?? [], addresses: input.binds?.addresses ?? [], labels: input.binds?.labels ?? {} };
+  checkBinds(credential, binds);
+  const ip = input.ip ?? '127.0.0.1';
+  const verdict = await evaluateRestriction(burrow.store, credential.account, 'agent', ip);
+  if (verdict && !verdict.allowed && verdict.enforced) {
+    throw new ApiError(ERRORS.IP_RESTRICTED, `ip: agent IP restriction '${verdict.restrictionId}' denies ${ip}`, { restriction_id: verdict.restrictionId, ip });
+  }
+  const newest = [...settings.agentVersions].sort(compareVersions).at(-1) ?? '3.0.0';
+  return burrow.perform(principalOf(credential), async (ctx) => {
+    const session = await startSession(ctx, {
+      metadata: input.metadata ?? '',
+      agent_version: input.agent_version ?? newest,
+      credential: { kind: credential.kind, id: credential.id },
+      ip,
+      os: input.os ?? 'linux',
+      region,
+      transport: credential.kind === 'credential' ? 'burrow/v2' : 'ssh',
+      binds,
+      update_checks: input.update_checks ?? true,
+    });
+    return { ...respond(ctx, tunnelSessions, session), account_id: credential.account };
+  }, baseUrl);
+}
+
+/** Disconnects the agent of a session (it goes offline; the session disappears). */
+export async function disconnectAgent(burrow: Burrow, accountId: string, sessionId: string): Promise<void> {
+  const session = (await burrow.store.get({ account: accountId, kind: 'tunnel_session' }, sessionId)) as TunnelSessionRecord | undefined;
+  if (!session) fail('NOT_FOUND', `tunnel session '${sessionId}' was not found in account '${accountId}'`, { id: sessionId });
+  await burrow.perform({ account: accountId, ownerId: '', admin: false }, async (ctx) => endSession(ctx, await getRecord(ctx, tunnelSessions, sessionId)));
+}
+
+export const SIMULATOR_CONTROL_OPERATIONS: readonly ControlOperation[] = [
+  {
+    id: 'control.agents.connect',
+    method: 'POST',
+    path: '/agents',
+    status: 201,
+    body: AgentConnectInput,
+    summary: 'Connect a simulated agent (tunnel credential token or SSH key, binds, os, version, region, ip)',
+    run: (burrow, input, meta) => connectAgent(burrow, input.body as AgentConnect, burrow.options.baseUrl ?? meta.baseUrl),
+  },
+  {
+    id: 'control.agents.disconnect',
+    method: 'DELETE',
+    path: '/accounts/:account_id/tunnel_sessions/:id',
+    status: 204,
+    summary: 'Disconnect the simulated agent of a tunnel session',
+    async run(burrow, input) {
+      await disconnectAgent(burrow, input.params.account_id!, input.params.id!);
+      return undefined;
+    },
+  },
+];

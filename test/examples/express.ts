@@ -1,0 +1,18 @@
+// Burrow mounted in an Express app under /burrow (express 5).
+import express from 'express';
+import { createBurrow } from 'burrow';
+import { createNodeListener } from 'burrow/http';
+import { MemoryStore } from 'burrow/memory';
+
+export async function start(port = 0) {
+  const burrow = createBurrow({ store: new MemoryStore() });
+  const { token } = await burrow.createAccount();
+  const app = express();
+  const api = createNodeListener(burrow);
+  // Express strips the mount path from req.url, so Burrow sees /api_keys, /credentials, …
+  app.use('/burrow', (req, res) => api(req, res));
+  const server = app.listen(port, '127.0.0.1');
+  await new Promise((resolve) => server.once('listening', resolve));
+  const address = server.address() as { port: number };
+  return { url: `http://127.0.0.1:${address.port}/burrow`, token, close: () => server.close() };
+}

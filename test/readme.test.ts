@@ -1,0 +1,41 @@
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { describe, test } from 'node:test';
+
+/**
+ * The README's embedding examples are the files in test/examples/, verbatim, and each runs here:
+ * what a newcomer copies is what the suite checks.
+ */
+
+const read = (path: string) => readFileSync(new URL(`../${path}`, import.meta.url), 'utf8');
+const readme = read('README.md');
+const EXAMPLES = ['node-http', 'express', 'fastify', 'hono'] as const;
+
+describe('README examples', () => {
+  for (const name of [...EXAMPLES, 'in-process.test'] as const) {
+    test(`test/examples/${name}.ts appears in the README verbatim`, () => {
+      assert.ok(readme.includes(read(`test/examples/${name}.ts`).trim()), `README.md lacks the current text of test/examples/${name}.ts`);
+    });
+  }
+
+  for (const name of EXAMPLES) {
+    test(`the ${name} example serves the API`, async () => {
+      const { start } = (await import(`./examples/${name}.ts`)) as { start: () => Promise<{ url: string; token: string; close: () => unknown }> };
+      const server = await start();
+      try {
+        const headers = { Authorization: `Bearer ${server.token}`, 'Content-Type': 'application/json' };
+        const created = await fetch(`${server.url}/api_keys`, { method: 'POST', headers, body: JSON.stringify({ description: name }) });
+        assert.equal(created.status, 201);
+        const key = (await created.json()) as { id: string; uri: string };
+        const got = await fetch(`${server.url}/api_keys/${key.id}`, { headers });
+        assert.equal(((await got.json()) as { description: string }).description, name);
+        const bad = await fetch(`${server.url}/api_keys`, { method: 'POST', headers, body: '{not json' });
+        assert.equal(bad.status, 400);
+        assert.equal(((await bad.json()) as { error_code: string }).error_code, 'ERR_BURROW_213');
+        assert.equal((await fetch(`${server.url}/api_keys/${key.id}`, { method: 'DELETE', headers })).status, 204);
+      } finally {
+        await server.close();
+      }
+    });
+  }
+});
