@@ -5,7 +5,7 @@ import { createNodeListener } from '../adapters/http/node.ts';
 import { openJsonFileStore } from '../adapters/json-file-store.ts';
 import { MemoryStore } from '../adapters/memory-store.ts';
 import { randomBytes } from 'node:crypto';
-import { createBurrow, ManualClock, type Store } from '../lib/index.ts';
+import { createBurrow, ManualClock, parseRateLimit, type Store } from '../lib/index.ts';
 import { isRfc3339 } from '../lib/conventions/fields.ts';
 
 const HELP = `Usage: burrow serve [options]      (npm start -- [options])
@@ -20,6 +20,8 @@ Options:
                      without it, a key is generated and printed once, when the account is created
   --base-url URL     base of the uri fields in responses (default http://HOST:PORT; env BURROW_BASE_URL)
   --trust-proxy      take the caller's address from X-Forwarded-For
+  --rate-limit N/Ws  at most N API requests per W seconds per account, then 429 (off by default;
+                     env BURROW_RATE_LIMIT), e.g. 120/60s as the vendor does
   --cors             answer CORS preflights and echo the Origin (for browser clients)
   --operator-token TOKEN
                      token of the control plane /_burrow/… (env BURROW_OPERATOR_TOKEN);
@@ -45,6 +47,7 @@ export function parseCli(argv: string[], env: NodeJS.ProcessEnv) {
       'base-url': { type: 'string' },
       'trust-proxy': { type: 'boolean' },
       cors: { type: 'boolean' },
+      'rate-limit': { type: 'string' },
       'operator-token': { type: 'string' },
       clock: { type: 'string' },
       seed: { type: 'string' },
@@ -62,6 +65,7 @@ export function parseCli(argv: string[], env: NodeJS.ProcessEnv) {
   const baseUrl = values['base-url'] ?? env.BURROW_BASE_URL;
   if (baseUrl !== undefined && !/^https?:\/\/[^/]+/.test(baseUrl)) throw new Error(`--base-url must be an http(s) URL (got ${baseUrl})`);
   const clock = values.clock ?? env.BURROW_CLOCK;
+  const rateLimitText = values['rate-limit'] ?? env.BURROW_RATE_LIMIT;
   if (clock !== undefined && !isRfc3339(clock)) throw new Error(`--clock must be an RFC 3339 time such as 2026-01-01T00:00:00Z (got ${clock})`);
   return {
     help: values.help === true,
@@ -75,6 +79,7 @@ export function parseCli(argv: string[], env: NodeJS.ProcessEnv) {
     baseUrl,
     trustProxy: values['trust-proxy'] === true,
     cors: values.cors === true,
+    rateLimit: rateLimitText === undefined ? undefined : parseRateLimit(rateLimitText),
     quiet: values.quiet === true,
     logFormat,
   };
@@ -121,6 +126,7 @@ async function main(): Promise<void> {
     baseUrl,
     ...(settings.clock ? { clock: new ManualClock(settings.clock) } : {}),
     ...(settings.seed !== undefined ? { seed: settings.seed } : {}),
+    ...(settings.rateLimit ? { rateLimit: settings.rateLimit } : {}),
   });
   // The operator token defaults to the bootstrap admin key; on a restart over an existing file
   // without --api-key that key is unknown (only its hash is stored), so a fresh token is printed.

@@ -5,6 +5,7 @@ import { ApiError, ERRORS, fail } from './conventions/errors.ts';
 import { cryptoRandom, IdFactory, seededRandom } from './conventions/ids.ts';
 import type { QueryParams } from './conventions/paging.ts';
 import type { ControlOperation } from './control.ts';
+import { rateLimitGuard, type RateLimit } from './rate-limit.ts';
 import { allOperations, CONTROL_OPERATIONS, GUARDS, RESOURCES } from './registry.ts';
 import { eventCatalogue } from './resources/events/catalogue.ts';
 import { DEFAULT_SIMULATION, type SimulationSettings } from './simulator/settings.ts';
@@ -26,6 +27,8 @@ export interface BurrowOptions {
   errorPrefix?: string;
   /** Refuse requests without a Service-Version header (default: treat a missing header as 2). */
   requireVersionHeader?: boolean;
+  /** Per-account request limit, e.g. `{ requests: 120, windowSeconds: 60 }` (off by default). */
+  rateLimit?: RateLimit;
   /** What the simulated service looks like: agent versions, regions, name servers, CA. */
   simulation?: Partial<SimulationSettings>;
   /** Events kept per event destination's outbox before the oldest are dropped (default 1000). */
@@ -74,6 +77,7 @@ export class Burrow {
     this.ids = new IdFactory(options.seed === undefined ? cryptoRandom : seededRandom(options.seed), () => this.clock.now());
     this.errorPrefix = options.errorPrefix ?? 'ERR_BURROW_';
     this.operations = allOperations();
+    if (options.rateLimit) this.guards.unshift(rateLimitGuard(options.rateLimit, this.clock));
     this.#byId = new Map(this.operations.map((op) => [op.id, op]));
     this.services = {
       now: () => this.clock.now(),

@@ -12,6 +12,9 @@ export { Burrow, BurrowClient, createBurrow } from './burrow.ts';
 export type { BurrowOptions, OperationResult, ResourceClient } from './burrow.ts';
 export type { Operation, OperationContext, OperationInput, Principal, RequestGuard, RequestMeta } from './context.ts';
 
+// Rate limiting
+export { parseRateLimit, type RateLimit } from './rate-limit.ts';
+
 // Control plane
 export type { ControlOperation } from './control.ts';
 
