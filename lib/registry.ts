@@ -15,6 +15,8 @@ import { SIMULATOR_CONTROL_OPERATIONS } from './simulator/agents.ts';
 import { eventDestinations } from './resources/events/destinations.ts';
 import { EVENT_SOURCE_OPERATIONS } from './resources/events/sources.ts';
 import { eventSubscriptions } from './resources/events/subscriptions.ts';
+import { BACKENDS } from './resources/backends/index.ts';
+import { certificateAuthorities } from './resources/certificate-authorities.ts';
 
 /**
  * Every resource kind Burrow serves. Adding a kind = its definition file + one line here; the
@@ -34,6 +36,8 @@ export const RESOURCES: readonly ResourceDefinition<any>[] = [
   eventSubscriptions,
   tunnelSessions,
   agentIngresses,
+  ...BACKENDS,
+  certificateAuthorities,
 ];
 
 /** Operations that are not plain CRUD (module endpoints, agent commands, sources). */

@@ -1,0 +1,86 @@
+import * as v from 'valibot';
+import type { OperationContext } from '../../context.ts';
+import { coded } from '../../conventions/fields.ts';
+import { makeRef } from '../../conventions/refs.ts';
+import { allRecords, scopeOf, type BaseRecord } from '../../resource.ts';
+import { BACKEND_KINDS, backendCommonFields, defineBackend } from './shared.ts';
+
+/**
+ * Tunnel group backends (/backends/tunnel_group): balance traffic across the online tunnels whose
+ * labels include all of the backend's `labels`; `tunnels` lists those tunnels as Refs. Labels are
+ * 1–255 characters per key and value, without `=` (an agent binds labels as `key=value`), and at
+ * least one is required.
+ *
+ * Which tunnels are online is told by the agent simulator through `setOnlineTunnels`: the list is
+ * kept per account, every backend is re-matched when it changes, and a backend created or updated
+ * later is matched against it. Until the simulator reports labeled tunnels, `tunnels` is `[]`.
+ */
+
+export interface TunnelGroupBackendRecord extends BaseRecord {
+  readonly labels: Readonly<Record<string, string>>;
+  readonly tunnel_ids: readonly string[];
+}
+
+/** An online tunnel as the agent simulator reports it. */
+export interface OnlineTunnel {
+  readonly id: string;
+  readonly labels: Readonly<Record<string, string>>;
+}
+
+const KIND = BACKEND_KINDS.bkdtg.kind;
+const ONLINE = { kind: '_online_labeled_tunnels', id: 'current' } as const;
+const MAX_LABEL = 255;
+
+const labelPart = (what: 'key' | 'value', code: 'BACKEND_LABEL_KEY_INVALID' | 'BACKEND_LABEL_VALUE_INVALID') =>
+  v.pipe(
+    v.string(),
+    v.check((text) => text.length >= 1 && text.length <= MAX_LABEL, (issue) => coded(code, `label ${what}s must be 1 to ${MAX_LABEL} characters (got ${issue.input.length})`)),
+    v.check((text) => !text.includes('='), (issue) => coded('BACKEND_LABEL_EQUALS', `label ${what} ${JSON.stringify(issue.input)} may not contain '='`)),
+  );
+
+const labels = v.pipe(
+  v.record(labelPart('key', 'BACKEND_LABEL_KEY_INVALID'), labelPart('value', 'BACKEND_LABEL_VALUE_INVALID')),
+  v.check((map) => Object.keys(map).length > 0, coded('BACKEND_LABELS_MISSING', 'a tunnel group backend needs at least one label')),
+);
+
+const TunnelGroupCreate = v.strictObject({ ...backendCommonFields, labels });
+const TunnelGroupUpdate = v.strictObject({ ...backendCommonFields, labels: v.optional(labels) });
+
+function matching(tunnels: readonly OnlineTunnel[], wanted: Readonly<Record<string, string>>): string[] {
+  return tunnels.filter((tunnel) => Object.entries(wanted).every(([key, value]) => tunnel.labels[key] === value)).map((tunnel) => tunnel.id);
+}
+
+async function onlineTunnels(ctx: OperationContext): Promise<readonly OnlineTunnel[]> {
+  const entry = await ctx.tx.get(scopeOf(ctx, ONLINE.kind), ONLINE.id);
+  return (entry?.tunnels as OnlineTunnel[] | undefined) ?? [];
+}
+
+export const tunnelGroupBackends = defineBackend<TunnelGroupBackendRecord, v.InferOutput<typeof TunnelGroupCreate>, v.InferOutput<typeof TunnelGroupUpdate>>('bkdtg', {
+  createSchema: TunnelGroupCreate,
+  updateSchema: TunnelGroupUpdate,
+  async create(ctx, input, base) {
+    return { ...base, labels: input.labels, tunnel_ids: matching(await onlineTunnels(ctx), input.labels) };
+  },
+  async update(ctx, record, patch) {
+    if (patch.labels === undefined) return record;
+    return { ...record, labels: patch.labels, tunnel_ids: matching(await onlineTunnels(ctx), patch.labels) };
+  },
+  toResponse: (ctx, record, base) => ({
+    ...base,
+    labels: { ...record.labels },
+    tunnels: record.tunnel_ids.map((id) => makeRef(ctx.baseUrl, '/tunnels', id)),
+  }),
+});
+
+/**
+ * Hook for the agent simulator: replaces the account's online labeled tunnels (call it whenever a
+ * tunnel comes online or goes away, with the full current list) and re-matches every tunnel group
+ * backend of the account. Runs inside the caller's transaction. Cost: O(backends × tunnels).
+ */
+export async function setOnlineTunnels(ctx: OperationContext, tunnels: readonly OnlineTunnel[]): Promise<void> {
+  await ctx.tx.put(scopeOf(ctx, ONLINE.kind), { id: ONLINE.id, tunnels: tunnels.map((t) => ({ id: t.id, labels: { ...t.labels } })) });
+  for (const record of await allRecords<TunnelGroupBackendRecord>(ctx, KIND)) {
+    const tunnel_ids = matching(tunnels, record.labels);
+    if (tunnel_ids.join() !== record.tunnel_ids.join()) await ctx.tx.put(scopeOf(ctx, KIND), { ...record, tunnel_ids });
+  }
+}
