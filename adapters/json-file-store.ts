@@ -4,21 +4,27 @@ import { hostname } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { Low, type Adapter } from 'lowdb';
 import { StoreWriteError, type StoredRecord } from '../lib/store.ts';
+import { Journal, type JournalEntry } from './json-file-journal.ts';
 import { MemoryStore, type Change } from './memory-store.ts';
 
 /**
- * The JSON-file store: the memory store's state, persisted to one JSON file through lowdb.
+ * The JSON-file store: the memory store's state, persisted to one JSON file through lowdb, plus a
+ * write-ahead journal (`<file>.journal`, see json-file-journal.ts).
  *
- * A transaction resolves only once a file write containing it is on disk (temp file, fsync,
- * rename, fsync of the directory), so an acknowledged write survives a SIGKILL or power loss.
- * Transactions that commit while a write is in flight are grouped into the next write. If a write
- * fails, every change not yet on disk is reverted in memory and its transaction rejects with a
- * StoreWriteError; the previous file stays intact. The file is held with `<file>.lock` (pid), and a
- * corrupt or unknown-version file is refused without being touched.
+ * A transaction resolves only once it is on disk: appended to the journal and fdatasync'ed, or
+ * part of a full file write (temp file, fsync, rename, fsync of the directory). Transactions that
+ * commit while a write is in flight are grouped into the next one. When the journal outgrows a
+ * fraction of the file, the state is written to the JSON file and the journal emptied, so the file
+ * stays the readable truth and a write costs O(change), amortised. If a write fails, every change
+ * not yet on disk is reverted in memory and its transaction rejects with a StoreWriteError; what
+ * is on disk stays intact. The file is held with `<file>.lock` (pid), and a corrupt or
+ * unknown-version file is refused without being touched.
  */
 
 export const FILE_FORMAT = 'burrow-store';
 export const FILE_VERSION = 1;
+/** The journal is folded into the file once it passes half the file's size, and at least this. */
+const COMPACT_MIN_BYTES = 256 * 1024;
 
 type Scopes = Record<string, Record<string, Record<string, StoredRecord>>>;
 interface FileData {
@@ -97,6 +103,10 @@ export class JsonFileStore extends MemoryStore {
   readonly #db: Low<FileData>;
   readonly #options: JsonFileStoreOptions;
   readonly #lock: string;
+  readonly #journal: Journal;
+  /** Bytes of the last full file write; the journal is folded in when it passes half of it. */
+  #fileBytes = 0;
+  #fileExists = false;
   #waiting: Waiting[] = [];
   #flushing: Promise<void> | undefined;
   #closed = false;
@@ -108,6 +118,7 @@ export class JsonFileStore extends MemoryStore {
     this.#options = options;
     this.#lock = `${path}.lock`;
     this.#db = new Low(new DurableJsonFile(path), { format: FILE_FORMAT, version: FILE_VERSION, scopes: {} });
+    this.#journal = new Journal(`${path}.journal`);
   }
 
   /** Opens (or creates on first write) the data file at `path`. */
@@ -116,6 +127,16 @@ export class JsonFileStore extends MemoryStore {
     store.#acquireLock();
     try {
       await store.#db.read();
+      store.#fileExists = (await readFile(path).then(() => true, () => false));
+      store.#fileBytes = store.#fileExists ? JSON.stringify(store.#db.data).length : 0;
+      for (const batch of await store.#journal.read()) {
+        for (const [key, id, record] of batch) {
+          const [account, kind] = key.split('\u0000') as [string, string];
+          const records = ((store.#db.data.scopes[account] ??= {})[kind] ??= {});
+          if (record === null) delete records[id];
+          else records[id] = record;
+        }
+      }
       for (const [account, kinds] of Object.entries(store.#db.data.scopes)) {
         for (const [kind, records] of Object.entries(kinds)) store.load({ account, kind }, Object.values(records));
       }
@@ -147,8 +168,11 @@ export class JsonFileStore extends MemoryStore {
       this.#waiting = [];
       try {
         await this.#options.beforeWrite?.();
-        this.#db.data = { format: FILE_FORMAT, version: FILE_VERSION, scopes: this.#snapshot() };
-        await this.#db.write();
+        if (!this.#fileExists || this.#journal.size > Math.max(COMPACT_MIN_BYTES, this.#fileBytes / 2)) {
+          await this.#writeFile();
+        } else {
+          await this.#journal.append(batch.flatMap((waiting) => waiting.changes.map((c): JournalEntry => [c.key, c.id, c.record ?? null])));
+        }
         this.writes++;
         for (const waiting of batch) waiting.resolve();
       } catch (cause) {
@@ -162,6 +186,15 @@ export class JsonFileStore extends MemoryStore {
         });
       }
     }
+  }
+
+  /** Writes the whole state to the JSON file, then empties the journal it now contains. */
+  async #writeFile(): Promise<void> {
+    this.#db.data = { format: FILE_FORMAT, version: FILE_VERSION, scopes: this.#snapshot() };
+    await this.#db.write();
+    this.#fileExists = true;
+    this.#fileBytes = JSON.stringify(this.#db.data).length;
+    await this.#journal.clear();
   }
 
   #snapshot(): Scopes {
@@ -209,6 +242,9 @@ export class JsonFileStore extends MemoryStore {
     this.#closed = true;
     await super.close();
     await this.#flushing;
+    // Leave a compact file behind: the journal's content goes into the JSON file on a clean stop.
+    if (this.#journal.size > 0) await this.#writeFile().catch(() => undefined);
+    await this.#journal.close();
     this.#releaseLock();
   }
 }

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { openJsonFileStore } from '../../adapters/json-file-store.ts';
+import { diskBytes, diskState } from '../fixtures/json-file-state.ts';
 import { tempDir } from '../fixtures/openssh.ts';
 import { createTestInstance } from '../helpers.ts';
 
@@ -51,7 +51,7 @@ describe('a store that cannot write', () => {
     try {
       const api = await createTestInstance({ store });
       const kept = await api.request('POST', '/ip_policies', { description: 'kept' });
-      const before = readFileSync(file, 'utf8');
+      const before = diskBytes(file);
       full = true;
       const refused = await api.request('POST', '/ip_policies', { description: 'lost?' });
       assert.equal(refused.status, 503);
@@ -59,12 +59,12 @@ describe('a store that cannot write', () => {
       assert.match(refused.body.msg, /not saved: .*ENOSPC/);
       const patch = await api.request('PATCH', `/ip_policies/${kept.body.id}`, { description: 'changed?' });
       assert.equal(patch.status, 503);
-      assert.equal(readFileSync(file, 'utf8'), before, 'the file is untouched');
+      assert.equal(diskBytes(file), before, 'the file and its journal are untouched');
       const listed = (await api.request('GET', '/ip_policies')).body.ip_policies;
       assert.deepEqual(listed.map((p: any) => p.description), ['kept'], 'memory matches the file');
       full = false;
       assert.equal((await api.request('POST', '/ip_policies', { description: 'after' })).status, 201);
-      assert.ok(readFileSync(file, 'utf8').includes('after'));
+      assert.ok(JSON.stringify(diskState(file)).includes('after'));
     } finally {
       await store.close();
       dir.remove();

@@ -7,6 +7,7 @@ import { createInterface } from 'node:readline';
 import { after, describe, test } from 'node:test';
 import { openJsonFileStore, type JsonFileStore } from '../../adapters/json-file-store.ts';
 import { StoreWriteError } from '../../lib/store.ts';
+import { diskBytes, diskState } from '../fixtures/json-file-state.ts';
 import { runStoreConformance } from './conformance.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'burrow-json-store-'));
@@ -92,8 +93,7 @@ describe('json-file: durability', () => {
     const store = await openJsonFileStore(freshPath());
     await Promise.all(Array.from({ length: 100 }, (_, n) => store.transaction((tx) => tx.put(KEYS, { id: `ak_${String(n).padStart(3, '0')}` }))));
     assert.ok(store.writes < 20, `100 transactions took ${store.writes} writes`);
-    const onDisk = JSON.parse(readFileSync(store.path, 'utf8'));
-    assert.equal(Object.keys(onDisk.scopes.ac_1.api_key).length, 100);
+    assert.equal(Object.keys(diskState(store.path).ac_1!.api_key!).length, 100);
     await store.close();
   });
 
@@ -106,7 +106,7 @@ describe('json-file: durability', () => {
       },
     });
     await store.transaction((tx) => tx.put(KEYS, { id: 'ak_1', v: 1 }));
-    const before = readFileSync(path, 'utf8');
+    const before = diskBytes(path);
     failing = true;
     const results = await Promise.allSettled([
       store.transaction((tx) => tx.put(KEYS, { id: 'ak_1', v: 2 })),
@@ -119,10 +119,10 @@ describe('json-file: durability', () => {
     }
     assert.deepEqual(await store.get(KEYS, 'ak_1'), { id: 'ak_1', v: 1 });
     assert.equal(await store.get(KEYS, 'ak_2'), undefined);
-    assert.equal(readFileSync(path, 'utf8'), before);
+    assert.equal(diskBytes(path), before);
     failing = false;
     await store.transaction((tx) => tx.put(KEYS, { id: 'ak_3' }));
-    assert.ok(JSON.parse(readFileSync(path, 'utf8')).scopes.ac_1.api_key.ak_3);
+    assert.ok(diskState(path).ac_1!.api_key!.ak_3);
     await store.close();
   });
 
@@ -141,5 +141,50 @@ describe('json-file: durability', () => {
     const store = await openJsonFileStore(path);
     for (const id of acknowledged) assert.ok(await store.get(KEYS, id), `${id} acknowledged but lost`);
     await store.close();
+  });
+
+  test('writes go to the journal between compactions; a clean close folds it into the file', async () => {
+    const path = freshPath();
+    const store = await openJsonFileStore(path);
+    for (let n = 0; n < 20; n++) await store.transaction((tx) => tx.put(KEYS, { id: `ak_${n}` }));
+    assert.ok(readFileSync(`${path}.journal`, 'utf8').split('\n').length > 10, 'small writes are journal appends');
+    assert.equal(Object.keys(diskState(path).ac_1!.api_key!).length, 20);
+    await store.close();
+    assert.equal(readFileSync(`${path}.journal`, 'utf8'), '');
+    assert.equal(Object.keys(JSON.parse(readFileSync(path, 'utf8')).scopes.ac_1.api_key).length, 20);
+  });
+
+  test('a large journal is folded into the file', async () => {
+    const path = freshPath();
+    const store = await openJsonFileStore(path);
+    for (let n = 0; n < 60; n++) await store.transaction((tx) => tx.put(KEYS, { id: `ak_${n}`, pad: 'x'.repeat(8 * 1024) }));
+    assert.ok(readFileSync(`${path}.journal`, 'utf8').length < 300 * 1024, 'the journal was compacted');
+    assert.ok(Object.keys(JSON.parse(readFileSync(path, 'utf8')).scopes.ac_1.api_key).length > 20, 'into the file');
+    await store.close();
+  });
+
+  test('a torn last journal line (a crash mid-append) is ignored; a corrupt earlier line is refused', async () => {
+    const path = freshPath();
+    const store = await openJsonFileStore(path);
+    await store.transaction((tx) => tx.put(KEYS, { id: 'ak_1' }));
+    await store.transaction((tx) => tx.put(KEYS, { id: 'ak_2' }));
+    const journal = readFileSync(`${path}.journal`, 'utf8');
+    // Simulate a crash: no clean close (`store` is abandoned), the lock released by hand, half a
+    // line appended.
+    rmSync(`${path}.lock`);
+    writeFileSync(`${path}.journal`, `${journal}[["ac_1\u0000api_key","ak_3",{"id"`);
+    const reopened = await openJsonFileStore(path);
+    assert.ok(await reopened.get(KEYS, 'ak_2'));
+    assert.equal(await reopened.get(KEYS, 'ak_3'), undefined);
+    await reopened.transaction((tx) => tx.put(KEYS, { id: 'ak_4' }));
+    assert.ok(diskState(path).ac_1!.api_key!.ak_4, 'appends continue after the cut-off tail');
+    await reopened.close();
+
+    const broken = freshPath();
+    writeFileSync(broken, JSON.stringify({ format: 'burrow-store', version: 1, scopes: {} }));
+    writeFileSync(`${broken}.journal`, 'not json\n[]\n');
+    await assert.rejects(openJsonFileStore(broken), /journal .* is corrupt at line 1/);
+    assert.equal(readFileSync(`${broken}.journal`, 'utf8'), 'not json\n[]\n');
+    assert.equal(existsSync(`${broken}.lock`), false, 'a refused open releases the lock');
   });
 });
