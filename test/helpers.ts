@@ -1,3 +1,4 @@
+import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { createFetchHandler } from '../adapters/http/fetch-handler.ts';
@@ -131,4 +132,12 @@ export async function startServer(args: string[] = [], env: Record<string, strin
     },
     request: (method, path, body, init = {}) => sendRequest((r) => fetch(r), `${url}${path}`, method, body, { ...init, token: init.token === undefined ? token : init.token }),
   } as RunningServer;
+}
+
+/** Asserts an error answer: status, `ERR_BURROW_<code>`, matching status_code and a message matching `message`. */
+export function assertError(res: { status: number; body: any }, status: number, code: number, message: RegExp): void {
+  assert.equal(res.status, status, JSON.stringify(res.body));
+  assert.equal(res.body.error_code, `ERR_BURROW_${code}`);
+  assert.equal(res.body.status_code, status);
+  assert.match(res.body.msg, message);
 }

@@ -27,6 +27,14 @@ interface Server {
   stop(): Promise<void>;
 }
 
+function stopChild(child: ChildProcess): Promise<void> {
+  return new Promise((resolve) => {
+    if (child.exitCode !== null) return resolve();
+    child.once('exit', () => resolve());
+    child.kill('SIGTERM');
+  });
+}
+
 async function startProcess(command: string, args: string[], ready: RegExp): Promise<Server> {
   const child = spawn(command, args, { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
   let errors = '';
@@ -45,11 +53,7 @@ async function startProcess(command: string, args: string[], ready: RegExp): Pro
   return {
     url,
     process: child,
-    stop: () => new Promise((resolve) => {
-      if (child.exitCode !== null) return resolve();
-      child.once('exit', () => resolve());
-      child.kill('SIGTERM');
-    }),
+    stop: () => stopChild(child),
   };
 }
 
@@ -76,11 +80,7 @@ async function startJsonServer(count: number): Promise<Server> {
   return {
     url,
     process: child,
-    stop: () => new Promise((resolve) => {
-      if (child.exitCode !== null) return resolve();
-      child.once('exit', () => resolve());
-      child.kill('SIGTERM');
-    }),
+    stop: () => stopChild(child),
   };
 }
 

@@ -1,17 +1,12 @@
 import assert from 'node:assert/strict';
 import { beforeEach, describe, test } from 'node:test';
-import { createTestInstance, OPERATOR_TOKEN, type TestInstance } from '../helpers.ts';
+import { assertError, createTestInstance, OPERATOR_TOKEN, type TestInstance } from '../helpers.ts';
 
 let api: TestInstance;
 beforeEach(async () => {
   api = await createTestInstance({ simulation: { regions: ['us', 'eu'] } });
 });
 
-function assertError(res: { status: number; body: any }, status: number, code: number, message: RegExp) {
-  assert.equal(res.status, status, JSON.stringify(res.body));
-  assert.equal(res.body.error_code, `ERR_BURROW_${code}`);
-  assert.match(res.body.msg, message);
-}
 
 const provisioning = (id: string, outcome: string) =>
   api.request('POST', `/_burrow/accounts/${api.accountId}/agent_ingresses/${id}/provisioning`, { outcome }, { token: OPERATOR_TOKEN });

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { beforeEach, describe, test } from 'node:test';
-import { createTestInstance, type TestInstance } from '../helpers.ts';
+import { assertError, createTestInstance, type TestInstance } from '../helpers.ts';
 
 let api: TestInstance;
 beforeEach(async () => {
@@ -17,12 +17,6 @@ async function rule(ip_policy_id: string, cidr: string, action = 'allow') {
   return api.request('POST', '/ip_policy_rules', { ip_policy_id, cidr, action });
 }
 
-function assertError(res: { status: number; body: any }, status: number, code: number, message: RegExp) {
-  assert.equal(res.status, status, JSON.stringify(res.body));
-  assert.equal(res.body.error_code, `ERR_BURROW_${code}`);
-  assert.equal(res.body.status_code, status);
-  assert.match(res.body.msg, message);
-}
 
 describe('/ip_policies', () => {
   test('create, get, list, update and delete', async () => {

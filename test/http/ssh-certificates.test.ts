@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, beforeEach, describe, test } from 'node:test';
-import { createTestInstance, type TestInstance } from '../helpers.ts';
+import { assertError, createTestInstance, type TestInstance } from '../helpers.ts';
 import { inspectCertificate, sshKeygen, startSshd, tempDir, type Sshd } from '../fixtures/openssh.ts';
 
 const dir = tempDir('burrow-sshca-');
@@ -11,11 +11,6 @@ beforeEach(async () => {
   api = await createTestInstance();
 });
 
-function assertError(res: { status: number; body: any }, status: number, code: number, message: RegExp) {
-  assert.equal(res.status, status, JSON.stringify(res.body));
-  assert.equal(res.body.error_code, `ERR_BURROW_${code}`);
-  assert.match(res.body.msg, message);
-}
 
 async function ca(body: Record<string, unknown> = {}) {
   const res = await api.request('POST', '/ssh_certificate_authorities', body);

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, beforeEach, describe, test } from 'node:test';
 import { connectAgent, disconnectAgent, type AgentConnect } from '../../lib/index.ts';
 import { sshKeygen, tempDir } from '../fixtures/openssh.ts';
-import { createTestInstance, OPERATOR_TOKEN, type TestInstance } from '../helpers.ts';
+import { assertError, createTestInstance, OPERATOR_TOKEN, type TestInstance } from '../helpers.ts';
 
 const dir = tempDir('burrow-agents-');
 after(() => dir.remove());
@@ -12,11 +12,6 @@ beforeEach(async () => {
   api = await createTestInstance({ simulation: { agentVersions: ['2.3.40', '2.3.41', '3.0.0', '3.2.0', '3.5.0'] } });
 });
 
-function assertError(res: { status: number; body: any }, status: number, code: number, message: RegExp) {
-  assert.equal(res.status, status, JSON.stringify(res.body));
-  assert.equal(res.body.error_code, `ERR_BURROW_${code}`);
-  assert.match(res.body.msg, message);
-}
 
 async function credential(acl: string[] = []) {
   const res = await api.request('POST', '/credentials', { acl });
