@@ -6,6 +6,7 @@ import { makeRef } from '../conventions/refs.ts';
 import { formatTime } from '../conventions/clock.ts';
 import { allRecords, defineResource, getRecord, respond, scopeOf, stripPathIds, type BaseRecord } from '../resource.ts';
 import { availableUpdate } from '../simulator/settings.ts';
+import { setOnlineTunnels } from './backends/tunnel-group.ts';
 
 /**
  * Tunnel sessions (/tunnel_sessions): read-only, online sessions only; they exist because agents
@@ -89,13 +90,30 @@ export async function startSession(ctx: OperationContext, agent: SessionTemplate
   };
   await ctx.tx.put(scopeOf(ctx, 'tunnel_session'), record);
   ctx.emit('agent_session_start.v0', respond(ctx, tunnelSessions, record));
+  if (Object.keys(record.binds.labels).length > 0) await publishLabeledTunnels(ctx);
   return record;
+}
+
+/**
+ * Tells tunnel group backends which labeled tunnels are online: every session that bound labels
+ * runs one tunnel (`tn_` + the session's KSUID) carrying them. O(sessions), on connects and
+ * disconnects of labeled agents only.
+ */
+async function publishLabeledTunnels(ctx: OperationContext): Promise<void> {
+  const sessions = await allRecords<TunnelSessionRecord>(ctx, 'tunnel_session');
+  await setOnlineTunnels(
+    ctx,
+    sessions
+      .filter((session) => Object.keys(session.binds.labels).length > 0)
+      .map((session) => ({ id: `tn_${session.id.slice(session.id.indexOf('_') + 1)}`, labels: session.binds.labels })),
+  );
 }
 
 /** Removes a session (its agent went offline) and emits agent_session_stop.v0. */
 export async function endSession(ctx: OperationContext, record: TunnelSessionRecord): Promise<void> {
   await ctx.tx.delete(scopeOf(ctx, 'tunnel_session'), record.id);
   ctx.emit('agent_session_stop.v0', respond(ctx, tunnelSessions, record));
+  if (Object.keys(record.binds.labels).length > 0) await publishLabeledTunnels(ctx);
 }
 
 /** Ends the sessions of a credential that is being deleted: its agents can no longer stay online. */

@@ -205,3 +205,17 @@ describe('session events', () => {
     ]);
   });
 });
+
+describe('tunnel group backends', () => {
+  test('list the tunnels of online agents whose labels match, and drop them when the agents go', async () => {
+    const backend = await api.request('POST', '/backends/tunnel_group', { labels: { app: 'web' } });
+    const cred = await credential(['bind:app=*', 'bind:env=*']);
+    const web = (await connect({ token: cred.token, binds: { labels: { app: 'web', env: 'prod' } } })).body;
+    await connect({ token: cred.token, binds: { labels: { app: 'api' } } });
+    const tunnels = (await api.request('GET', `/backends/tunnel_group/${backend.body.id}`)).body.tunnels;
+    assert.deepEqual(tunnels.map((t: any) => t.id), [`tn_${web.id.slice(3)}`]);
+    await command(web.id, 'stop');
+    assert.deepEqual((await api.request('GET', `/backends/tunnel_group/${backend.body.id}`)).body.tunnels, []);
+  });
+});
+
