@@ -17,6 +17,7 @@ import { EVENT_SOURCE_OPERATIONS } from './resources/events/sources.ts';
 import { eventSubscriptions } from './resources/events/subscriptions.ts';
 import { BACKENDS } from './resources/backends/index.ts';
 import { certificateAuthorities } from './resources/certificate-authorities.ts';
+import { EDGE_OPERATIONS, EDGES } from './resources/edges/index.ts';
 
 /**
  * Every resource kind Burrow serves. Adding a kind = its definition file + one line here; the
@@ -38,10 +39,11 @@ export const RESOURCES: readonly ResourceDefinition<any>[] = [
   agentIngresses,
   ...BACKENDS,
   certificateAuthorities,
+  ...EDGES,
 ];
 
 /** Operations that are not plain CRUD (module endpoints, agent commands, sources). */
-export const EXTRA_OPERATIONS: readonly Operation[] = [...EVENT_SOURCE_OPERATIONS, ...TUNNEL_SESSION_COMMANDS];
+export const EXTRA_OPERATIONS: readonly Operation[] = [...EVENT_SOURCE_OPERATIONS, ...TUNNEL_SESSION_COMMANDS, ...EDGE_OPERATIONS];
 
 /** Checks run before every API request (IP restrictions of type `api`). */
 export const GUARDS: readonly RequestGuard[] = [apiRestrictionGuard];

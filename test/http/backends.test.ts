@@ -1,18 +1,13 @@
 import assert from 'node:assert/strict';
 import { beforeEach, describe, test } from 'node:test';
 import { setOnlineTunnels } from '../../lib/resources/backends/tunnel-group.ts';
-import { BASE, createTestInstance, type TestInstance } from '../helpers.ts';
+import { assertError, BASE, createTestInstance, type TestInstance } from '../helpers.ts';
 
 let api: TestInstance;
 beforeEach(async () => {
   api = await createTestInstance();
 });
 
-function assertError(res: { status: number; body: any }, status: number, code: number, message: RegExp) {
-  assert.equal(res.status, status, JSON.stringify(res.body));
-  assert.equal(res.body.error_code, `ERR_BURROW_${code}`);
-  assert.match(res.body.msg, message);
-}
 
 async function create(kind: string, body: unknown): Promise<any> {
   const res = await api.request('POST', `/backends/${kind}`, body);

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { X509Certificate } from 'node:crypto';
 import { before, beforeEach, describe, test } from 'node:test';
 import { eventCatalogue, RESOURCES } from '../../lib/index.ts';
-import { BASE, createTestInstance, type TestInstance } from '../helpers.ts';
+import { assertError, BASE, createTestInstance, type TestInstance } from '../helpers.ts';
 import { generateTestCertificates, type TestCertificates } from '../fixtures/x509.ts';
 
 let certs: TestCertificates;
@@ -14,11 +14,6 @@ beforeEach(async () => {
   api = await createTestInstance();
 });
 
-function assertError(res: { status: number; body: any }, status: number, code: number, message: RegExp) {
-  assert.equal(res.status, status, JSON.stringify(res.body));
-  assert.equal(res.body.error_code, `ERR_BURROW_${code}`);
-  assert.match(res.body.msg, message);
-}
 
 const rfc3339 = (openSslTime: string) => new Date(openSslTime).toISOString().replace(/\.\d{3}Z$/, 'Z');
 

@@ -1,0 +1,150 @@
+import * as v from 'valibot';
+import type { Operation, OperationContext } from '../../context.ts';
+import { formatTime } from '../../conventions/clock.ts';
+import { ApiError, ERRORS } from '../../conventions/errors.ts';
+import { coded, description, metadata, parseInput } from '../../conventions/fields.ts';
+import { updateReferences } from '../../references.ts';
+import { getRecord, scopeOf } from '../../resource.ts';
+import { httpsEdges, ROUTE_LABEL, ROUTE_MODULES, routePath, routeReferences, routeResponse, type HttpsEdgeRecord, type MatchType, type RouteRecord } from './https.ts';
+import { moduleFields, patchModules, storeModules } from './modules.ts';
+import { stripEdgeIds } from './shared.ts';
+
+/**
+ * HTTPS edge routes (/edges/https/{edge_id}/routes/{id}): create, get, update and delete (there is
+ * no list: the edge answers its routes). A route selects requests by `match_type` (exact_path or
+ * path_prefix) and `match` (a path starting with `/`); the pair is unique per edge (409 7126), so
+ * `exact_path /a` and `path_prefix /a` may coexist. Routes carry the HTTP modules (https.ts).
+ */
+
+const MATCH_TYPES = ['exact_path', 'path_prefix'] as const;
+
+const RouteFields = v.strictObject({
+  description: v.optional(description),
+  metadata: v.optional(metadata),
+  match_type: v.optional(v.picklist(MATCH_TYPES, (issue) => coded('ROUTE_MATCH_TYPE_INVALID', `must be exact_path or path_prefix (got ${JSON.stringify(issue.input)})`))),
+  match: v.optional(v.string()),
+  ...moduleFields(ROUTE_MODULES),
+});
+
+type RouteInput = v.InferOutput<typeof RouteFields> & Record<string, unknown>;
+
+const collection = `${httpsEdges.path}/:edge_id/routes`;
+const item = `${collection}/:id`;
+const common = { tag: 'https_edge_routes' } as const;
+
+function checkMatch(match: string | undefined): string {
+  if (!match) throw new ApiError(ERRORS.ROUTE_MATCH_MISSING, 'match: is required; the path the route selects, such as "/" or "/api"');
+  if (!match.startsWith('/')) throw new ApiError(ERRORS.ROUTE_MATCH_INVALID, `match: must be a path starting with "/" (got ${JSON.stringify(match)})`);
+  return match;
+}
+
+function refuseDuplicateMatch(edge: HttpsEdgeRecord, route: Pick<RouteRecord, 'id' | 'match_type' | 'match'>): void {
+  const other = edge.routes.find((r) => r.id !== route.id && r.match_type === route.match_type && r.match === route.match);
+  if (other) {
+    throw new ApiError(ERRORS.ROUTE_MATCH_DUPLICATE, `match: HTTPS edge '${edge.id}' already has a ${route.match_type} route for ${JSON.stringify(route.match)} ('${other.id}')`, { used_by: other.id });
+  }
+}
+
+/** The edge and route named by the path, or 404 (7000 for the edge, 7124 for the route). */
+export async function loadRoute(ctx: OperationContext, params: Readonly<Record<string, string>>): Promise<{ edge: HttpsEdgeRecord; route: RouteRecord }> {
+  const edge = await getRecord(ctx, httpsEdges, params.edge_id!);
+  const route = edge.routes.find((r) => r.id === params.id);
+  if (!route) throw new ApiError(ERRORS.EDGE_ROUTE_NOT_FOUND, `HTTPS edge route '${params.id}' was not found on HTTPS edge '${edge.id}'`, { id: params.id! });
+  return { edge, route };
+}
+
+/**
+ * Writes a route change into its edge (`previous` undefined: added; `next` undefined: removed) and
+ * moves the route's entries in the reverse-reference index.
+ */
+export async function saveRoute(ctx: OperationContext, edge: HttpsEdgeRecord, previous: RouteRecord | undefined, next: RouteRecord | undefined): Promise<void> {
+  const others = edge.routes.filter((r) => r.id !== (previous ?? next)!.id);
+  const routes = next === undefined ? others : previous === undefined ? [...edge.routes, next] : edge.routes.map((r) => (r.id === next.id ? next : r));
+  await ctx.tx.put(scopeOf(ctx, httpsEdges.kind), { ...edge, routes });
+  const id = (previous ?? next)!.id;
+  await updateReferences(ctx, { id, label: ROUTE_LABEL }, previous ? routeReferences(previous) : [], next ? routeReferences(next) : []);
+}
+
+/** The route operations. */
+export const HTTPS_EDGE_ROUTE_OPERATIONS: readonly Operation[] = [
+  {
+    ...common,
+    id: 'https_edge_routes.create',
+    method: 'POST',
+    path: collection,
+    status: 201,
+    mutates: true,
+    body: RouteFields,
+    summary: 'Create an HTTPS edge route',
+    async run(ctx, input) {
+      const body = parseInput(RouteFields, stripEdgeIds(input.body, input.params)) as RouteInput;
+      const edge = await getRecord(ctx, httpsEdges, input.params.edge_id!);
+      if (body.match_type === undefined) throw new ApiError(ERRORS.ROUTE_MATCH_TYPE_INVALID, 'match_type: is required; exact_path or path_prefix');
+      const selector = { id: '', match_type: body.match_type as MatchType, match: checkMatch(body.match) };
+      refuseDuplicateMatch(edge, selector);
+      const route: RouteRecord = {
+        ...(await storeModules(ctx, ROUTE_MODULES, body)),
+        id: ctx.ids.id('edghtsrt'),
+        created_at: formatTime(ctx.clock.now()),
+        description: body.description ?? '',
+        metadata: body.metadata ?? '',
+        edge_id: edge.id,
+        match_type: selector.match_type,
+        match: selector.match,
+      };
+      await saveRoute(ctx, edge, undefined, route);
+      return routeResponse(ctx, route);
+    },
+  },
+  {
+    ...common,
+    id: 'https_edge_routes.get',
+    method: 'GET',
+    path: item,
+    status: 200,
+    mutates: false,
+    summary: 'Get an HTTPS edge route',
+    async run(ctx, input) {
+      return routeResponse(ctx, (await loadRoute(ctx, input.params)).route);
+    },
+  },
+  {
+    ...common,
+    id: 'https_edge_routes.update',
+    method: 'PATCH',
+    path: item,
+    status: 200,
+    mutates: true,
+    body: RouteFields,
+    summary: 'Update an HTTPS edge route (modules sent are replaced whole; absent ones stay)',
+    async run(ctx, input) {
+      const patch = parseInput(RouteFields, stripEdgeIds(input.body, input.params)) as RouteInput;
+      const { edge, route } = await loadRoute(ctx, input.params);
+      const next: RouteRecord = {
+        ...route,
+        ...(await patchModules(ctx, ROUTE_MODULES, patch, routePath(route))),
+        ...(patch.description === undefined ? {} : { description: patch.description }),
+        ...(patch.metadata === undefined ? {} : { metadata: patch.metadata }),
+        ...(patch.match_type === undefined ? {} : { match_type: patch.match_type }),
+        ...(patch.match === undefined ? {} : { match: checkMatch(patch.match) }),
+      };
+      refuseDuplicateMatch(edge, next);
+      await saveRoute(ctx, edge, route, next);
+      return routeResponse(ctx, next);
+    },
+  },
+  {
+    ...common,
+    id: 'https_edge_routes.delete',
+    method: 'DELETE',
+    path: item,
+    status: 204,
+    mutates: true,
+    summary: 'Delete an HTTPS edge route',
+    async run(ctx, input) {
+      const { edge, route } = await loadRoute(ctx, input.params);
+      await saveRoute(ctx, edge, route, undefined);
+      return undefined;
+    },
+  },
+];

@@ -1,0 +1,147 @@
+import * as v from 'valibot';
+import type { OperationContext } from '../../context.ts';
+import { ApiError, ERRORS, fail } from '../../conventions/errors.ts';
+import { description, metadata } from '../../conventions/fields.ts';
+import { updateReferences } from '../../references.ts';
+import { defineResource, scopeOf, stripPathIds, type BaseRecord, type ResourceDefinition } from '../../resource.ts';
+import { parseHostPort } from '../backends/shared.ts';
+import { moduleFields, moduleReferences, moduleResponses, patchModules, storeModules, type ModuleSpec, type StoredModules } from './modules.ts';
+
+/**
+ * What the three edge kinds (/edges/tcp, /edges/tls, /edges/https) share: one definition builder
+ * (hostports, modules, PATCH rules, response with every module key), the account-wide hostport
+ * index, and the save step the module endpoints use.
+ *
+ * Hostports are `host:port` (DNS name, IPv4 or [IPv6]; port 1–65535, 7112), stored canonical, and
+ * unique across all edges of the account (409 7122): an index entry per hostport (scope
+ * `edge_hostport`) names the edge that holds it, so the check costs O(hostports sent).
+ */
+
+export interface EdgeRecord extends BaseRecord {
+  readonly hostports: readonly string[];
+}
+
+const EDGE_LABELS: Record<string, string> = { edgtcp: 'TCP edge', edgtls: 'TLS edge', edghts: 'HTTPS edge' };
+const HOSTPORT_INDEX = 'edge_hostport';
+
+/** A kind-specific hostport rule (HTTPS edges: port 443). */
+export type HostportRule = (host: string, port: number, field: string) => void;
+
+/**
+ * Claims `requested` for `edgeId` (which held `previous`): validates each, refuses duplicates and
+ * hostports another edge holds, and moves the index entries. Returns the canonical list.
+ */
+async function claimHostports(ctx: OperationContext, edgeId: string, previous: readonly string[], requested: readonly string[], rule?: HostportRule): Promise<string[]> {
+  const next: string[] = [];
+  for (const [index, text] of requested.entries()) {
+    const field = `hostports[${index}]`;
+    const parsed = parseHostPort(text);
+    if (!parsed.ok && parsed.reason === 'port') throw new ApiError(ERRORS.HOSTPORT_PORT_INVALID, `${field}: the port of ${JSON.stringify(text)} is not in range 1-65535`);
+    if (!parsed.ok) fail('INVALID_FIELD', `${field}: must be host:port with a DNS name, IPv4 or [IPv6] host (got ${JSON.stringify(text)})`);
+    rule?.(parsed.host, parsed.port, field);
+    if (next.includes(parsed.text)) fail('INVALID_FIELD', `${field}: ${parsed.text} is listed twice`);
+    const holder = (await ctx.tx.get(scopeOf(ctx, HOSTPORT_INDEX), parsed.text))?.edge_id as string | undefined;
+    if (holder !== undefined && holder !== edgeId) {
+      throw new ApiError(ERRORS.HOSTPORT_IN_USE, `${field}: ${parsed.text} is already used by ${EDGE_LABELS[holder.slice(0, holder.indexOf('_'))] ?? 'edge'} '${holder}'`, {
+        hostport: parsed.text,
+        used_by: holder,
+      });
+    }
+    next.push(parsed.text);
+  }
+  for (const hostport of previous) if (!next.includes(hostport)) await ctx.tx.delete(scopeOf(ctx, HOSTPORT_INDEX), hostport);
+  for (const hostport of next) if (!previous.includes(hostport)) await ctx.tx.put(scopeOf(ctx, HOSTPORT_INDEX), { id: hostport, edge_id: edgeId });
+  return next;
+}
+
+/** An edge kind: a resource definition that also knows its module specs and cross-module rule. */
+export interface EdgeDefinition<R extends EdgeRecord = EdgeRecord> extends ResourceDefinition<R> {
+  readonly modules: readonly ModuleSpec[];
+  /** Refuses module combinations that cannot work together; `changed` names the fields being set. */
+  readonly checkModules?: (record: R, changed: readonly string[]) => void;
+}
+
+export interface EdgeKindOptions<R extends EdgeRecord> {
+  readonly prefix: string;
+  readonly name: string;
+  readonly label: string;
+  readonly kind: string;
+  readonly path: string;
+  readonly listKey: string;
+  readonly modules: readonly ModuleSpec[];
+  readonly hostportRule?: HostportRule;
+  readonly checkModules?: (record: R, changed: readonly string[]) => void;
+  /** Fields a new edge starts with besides hostports and modules (HTTPS: `routes: []`). */
+  readonly initial?: () => Record<string, unknown>;
+  /** Response fields besides hostports and modules (HTTPS: `routes`). */
+  readonly respondExtra?: (ctx: OperationContext, record: R) => Record<string, unknown>;
+  /** Cleanup of what the edge owns besides its hostports (HTTPS: its routes' references). */
+  readonly onDelete?: (ctx: OperationContext, record: R) => Promise<void>;
+}
+
+const hostportList = v.optional(v.nullable(v.array(v.string())));
+
+/**
+ * Builds an edge kind. Create: hostports ([] when not sent) and modules (unset when absent or
+ * null). PATCH: hostports replaced when sent; a module that is sent replaces the stored one whole,
+ * absent ones stay, and null is refused (modules are removed only by their DELETE endpoint).
+ */
+export function defineEdge<R extends EdgeRecord>(options: EdgeKindOptions<R>): EdgeDefinition<R> {
+  const common = { description: v.optional(description), metadata: v.optional(metadata), hostports: hostportList, ...moduleFields(options.modules) };
+  const schema = v.strictObject(common);
+  const definition = defineResource<R, Record<string, unknown>, Record<string, unknown>>({
+    name: options.name,
+    label: options.label,
+    kind: options.kind,
+    prefix: options.prefix,
+    path: options.path,
+    listKey: options.listKey,
+    notFoundError: ERRORS.EDGE_NOT_FOUND,
+    createSchema: schema,
+    updateSchema: schema,
+    references: (record) => moduleReferences(options.modules, record),
+    async create(ctx, input, base) {
+      const modules = await storeModules(ctx, options.modules, input);
+      const record = { ...base, ...options.initial?.(), ...modules, hostports: [] as string[] } as unknown as R;
+      options.checkModules?.(record, Object.keys(modules).filter((name) => modules[name] !== null));
+      const hostports = await claimHostports(ctx, base.id, [], (input.hostports as string[] | null | undefined) ?? [], options.hostportRule);
+      return { ...record, hostports };
+    },
+    async update(ctx, record, patch) {
+      const modules: StoredModules = await patchModules(ctx, options.modules, patch, `${options.path}/${record.id}`);
+      const next = { ...record, ...modules } as R;
+      options.checkModules?.(next, Object.keys(modules));
+      if (patch.hostports === undefined) return next;
+      return { ...next, hostports: await claimHostports(ctx, record.id, record.hostports, (patch.hostports as string[] | null) ?? [], options.hostportRule) };
+    },
+    toResponse: (ctx, record, base) => ({
+      ...base,
+      hostports: [...record.hostports],
+      ...moduleResponses(ctx, options.modules, record, record.id),
+      ...options.respondExtra?.(ctx, record),
+    }),
+    async beforeDelete(ctx, record) {
+      await claimHostports(ctx, record.id, record.hostports, []);
+      await options.onDelete?.(ctx, record);
+    },
+  });
+  return { ...definition, modules: options.modules, ...(options.checkModules ? { checkModules: options.checkModules } : {}) };
+}
+
+/** Stores an edge whose module changed through a module endpoint, keeping the reverse index in step. */
+export async function saveEdge<R extends EdgeRecord>(ctx: OperationContext, def: EdgeDefinition<R>, previous: R, next: R): Promise<void> {
+  await ctx.tx.put(scopeOf(ctx, def.kind), next);
+  await updateReferences(ctx, { id: next.id, label: def.label }, def.references?.(previous) ?? [], def.references?.(next) ?? []);
+}
+
+/**
+ * Drops `id` and `edge_id` from a body when they equal the path (the official TS client sends
+ * them in PATCH and module PUT bodies). A different `edge_id` is 7110; a different `id` is 400.
+ */
+export function stripEdgeIds(body: unknown, params: Readonly<Record<string, string>>): unknown {
+  const edgeId = (body as Record<string, unknown> | null)?.edge_id;
+  if (params.edge_id !== undefined && edgeId !== undefined && edgeId !== params.edge_id) {
+    throw new ApiError(ERRORS.ROUTE_EDGE_MISMATCH, `edge_id: ${JSON.stringify(edgeId)} is not this route's edge ('${params.edge_id}'); leave it out or send the edge id of the path`);
+  }
+  return stripPathIds(body ?? {}, params);
+}

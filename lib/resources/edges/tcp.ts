@@ -1,0 +1,16 @@
+import { BACKEND_MODULE, IP_RESTRICTION_MODULE, POLICY_MODULE } from './modules.ts';
+import { defineEdge } from './shared.ts';
+
+/**
+ * TCP edges (/edges/tcp): hostports (any `host:port`) plus the backend, ip_restriction and policy
+ * modules. TCP traffic is never decrypted, so there is nothing like TLS termination here.
+ */
+export const tcpEdges = defineEdge({
+  prefix: 'edgtcp',
+  name: 'tcp_edges',
+  label: 'TCP edge',
+  kind: 'tcp_edge',
+  path: '/edges/tcp',
+  listKey: 'tcp_edges',
+  modules: [BACKEND_MODULE, IP_RESTRICTION_MODULE, POLICY_MODULE],
+});
