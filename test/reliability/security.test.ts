@@ -63,6 +63,11 @@ describe('account isolation', () => {
       '/event_subscriptions': (await api.request('POST', '/event_subscriptions', { destination_ids: [destination.body.id] })).body.id,
       '/agent_ingresses': (await api.request('POST', '/agent_ingresses', { domain: 'iso.example.com' })).body.id,
       '/tunnel_sessions': (await api.request('POST', '/_burrow/agents', { token: credential.body.token }, { token: OPERATOR_TOKEN })).body.id,
+      '/backends/weighted': (await api.request('POST', '/backends/weighted', {})).body.id,
+      '/backends/http_response': (await api.request('POST', '/backends/http_response', {})).body.id,
+      '/edges/tcp': (await api.request('POST', '/edges/tcp', {})).body.id,
+      '/edges/tls': (await api.request('POST', '/edges/tls', {})).body.id,
+      '/edges/https': (await api.request('POST', '/edges/https', {})).body.id,
     };
     const asB = { token: other.token };
     for (const [path, id] of Object.entries(created)) {
