@@ -5,7 +5,7 @@ import { ManualClock, formatTime } from './conventions/clock.ts';
 import { fail } from './conventions/errors.ts';
 import { description, parseInput, rfc3339, type Schema } from './conventions/fields.ts';
 import { openApiDocument } from './openapi.ts';
-import { INSTANCE_SCOPE, type StoredRecord } from './store.ts';
+import { INSTANCE_SCOPE, readAll, type StoredRecord } from './store.ts';
 import { VERSION } from './version.ts';
 
 /**
@@ -62,26 +62,13 @@ async function resetAccount(burrow: Burrow, accountId: string): Promise<number> 
     }
     // Credential tokens are indexed instance-wide; drop those of this account, keep its API keys'.
     const tokens = { account: INSTANCE_SCOPE, kind: 'token' };
-    let beforeId: string | undefined;
-    for (;;) {
-      const page = await tx.page(tokens, beforeId === undefined ? { limit: 500 } : { beforeId, limit: 500 });
-      for (const entry of page) if (entry.account === accountId && entry.kind !== 'api_key') await tx.delete(tokens, entry.id);
-      if (page.length < 500) break;
-      beforeId = page[page.length - 1]!.id;
-    }
+    for (const entry of await readAll(tx, tokens)) if (entry.account === accountId && entry.kind !== 'api_key') await tx.delete(tokens, entry.id);
     return removed;
   });
 }
 
 async function accountIds(burrow: Burrow): Promise<string[]> {
-  const ids: string[] = [];
-  let beforeId: string | undefined;
-  for (;;) {
-    const page = await burrow.store.page({ account: INSTANCE_SCOPE, kind: 'account' }, beforeId === undefined ? { limit: 500 } : { beforeId, limit: 500 });
-    ids.push(...page.map((a) => a.id));
-    if (page.length < 500) return ids;
-    beforeId = page[page.length - 1]!.id;
-  }
+  return (await readAll(burrow.store, { account: INSTANCE_SCOPE, kind: 'account' })).map((a) => a.id);
 }
 
 function manualClock(burrow: Burrow): ManualClock {
@@ -179,15 +166,7 @@ export const CORE_CONTROL_OPERATIONS: readonly ControlOperation[] = [
     async run(burrow) {
       const scopes = [];
       for (const scope of await burrow.store.scopes()) {
-        const records: StoredRecord[] = [];
-        let beforeId: string | undefined;
-        for (;;) {
-          const page = await burrow.store.page(scope, beforeId === undefined ? { limit: 500 } : { beforeId, limit: 500 });
-          records.push(...page);
-          if (page.length < 500) break;
-          beforeId = page[page.length - 1]!.id;
-        }
-        scopes.push({ account: scope.account, kind: scope.kind, records: records.reverse() });
+        scopes.push({ account: scope.account, kind: scope.kind, records: (await readAll(burrow.store, scope)).reverse() });
       }
       return { format: 'burrow-snapshot', version: 1, exported_at: formatTime(burrow.clock.now()), scopes };
     },

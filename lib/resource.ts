@@ -5,7 +5,7 @@ import { parseInput, type Schema } from './conventions/fields.ts';
 import { listEnvelope, parsePageRequest } from './conventions/paging.ts';
 import { absoluteUri, makeRef, type Ref } from './conventions/refs.ts';
 import { refuseIfReferenced, updateReferences } from './references.ts';
-import type { StoredRecord } from './store.ts';
+import { readAll, type StoredRecord } from './store.ts';
 
 /**
  * The generic resource engine. A resource kind is a definition (prefix, path, list key, schemas,
@@ -119,14 +119,7 @@ export function baseResponse(ctx: OperationContext, def: Pick<ResourceDefinition
 
 /** All records of a kind in the caller's account (for reference checks; O(n)). */
 export async function allRecords<R extends StoredRecord = BaseRecord>(ctx: OperationContext, kind: string): Promise<R[]> {
-  const out: R[] = [];
-  let beforeId: string | undefined;
-  for (;;) {
-    const page = await ctx.tx.page(scopeOf(ctx, kind), beforeId === undefined ? { limit: 500 } : { beforeId, limit: 500 });
-    out.push(...(page as unknown as R[]));
-    if (page.length < 500) return out;
-    beforeId = page[page.length - 1]!.id;
-  }
+  return (await readAll(ctx.tx, scopeOf(ctx, kind))) as unknown as R[];
 }
 
 /**

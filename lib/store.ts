@@ -65,6 +65,16 @@ export interface Store extends StoreReader {
   close(): Promise<void>;
 }
 
+/** Every record of a scope, highest id first, read page by page through the contract (O(n)). */
+export async function readAll(reader: StoreReader, scope: Scope): Promise<StoredRecord[]> {
+  const out: StoredRecord[] = [];
+  for (let page = await reader.page(scope, { limit: 500 }); ; ) {
+    out.push(...page);
+    if (page.length < 500) return out;
+    page = await reader.page(scope, { beforeId: page[page.length - 1]!.id, limit: 500 });
+  }
+}
+
 /**
  * The error a store rejects a transaction with when its writes could not be made durable (disk
  * full, read-only file system). Nothing of that transaction is kept; the API answers 503.

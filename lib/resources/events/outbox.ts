@@ -1,4 +1,4 @@
-import type { StoreReader, StoreTransaction } from '../../store.ts';
+import { readAll, type StoreReader, type StoreTransaction } from '../../store.ts';
 
 /**
  * Per-destination outboxes: Burrow never calls a cloud service, so the events a destination
@@ -78,14 +78,7 @@ export async function appendToOutbox(tx: StoreTransaction, account: string, dest
 /** The outbox of a destination. */
 export async function readOutbox(reader: StoreReader, account: string, destinationId: string, limit: number): Promise<OutboxContents> {
   const meta = await readMeta(reader, account, destinationId);
-  const events: BurrowEvent[] = [];
-  let beforeId: string | undefined;
-  for (;;) {
-    const page = await reader.page(entries(account, destinationId), beforeId === undefined ? { limit: 500 } : { beforeId, limit: 500 });
-    for (const { id: _sequence, ...event } of page) events.push(event as unknown as BurrowEvent);
-    if (page.length < 500) break;
-    beforeId = page[page.length - 1]!.id;
-  }
+  const events = (await readAll(reader, entries(account, destinationId))).map(({ id: _sequence, ...event }) => event as unknown as BurrowEvent);
   return { events: events.reverse(), dropped: meta.dropped, limit };
 }
 

@@ -3,7 +3,7 @@ import type { OperationContext } from '../../context.ts';
 import { ApiError, ERRORS } from '../../conventions/errors.ts';
 import { coded, description, metadata, refusedField } from '../../conventions/fields.ts';
 import { defineResource, emitAudit, refTo, respond, scopeOf, type BaseRecord } from '../../resource.ts';
-import type { StoreReader } from '../../store.ts';
+import { readAll, type StoreReader } from '../../store.ts';
 import { CidrError, parseCidr, type RuleAction } from './cidr.ts';
 
 /**
@@ -59,16 +59,11 @@ const ruleIndex = (account: string, policyId: string) => ({ account, kind: `${RU
 /** The rules of one policy (O(its rules)). */
 export async function rulesOfPolicy(reader: StoreReader, account: string, policyId: string): Promise<IpPolicyRuleRecord[]> {
   const rules: IpPolicyRuleRecord[] = [];
-  let beforeId: string | undefined;
-  for (;;) {
-    const page = await reader.page(ruleIndex(account, policyId), beforeId === undefined ? { limit: 500 } : { beforeId, limit: 500 });
-    for (const entry of page) {
-      const rule = await reader.get({ account, kind: RULE_KIND }, entry.id);
-      if (rule) rules.push(rule as IpPolicyRuleRecord);
-    }
-    if (page.length < 500) return rules;
-    beforeId = page[page.length - 1]!.id;
+  for (const entry of await readAll(reader, ruleIndex(account, policyId))) {
+    const rule = await reader.get({ account, kind: RULE_KIND }, entry.id);
+    if (rule) rules.push(rule as IpPolicyRuleRecord);
   }
+  return rules;
 }
 
 /** Reads a policy of the caller's account named in a request field, or throws `error` (404). */
