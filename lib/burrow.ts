@@ -11,6 +11,7 @@ import { eventCatalogue } from './resources/events/catalogue.ts';
 import { DEFAULT_SIMULATION, type SimulationSettings } from './simulator/settings.ts';
 import { clearOutbox, readOutbox, type Delivery, type EventSink, type OutboxContents } from './resources/events/outbox.ts';
 import { recordEvents } from './resources/events/recorder.ts';
+import { DEFAULT_JOURNAL_SIZE, RequestJournal } from './request-journal.ts';
 import { INSTANCE_SCOPE, type Store, type StoreReader, type StoreTransaction } from './store.ts';
 
 /** Options of `createBurrow`. Only `store` is required. */
@@ -37,6 +38,8 @@ export interface BurrowOptions {
   eventSinks?: readonly EventSink[];
   /** Reports a sink that threw (default: console.error); the operation has succeeded regardless. */
   onSinkError?: (error: unknown, delivery: Delivery) => void;
+  /** API requests kept per account in the request journal (default 1000; 0 turns it off). */
+  requestJournalSize?: number;
 }
 
 
@@ -62,6 +65,8 @@ export class Burrow {
   readonly controlOperations: readonly ControlOperation[] = CONTROL_OPERATIONS;
   readonly guards: RequestGuard[] = [...GUARDS];
   readonly services: Services;
+  /** The last API requests of each account, as the HTTP adapter recorded them. */
+  readonly requests: RequestJournal;
   /** Wall-clock start time (ms), for the health report's uptime. */
   readonly startedAt = Date.now();
   readonly #byId: Map<string, Operation>;
@@ -79,6 +84,7 @@ export class Burrow {
     this.operations = allOperations();
     if (options.rateLimit) this.guards.unshift(rateLimitGuard(options.rateLimit, this.clock));
     this.#byId = new Map(this.operations.map((op) => [op.id, op]));
+    this.requests = new RequestJournal(options.requestJournalSize ?? DEFAULT_JOURNAL_SIZE, () => this.clock.now().getTime());
     this.services = {
       now: () => this.clock.now(),
       simulation: { ...DEFAULT_SIMULATION, ...options.simulation },

@@ -127,6 +127,9 @@ export const CORE_CONTROL_OPERATIONS: readonly ControlOperation[] = [
       const targets = body.account_id ? [body.account_id] : await accountIds(burrow);
       let removed = 0;
       for (const account of targets) removed += await resetAccount(burrow, account);
+      // A reset starts a test afresh, so the requests that came before it go too.
+      if (body.account_id) burrow.requests.clear(body.account_id);
+      else burrow.requests.clear();
       return { accounts: targets, removed };
     },
   },

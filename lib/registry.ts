@@ -12,6 +12,7 @@ import { AGENT_INGRESS_CONTROL_OPERATIONS, agentIngresses } from './resources/ag
 import { EVENT_CONTROL_OPERATIONS } from './resources/events/control.ts';
 import { TUNNEL_SESSION_COMMANDS, tunnelSessions } from './resources/tunnel-sessions.ts';
 import { SIMULATOR_CONTROL_OPERATIONS } from './simulator/agents.ts';
+import { REQUEST_JOURNAL_CONTROL_OPERATIONS } from './request-journal.ts';
 import { eventDestinations } from './resources/events/destinations.ts';
 import { EVENT_SOURCE_OPERATIONS } from './resources/events/sources.ts';
 import { eventSubscriptions } from './resources/events/subscriptions.ts';
@@ -54,6 +55,7 @@ export const CONTROL_OPERATIONS: readonly ControlOperation[] = [
   ...EVENT_CONTROL_OPERATIONS,
   ...SIMULATOR_CONTROL_OPERATIONS,
   ...AGENT_INGRESS_CONTROL_OPERATIONS,
+  ...REQUEST_JOURNAL_CONTROL_OPERATIONS,
 ];
 
 /** All API operations, in routing order. */

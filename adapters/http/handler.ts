@@ -29,6 +29,8 @@ export interface HttpResponse {
   status: number;
   headers: Record<string, string>;
   body: string | undefined;
+  /** The `error_code` of an error answer (for the request journal; not sent as a header). */
+  errorCode?: string;
 }
 
 /** One line per answered request (never secrets). */
@@ -65,13 +67,13 @@ export function createHttpHandler(burrow: Burrow, options: HttpHandlerOptions = 
   return async (request) => {
     const started = performance.now();
     const operationId = burrow.newOperationId();
-    let operation: Operation | undefined;
+    const trace: Trace = { operation: undefined, account: undefined, api: false };
     let response: HttpResponse;
     try {
       response =
         (options.cors ? preflight(router, request) : undefined) ??
         (await controlPlane(request)) ??
-        (await serveApi(burrow, router, request, operationId, (op) => (operation = op)));
+        (await serveApi(burrow, router, request, operationId, trace));
     } catch (error) {
       response = errorResponse(burrow, error, operationId, options.onError);
     }
@@ -83,20 +85,44 @@ export function createHttpHandler(burrow: Burrow, options: HttpHandlerOptions = 
       response.headers['Access-Control-Expose-Headers'] = 'Burrow-Operation-Id, Warning';
       response.headers.Vary = 'Origin';
     }
+    const ms = Math.round((performance.now() - started) * 10) / 10;
+    if (trace.api) {
+      burrow.requests.record({
+        operationId,
+        account: trace.account,
+        method: request.method,
+        path: request.url.pathname,
+        search: request.url.search,
+        status: response.status,
+        errorCode: response.errorCode,
+        durationMs: ms,
+        operation: trace.operation?.id,
+      });
+    }
     options.log?.({
       method: request.method,
       path: request.url.pathname,
       status: response.status,
-      ms: Math.round((performance.now() - started) * 10) / 10,
+      ms,
       operationId,
-      ...(operation ? { operation: operation.id } : {}),
+      ...(trace.operation ? { operation: trace.operation.id } : {}),
       ...(response.headers.Warning ? { warning: response.headers.Warning } : {}),
     });
     return response;
   };
 }
 
-async function serveApi(burrow: Burrow, router: Router<Operation>, request: HttpRequest, operationId: string, found: (op: Operation) => void): Promise<HttpResponse> {
+/** What serving one request found out, for the log and the request journal. */
+interface Trace {
+  operation: Operation | undefined;
+  /** The account of the API key used. */
+  account: string | undefined;
+  /** Whether the request reached the API (not the control plane or a CORS preflight). */
+  api: boolean;
+}
+
+async function serveApi(burrow: Burrow, router: Router<Operation>, request: HttpRequest, operationId: string, trace: Trace): Promise<HttpResponse> {
+  trace.api = true;
   const match = router.match(request.method === 'HEAD' ? 'GET' : request.method, request.url.pathname);
   if (!match.operation) {
     if (match.allowed.length > 0) {
@@ -105,9 +131,10 @@ async function serveApi(burrow: Burrow, router: Router<Operation>, request: Http
     fail('ROUTE_NOT_FOUND', `no API route ${request.method} ${request.url.pathname}`, { path: request.url.pathname });
   }
   const operation = match.operation;
-  found(operation);
+  trace.operation = operation;
   checkVersion(burrow, request);
   const principal = await burrow.authenticate(request.header('authorization'));
+  trace.account = principal.account;
   const body = operation.body ? await readJsonBody(request) : undefined;
   const result = await burrow.execute(
     principal,
@@ -214,5 +241,6 @@ export function errorResponse(burrow: Burrow, error: unknown, operationId: strin
   }
   const headers: Record<string, string> = { 'Content-Type': JSON_TYPE, ...apiError.headers };
   if (apiError.status === 401) headers['WWW-Authenticate'] = 'Bearer realm="burrow"';
-  return { status: apiError.status, headers, body: JSON.stringify(errorBody(apiError, burrow.errorPrefix, operationId)) };
+  const body = errorBody(apiError, burrow.errorPrefix, operationId);
+  return { status: apiError.status, headers, body: JSON.stringify(body), errorCode: body.error_code };
 }

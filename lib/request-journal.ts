@@ -1,0 +1,260 @@
+import type { Burrow } from './burrow.ts';
+import type { ControlOperation } from './control.ts';
+import { fail } from './conventions/errors.ts';
+import type { QueryParams } from './conventions/paging.ts';
+
+/**
+ * The request journal: the last N API requests of each account (default 1,000), kept in memory
+ * for operators and test harnesses to see what came in and what failed. Each account has its own
+ * ring buffer, allocated on its first request, so one noisy account never pushes another's
+ * requests out and memory stays at most N entries per account (plus one ring for requests that
+ * named no valid API key). Recording is an object write into a preallocated slot: no formatting,
+ * copying or I/O happens on the request path; times are formatted when the journal is read.
+ *
+ * An entry never holds a token or a body: the Authorization header is not read, and query values
+ * whose names look secret are replaced by `REDACTED` before they are kept. The control plane is
+ * not journaled (the inspector polls it).
+ */
+
+/** What the HTTP adapter records about one answered API request. */
+export interface RequestRecord {
+  /** The per-request id (`op_…`, also in the Burrow-Operation-Id header and error details). */
+  readonly operationId: string;
+  /** The account of the API key used; undefined when the request named no valid key. */
+  readonly account: string | undefined;
+  readonly method: string;
+  readonly path: string;
+  /** The raw query string (`?limit=5`, or `''`). */
+  readonly search: string;
+  readonly status: number;
+  /** `error_code` of an error answer. */
+  readonly errorCode: string | undefined;
+  readonly durationMs: number;
+  /** The matched operation's id (`credentials.create`); undefined when no route matched. */
+  readonly operation: string | undefined;
+}
+
+/** One journal entry as the control plane and `RequestJournal.list` answer it. */
+export interface JournalEntry {
+  readonly operation_id: string;
+  /** When the request was answered, by the instance clock (RFC 3339 with milliseconds). */
+  readonly time: string;
+  readonly account_id: string | null;
+  readonly method: string;
+  readonly path: string;
+  /** The query string without `?` (secret-looking values redacted), `''` when none. */
+  readonly query: string;
+  readonly status: number;
+  readonly error_code: string | null;
+  readonly duration_ms: number;
+  readonly operation: string | null;
+}
+
+/** A filter over journal entries. */
+export interface JournalFilter {
+  /** Only this account's requests (`null`: requests that named no valid API key). */
+  readonly account?: string | null;
+  /** `404`, a class such as `4xx`, or `failed` (every status from 400 up). */
+  readonly status?: string;
+  /** Only requests whose path contains this text. */
+  readonly path?: string;
+  /** At most this many entries, newest first (default 100). */
+  readonly limit?: number;
+}
+
+export const DEFAULT_JOURNAL_SIZE = 1000;
+export const MAX_JOURNAL_PAGE = 1000;
+
+const SECRET_NAME = /token|secret|password|passwd|auth|key|signature|sig$/i;
+
+interface Slot {
+  readonly seq: number;
+  readonly timeMs: number;
+  readonly record: RequestRecord;
+}
+
+/** A fixed-size ring: `push` overwrites the oldest slot once full. */
+class Ring {
+  readonly #slots: (Slot | undefined)[];
+  #next = 0;
+  #size = 0;
+
+  constructor(capacity: number) {
+    this.#slots = new Array<Slot | undefined>(capacity);
+  }
+
+  push(slot: Slot): void {
+    this.#slots[this.#next] = slot;
+    this.#next = (this.#next + 1) % this.#slots.length;
+    if (this.#size < this.#slots.length) this.#size++;
+  }
+
+  /** Newest first. */
+  *newest(): Generator<Slot> {
+    const capacity = this.#slots.length;
+    for (let i = 1; i <= this.#size; i++) yield this.#slots[(this.#next - i + capacity) % capacity]!;
+  }
+
+  get size(): number {
+    return this.#size;
+  }
+}
+
+const ANONYMOUS = '';
+
+export class RequestJournal {
+  /** Entries kept per account; 0 turns the journal off. */
+  readonly size: number;
+  readonly #now: () => number;
+  readonly #rings = new Map<string, Ring>();
+  #seq = 0;
+
+  constructor(size: number, now: () => number) {
+    if (!(Number.isInteger(size) && size >= 0)) throw new Error(`burrow: requestJournalSize must be a whole number of at least 0 (got ${size})`);
+    this.size = size;
+    this.#now = now;
+  }
+
+  /** Keeps one answered request (called by the HTTP adapter once per API request). */
+  record(record: RequestRecord): void {
+    if (this.size === 0) return;
+    const key = record.account ?? ANONYMOUS;
+    let ring = this.#rings.get(key);
+    if (!ring) this.#rings.set(key, (ring = new Ring(this.size)));
+    const kept = record.search === '' || !SECRET_NAME.test(record.search) ? record : { ...record, search: redactQuery(record.search) };
+    ring.push({ seq: ++this.#seq, timeMs: this.#now(), record: kept });
+  }
+
+  /** Matching entries, newest first; every account's merged when `filter.account` is absent. */
+  list(filter: JournalFilter = {}): JournalEntry[] {
+    const limit = filter.limit ?? 100;
+    const matches = statusMatcher(filter.status);
+    const rings =
+      filter.account === undefined ? [...this.#rings.values()] : [this.#rings.get(filter.account ?? ANONYMOUS)].filter((r): r is Ring => r !== undefined);
+    const found: Slot[] = [];
+    for (const ring of rings) {
+      let taken = 0;
+      for (const slot of ring.newest()) {
+        if (taken === limit) break;
+        if (!matches(slot.record.status)) continue;
+        if (filter.path !== undefined && !slot.record.path.includes(filter.path)) continue;
+        found.push(slot);
+        taken++;
+      }
+    }
+    // Each ring is newest first already; merging rings needs one sort by sequence.
+    if (rings.length > 1) found.sort((a, b) => b.seq - a.seq);
+    return found.slice(0, limit).map(toEntry);
+  }
+
+  /** Forgets the requests of one account (`null`: of unauthenticated requests), or all; answers how many. */
+  clear(account?: string | null): number {
+    if (account === undefined) {
+      let removed = 0;
+      for (const ring of this.#rings.values()) removed += ring.size;
+      this.#rings.clear();
+      return removed;
+    }
+    const key = account ?? ANONYMOUS;
+    const removed = this.#rings.get(key)?.size ?? 0;
+    this.#rings.delete(key);
+    return removed;
+  }
+}
+
+function toEntry(slot: Slot): JournalEntry {
+  const r = slot.record;
+  return {
+    operation_id: r.operationId,
+    time: new Date(slot.timeMs).toISOString(),
+    account_id: r.account ?? null,
+    method: r.method,
+    path: r.path,
+    query: r.search.startsWith('?') ? r.search.slice(1) : r.search,
+    status: r.status,
+    error_code: r.errorCode ?? null,
+    duration_ms: r.durationMs,
+    operation: r.operation ?? null,
+  };
+}
+
+function redactQuery(search: string): string {
+  const params = new URLSearchParams(search);
+  for (const name of new Set(params.keys())) {
+    if (SECRET_NAME.test(name)) params.set(name, 'REDACTED');
+  }
+  const text = params.toString();
+  return text ? `?${text}` : '';
+}
+
+function statusMatcher(status: string | undefined): (code: number) => boolean {
+  if (status === undefined || status === '' || status === 'all') return () => true;
+  if (status === 'failed') return (code) => code >= 400;
+  if (/^[1-5]\d\d$/.test(status)) {
+    const exact = Number(status);
+    return (code) => code === exact;
+  }
+  if (/^[1-5]xx$/i.test(status)) {
+    const hundred = Number(status[0]);
+    return (code) => Math.floor(code / 100) === hundred;
+  }
+  fail('INVALID_QUERY', `status: must be a status such as 404, a class such as 4xx, or failed (got ${JSON.stringify(status)})`);
+}
+
+const JOURNAL_QUERY = ['account_id', 'status', 'path', 'limit'];
+
+function single(query: QueryParams, allowed: readonly string[]): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [key, value] of Object.entries(query)) {
+    if (value === undefined) continue;
+    if (!allowed.includes(key)) fail('UNKNOWN_QUERY_PARAM', `unknown query parameter '${key}'; supported: ${allowed.join(', ')}`);
+    if (typeof value !== 'string') fail('REPEATED_QUERY_PARAM', `query parameter '${key}' given more than once`);
+    out[key] = value;
+  }
+  return out;
+}
+
+/** `account_id=none` names the requests that carried no valid API key. */
+function accountOf(value: string | undefined): string | null | undefined {
+  return value === undefined ? undefined : value === 'none' ? null : value;
+}
+
+function parseJournalQuery(query: QueryParams): JournalFilter {
+  const q = single(query, JOURNAL_QUERY);
+  let limit = 100;
+  if (q.limit !== undefined) {
+    limit = /^\d{1,4}$/.test(q.limit) ? Number(q.limit) : Number.NaN;
+    if (!(limit >= 1 && limit <= MAX_JOURNAL_PAGE)) fail('INVALID_LIMIT', `limit: must be a whole number between 1 and ${MAX_JOURNAL_PAGE} (got ${JSON.stringify(q.limit)})`);
+  }
+  // Validates the status filter before any entry is read.
+  statusMatcher(q.status);
+  const account = accountOf(q.account_id);
+  return {
+    limit,
+    ...(account !== undefined ? { account } : {}),
+    ...(q.status !== undefined ? { status: q.status } : {}),
+    ...(q.path !== undefined ? { path: q.path } : {}),
+  };
+}
+
+export const REQUEST_JOURNAL_CONTROL_OPERATIONS: readonly ControlOperation[] = [
+  {
+    id: 'control.requests.list',
+    method: 'GET',
+    path: '/requests',
+    status: 200,
+    summary: 'The request journal, newest first: filter by account_id (none: unauthenticated), status (404, 4xx, failed), path (contains); limit ≤ 1000',
+    run: async (burrow: Burrow, input) => ({ requests: burrow.requests.list(parseJournalQuery(input.query)), size: burrow.requests.size }),
+  },
+  {
+    id: 'control.requests.clear',
+    method: 'DELETE',
+    path: '/requests',
+    status: 200,
+    summary: 'Empty the request journal of one account (account_id; none: unauthenticated) or of all',
+    async run(burrow, input) {
+      const q = single(input.query, ['account_id']);
+      return { removed: burrow.requests.clear(accountOf(q.account_id)) };
+    },
+  },
+];
