@@ -1,4 +1,5 @@
 import * as v from 'valibot';
+import { unindexToken } from './auth.ts';
 import type { Burrow } from './burrow.ts';
 import type { OperationInput } from './context.ts';
 import { ManualClock, formatTime } from './conventions/clock.ts';
@@ -57,12 +58,13 @@ async function resetAccount(burrow: Burrow, accountId: string): Promise<number> 
       for (;;) {
         const page = await tx.page(scope, { limit: 500 });
         if (page.length === 0) break;
-        for (const record of page) removed += (await tx.delete(scope, record.id)) ? 1 : 0;
+        for (const record of page) {
+          // Credential tokens are indexed instance-wide; drop those of this account's credentials.
+          if (typeof record.token_hash === 'string') await unindexToken(tx, record.token_hash);
+          removed += (await tx.delete(scope, record.id)) ? 1 : 0;
+        }
       }
     }
-    // Credential tokens are indexed instance-wide; drop those of this account, keep its API keys'.
-    const tokens = { account: INSTANCE_SCOPE, kind: 'token' };
-    for (const entry of await readAll(tx, tokens)) if (entry.account === accountId && entry.kind !== 'api_key') await tx.delete(tokens, entry.id);
     return removed;
   });
 }

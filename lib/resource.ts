@@ -4,6 +4,7 @@ import { ApiError, ERRORS, fail, notFound, type ErrorSpec } from './conventions/
 import { parseInput, type Schema } from './conventions/fields.ts';
 import { listEnvelope, parsePageRequest } from './conventions/paging.ts';
 import { absoluteUri, makeRef, type Ref } from './conventions/refs.ts';
+import { claimUnique, releaseUnique } from './indexes.ts';
 import { refuseIfReferenced, updateReferences } from './references.ts';
 import { readAll, type StoredRecord } from './store.ts';
 
@@ -69,8 +70,20 @@ export interface ResourceDefinition<R extends BaseRecord = BaseRecord, Input = a
    * reverse index (lib/references.ts) and refuses to delete a record that is still referenced.
    */
   references?(record: R): readonly string[];
+  /**
+   * Fields no two records of the kind in one account may share (an SSH key's fingerprint). The
+   * engine keeps a unique index of each (lib/indexes.ts), so finding a record by one is one read.
+   */
+  readonly unique?: readonly UniqueField<R>[];
   /** Refuses a delete or cleans up what the record owns; runs after the reference check. */
   beforeDelete?(ctx: OperationContext, record: R): Awaitable<void>;
+}
+
+/** A field whose value identifies one record of its kind in an account. */
+export interface UniqueField<R extends BaseRecord> {
+  readonly field: keyof R & string;
+  /** The error when another record (`holderId`) has the value already. */
+  conflict(value: string, holderId: string): ApiError;
 }
 
 /** Identity helper that keeps the definition's record type. */
@@ -117,7 +130,26 @@ export function baseResponse(ctx: OperationContext, def: Pick<ResourceDefinition
   };
 }
 
-/** All records of a kind in the caller's account (for reference checks; O(n)). */
+/**
+ * Keeps the engine's indexes of a record of `def` in step with a write: the reverse references
+ * and the unique fields. `before` is absent on create, `after` on delete. Throws the definition's
+ * conflict error when a unique value is taken.
+ */
+export async function keepIndexes<R extends BaseRecord>(ctx: OperationContext, def: ResourceDefinition<R>, before: R | undefined, after: R | undefined): Promise<void> {
+  const id = (after ?? before)!.id;
+  for (const { field, conflict } of def.unique ?? []) {
+    const previous = before?.[field] as string | undefined;
+    const next = after?.[field] as string | undefined;
+    if (previous === next) continue;
+    if (previous !== undefined) await releaseUnique(ctx.tx, ctx.account, def.kind, field, previous, id);
+    if (next === undefined) continue;
+    const holder = await claimUnique(ctx.tx, ctx.account, def.kind, field, next, id);
+    if (holder !== undefined) throw conflict(next, holder);
+  }
+  await updateReferences(ctx, { id, label: def.label }, (before && def.references?.(before)) ?? [], (after && def.references?.(after)) ?? []);
+}
+
+/** Every record of a kind in the caller's account (O(n)): only where every one of them is the answer. */
 export async function allRecords<R extends StoredRecord = BaseRecord>(ctx: OperationContext, kind: string): Promise<R[]> {
   return (await readAll(ctx.tx, scopeOf(ctx, kind))) as unknown as R[];
 }
@@ -183,7 +215,7 @@ export function crudOperations<R extends BaseRecord>(def: ResourceDefinition<R>)
         };
         const { record, reveal } = unwrapCreated(await def.create(ctx, parsed, base, input.prepared));
         await ctx.tx.put(scopeOf(ctx, def.kind), record);
-        await updateReferences(ctx, { id: record.id, label: def.label }, [], def.references?.(record) ?? []);
+        await keepIndexes(ctx, def, undefined, record);
         const response = respond(ctx, def, record);
         emitAudit(ctx, def, 'created', response);
         return reveal ? { ...response, ...reveal } : response;
@@ -247,7 +279,7 @@ export function crudOperations<R extends BaseRecord>(def: ResourceDefinition<R>)
         if (patch.metadata !== undefined) next = { ...next, metadata: patch.metadata };
         if (def.update) next = await def.update(ctx, next, patch);
         await ctx.tx.put(scopeOf(ctx, def.kind), next);
-        await updateReferences(ctx, { id: next.id, label: def.label }, def.references?.(current) ?? [], def.references?.(next) ?? []);
+        await keepIndexes(ctx, def, current, next);
         const response = respond(ctx, def, next);
         emitAudit(ctx, def, 'updated', response);
         return response;
@@ -268,7 +300,7 @@ export function crudOperations<R extends BaseRecord>(def: ResourceDefinition<R>)
         await refuseIfReferenced(ctx, def.label, record.id, def.inUseError);
         await def.beforeDelete?.(ctx, record);
         await ctx.tx.delete(scopeOf(ctx, def.kind), record.id);
-        await updateReferences(ctx, { id: record.id, label: def.label }, def.references?.(record) ?? [], []);
+        await keepIndexes(ctx, def, record, undefined);
         emitAudit(ctx, def, 'deleted', respond(ctx, def, record));
         return undefined;
       },

@@ -7,14 +7,27 @@
  *   may hand out frozen objects instead of copies).
  * - Records live in a scope: an account id plus a kind. Scopes are isolated namespaces; the same id
  *   in two scopes names two records. Instance-wide records use the account id `INSTANCE_SCOPE`.
- * - Ids order records: `page` returns them by id, highest (newest) first. Burrow's ids sort by
- *   creation time, so this is newest-first paging.
- * - Writes happen only inside `transaction`. Transactions are serialisable: a store runs them one
- *   at a time (or behaves as if it did). When the callback throws, nothing it wrote is kept. When
- *   the returned promise resolves, the writes are durable for that store (for a file store: on
- *   disk); when it rejects, none of them is visible afterwards.
- * - Nothing here assumes the whole state is one object in memory: a SQL store maps a scope to
- *   `(account_id, kind)` columns and `page` to `WHERE id < $before ORDER BY id DESC LIMIT $n`.
+ *   A SQL store keeps one row per record: `(account, kind, id)` as the primary key, the record as
+ *   JSON. Kinds starting with `_` hold lib/'s own index records (lib/indexes.ts); a store treats
+ *   them like any other kind.
+ * - Ids order records by UTF-16 code unit (for Burrow's ASCII ids: byte order; in SQL
+ *   `COLLATE "C"`, never a locale collation). `page` returns them highest first; Burrow's ids sort
+ *   by creation time, so this is newest-first paging, and an id range such as "below `k!`, while
+ *   ids start with `k `" is how lib/ reads an index key's entries.
+ * - Writes happen only inside `transaction`, and transactions are serialisable: the outcome is that
+ *   of running them one at a time. When the callback throws, nothing it wrote is kept. When the
+ *   returned promise resolves, the writes are durable for that store (for a file store: on disk);
+ *   when it rejects, none of them is visible afterwards.
+ * - Retries: a store may run a transaction's callback more than once (a SQL store re-runs it after
+ *   a serialisation failure or a unique-key conflict); only the writes and the result of the run
+ *   that commits count. So a callback does nothing but read and write through its `tx` and compute:
+ *   slow or non-repeatable work (key generation, network, delivering events) belongs before it
+ *   (`Operation.prepare`) or after it resolves.
+ * - Snapshots: all reads of one transaction see one consistent state (as of its start) plus its own
+ *   writes. Reads on the store itself, outside a transaction, each see some committed state; two of
+ *   them may see different ones, so a check that must hold when writing reads inside the transaction.
+ * - Nothing here assumes the whole state is one object in memory: `page` is
+ *   `WHERE account = $1 AND kind = $2 AND id < $before ORDER BY id DESC LIMIT $n`.
  */
 
 /** A stored record: any JSON-safe object with a string id. */
@@ -57,7 +70,7 @@ export interface StoreTransaction extends StoreReader {
 export interface Store extends StoreReader {
   /** A short name for logs and health reports, e.g. `memory` or `json-file`. */
   readonly name: string;
-  /** Runs `work` as one atomic, durable unit; see the invariants above. */
+  /** Runs `work` as one atomic, durable unit; `work` may be run again (see the invariants above). */
   transaction<T>(work: (tx: StoreTransaction) => Promise<T>): Promise<T>;
   /** Every scope holding at least one record, for export. */
   scopes(): Promise<Scope[]>;
@@ -65,7 +78,11 @@ export interface Store extends StoreReader {
   close(): Promise<void>;
 }
 
-/** Every record of a scope, highest id first, read page by page through the contract (O(n)). */
+/**
+ * Every record of a scope, highest id first, read page by page through the contract (O(n)). Only
+ * where the whole scope is the answer (an export, an outbox, a rule that touches every record);
+ * a lookup by a field uses an index (lib/indexes.ts).
+ */
 export async function readAll(reader: StoreReader, scope: Scope): Promise<StoredRecord[]> {
   const out: StoredRecord[] = [];
   for (let page = await reader.page(scope, { limit: 500 }); ; ) {

@@ -1,7 +1,7 @@
 import * as v from 'valibot';
 import { resolveOwner } from '../auth.ts';
 import { ApiError, ERRORS, fail } from '../conventions/errors.ts';
-import { allRecords, defineResource, type BaseRecord } from '../resource.ts';
+import { defineResource, type BaseRecord } from '../resource.ts';
 import { CredentialUpdate, credentialFields, validAcl } from './credentials.ts';
 import { parseSshPublicKey, SshKeyError } from './ssh/ssh-keys.ts';
 import { endSessionsOfCredential } from './tunnel-sessions.ts';
@@ -41,14 +41,16 @@ export const sshCredentials = defineResource<SshCredentialRecord, v.InferOutput<
   event: 'ssh_public_key',
   createSchema: SshCredentialCreate,
   updateSchema: CredentialUpdate,
+  unique: [
+    {
+      field: 'fingerprint',
+      conflict: (_fingerprint, holder) => new ApiError(ERRORS.SSH_KEY_EXISTS, `public_key: this key is already registered on this account as '${holder}'`, { id: holder }),
+    },
+  ],
   async create(ctx, input, base) {
     const key = validSshPublicKey(input.public_key);
     const acl = validAcl(input.acl);
     const owner_id = await resolveOwner(ctx, input.owner_id);
-    const existing = (await allRecords<SshCredentialRecord>(ctx, 'ssh_credential')).find((c) => c.fingerprint === key.fingerprint);
-    if (existing) {
-      throw new ApiError(ERRORS.SSH_KEY_EXISTS, `public_key: this key is already registered on this account as '${existing.id}'`, { id: existing.id });
-    }
     return { ...base, owner_id, acl, public_key: key.authorizedKey, fingerprint: key.fingerprint };
   },
   update: (_ctx, record, patch) => (patch.acl === undefined ? record : { ...record, acl: validAcl(patch.acl) }),

@@ -4,9 +4,10 @@ import { ApiError, ERRORS } from '../conventions/errors.ts';
 import { parseInput } from '../conventions/fields.ts';
 import { makeRef } from '../conventions/refs.ts';
 import { formatTime } from '../conventions/clock.ts';
-import { allRecords, defineResource, getRecord, respond, scopeOf, stripPathIds, type BaseRecord } from '../resource.ts';
+import { defineResource, getRecord, respond, scopeOf, stripPathIds, type BaseRecord } from '../resource.ts';
 import { availableUpdate } from '../simulator/settings.ts';
-import { setOnlineTunnels } from './backends/tunnel-group.ts';
+import { addPair, membersOf, removePair, type PairIndex } from '../indexes.ts';
+import { changeOnlineTunnels } from './backends/tunnel-group.ts';
 
 /**
  * Tunnel sessions (/tunnel_sessions): read-only, online sessions only; they exist because agents
@@ -89,37 +90,31 @@ export async function startSession(ctx: OperationContext, agent: SessionTemplate
     update: null,
   };
   await ctx.tx.put(scopeOf(ctx, 'tunnel_session'), record);
+  await addPair(ctx.tx, sessionsOfCredential(ctx), record.credential.id, record.id);
   ctx.emit('agent_session_start.v0', respond(ctx, tunnelSessions, record));
-  if (Object.keys(record.binds.labels).length > 0) await publishLabeledTunnels(ctx);
+  if (Object.keys(record.binds.labels).length > 0) await changeOnlineTunnels(ctx, { online: { id: tunnelOf(record), labels: record.binds.labels } });
   return record;
 }
 
-/**
- * Tells tunnel group backends which labeled tunnels are online: every session that bound labels
- * runs one tunnel (`tn_` + the session's KSUID) carrying them. O(sessions), on connects and
- * disconnects of labeled agents only.
- */
-async function publishLabeledTunnels(ctx: OperationContext): Promise<void> {
-  const sessions = await allRecords<TunnelSessionRecord>(ctx, 'tunnel_session');
-  await setOnlineTunnels(
-    ctx,
-    sessions
-      .filter((session) => Object.keys(session.binds.labels).length > 0)
-      .map((session) => ({ id: `tn_${session.id.slice(session.id.indexOf('_') + 1)}`, labels: session.binds.labels })),
-  );
-}
+/** Pair index (credential id, session id): the online sessions of each credential. */
+const sessionsOfCredential = (ctx: OperationContext): PairIndex => ({ account: ctx.account, kind: '_credential_session' });
+
+/** The tunnel a labeled session runs: `tn_` + the session's KSUID (tunnel group backends list it). */
+const tunnelOf = (session: TunnelSessionRecord) => `tn_${session.id.slice(session.id.indexOf('_') + 1)}`;
 
 /** Removes a session (its agent went offline) and emits agent_session_stop.v0. */
 export async function endSession(ctx: OperationContext, record: TunnelSessionRecord): Promise<void> {
   await ctx.tx.delete(scopeOf(ctx, 'tunnel_session'), record.id);
+  await removePair(ctx.tx, sessionsOfCredential(ctx), record.credential.id, record.id);
   ctx.emit('agent_session_stop.v0', respond(ctx, tunnelSessions, record));
-  if (Object.keys(record.binds.labels).length > 0) await publishLabeledTunnels(ctx);
+  if (Object.keys(record.binds.labels).length > 0) await changeOnlineTunnels(ctx, { goneId: tunnelOf(record) });
 }
 
 /** Ends the sessions of a credential that is being deleted: its agents can no longer stay online. */
 export async function endSessionsOfCredential(ctx: OperationContext, credentialId: string): Promise<void> {
-  for (const session of await allRecords<TunnelSessionRecord>(ctx, 'tunnel_session')) {
-    if (session.credential.id === credentialId) await endSession(ctx, session);
+  for (const id of await membersOf(ctx.tx, sessionsOfCredential(ctx), credentialId)) {
+    const session = await ctx.tx.get(scopeOf(ctx, 'tunnel_session'), id);
+    if (session) await endSession(ctx, session as unknown as TunnelSessionRecord);
   }
 }
 

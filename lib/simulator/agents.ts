@@ -10,7 +10,8 @@ import { evaluateRestriction } from '../resources/ip-policies/restrictions.ts';
 import { validSshPublicKey } from '../resources/ssh-credentials.ts';
 import { endSession, startSession, tunnelSessions, type TunnelSessionRecord } from '../resources/tunnel-sessions.ts';
 import { getRecord, respond } from '../resource.ts';
-import { INSTANCE_SCOPE, readAll } from '../store.ts';
+import { findByUnique } from '../indexes.ts';
+import { INSTANCE_SCOPE } from '../store.ts';
 import { compareVersions } from './settings.ts';
 
 /**
@@ -67,7 +68,7 @@ async function resolveCredential(burrow: Burrow, input: v.InferOutput<typeof Age
   if (input.account_id === undefined) fail('INVALID_FIELD', 'account_id: required with ssh_public_key (SSH keys are registered per account)');
   if (!(await burrow.store.get({ account: INSTANCE_SCOPE, kind: 'account' }, input.account_id))) fail('NOT_FOUND', `account '${input.account_id}' was not found`);
   const key = validSshPublicKey(input.ssh_public_key, 'ssh_public_key');
-  const match = (await readAll(burrow.store, { account: input.account_id, kind: 'ssh_credential' })).find((c) => c.fingerprint === key.fingerprint);
+  const match = await findByUnique(burrow.store, input.account_id, 'ssh_credential', 'fingerprint', key.fingerprint);
   if (match) return { account: input.account_id, kind: 'ssh_credential', id: match.id, ownerId: String(match.owner_id), acl: match.acl as string[] };
   throw new ApiError(ERRORS.AGENT_CREDENTIAL_UNKNOWN, `ssh_public_key: no SSH credential of account '${input.account_id}' has this key (${key.fingerprint})`);
 }

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { beforeEach, describe, test } from 'node:test';
-import { setOnlineTunnels } from '../../lib/resources/backends/tunnel-group.ts';
+import { changeOnlineTunnels } from '../../lib/resources/backends/tunnel-group.ts';
 import { assertError, BASE, createTestInstance, type TestInstance } from '../helpers.ts';
 
 let api: TestInstance;
@@ -219,15 +219,14 @@ describe('/backends/tunnel_group', () => {
   test('lists the online tunnels whose labels include all of its labels (simulator hook)', async () => {
     const prod = await create('tunnel_group', { labels: { env: 'prod' } });
     const principal = await api.burrow.authenticate(`Bearer ${api.token}`);
-    const report = (tunnels: { id: string; labels: Record<string, string> }[]) => api.burrow.perform(principal, (ctx) => setOnlineTunnels(ctx, tunnels), BASE);
-    await report([
-      { id: 'tn_1', labels: { env: 'prod', app: 'web' } },
-      { id: 'tn_2', labels: { env: 'dev' } },
-    ]);
+    const report = (change: Parameters<typeof changeOnlineTunnels>[1]) => api.burrow.perform(principal, (ctx) => changeOnlineTunnels(ctx, change), BASE);
+    await report({ online: { id: 'tn_1', labels: { env: 'prod', app: 'web' } } });
+    await report({ online: { id: 'tn_2', labels: { env: 'dev' } } });
     assert.deepEqual((await api.request('GET', `/backends/tunnel_group/${prod.id}`)).body.tunnels, [{ id: 'tn_1', uri: `${BASE}/tunnels/tn_1` }]);
     const web = await create('tunnel_group', { labels: { app: 'web', env: 'prod' } });
     assert.deepEqual(web.tunnels.map((t: any) => t.id), ['tn_1']);
-    await report([]);
+    await report({ goneId: 'tn_1' });
+    await report({ goneId: 'tn_2' });
     assert.deepEqual((await api.request('GET', `/backends/tunnel_group/${prod.id}`)).body.tunnels, []);
   });
 });

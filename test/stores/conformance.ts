@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { afterEach, beforeEach, describe, test } from 'node:test';
+import { addPair, claimUnique, findUnique, membersOf, releaseUnique, removePair } from '../../lib/indexes.ts';
 import type { Store, StoredRecord } from '../../lib/store.ts';
 
 /**
@@ -167,6 +168,83 @@ export function runStoreConformance(name: string, factory: StoreFactory): void {
       await putAll(store, { account: '_instance', kind: 'account' }, [{ id: 'ac_1' }]);
       const scopes = (await store.scopes()).map((s) => `${s.account}/${s.kind}`).sort();
       assert.deepEqual(scopes, ['_instance/account', 'ac_1/api_key']);
+    });
+
+    test('ids order by UTF-16 code unit (SQL: COLLATE "C"), so an id range selects one key prefix', async () => {
+      const ids = ['kx', 'k0', 'k!', 'k y', 'k x', 'k', 'ak_a', 'ak_B', 'ak_A', 'K z'];
+      await putAll(store, KEYS, [...ids].reverse().map((text) => ({ id: text })));
+      assert.deepEqual((await store.page(KEYS, { limit: 20 })).map((r) => r.id), ids);
+      assert.deepEqual((await store.page(KEYS, { beforeId: 'k!', limit: 20 })).map((r) => r.id), ['k y', 'k x', 'k', 'ak_a', 'ak_B', 'ak_A', 'K z']);
+    });
+
+    test("a transaction's reads see one state, even while another transaction waits to write", async () => {
+      await putAll(store, KEYS, [{ id: id(1), v: 0 }]);
+      let writer: Promise<unknown> | undefined;
+      const [first, second] = await store.transaction(async (tx) => {
+        const before = (await tx.get(KEYS, id(1)))?.v;
+        writer ??= store.transaction((other) => other.put(KEYS, { id: id(1), v: 1 }));
+        for (let i = 0; i < 5; i++) await new Promise((resolve) => setImmediate(resolve));
+        return [before, (await tx.get(KEYS, id(1)))?.v, (await tx.page(KEYS, { limit: 1 }))[0]?.v];
+      }).then(([a, b, c]) => {
+        assert.equal(c, a, 'page agrees with get inside one transaction');
+        return [a, b];
+      });
+      assert.equal(second, first);
+      await writer;
+      assert.equal((await store.get(KEYS, id(1)))?.v, 1);
+    });
+
+    test('a callback run more than once keeps only the writes and result of the run that commits', async () => {
+      await putAll(store, KEYS, [{ id: id(1), count: 0 }]);
+      const runs = new Map<number, number>();
+      const results = await Promise.all(
+        Array.from({ length: 20 }, (_, n) =>
+          store.transaction(async (tx) => {
+            const run = (runs.get(n) ?? 0) + 1;
+            runs.set(n, run);
+            const counter = (await tx.get(KEYS, id(1)))!;
+            await tx.put(KEYS, { ...counter, count: (counter.count as number) + 1 });
+            await tx.put({ account: 'ac_1', kind: 'run' }, { id: `t${String(n).padStart(2, '0')}`, run });
+            return run;
+          }),
+        ),
+      );
+      assert.equal((await store.get(KEYS, id(1)))?.count, 20);
+      const kept = await store.page({ account: 'ac_1', kind: 'run' }, { limit: 50 });
+      assert.equal(kept.length, 20);
+      for (const record of kept) assert.equal(record.run, runs.get(Number(record.id.slice(1))));
+      assert.deepEqual(results, Array.from({ length: 20 }, (_, n) => runs.get(n)));
+    });
+
+    test('unique indexes (lib/indexes.ts) claim, refuse and release a value', async () => {
+      const held = await store.transaction(async (tx) => [
+        await claimUnique(tx, 'ac_1', 'ssh_credential', 'fingerprint', 'SHA256:x', 'sshcr_1'),
+        await claimUnique(tx, 'ac_1', 'ssh_credential', 'fingerprint', 'SHA256:x', 'sshcr_2'),
+        await claimUnique(tx, 'ac_2', 'ssh_credential', 'fingerprint', 'SHA256:x', 'sshcr_3'),
+      ]);
+      assert.deepEqual(held, [undefined, 'sshcr_1', undefined]);
+      assert.equal(await findUnique(store, 'ac_1', 'ssh_credential', 'fingerprint', 'SHA256:x'), 'sshcr_1');
+      await store.transaction((tx) => releaseUnique(tx, 'ac_1', 'ssh_credential', 'fingerprint', 'SHA256:x', 'sshcr_1'));
+      assert.equal(await findUnique(store, 'ac_1', 'ssh_credential', 'fingerprint', 'SHA256:x'), undefined);
+      assert.equal(await findUnique(store, 'ac_2', 'ssh_credential', 'fingerprint', 'SHA256:x'), 'sshcr_3');
+    });
+
+    test('pair indexes (lib/indexes.ts) keep one record per pair and list one key, across pages', async () => {
+      const index = { account: 'ac_1', kind: '_test_pairs' };
+      const member = (n: number) => `ipr_${String(n).padStart(4, '0')}`;
+      await store.transaction(async (tx) => {
+        for (let n = 0; n < 450; n++) await addPair(tx, index, 'ipp_1', member(n));
+        await addPair(tx, index, 'ipp_10', member(9000));
+        await addPair(tx, index, 'ipp_0', member(9001));
+        await addPair(tx, index, 'type.v0 a/b', member(9002));
+      });
+      const members = await membersOf(store, index, 'ipp_1');
+      assert.deepEqual(members, Array.from({ length: 450 }, (_, n) => member(n)));
+      assert.deepEqual(await membersOf(store, index, 'ipp_10'), [member(9000)]);
+      assert.deepEqual(await membersOf(store, index, 'type.v0 a/b'), [member(9002)]);
+      assert.deepEqual(await membersOf(store, index, 'ipp_1', 2), [member(448), member(449)]);
+      assert.equal(await store.transaction((tx) => removePair(tx, index, 'ipp_1', member(7))), true);
+      assert.equal((await membersOf(store, index, 'ipp_1')).length, 449);
     });
 
     test('close is idempotent', async () => {

@@ -11,8 +11,8 @@ import { BACKEND_KINDS, backendCommonFields, defineBackend } from './shared.ts';
  * 1–255 characters per key and value, without `=` (an agent binds labels as `key=value`), and at
  * least one is required.
  *
- * Which tunnels are online is told by the agent simulator through `setOnlineTunnels`: the list is
- * kept per account, every backend is re-matched when it changes, and a backend created or updated
+ * Which tunnels are online is told by the agent simulator through `changeOnlineTunnels`: one record
+ * per online tunnel, every backend is re-matched when it changes, and a backend created or updated
  * later is matched against it. Until the simulator reports labeled tunnels, `tunnels` is `[]`.
  */
 
@@ -28,7 +28,8 @@ export interface OnlineTunnel {
 }
 
 const KIND = BACKEND_KINDS.bkdtg.kind;
-const ONLINE = { kind: '_online_labeled_tunnels', id: 'current' } as const;
+/** One record per online labeled tunnel, so connects and disconnects of different agents never write the same row. */
+const ONLINE = '_online_tunnel';
 const MAX_LABEL = 255;
 
 const labelPart = (what: 'key' | 'value', code: 'BACKEND_LABEL_KEY_INVALID' | 'BACKEND_LABEL_VALUE_INVALID') =>
@@ -50,9 +51,9 @@ function matching(tunnels: readonly OnlineTunnel[], wanted: Readonly<Record<stri
   return tunnels.filter((tunnel) => Object.entries(wanted).every(([key, value]) => tunnel.labels[key] === value)).map((tunnel) => tunnel.id);
 }
 
+/** The account's online labeled tunnels, oldest first: every one of them is a candidate for a backend. */
 async function onlineTunnels(ctx: OperationContext): Promise<readonly OnlineTunnel[]> {
-  const entry = await ctx.tx.get(scopeOf(ctx, ONLINE.kind), ONLINE.id);
-  return (entry?.tunnels as OnlineTunnel[] | undefined) ?? [];
+  return (await allRecords(ctx, ONLINE)).reverse() as unknown as OnlineTunnel[];
 }
 
 export const tunnelGroupBackends = defineBackend<TunnelGroupBackendRecord, v.InferOutput<typeof TunnelGroupCreate>, v.InferOutput<typeof TunnelGroupUpdate>>('bkdtg', {
@@ -73,12 +74,14 @@ export const tunnelGroupBackends = defineBackend<TunnelGroupBackendRecord, v.Inf
 });
 
 /**
- * Hook for the agent simulator: replaces the account's online labeled tunnels (call it whenever a
- * tunnel comes online or goes away, with the full current list) and re-matches every tunnel group
- * backend of the account. Runs inside the caller's transaction. Cost: O(backends × tunnels).
+ * Hooks for the agent simulator: a labeled tunnel came online (`tunnel`) or went away (`goneId`).
+ * Re-matches every tunnel group backend of the account, inside the caller's transaction.
+ * Cost: O(backends × tunnels).
  */
-export async function setOnlineTunnels(ctx: OperationContext, tunnels: readonly OnlineTunnel[]): Promise<void> {
-  await ctx.tx.put(scopeOf(ctx, ONLINE.kind), { id: ONLINE.id, tunnels: tunnels.map((t) => ({ id: t.id, labels: { ...t.labels } })) });
+export async function changeOnlineTunnels(ctx: OperationContext, change: { online?: OnlineTunnel; goneId?: string }): Promise<void> {
+  if (change.online) await ctx.tx.put(scopeOf(ctx, ONLINE), { id: change.online.id, labels: { ...change.online.labels } });
+  if (change.goneId) await ctx.tx.delete(scopeOf(ctx, ONLINE), change.goneId);
+  const tunnels = await onlineTunnels(ctx);
   for (const record of await allRecords<TunnelGroupBackendRecord>(ctx, KIND)) {
     const tunnel_ids = matching(tunnels, record.labels);
     if (tunnel_ids.join() !== record.tunnel_ids.join()) await ctx.tx.put(scopeOf(ctx, KIND), { ...record, tunnel_ids });

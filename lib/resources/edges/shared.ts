@@ -2,8 +2,8 @@ import * as v from 'valibot';
 import type { OperationContext } from '../../context.ts';
 import { ApiError, ERRORS, fail } from '../../conventions/errors.ts';
 import { description, metadata } from '../../conventions/fields.ts';
-import { updateReferences } from '../../references.ts';
-import { defineResource, scopeOf, stripPathIds, type BaseRecord, type ResourceDefinition } from '../../resource.ts';
+import { claimUnique, findUnique, releaseUnique } from '../../indexes.ts';
+import { defineResource, keepIndexes, scopeOf, stripPathIds, type BaseRecord, type ResourceDefinition } from '../../resource.ts';
 import { parseHostPort } from '../backends/shared.ts';
 import { moduleFields, moduleReferences, moduleResponses, patchModules, storeModules, type ModuleSpec, type StoredModules } from './modules.ts';
 
@@ -13,8 +13,8 @@ import { moduleFields, moduleReferences, moduleResponses, patchModules, storeMod
  * index, and the save step the module endpoints use.
  *
  * Hostports are `host:port` (DNS name, IPv4 or [IPv6]; port 1–65535, 7112), stored canonical, and
- * unique across all edges of the account (409 7122): an index entry per hostport (scope
- * `edge_hostport`) names the edge that holds it, so the check costs O(hostports sent).
+ * unique across all edges of the account (409 7122): a unique index (lib/indexes.ts, kind `edge`,
+ * field `hostport`) names the edge that holds each, so the check costs O(hostports sent).
  */
 
 export interface EdgeRecord extends BaseRecord {
@@ -22,7 +22,6 @@ export interface EdgeRecord extends BaseRecord {
 }
 
 const EDGE_LABELS: Record<string, string> = { edgtcp: 'TCP edge', edgtls: 'TLS edge', edghts: 'HTTPS edge' };
-const HOSTPORT_INDEX = 'edge_hostport';
 
 /** A kind-specific hostport rule (HTTPS edges: port 443). */
 export type HostportRule = (host: string, port: number, field: string) => void;
@@ -40,7 +39,7 @@ async function claimHostports(ctx: OperationContext, edgeId: string, previous: r
     if (!parsed.ok) fail('INVALID_FIELD', `${field}: must be host:port with a DNS name, IPv4 or [IPv6] host (got ${JSON.stringify(text)})`);
     rule?.(parsed.host, parsed.port, field);
     if (next.includes(parsed.text)) fail('INVALID_FIELD', `${field}: ${parsed.text} is listed twice`);
-    const holder = (await ctx.tx.get(scopeOf(ctx, HOSTPORT_INDEX), parsed.text))?.edge_id as string | undefined;
+    const holder = await findUnique(ctx.tx, ctx.account, 'edge', 'hostport', parsed.text);
     if (holder !== undefined && holder !== edgeId) {
       throw new ApiError(ERRORS.HOSTPORT_IN_USE, `${field}: ${parsed.text} is already used by ${EDGE_LABELS[holder.slice(0, holder.indexOf('_'))] ?? 'edge'} '${holder}'`, {
         hostport: parsed.text,
@@ -49,8 +48,8 @@ async function claimHostports(ctx: OperationContext, edgeId: string, previous: r
     }
     next.push(parsed.text);
   }
-  for (const hostport of previous) if (!next.includes(hostport)) await ctx.tx.delete(scopeOf(ctx, HOSTPORT_INDEX), hostport);
-  for (const hostport of next) if (!previous.includes(hostport)) await ctx.tx.put(scopeOf(ctx, HOSTPORT_INDEX), { id: hostport, edge_id: edgeId });
+  for (const hostport of previous) if (!next.includes(hostport)) await releaseUnique(ctx.tx, ctx.account, 'edge', 'hostport', hostport, edgeId);
+  for (const hostport of next) await claimUnique(ctx.tx, ctx.account, 'edge', 'hostport', hostport, edgeId);
   return next;
 }
 
@@ -131,7 +130,7 @@ export function defineEdge<R extends EdgeRecord>(options: EdgeKindOptions<R>): E
 /** Stores an edge whose module changed through a module endpoint, keeping the reverse index in step. */
 export async function saveEdge<R extends EdgeRecord>(ctx: OperationContext, def: EdgeDefinition<R>, previous: R, next: R): Promise<void> {
   await ctx.tx.put(scopeOf(ctx, def.kind), next);
-  await updateReferences(ctx, { id: next.id, label: def.label }, def.references?.(previous) ?? [], def.references?.(next) ?? []);
+  await keepIndexes(ctx, def, previous, next);
 }
 
 /**

@@ -1,4 +1,5 @@
 import * as v from 'valibot';
+import { addPair, membersOf, removePair, type PairIndex } from '../../indexes.ts';
 import type { OperationContext } from '../../context.ts';
 import { ApiError, ERRORS } from '../../conventions/errors.ts';
 import { description, metadata } from '../../conventions/fields.ts';
@@ -68,37 +69,19 @@ export function sourceUri(ctx: OperationContext, subscriptionId: string, type: s
   return absoluteUri(ctx.baseUrl, `/event_subscriptions/${subscriptionId}/sources/${encodeURIComponent(type)}`);
 }
 
-const SOURCE_INDEX = '_event_source_index';
-
-interface SourceIndexEntry {
-  /** The event type. */
-  readonly id: string;
-  /** Oldest first. */
-  readonly subscription_ids: readonly string[];
-}
+/** Pair index (event type, subscription id): which subscriptions have a source of a type. */
+const sourceIndex = (ctx: OperationContext): PairIndex => ({ account: ctx.account, kind: '_event_source' });
 
 /** Moves `subscriptionId` in the type index from the `previous` to the `next` source types. */
 async function indexSources(ctx: OperationContext, subscriptionId: string, previous: readonly string[], next: readonly string[]): Promise<void> {
-  const scope = scopeOf(ctx, SOURCE_INDEX);
-  const entry = async (type: string) => ((await ctx.tx.get(scope, type)) as SourceIndexEntry | undefined)?.subscription_ids ?? [];
-  for (const type of previous) {
-    if (next.includes(type)) continue;
-    const remaining = (await entry(type)).filter((id) => id !== subscriptionId);
-    if (remaining.length === 0) await ctx.tx.delete(scope, type);
-    else await ctx.tx.put(scope, { id: type, subscription_ids: remaining });
-  }
-  for (const type of next) {
-    if (previous.includes(type)) continue;
-    const current = await entry(type);
-    if (!current.includes(subscriptionId)) await ctx.tx.put(scope, { id: type, subscription_ids: [...current, subscriptionId] });
-  }
+  for (const type of previous) if (!next.includes(type)) await removePair(ctx.tx, sourceIndex(ctx), type, subscriptionId);
+  for (const type of next) if (!previous.includes(type)) await addPair(ctx.tx, sourceIndex(ctx), type, subscriptionId);
 }
 
 /** The subscriptions of the caller's account that have a source of `type`, oldest first. */
 export async function subscriptionsWithSource(ctx: OperationContext, type: string): Promise<EventSubscriptionRecord[]> {
-  const entry = (await ctx.tx.get(scopeOf(ctx, SOURCE_INDEX), type)) as SourceIndexEntry | undefined;
   const out: EventSubscriptionRecord[] = [];
-  for (const id of entry?.subscription_ids ?? []) {
+  for (const id of await membersOf(ctx.tx, sourceIndex(ctx), type)) {
     const record = await ctx.tx.get(scopeOf(ctx, EVENT_SUBSCRIPTION_KIND), id);
     if (record) out.push(record as unknown as EventSubscriptionRecord);
   }

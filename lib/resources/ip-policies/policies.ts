@@ -3,14 +3,16 @@ import type { OperationContext } from '../../context.ts';
 import { ApiError, ERRORS } from '../../conventions/errors.ts';
 import { coded, description, metadata, refusedField } from '../../conventions/fields.ts';
 import { defineResource, emitAudit, refTo, respond, scopeOf, type BaseRecord } from '../../resource.ts';
-import { readAll, type StoreReader } from '../../store.ts';
+import { addPair, membersOf, removePair, type PairIndex } from '../../indexes.ts';
+import type { StoreReader } from '../../store.ts';
+import { restrictionOfType } from './restriction-types.ts';
 import { CidrError, parseCidr, type RuleAction } from './cidr.ts';
 
 /**
  * IP policies (/ip_policies) and their rules (/ip_policy_rules). A policy is a named set of
- * allow/deny CIDR rules; IP restrictions and edge modules point at policies. Each policy keeps an
- * index of its rule ids (scope `ip_policy_rule@<policy id>`), so evaluating or checking a policy's
- * rules costs O(its rules), never a scan of the account. Deleting a policy deletes its rules; a
+ * allow/deny CIDR rules; IP restrictions and edge modules point at policies. A pair index
+ * (policy id, rule id) lists each policy's rules, so evaluating or checking a policy's rules costs
+ * O(its rules), never a scan of the account. Deleting a policy deletes its rules; a
  * policy that a restriction or edge still uses is not deleted (1420).
  */
 
@@ -47,20 +49,20 @@ export const ipPolicies = defineResource<IpPolicyRecord>({
   async beforeDelete(ctx, record) {
     for (const rule of await rulesOfPolicy(ctx.tx, ctx.account, record.id)) {
       await ctx.tx.delete(scopeOf(ctx, RULE_KIND), rule.id);
-      await ctx.tx.delete(ruleIndex(ctx.account, record.id), rule.id);
+      await removePair(ctx.tx, rulesIndex(ctx.account), record.id, rule.id);
       emitAudit(ctx, ipPolicyRules, 'deleted', respond(ctx, ipPolicyRules, rule));
     }
   },
 });
 
 const RULE_KIND = 'ip_policy_rule';
-const ruleIndex = (account: string, policyId: string) => ({ account, kind: `${RULE_KIND}@${policyId}` });
+const rulesIndex = (account: string): PairIndex => ({ account, kind: '_ip_policy_rule' });
 
-/** The rules of one policy (O(its rules)). */
+/** The rules of one policy, oldest first (O(its rules)). */
 export async function rulesOfPolicy(reader: StoreReader, account: string, policyId: string): Promise<IpPolicyRuleRecord[]> {
   const rules: IpPolicyRuleRecord[] = [];
-  for (const entry of await readAll(reader, ruleIndex(account, policyId))) {
-    const rule = await reader.get({ account, kind: RULE_KIND }, entry.id);
+  for (const ruleId of await membersOf(reader, rulesIndex(account), policyId)) {
+    const rule = await reader.get({ account, kind: RULE_KIND }, ruleId);
     if (rule) rules.push(rule as IpPolicyRuleRecord);
   }
   return rules;
@@ -124,7 +126,7 @@ export const ipPolicyRules = defineResource<IpPolicyRuleRecord, v.InferOutput<ty
   async create(ctx, input, base) {
     const policy = await requirePolicy(ctx, input.ip_policy_id, 'ip_policy_id');
     const cidr = await validRuleCidr(ctx, input.cidr, policy.id);
-    await ctx.tx.put(ruleIndex(ctx.account, policy.id), { id: base.id });
+    await addPair(ctx.tx, rulesIndex(ctx.account), policy.id, base.id);
     return { ...base, cidr, action: input.action, ip_policy_id: policy.id };
   },
   async update(ctx, record, patch) {
@@ -138,14 +140,13 @@ export const ipPolicyRules = defineResource<IpPolicyRuleRecord, v.InferOutput<ty
   }),
   async beforeDelete(ctx, record) {
     await refuseEmptyingDashboardPolicy(ctx, record);
-    await ctx.tx.delete(ruleIndex(ctx.account, record.ip_policy_id), record.id);
+    await removePair(ctx.tx, rulesIndex(ctx.account), record.ip_policy_id, record.id);
   },
 });
 
 /** The dashboard must stay reachable: the last rule of a policy a dashboard restriction uses stays. */
 async function refuseEmptyingDashboardPolicy(ctx: OperationContext, rule: IpPolicyRuleRecord): Promise<void> {
-  const page = await ctx.tx.page(ruleIndex(ctx.account, rule.ip_policy_id), { limit: 2 });
-  if (page.length > 1) return;
+  if ((await membersOf(ctx.tx, rulesIndex(ctx.account), rule.ip_policy_id, 2)).length > 1) return;
   const dashboard = await restrictionOfType(ctx.tx, ctx.account, 'dashboard');
   if (dashboard?.ip_policy_ids.includes(rule.ip_policy_id)) {
     throw new ApiError(
@@ -154,24 +155,4 @@ async function refuseEmptyingDashboardPolicy(ctx: OperationContext, rule: IpPoli
       { id: rule.id },
     );
   }
-}
-
-/** Restriction types: one restriction of each at most per account. */
-export const RESTRICTION_TYPES = ['dashboard', 'api', 'agent', 'endpoints'] as const;
-export type RestrictionType = (typeof RESTRICTION_TYPES)[number];
-
-export interface IpRestrictionRecord extends BaseRecord {
-  readonly enforced: boolean;
-  readonly type: RestrictionType;
-  readonly ip_policy_ids: readonly string[];
-}
-
-/** Scope of the per-account type → restriction index. */
-export const restrictionTypeIndex = (account: string) => ({ account, kind: 'ip_restriction@type' });
-
-/** The account's restriction of `type`, if any (O(1)). */
-export async function restrictionOfType(reader: StoreReader, account: string, type: RestrictionType): Promise<IpRestrictionRecord | undefined> {
-  const entry = await reader.get(restrictionTypeIndex(account), type);
-  if (!entry) return undefined;
-  return (await reader.get({ account, kind: 'ip_restriction' }, String(entry.restriction_id))) as IpRestrictionRecord | undefined;
 }

@@ -5,17 +5,8 @@ import { coded, description, metadata, refusedField } from '../../conventions/fi
 import { defineResource, refTo } from '../../resource.ts';
 import type { StoreReader } from '../../store.ts';
 import { evaluateIpRules } from './cidr.ts';
-import {
-  ipPolicies,
-  requirePolicy,
-  restrictionOfType,
-  restrictionTypeIndex,
-  rulesOfPolicy,
-  RESTRICTION_TYPES,
-  type IpPolicyRuleRecord,
-  type IpRestrictionRecord,
-  type RestrictionType,
-} from './policies.ts';
+import { ipPolicies, requirePolicy, rulesOfPolicy, type IpPolicyRuleRecord } from './policies.ts';
+import { IP_RESTRICTION_KIND, restrictionOfType, RESTRICTION_TYPES, type IpRestrictionRecord, type RestrictionType } from './restriction-types.ts';
 
 /**
  * IP restrictions (/ip_restrictions): which IP policies guard a class of traffic (dashboard, api,
@@ -55,10 +46,13 @@ async function existingPolicies(ctx: OperationContext, ids: readonly string[]): 
   return unique;
 }
 
+const typeTaken = (type: string, holder: string) =>
+  new ApiError(ERRORS.IP_RESTRICTION_TYPE_EXISTS, `type: this account already has an ${type} IP restriction ('${holder}'); update that one instead`, { id: holder });
+
 export const ipRestrictions = defineResource<IpRestrictionRecord, v.InferOutput<typeof RestrictionCreate>, v.InferOutput<typeof RestrictionUpdate>>({
   name: 'ip_restrictions',
   label: 'IP restriction',
-  kind: 'ip_restriction',
+  kind: IP_RESTRICTION_KIND,
   prefix: 'ipx',
   path: '/ip_restrictions',
   listKey: 'ip_restrictions',
@@ -66,13 +60,11 @@ export const ipRestrictions = defineResource<IpRestrictionRecord, v.InferOutput<
   createSchema: RestrictionCreate,
   updateSchema: RestrictionUpdate,
   references: (record) => record.ip_policy_ids,
+  unique: [{ field: 'type', conflict: typeTaken }],
   async create(ctx, input, base) {
     const existing = await restrictionOfType(ctx.tx, ctx.account, input.type);
-    if (existing) {
-      throw new ApiError(ERRORS.IP_RESTRICTION_TYPE_EXISTS, `type: this account already has an ${input.type} IP restriction ('${existing.id}'); update that one instead`, { id: existing.id });
-    }
+    if (existing) throw typeTaken(input.type, existing.id);
     const ip_policy_ids = await existingPolicies(ctx, input.ip_policy_ids);
-    await ctx.tx.put(restrictionTypeIndex(ctx.account), { id: input.type, restriction_id: base.id });
     return { ...base, enforced: input.enforced ?? false, type: input.type, ip_policy_ids };
   },
   async update(ctx, record, patch) {
@@ -88,9 +80,6 @@ export const ipRestrictions = defineResource<IpRestrictionRecord, v.InferOutput<
     type: record.type,
     ip_policies: record.ip_policy_ids.map((id) => refTo(ctx, ipPolicies, id)),
   }),
-  async beforeDelete(ctx, record) {
-    await ctx.tx.delete(restrictionTypeIndex(ctx.account), record.type);
-  },
 });
 
 /** The verdict of an account's restriction of one type on one address. */
