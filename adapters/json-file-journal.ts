@@ -1,15 +1,27 @@
 import { open, readFile, type FileHandle } from 'node:fs/promises';
+import { dirname } from 'node:path';
 import type { StoredRecord } from '../lib/store.ts';
 
 /**
  * The JSON-file store's write-ahead journal (`<file>.journal`): one JSON line per group commit,
- * `[[scopeKey, id, record | null], …]`, appended and fdatasync'ed before the commit is
- * acknowledged. It makes a durable write cost O(change) instead of rewriting the whole file; the
- * store folds the journal into the JSON file from time to time (compaction) and then empties it.
- * Replaying is idempotent, so a crash between compaction and truncation loses nothing.
+ * `{"seq": n, "changes": [[scopeKey, id, record | null], …]}`, appended and fdatasync'ed before
+ * the commit is acknowledged. It makes a durable write cost O(change) instead of rewriting the
+ * whole file; the store folds the journal into the JSON file from time to time (compaction) and
+ * then empties it.
+ *
+ * Sequence numbers make replay exactly-once: the data file records the last sequence it contains,
+ * and replay skips the lines it covers (a crash between compaction and emptying the journal leaves
+ * such lines behind). A line is one group of whole transactions, so a transaction is replayed whole
+ * or, when its line was torn by a crash, not at all.
  */
 
 export type JournalEntry = readonly [key: string, id: string, record: StoredRecord | null];
+
+/** One journal line. `seq` is absent in lines written by Burrow before sequences existed. */
+export interface JournalLine {
+  seq: number | undefined;
+  changes: JournalEntry[];
+}
 
 export class Journal {
   readonly path: string;
@@ -26,11 +38,11 @@ export class Journal {
   }
 
   /**
-   * The committed batches in the journal, oldest first. A last line without its newline is a
-   * write that was never acknowledged (the process died mid-append) and is ignored; any other bad
-   * line means damage, reported without touching the file.
+   * The committed lines in the journal, oldest first. A last line without its newline is a write
+   * that was never acknowledged (the process died mid-append) and is ignored; any other bad line
+   * means damage, reported without touching the file.
    */
-  async read(): Promise<JournalEntry[][]> {
+  async read(): Promise<JournalLine[]> {
     let text: string;
     try {
       text = await readFile(this.path, 'utf8');
@@ -38,31 +50,52 @@ export class Journal {
       if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
       throw error;
     }
-    const lines = text.split('\n');
-    const complete = lines.slice(0, -1);
+    const complete = text.split('\n').slice(0, -1);
     this.#size = Buffer.byteLength(complete.map((line) => `${line}\n`).join(''));
-    return complete.map((line, index) => {
+    return complete.map((text, index) => {
+      let line: unknown;
       try {
-        return JSON.parse(line) as JournalEntry[];
+        line = JSON.parse(text);
       } catch (error) {
-        throw new Error(`journal ${this.path} is corrupt at line ${index + 1}: ${(error as Error).message}. Burrow left it untouched; restore it or move it away to start from the data file alone`);
+        throw this.#corrupt(index, (error as Error).message);
       }
+      if (Array.isArray(line)) return { seq: undefined, changes: line as JournalEntry[] };
+      const { seq, changes } = (line ?? {}) as Partial<JournalLine>;
+      if (!Number.isSafeInteger(seq) || !Array.isArray(changes)) throw this.#corrupt(index, 'not a journal line');
+      return { seq, changes };
     });
+  }
+
+  #corrupt(index: number, reason: string): Error {
+    return new Error(`journal ${this.path} is corrupt at line ${index + 1}: ${reason}. Burrow left it untouched; restore it or move it away to start from the data file alone`);
   }
 
   async #open(): Promise<FileHandle> {
     if (!this.#handle) {
-      this.#handle = await open(this.path, 'a');
-      // A torn tail from a crash is cut off before anything is appended after it.
-      await this.#handle.truncate(this.#size);
+      let created = true;
+      const handle = await open(this.path, 'ax', 0o600).catch((error: NodeJS.ErrnoException) => {
+        if (error.code !== 'EEXIST') throw error;
+        created = false;
+        return open(this.path, 'a', 0o600);
+      });
+      try {
+        // A new file is durable only once its directory entry is.
+        if (created) await syncDirectory(this.path);
+        // A torn tail from a crash is cut off before anything is appended after it.
+        else await handle.truncate(this.#size);
+      } catch (error) {
+        await handle.close();
+        throw error;
+      }
+      this.#handle = handle;
     }
     return this.#handle;
   }
 
-  /** Appends one batch and makes it durable; on failure the journal is cut back to its old end. */
-  async append(entries: readonly JournalEntry[]): Promise<void> {
+  /** Appends one line and makes it durable; on failure the journal is cut back to its old end. */
+  async append(seq: number, changes: readonly JournalEntry[]): Promise<void> {
     const handle = await this.#open();
-    const line = Buffer.from(`${JSON.stringify(entries)}\n`, 'utf8');
+    const line = Buffer.from(`${JSON.stringify({ seq, changes })}\n`, 'utf8');
     try {
       await handle.write(line, 0, line.length, null);
       await handle.datasync();
@@ -84,5 +117,15 @@ export class Journal {
   async close(): Promise<void> {
     await this.#handle?.close();
     this.#handle = undefined;
+  }
+}
+
+/** fsyncs the directory holding `path`, so a file created or renamed there survives power loss. */
+export async function syncDirectory(path: string): Promise<void> {
+  const dir = await open(dirname(path), 'r');
+  try {
+    await dir.sync();
+  } finally {
+    await dir.close();
   }
 }

@@ -1,10 +1,9 @@
-import { closeSync, fsyncSync, openSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
 import { open, readFile, rename } from 'node:fs/promises';
-import { hostname } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { Low, type Adapter } from 'lowdb';
 import { StoreWriteError, type StoredRecord } from '../lib/store.ts';
-import { Journal, type JournalEntry } from './json-file-journal.ts';
+import { describeHolder, FileLockedError, lockFile, type FileLock } from './file-lock.ts';
+import { Journal, syncDirectory, type JournalEntry } from './json-file-journal.ts';
 import { MemoryStore, type Change } from './memory-store.ts';
 
 /**
@@ -15,14 +14,18 @@ import { MemoryStore, type Change } from './memory-store.ts';
  * part of a full file write (temp file, fsync, rename, fsync of the directory). Transactions that
  * commit while a write is in flight are grouped into the next one. When the journal outgrows a
  * fraction of the file, the state is written to the JSON file and the journal emptied, so the file
- * stays the readable truth and a write costs O(change), amortised. If a write fails, every change
- * not yet on disk is reverted in memory and its transaction rejects with a StoreWriteError; what
- * is on disk stays intact. The file is held with `<file>.lock` (pid), and a corrupt or
- * unknown-version file is refused without being touched.
+ * stays the readable truth and a write costs O(change), amortised. Every write carries the next
+ * sequence number; the file records the last one it contains, so journal lines it covers are never
+ * replayed over it. If a write fails, every change not yet on disk is reverted in memory and its
+ * transaction rejects with a StoreWriteError; what is on disk stays intact. The file is held with
+ * a kernel lock on `<file>.lock` (file-lock.ts), and a corrupt or unknown-version file is refused
+ * without being touched. Every file is created 0600: the state holds CA private keys.
  */
 
 export const FILE_FORMAT = 'burrow-store';
-export const FILE_VERSION = 1;
+/** Version 2 added `sequence`; version 1 files (and their journals) are read and rewritten as 2. */
+export const FILE_VERSION = 2;
+const READABLE_VERSIONS = [1, 2];
 /** The journal is folded into the file once it passes half the file's size, and at least this. */
 const COMPACT_MIN_BYTES = 256 * 1024;
 
@@ -30,19 +33,32 @@ type Scopes = Record<string, Record<string, Record<string, StoredRecord>>>;
 interface FileData {
   format: string;
   version: number;
+  /** The sequence number of the last write this file contains (0: none). */
+  sequence: number;
   scopes: Scopes;
 }
+
+/** The steps of a compaction, in order, for crash tests. */
+export type CompactionStep = 'temp-written' | 'renamed' | 'journal-truncating' | 'journal-truncated';
 
 export interface JsonFileStoreOptions {
   /** Called before each file write; tests throw here to simulate a full or read-only disk. */
   beforeWrite?: () => void | Promise<void>;
+  /** Called after each step of a compaction; crash tests kill the process here. */
+  onCompactionStep?: (step: CompactionStep) => void;
+  /** Fold the journal into the file once it passes this many bytes (default: half the file, at least 256 KiB). */
+  compactAtBytes?: number;
+  /** How long to wait for a holder of the file that is still exiting (default 1000 ms). */
+  lockWaitMs?: number;
 }
 
 /** lowdb adapter writing atomically and durably; refuses files it does not understand. */
 class DurableJsonFile implements Adapter<FileData> {
   readonly #path: string;
-  constructor(path: string) {
+  readonly #onStep: (step: CompactionStep) => void;
+  constructor(path: string, onStep: (step: CompactionStep) => void) {
     this.#path = path;
+    this.#onStep = onStep;
   }
 
   async read(): Promise<FileData | null> {
@@ -63,29 +79,28 @@ class DurableJsonFile implements Adapter<FileData> {
     if (!file || typeof file !== 'object' || file.format !== FILE_FORMAT) {
       throw new Error(`data file ${this.#path} is not a Burrow data file (no "format": "${FILE_FORMAT}"); Burrow left it untouched`);
     }
-    if (file.version !== FILE_VERSION) {
-      throw new Error(`data file ${this.#path} has format version ${JSON.stringify(file.version)}; this Burrow reads version ${FILE_VERSION} only`);
+    if (!READABLE_VERSIONS.includes(file.version as number)) {
+      throw new Error(`data file ${this.#path} has format version ${JSON.stringify(file.version)}; this Burrow reads versions ${READABLE_VERSIONS.join(' and ')} only`);
     }
     if (!file.scopes || typeof file.scopes !== 'object') throw new Error(`data file ${this.#path} is corrupt: "scopes" is missing`);
+    if (file.version === 1) file.sequence = 0;
+    else if (!Number.isSafeInteger(file.sequence)) throw new Error(`data file ${this.#path} is corrupt: "sequence" is missing`);
     return file as FileData;
   }
 
   async write(data: FileData): Promise<void> {
     const temp = join(dirname(this.#path), `.${basename(this.#path)}.${process.pid}.tmp`);
-    const handle = await open(temp, 'w');
+    const handle = await open(temp, 'w', 0o600);
     try {
       await handle.writeFile(JSON.stringify(data));
       await handle.sync();
     } finally {
       await handle.close();
     }
+    this.#onStep('temp-written');
     await rename(temp, this.#path);
-    const dir = await open(dirname(this.#path), 'r');
-    try {
-      await dir.sync();
-    } finally {
-      await dir.close();
-    }
+    this.#onStep('renamed');
+    await syncDirectory(this.#path);
   }
 }
 
@@ -102,49 +117,76 @@ export class JsonFileStore extends MemoryStore {
   writes = 0;
   readonly #db: Low<FileData>;
   readonly #options: JsonFileStoreOptions;
-  readonly #lock: string;
   readonly #journal: Journal;
+  #lock: FileLock | undefined;
+  /** The sequence number of the last write on disk. */
+  #sequence = 0;
   /** Bytes of the last full file write; the journal is folded in when it passes half of it. */
   #fileBytes = 0;
   #fileExists = false;
   #waiting: Waiting[] = [];
   #flushing: Promise<void> | undefined;
   #closed = false;
-  readonly #releaseOnExit = () => this.#releaseLock();
 
   private constructor(path: string, options: JsonFileStoreOptions) {
     super();
     this.path = path;
     this.#options = options;
-    this.#lock = `${path}.lock`;
-    this.#db = new Low(new DurableJsonFile(path), { format: FILE_FORMAT, version: FILE_VERSION, scopes: {} });
+    this.#db = new Low(new DurableJsonFile(path, (step) => options.onCompactionStep?.(step)), { format: FILE_FORMAT, version: FILE_VERSION, sequence: 0, scopes: {} });
     this.#journal = new Journal(`${path}.journal`);
   }
 
   /** Opens (or creates on first write) the data file at `path`. */
   static async open(path: string, options: JsonFileStoreOptions = {}): Promise<JsonFileStore> {
     const store = new JsonFileStore(path, options);
-    store.#acquireLock();
+    store.#lock = await lockDataFile(path, options.lockWaitMs);
     try {
       await store.#db.read();
-      store.#fileExists = (await readFile(path).then(() => true, () => false));
+      store.#fileExists = await readFile(path).then(() => true, () => false);
       store.#fileBytes = store.#fileExists ? JSON.stringify(store.#db.data).length : 0;
-      for (const batch of await store.#journal.read()) {
-        for (const [key, id, record] of batch) {
-          const [account, kind] = key.split('\u0000') as [string, string];
-          const records = ((store.#db.data.scopes[account] ??= {})[kind] ??= {});
-          if (record === null) delete records[id];
-          else records[id] = record;
-        }
-      }
+      const upgrade = store.#replayJournal(await store.#journal.read());
       for (const [account, kinds] of Object.entries(store.#db.data.scopes)) {
         for (const [kind, records] of Object.entries(kinds)) store.load({ account, kind }, Object.values(records));
       }
+      if (upgrade) await store.#writeFile(store.#snapshot(), store.#sequence);
     } catch (error) {
-      store.#releaseLock();
+      await store.#journal.close();
+      store.#lock.release();
       throw error;
     }
     return store;
+  }
+
+  /**
+   * Applies the journal lines the file does not contain, in order, and returns whether the state
+   * must be rewritten in the current format (a version 1 file, or lines without sequence numbers).
+   */
+  #replayJournal(lines: Awaited<ReturnType<Journal['read']>>): boolean {
+    const data = this.#db.data;
+    let upgrade = this.#fileExists && data.version !== FILE_VERSION;
+    let last = data.sequence;
+    for (const [index, line] of lines.entries()) {
+      if (line.seq === undefined) {
+        // Written before sequences existed; next to a version 2 file, only an interrupted upgrade
+        // leaves such lines, and the file already holds them.
+        if (data.version !== 1) continue;
+        upgrade = true;
+      } else if (line.seq <= data.sequence) {
+        continue;
+      } else if (line.seq !== last + 1) {
+        throw new Error(`journal ${this.#journal.path} does not continue data file ${this.path}: line ${index + 1} has sequence ${line.seq}, expected ${last + 1}. Burrow left both untouched; restore the pair that belongs together`);
+      } else {
+        last = line.seq;
+      }
+      for (const [key, id, record] of line.changes) {
+        const [account, kind] = key.split('\u0000') as [string, string];
+        const records = ((data.scopes[account] ??= {})[kind] ??= {});
+        if (record === null) delete records[id];
+        else records[id] = record;
+      }
+    }
+    this.#sequence = last;
+    return upgrade;
   }
 
   protected override afterCommit(changes: readonly Change[]): Promise<void> {
@@ -166,12 +208,18 @@ export class JsonFileStore extends MemoryStore {
     while (this.#waiting.length > 0) {
       const batch = this.#waiting;
       this.#waiting = [];
+      const sequence = this.#sequence + 1;
+      const limit = this.#options.compactAtBytes ?? Math.max(COMPACT_MIN_BYTES, this.#fileBytes / 2);
+      // Taken at the cut, when memory holds exactly what is on disk plus this batch: a snapshot
+      // taken later could hold newer commits that the file would then claim under this sequence.
+      const snapshot = !this.#fileExists || this.#journal.size > limit ? this.#snapshot() : undefined;
       try {
         await this.#options.beforeWrite?.();
-        if (!this.#fileExists || this.#journal.size > Math.max(COMPACT_MIN_BYTES, this.#fileBytes / 2)) {
-          await this.#writeFile();
+        if (snapshot) {
+          await this.#writeFile(snapshot, sequence);
         } else {
-          await this.#journal.append(batch.flatMap((waiting) => waiting.changes.map((c): JournalEntry => [c.key, c.id, c.record ?? null])));
+          await this.#journal.append(sequence, batch.flatMap((waiting) => waiting.changes.map((c): JournalEntry => [c.key, c.id, c.record ?? null])));
+          this.#sequence = sequence;
         }
         this.writes++;
         for (const waiting of batch) waiting.resolve();
@@ -188,13 +236,19 @@ export class JsonFileStore extends MemoryStore {
     }
   }
 
-  /** Writes the whole state to the JSON file, then empties the journal it now contains. */
-  async #writeFile(): Promise<void> {
-    this.#db.data = { format: FILE_FORMAT, version: FILE_VERSION, scopes: this.#snapshot() };
+  /**
+   * Writes a snapshot holding every write up to `sequence` to the JSON file, then empties the
+   * journal. Once the file is renamed into place the write is done: emptying the journal only saves
+   * space (the lines it covers are skipped on replay), so a failure there is retried next time.
+   */
+  async #writeFile(scopes: Scopes, sequence: number): Promise<void> {
+    this.#db.data = { format: FILE_FORMAT, version: FILE_VERSION, sequence, scopes };
     await this.#db.write();
+    this.#sequence = sequence;
     this.#fileExists = true;
     this.#fileBytes = JSON.stringify(this.#db.data).length;
-    await this.#journal.clear();
+    this.#options.onCompactionStep?.('journal-truncating');
+    await this.#journal.clear().then(() => this.#options.onCompactionStep?.('journal-truncated'), () => undefined);
   }
 
   #snapshot(): Scopes {
@@ -207,64 +261,25 @@ export class JsonFileStore extends MemoryStore {
     return scopes;
   }
 
-  #acquireLock(): void {
-    const claim = () => writeFileSync(this.#lock, JSON.stringify({ pid: process.pid, host: hostname() }), { flag: 'wx' });
-    try {
-      claim();
-    } catch (error) {
-      const code = (error as NodeJS.ErrnoException).code;
-      if (code === 'ENOENT') throw new Error(`cannot create data file ${this.path}: the directory ${dirname(this.path)} does not exist`);
-      if (code !== 'EEXIST') throw error;
-      const holder = readLockHolder(this.#lock);
-      if (holder && isAlive(holder.pid)) {
-        throw new Error(`data file ${this.path} is in use by another Burrow process (pid ${holder.pid}); stop it or use another file`);
-      }
-      unlinkSync(this.#lock);
-      claim();
-    }
-    const fd = openSync(this.#lock, 'r');
-    fsyncSync(fd);
-    closeSync(fd);
-    process.once('exit', this.#releaseOnExit);
-  }
-
-  #releaseLock(): void {
-    process.removeListener('exit', this.#releaseOnExit);
-    try {
-      unlinkSync(this.#lock);
-    } catch {
-      // already gone
-    }
-  }
-
   override async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
     await super.close();
     await this.#flushing;
     // Leave a compact file behind: the journal's content goes into the JSON file on a clean stop.
-    if (this.#journal.size > 0) await this.#writeFile().catch(() => undefined);
+    if (this.#journal.size > 0) await this.#writeFile(this.#snapshot(), this.#sequence).catch(() => undefined);
     await this.#journal.close();
-    this.#releaseLock();
+    this.#lock?.release();
   }
 }
 
-function readLockHolder(path: string): { pid: number } | undefined {
+async function lockDataFile(path: string, waitMs: number | undefined): Promise<FileLock> {
   try {
-    const holder = JSON.parse(readFileSync(path, 'utf8')) as { pid?: unknown };
-    return typeof holder.pid === 'number' ? { pid: holder.pid } : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-function isAlive(pid: number): boolean {
-  if (pid === process.pid) return true;
-  try {
-    process.kill(pid, 0);
-    return true;
+    return await lockFile(`${path}.lock`, waitMs === undefined ? {} : { waitMs });
   } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
+    if (error instanceof FileLockedError) throw new Error(`data file ${path} is in use by another Burrow process (${describeHolder(error.holder)}); stop it or use another file`);
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') throw new Error(`cannot create data file ${path}: the directory ${dirname(path)} does not exist`);
+    throw error;
   }
 }
 

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { after, describe, test } from 'node:test';
@@ -15,6 +15,37 @@ after(() => rmSync(dir, { recursive: true, force: true }));
 let counter = 0;
 const freshPath = () => join(dir, `store-${++counter}.json`);
 const KEYS = { account: 'ac_1', kind: 'api_key' };
+const HOLDER = new URL('../fixtures/lock-holder.ts', import.meta.url).pathname;
+
+/** The next line a child prints (rejects if it exits first). */
+function nextLine(child: ChildProcess): Promise<string> {
+  const lines = ((child as ChildProcess & { lines?: AsyncIterator<string> }).lines ??= createInterface({ input: child.stdout! })[Symbol.asyncIterator]());
+  return lines.next().then((next) => {
+    if (next.done) throw new Error('the process ended without a line');
+    return next.value;
+  });
+}
+
+/** Starts test/fixtures/lock-holder.ts on `path`, optionally under a wrapper command (detached). */
+function spawnHolder(path: string, args: string[] = [], wrapper: string[] = []) {
+  const command = [...wrapper, process.execPath, '--import', 'tsx', HOLDER, path, ...args];
+  const child = spawn(command[0]!, command.slice(1), { stdio: ['pipe', 'pipe', 'inherit'], detached: wrapper.length > 0 });
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  return { child, exited, next: () => nextLine(child) };
+}
+
+/** The state letter in /proc/<pid>/stat (R, S, Z…), or undefined once the process is gone. */
+function processState(pid: number): string | undefined {
+  try {
+    return /\) (\S)/.exec(readFileSync(`/proc/${pid}/stat`, 'utf8'))?.[1];
+  } catch {
+    return undefined;
+  }
+}
+
+function canUnshare(): boolean {
+  return process.getuid?.() === 0 && spawnSync('unshare', ['--pid', '--fork', 'true']).status === 0;
+}
 
 runStoreConformance('json-file', { create: () => openJsonFileStore(freshPath()) });
 
@@ -43,7 +74,7 @@ describe('json-file: persistence', () => {
     await store.transaction((tx) => tx.put(KEYS, { id: 'ak_1' }));
     const file = JSON.parse(readFileSync(path, 'utf8'));
     assert.equal(file.format, 'burrow-store');
-    assert.equal(file.version, 1);
+    assert.equal(file.version, 2);
     await store.close();
   });
 
@@ -57,8 +88,8 @@ describe('json-file: persistence', () => {
 
   test('a file of another format or version is refused', async () => {
     const path = freshPath();
-    writeFileSync(path, JSON.stringify({ format: 'burrow-store', version: 2, scopes: {} }));
-    await assert.rejects(openJsonFileStore(path), /format version 2; this Burrow reads version 1 only/);
+    writeFileSync(path, JSON.stringify({ format: 'burrow-store', version: 3, sequence: 0, scopes: {} }));
+    await assert.rejects(openJsonFileStore(path), /format version 3; this Burrow reads versions 1 and 2 only/);
     writeFileSync(path, JSON.stringify({ posts: [] }));
     await assert.rejects(openJsonFileStore(path), /not a Burrow data file/);
   });
@@ -72,18 +103,102 @@ describe('json-file: single owner', () => {
   test('a second open while the first holds the file is refused, naming the pid', async () => {
     const path = freshPath();
     const first = await openJsonFileStore(path);
-    await assert.rejects(openJsonFileStore(path), new RegExp(`in use by another Burrow process \\(pid ${process.pid}\\)`));
+    await assert.rejects(openJsonFileStore(path, { lockWaitMs: 0 }), new RegExp(`in use by another Burrow process \\(pid ${process.pid} on `));
     await first.close();
     assert.equal(existsSync(`${path}.lock`), false);
     const again = await openJsonFileStore(path);
     await again.close();
   });
 
-  test('a stale lock of a dead process is taken over', async () => {
+  test('a live holder in another process blocks; one that is shutting down is waited for', async () => {
     const path = freshPath();
-    writeFileSync(`${path}.lock`, JSON.stringify({ pid: 2 ** 22 + 12345, host: 'x' }));
+    const holder = spawnHolder(path);
+    try {
+      const pid = Number((await holder.next()).replace('held ', ''));
+      await assert.rejects(openJsonFileStore(path, { lockWaitMs: 0 }), new RegExp(`in use by another Burrow process \\(pid ${pid} on .*, since `));
+      const opening = openJsonFileStore(path, { lockWaitMs: 10_000 });
+      holder.child.stdin!.end();
+      const store = await opening;
+      assert.ok(await store.get({ account: 'ac_1', kind: 'holder' }, `pid_${pid}`), 'the holder finished its writes first');
+      await store.close();
+    } finally {
+      holder.child.kill('SIGKILL');
+    }
+  });
+
+  test('a lock file naming our own pid (a restart that got the dead one\'s pid) does not block', async () => {
+    const path = freshPath();
+    writeFileSync(`${path}.lock`, JSON.stringify({ pid: process.pid, host: hostname() }));
+    const store = await openJsonFileStore(path, { lockWaitMs: 0 });
+    await store.close();
+  });
+
+  test('a lock file naming an unrelated live process (a reused pid) does not block', async () => {
+    const sleeper = spawn('sleep', ['30'], { stdio: 'ignore' });
+    try {
+      for (const pid of [sleeper.pid!, 1]) {
+        const path = freshPath();
+        writeFileSync(`${path}.lock`, JSON.stringify({ pid, host: hostname() }));
+        const store = await openJsonFileStore(path, { lockWaitMs: 0 });
+        assert.match(readFileSync(`${path}.lock`, 'utf8'), new RegExp(`"pid":${process.pid}`));
+        await store.close();
+      }
+    } finally {
+      sleeper.kill('SIGKILL');
+    }
+  });
+
+  test('a holder killed with kill -9 and left a zombie (never reaped) does not block', async () => {
+    const path = freshPath();
+    // The shell becomes `sleep`, which never reaps its child: the killed holder stays a zombie.
+    const parent = spawn('sh', ['-c', `"$0" --import tsx "$1" "$2" & exec sleep 60`, process.execPath, HOLDER, path], { stdio: ['pipe', 'pipe', 'inherit'] });
+    try {
+      const pid = Number((await nextLine(parent)).replace('held ', ''));
+      process.kill(pid, 'SIGKILL');
+      while (processState(pid) !== 'Z') await new Promise((resolve) => setTimeout(resolve, 5));
+      const store = await openJsonFileStore(path, { lockWaitMs: 0 });
+      assert.equal(processState(pid), 'Z', 'the holder was still a zombie');
+      assert.ok(await store.get({ account: 'ac_1', kind: 'holder' }, `pid_${pid}`));
+      await store.close();
+    } finally {
+      parent.kill('SIGKILL');
+    }
+  });
+
+  test('processes racing for a stale lock: exactly one wins', async () => {
+    const path = freshPath();
+    for (let round = 0; round < 2; round++) {
+      writeFileSync(`${path}.lock`, JSON.stringify({ pid: 2 ** 22 + 12345, host: 'gone' }));
+      const racers = Array.from({ length: 3 }, () => spawnHolder(path, ['--on-go']));
+      try {
+        for (const racer of racers) assert.equal(await racer.next(), 'ready');
+        for (const racer of racers) racer.child.stdin!.write('go\n');
+        const outcomes = await Promise.all(racers.map((racer) => racer.next()));
+        assert.equal(outcomes.filter((line) => line.startsWith('held ')).length, 1, outcomes.join('\n'));
+        for (const line of outcomes.filter((line) => !line.startsWith('held '))) assert.match(line, /^refused data file .* is in use by another Burrow process \(pid \d+/);
+      } finally {
+        for (const racer of racers) racer.child.stdin!.end();
+        await Promise.all(racers.map((racer) => racer.exited));
+      }
+    }
+  });
+
+  test('pid namespaces: a restart that gets the same pid as the killed holder takes the file', { skip: canUnshare() ? false : 'needs root and unshare(1)' }, async () => {
+    const path = freshPath();
+    const pids: number[] = [];
+    for (let run = 0; run < 2; run++) {
+      const holder = spawnHolder(path, [], ['unshare', '--pid', '--fork', '--kill-child']);
+      try {
+        const line = await holder.next();
+        assert.match(line, /^held \d+$/);
+        pids.push(Number(line.slice(5)));
+      } finally {
+        process.kill(-holder.child.pid!, 'SIGKILL');
+      }
+    }
+    assert.equal(pids[0], pids[1], 'both runs had the same pid');
     const store = await openJsonFileStore(path);
-    assert.equal(JSON.parse(readFileSync(`${path}.lock`, 'utf8')).pid, process.pid);
+    assert.equal((await store.page({ account: 'ac_1', kind: 'holder' }, { limit: 10 })).length, 1, 'one record: both runs wrote the same id');
     await store.close();
   });
 });
