@@ -96,7 +96,8 @@ describe('burrow serve', () => {
     const file = join(dir, 'shared.json');
     const first = await startServer(['--data', file, '--api-key', 'k', '--quiet']);
     try {
-      await assert.rejects(startServer(['--data', file, '--api-key', 'k']), /in use by another Burrow process \(pid \d+\)/);
+      const pid = JSON.parse(readFileSync(`${file}.lock`, 'utf8')).pid;
+      await assert.rejects(startServer(['--data', file, '--api-key', 'k']), new RegExp(`exited with 1: burrow: data file .* is in use by another Burrow process \\(pid ${pid} on .*\\); stop it or use another file`));
     } finally {
       await first.stop();
     }
