@@ -1,5 +1,6 @@
 import type { Burrow } from '../../lib/index.ts';
-import { createHttpHandler, MAX_BODY_BYTES, tooLarge, type HttpHandlerOptions } from './handler.ts';
+import { MAX_BODY_BYTES, tooLarge } from './body.ts';
+import { createHttpHandler, type HttpHandlerOptions } from './handler.ts';
 
 /**
  * The universal seam: `(Request) => Promise<Response>`, for Hono, Deno-style servers, service

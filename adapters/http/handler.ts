@@ -1,6 +1,7 @@
 import { ApiError, ERRORS, errorBody, fail, StoreWriteError, type Burrow, type Operation } from '../../lib/index.ts';
-import { createControlPlane } from '../control-plane.ts';
-import { createRouter, type Router } from './router.ts';
+import { JSON_TYPE, readJsonBody, type HttpRequest, type HttpResponse } from './body.ts';
+import { createControlPlane } from './control-plane.ts';
+import { createRouter, routeMiss, type Router } from './router.ts';
 
 /**
  * The HTTP translation layer shared by the fetch handler and the node:http listener: parse the
@@ -8,30 +9,7 @@ import { createRouter, type Router } from './router.ts';
  * business rule lives here.
  */
 
-/** Largest accepted request body (1 MiB). */
-export const MAX_BODY_BYTES = 1024 * 1024;
-/** Deepest accepted JSON nesting; deeper bodies are refused before parsing. */
-export const MAX_JSON_DEPTH = 64;
 export const SUPPORTED_VERSIONS = ['2'];
-
-/** A request as both adapters hand it over. */
-export interface HttpRequest {
-  method: string;
-  url: URL;
-  header(name: string): string | null;
-  /** Reads the body as text; rejects with a 413 ApiError past `MAX_BODY_BYTES`. */
-  text(): Promise<string>;
-  sourceIp?: string;
-}
-
-/** What the adapters write back. `body` is undefined for 204 and HEAD. */
-export interface HttpResponse {
-  status: number;
-  headers: Record<string, string>;
-  body: string | undefined;
-  /** The `error_code` of an error answer (for the request journal; not sent as a header). */
-  errorCode?: string;
-}
 
 /** One line per answered request (never secrets). */
 export interface RequestLog {
@@ -58,8 +36,6 @@ export interface HttpHandlerOptions {
 
 export type HttpHandler = (request: HttpRequest) => Promise<HttpResponse>;
 
-const JSON_TYPE = 'application/json';
-
 /** Builds the request handler of a Burrow instance. */
 export function createHttpHandler(burrow: Burrow, options: HttpHandlerOptions = {}): HttpHandler {
   const router = createRouter(burrow.operations);
@@ -71,7 +47,7 @@ export function createHttpHandler(burrow: Burrow, options: HttpHandlerOptions = 
     let response: HttpResponse;
     try {
       response =
-        (options.cors ? preflight(router, request) : undefined) ??
+        (options.cors ? await preflight(router, request) : undefined) ??
         (await controlPlane(request)) ??
         (await serveApi(burrow, router, request, operationId, trace));
     } catch (error) {
@@ -123,13 +99,8 @@ interface Trace {
 
 async function serveApi(burrow: Burrow, router: Router<Operation>, request: HttpRequest, operationId: string, trace: Trace): Promise<HttpResponse> {
   trace.api = true;
-  const match = router.match(request.method === 'HEAD' ? 'GET' : request.method, request.url.pathname);
-  if (!match.operation) {
-    if (match.allowed.length > 0) {
-      throw new ApiError(ERRORS.METHOD_NOT_ALLOWED, `${request.method} is not allowed on ${request.url.pathname}; allowed: ${match.allowed.join(', ')}`, { path: request.url.pathname }, { Allow: match.allowed.join(', ') });
-    }
-    fail('ROUTE_NOT_FOUND', `no API route ${request.method} ${request.url.pathname}`, { path: request.url.pathname });
-  }
+  const match = await router.match(request.method === 'HEAD' ? 'GET' : request.method, request.url.pathname);
+  if (!match.operation) routeMiss(request.method, request.url.pathname, match.allowed, 'API');
   const operation = match.operation;
   trace.operation = operation;
   checkVersion(burrow, request);
@@ -149,11 +120,11 @@ async function serveApi(burrow: Burrow, router: Router<Operation>, request: Http
 }
 
 /** A CORS preflight (OPTIONS with Origin and Access-Control-Request-Method) for an API path. */
-function preflight(router: Router<Operation>, request: HttpRequest): HttpResponse | undefined {
+async function preflight(router: Router<Operation>, request: HttpRequest): Promise<HttpResponse | undefined> {
   const method = request.header('access-control-request-method');
   if (request.method !== 'OPTIONS' || !request.header('origin') || !method) return undefined;
   // No route answers OPTIONS, so the methods it reports as allowed are exactly the path's methods.
-  const allowed = router.match('OPTIONS', request.url.pathname).allowed;
+  const allowed = (await router.match('OPTIONS', request.url.pathname)).allowed;
   if (allowed.length === 0) return undefined;
   const headers: Record<string, string> = {
     'Access-Control-Allow-Methods': allowed.join(', '),
@@ -174,50 +145,6 @@ function checkVersion(burrow: Burrow, request: HttpRequest): void {
   if (!SUPPORTED_VERSIONS.includes(version.trim())) {
     fail('VERSION_UNSUPPORTED', `Service-Version ${JSON.stringify(version)} is not supported; supported versions: ${SUPPORTED_VERSIONS.join(', ')}`);
   }
-}
-
-/** Reads a JSON object body; an empty body is `{}`. */
-export async function readJsonBody(request: HttpRequest): Promise<unknown> {
-  const length = Number(request.header('content-length') ?? '0');
-  if (length > MAX_BODY_BYTES) tooLarge();
-  const text = await request.text();
-  if (text.trim() === '') return {};
-  const type = (request.header('content-type') ?? '').split(';')[0]!.trim().toLowerCase();
-  if (type !== '' && type !== JSON_TYPE && !type.endsWith('+json')) {
-    fail('UNSUPPORTED_CONTENT_TYPE', `Content-Type ${JSON.stringify(type)} is not supported; send ${JSON_TYPE}`);
-  }
-  if (nestingDepth(text) > MAX_JSON_DEPTH) fail('BODY_NOT_JSON', `body: JSON nested deeper than ${MAX_JSON_DEPTH} levels is not accepted`);
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch (error) {
-    fail('BODY_NOT_JSON', `body: not valid JSON (${(error as Error).message})`);
-  }
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
-    fail('INVALID_FIELD', `body: must be a JSON object (got ${Array.isArray(value) ? 'a list' : value === null ? 'null' : typeof value})`);
-  }
-  return value;
-}
-
-/** Throws the 413 for bodies over the limit. */
-export function tooLarge(): never {
-  fail('BODY_TOO_LARGE', `the request body exceeds the maximum size of ${MAX_BODY_BYTES} bytes`);
-}
-
-function nestingDepth(text: string): number {
-  let depth = 0;
-  let max = 0;
-  let inString = false;
-  for (let i = 0; i < text.length; i++) {
-    const ch = text.charCodeAt(i);
-    if (inString) {
-      if (ch === 92) i++;
-      else if (ch === 34) inString = false;
-    } else if (ch === 34) inString = true;
-    else if (ch === 123 || ch === 91) max = Math.max(max, ++depth);
-    else if (ch === 125 || ch === 93) depth--;
-  }
-  return max;
 }
 
 function queryParams(url: URL): Record<string, string | string[]> {

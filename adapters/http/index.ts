@@ -1,3 +1,4 @@
 export { createFetchHandler, type FetchHandlerOptions } from './fetch-handler.ts';
 export { createNodeListener, type NodeListenerOptions } from './node.ts';
-export { createHttpHandler, MAX_BODY_BYTES, type HttpHandlerOptions, type HttpRequest, type HttpResponse, type RequestLog } from './handler.ts';
+export { MAX_BODY_BYTES, type HttpRequest, type HttpResponse } from './body.ts';
+export { createHttpHandler, type HttpHandlerOptions, type RequestLog } from './handler.ts';

@@ -1,6 +1,7 @@
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
 import type { Burrow } from '../../lib/index.ts';
-import { createHttpHandler, MAX_BODY_BYTES, tooLarge, type HttpHandlerOptions } from './handler.ts';
+import { MAX_BODY_BYTES, tooLarge } from './body.ts';
+import { createHttpHandler, type HttpHandlerOptions } from './handler.ts';
 
 export interface NodeListenerOptions extends HttpHandlerOptions {
   /** Take the caller's address from X-Forwarded-For (only behind a proxy you trust). */

@@ -1,7 +1,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
-import { ApiError, ERRORS, fail, type Burrow, type ControlOperation } from '../lib/index.ts';
-import { readJsonBody, type HttpRequest, type HttpResponse } from './http/handler.ts';
-import { createRouter } from './http/router.ts';
+import { ApiError, ERRORS, fail, type Burrow, type ControlOperation } from '../../lib/index.ts';
+import { readJsonBody, type HttpRequest, type HttpResponse } from './body.ts';
+import { createRouter, routeMiss } from './router.ts';
 
 /**
  * Serves the control plane (`/_burrow/…`): routes to lib's control operations and checks the
@@ -30,13 +30,8 @@ export function createControlPlane(burrow: Burrow, operatorToken: string | undef
     // The OpenAPI document is also served at the conventional root path.
     const path = request.url.pathname === '/openapi.json' ? `${CONTROL_PREFIX}/openapi.json` : request.url.pathname;
     if (path !== CONTROL_PREFIX && !path.startsWith(`${CONTROL_PREFIX}/`)) return undefined;
-    const match = router.match(request.method === 'HEAD' ? 'GET' : request.method, path.slice(CONTROL_PREFIX.length) || '/');
-    if (!match.operation) {
-      if (match.allowed.length > 0) {
-        throw new ApiError(ERRORS.METHOD_NOT_ALLOWED, `${request.method} is not allowed on ${path}; allowed: ${match.allowed.join(', ')}`, { path }, { Allow: match.allowed.join(', ') });
-      }
-      fail('ROUTE_NOT_FOUND', `no control-plane route ${request.method} ${path}`, { path });
-    }
+    const match = await router.match(request.method === 'HEAD' ? 'GET' : request.method, path.slice(CONTROL_PREFIX.length) || '/');
+    if (!match.operation) routeMiss(request.method, path, match.allowed, 'control-plane');
     const operation = match.operation;
     if (!operation.open) checkOperator(request);
     const body = operation.body ? await readJsonBody(request) : undefined;

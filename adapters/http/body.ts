@@ -1,0 +1,76 @@
+import { fail } from '../../lib/index.ts';
+
+/**
+ * The request and response shapes both HTTP adapters hand over, and reading a JSON body within
+ * Burrow's limits (size, nesting, content type).
+ */
+
+/** Largest accepted request body (1 MiB). */
+export const MAX_BODY_BYTES = 1024 * 1024;
+/** Deepest accepted JSON nesting; deeper bodies are refused before parsing. */
+export const MAX_JSON_DEPTH = 64;
+
+/** A request as both adapters hand it over. */
+export interface HttpRequest {
+  method: string;
+  url: URL;
+  header(name: string): string | null;
+  /** Reads the body as text; rejects with a 413 ApiError past `MAX_BODY_BYTES`. */
+  text(): Promise<string>;
+  sourceIp?: string;
+}
+
+/** What the adapters write back. `body` is undefined for 204 and HEAD. */
+export interface HttpResponse {
+  status: number;
+  headers: Record<string, string>;
+  body: string | undefined;
+  /** The `error_code` of an error answer (for the request journal; not sent as a header). */
+  errorCode?: string;
+}
+
+export const JSON_TYPE = 'application/json';
+
+/** Reads a JSON object body; an empty body is `{}`. */
+export async function readJsonBody(request: HttpRequest): Promise<unknown> {
+  const length = Number(request.header('content-length') ?? '0');
+  if (length > MAX_BODY_BYTES) tooLarge();
+  const text = await request.text();
+  if (text.trim() === '') return {};
+  const type = (request.header('content-type') ?? '').split(';')[0]!.trim().toLowerCase();
+  if (type !== '' && type !== JSON_TYPE && !type.endsWith('+json')) {
+    fail('UNSUPPORTED_CONTENT_TYPE', `Content-Type ${JSON.stringify(type)} is not supported; send ${JSON_TYPE}`);
+  }
+  if (nestingDepth(text) > MAX_JSON_DEPTH) fail('BODY_NOT_JSON', `body: JSON nested deeper than ${MAX_JSON_DEPTH} levels is not accepted`);
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    fail('BODY_NOT_JSON', `body: not valid JSON (${(error as Error).message})`);
+  }
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+    fail('INVALID_FIELD', `body: must be a JSON object (got ${Array.isArray(value) ? 'a list' : value === null ? 'null' : typeof value})`);
+  }
+  return value;
+}
+
+/** Throws the 413 for bodies over the limit. */
+export function tooLarge(): never {
+  fail('BODY_TOO_LARGE', `the request body exceeds the maximum size of ${MAX_BODY_BYTES} bytes`);
+}
+
+function nestingDepth(text: string): number {
+  let depth = 0;
+  let max = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const ch = text.charCodeAt(i);
+    if (inString) {
+      if (ch === 92) i++;
+      else if (ch === 34) inString = false;
+    } else if (ch === 34) inString = true;
+    else if (ch === 123 || ch === 91) max = Math.max(max, ++depth);
+    else if (ch === 125 || ch === 93) depth--;
+  }
+  return max;
+}
