@@ -57,6 +57,43 @@ export function refusedField(message: string, name: ErrorName = 'INVALID_FIELD')
   return v.optional(v.custom<never>(() => false, coded(name, message)));
 }
 
+const ZERO_BY_TYPE: Record<string, (value: unknown) => boolean> = {
+  string: (value) => value === '',
+  picklist: (value) => value === '',
+  number: (value) => value === 0,
+  array: (value) => Array.isArray(value) && value.length === 0,
+  record: (value) => isEmptyPlainObject(value),
+  object: (value) => isEmptyPlainObject(value),
+  strict_object: (value) => isEmptyPlainObject(value),
+};
+
+function isEmptyPlainObject(value: unknown): boolean {
+  return typeof value === 'object' && value !== null && !Array.isArray(value) && Object.keys(value).length === 0;
+}
+
+/**
+ * `v.optional(schema)`, where the zero value of the field's type (`""`, `0`, `[]`, `{}`) counts as
+ * not sent. The vendor's typed clients cannot leave such fields out: the Python client always sends
+ * its defaults (`private_key_type: ""`, `key_size: 0`, `backends: []` …) and the vendor's own request
+ * types (plain Go fields with `omitempty`) cannot tell a zero from an absent field, so the vendor
+ * treats zero as "not given". The README's "Zero values" table lists every field that behaves so.
+ */
+export function zeroIsUnset<S extends Schema>(schema: S) {
+  const optional = v.optional(schema);
+  const isZero = ZERO_BY_TYPE[(schema as { type: string }).type];
+  if (!isZero) throw new TypeError(`zeroIsUnset: no zero value known for schema type ${(schema as { type: string }).type}`);
+  // A schema whose run first turns a zero into undefined, then behaves as the optional schema (same
+  // type, entries and metadata, so the OpenAPI document and field hints see through it).
+  return Object.create(optional, {
+    '~run': {
+      value(this: typeof optional, dataset: { value: unknown }, config: unknown) {
+        if (isZero(dataset.value)) dataset.value = undefined;
+        return (optional['~run'] as (this: unknown, d: unknown, c: unknown) => unknown).call(this, dataset, config);
+      },
+    },
+  }) as typeof optional;
+}
+
 /** A list of strings. */
 export const stringList = v.array(v.string());
 

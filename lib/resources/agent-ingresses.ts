@@ -3,7 +3,7 @@ import type { ControlOperation } from '../control.ts';
 import type { OperationContext } from '../context.ts';
 import { formatTime } from '../conventions/clock.ts';
 import { ApiError, ERRORS, fail } from '../conventions/errors.ts';
-import { coded, description, metadata, parseInput, refusedField } from '../conventions/fields.ts';
+import { coded, description, metadata, parseInput, refusedField, zeroIsUnset } from '../conventions/fields.ts';
 import { defineResource, type BaseRecord } from '../resource.ts';
 import { INSTANCE_SCOPE } from '../store.ts';
 import { isDnsName } from './acl.ts';
@@ -41,8 +41,8 @@ export interface AgentIngressRecord extends BaseRecord {
 
 const CertPolicy = v.nullable(
   v.strictObject({
-    authority: v.optional(v.string()),
-    private_key_type: v.optional(v.picklist(['rsa', 'ecdsa'], (issue) => `must be rsa or ecdsa (got ${JSON.stringify(issue.input)})`)),
+    authority: zeroIsUnset(v.string()),
+    private_key_type: zeroIsUnset(v.picklist(['rsa', 'ecdsa'], (issue) => `must be rsa or ecdsa (got ${JSON.stringify(issue.input)})`)),
   }),
 );
 

@@ -132,7 +132,8 @@ describe('deleting a backend that is used', () => {
     const res = await api.request('DELETE', `/backends/http_response/${child.id}`);
     assertError(res, 409, 6502, new RegExp(`failover backend '${parent.id}'`));
     assert.equal(res.body.details.used_by, parent.id);
-    await api.request('PATCH', `/backends/failover/${parent.id}`, { backends: [] });
+    const other = await httpResponse();
+    await api.request('PATCH', `/backends/failover/${parent.id}`, { backends: [other.id] });
     assert.equal((await api.request('DELETE', `/backends/http_response/${child.id}`)).status, 204);
   });
 

@@ -1,6 +1,7 @@
 import * as v from 'valibot';
 import type { OperationContext } from '../../context.ts';
 import { fail } from '../../conventions/errors.ts';
+import { zeroIsUnset } from '../../conventions/fields.ts';
 import type { BaseRecord } from '../../resource.ts';
 import { backendCommonFields, defineBackend, refuseCycle, requireBackend } from './shared.ts';
 
@@ -16,7 +17,8 @@ export interface FailoverBackendRecord extends BaseRecord {
 }
 
 const FailoverCreate = v.strictObject({ ...backendCommonFields, backends: v.optional(v.array(v.string())) });
-const FailoverUpdate = FailoverCreate;
+/** `backends: []` in an update counts as not sent (zero values, README). */
+const FailoverUpdate = v.strictObject({ ...backendCommonFields, backends: zeroIsUnset(v.array(v.string())) });
 
 async function existingChildren(ctx: OperationContext, children: readonly string[]): Promise<string[]> {
   for (const [index, id] of children.entries()) {

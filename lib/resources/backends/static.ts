@@ -1,5 +1,5 @@
 import * as v from 'valibot';
-import { coded } from '../../conventions/fields.ts';
+import { coded, zeroIsUnset } from '../../conventions/fields.ts';
 import type { BaseRecord } from '../../resource.ts';
 import { backendCommonFields, defineBackend, parseHostPort } from './shared.ts';
 
@@ -26,7 +26,8 @@ const address = v.pipe(
 const tls = v.strictObject({ enabled: v.optional(v.boolean()) });
 
 const StaticCreate = v.strictObject({ ...backendCommonFields, address, tls: v.optional(tls) });
-const StaticUpdate = v.strictObject({ ...backendCommonFields, address: v.optional(address), tls: v.optional(tls) });
+/** `address: ""` and `tls: {}` (what the vendor's Go client always sends) count as not sent. */
+const StaticUpdate = v.strictObject({ ...backendCommonFields, address: zeroIsUnset(address), tls: zeroIsUnset(tls) });
 
 export const staticBackends = defineBackend<StaticBackendRecord, v.InferOutput<typeof StaticCreate>, v.InferOutput<typeof StaticUpdate>>('bkdsc', {
   createSchema: StaticCreate,

@@ -1,6 +1,6 @@
 import * as v from 'valibot';
 import type { OperationContext } from '../../context.ts';
-import { coded } from '../../conventions/fields.ts';
+import { coded, zeroIsUnset } from '../../conventions/fields.ts';
 import { makeRef } from '../../conventions/refs.ts';
 import { allRecords, scopeOf, type BaseRecord } from '../../resource.ts';
 import { BACKEND_KINDS, backendCommonFields, defineBackend } from './shared.ts';
@@ -45,7 +45,8 @@ const labels = v.pipe(
 );
 
 const TunnelGroupCreate = v.strictObject({ ...backendCommonFields, labels });
-const TunnelGroupUpdate = v.strictObject({ ...backendCommonFields, labels: v.optional(labels) });
+/** `labels: {}` in an update counts as not sent (zero values, README). */
+const TunnelGroupUpdate = v.strictObject({ ...backendCommonFields, labels: zeroIsUnset(labels) });
 
 function matching(tunnels: readonly OnlineTunnel[], wanted: Readonly<Record<string, string>>): string[] {
   return tunnels.filter((tunnel) => Object.entries(wanted).every(([key, value]) => tunnel.labels[key] === value)).map((tunnel) => tunnel.id);

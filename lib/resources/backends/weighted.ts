@@ -1,6 +1,6 @@
 import * as v from 'valibot';
 import type { OperationContext } from '../../context.ts';
-import { coded } from '../../conventions/fields.ts';
+import { coded, zeroIsUnset } from '../../conventions/fields.ts';
 import type { BaseRecord } from '../../resource.ts';
 import { backendCommonFields, defineBackend, refuseCycle, requireBackend } from './shared.ts';
 
@@ -29,7 +29,8 @@ const weights = v.record(
 );
 
 const WeightedCreate = v.strictObject({ ...backendCommonFields, backends: v.optional(weights) });
-const WeightedUpdate = WeightedCreate;
+/** `backends: {}` in an update counts as not sent (zero values, README). */
+const WeightedUpdate = v.strictObject({ ...backendCommonFields, backends: zeroIsUnset(weights) });
 
 async function existingChildren(ctx: OperationContext, children: Record<string, number>): Promise<Record<string, number>> {
   for (const id of Object.keys(children)) await requireBackend(ctx, id, `backends.${id}`);

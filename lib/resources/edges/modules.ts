@@ -1,7 +1,7 @@
 import * as v from 'valibot';
 import type { OperationContext } from '../../context.ts';
 import { ApiError, ERRORS, fail } from '../../conventions/errors.ts';
-import { coded, refusedField, stringList, type Schema } from '../../conventions/fields.ts';
+import { coded, refusedField, stringList, zeroIsUnset, type Schema } from '../../conventions/fields.ts';
 import { absoluteUri, makeRef } from '../../conventions/refs.ts';
 import { scopeOf } from '../../resource.ts';
 import { backendRef, httpHeaderMap, requireBackend } from '../backends/shared.ts';
@@ -151,7 +151,7 @@ export const TLS_TERMINATION_MODULE: ModuleSpec = {
   label: 'TLS termination',
   schema: v.strictObject({
     enabled,
-    terminate_at: v.optional(v.picklist(TERMINATE_AT, (issue) => coded('TERMINATE_AT_INVALID', `${JSON.stringify(issue.input)} is not valid; must be either 'edge' or 'upstream'`))),
+    terminate_at: zeroIsUnset(v.picklist(TERMINATE_AT, (issue) => coded('TERMINATE_AT_INVALID', `${JSON.stringify(issue.input)} is not valid; must be either 'edge' or 'upstream'`))),
     min_version: minVersion,
   }),
   store(_ctx, input: { enabled?: boolean; terminate_at?: 'edge' | 'upstream'; min_version?: string | null }, field) {
@@ -257,17 +257,20 @@ export const WEBSOCKET_TCP_CONVERTER_MODULE = toggleModule('websocket_tcp_conver
 
 const CIRCUIT_BREAKER_DEFAULTS = { tripped_duration: 10, rolling_window: 10, num_buckets: 10, volume_threshold: 20, error_threshold_percentage: 0.5 };
 
-/** Circuit breaker; defaults: tripped 10 s, window 10 s, 10 buckets, 20 requests, 50 % errors. */
+/**
+ * Circuit breaker; defaults: tripped 10 s, window 10 s, 10 buckets, 20 requests, 50 % errors. A 0
+ * counts as not sent (the default applies): the vendor's request type cannot tell 0 from absent.
+ */
 export const CIRCUIT_BREAKER_MODULE: ModuleSpec = {
   name: 'circuit_breaker',
   label: 'circuit breaker',
   schema: v.strictObject({
     enabled,
-    tripped_duration: v.optional(seconds),
-    rolling_window: v.optional(v.pipe(seconds, v.minValue(1, 'must be at least 1 second'))),
-    num_buckets: v.optional(v.pipe(v.number(), v.check((n) => Number.isInteger(n) && n >= 1 && n <= 128, (issue) => `must be an integer from 1 to 128 (got ${issue.input})`))),
-    volume_threshold: v.optional(v.pipe(v.number(), v.check((n) => Number.isInteger(n) && n >= 0 && n <= MAX_UINT32, (issue) => `must be a whole number from 0 to ${MAX_UINT32} (got ${issue.input})`))),
-    error_threshold_percentage: v.optional(
+    tripped_duration: zeroIsUnset(seconds),
+    rolling_window: zeroIsUnset(seconds),
+    num_buckets: zeroIsUnset(v.pipe(v.number(), v.check((n) => Number.isInteger(n) && n >= 1 && n <= 128, (issue) => `must be an integer from 1 to 128 (got ${issue.input})`))),
+    volume_threshold: zeroIsUnset(v.pipe(v.number(), v.check((n) => Number.isInteger(n) && n >= 0 && n <= MAX_UINT32, (issue) => `must be a whole number from 0 to ${MAX_UINT32} (got ${issue.input})`))),
+    error_threshold_percentage: zeroIsUnset(
       v.pipe(v.number(), v.check((n) => n >= 0 && n <= 1, (issue) => coded('CIRCUIT_BREAKER_THRESHOLD_INVALID', `must be a fraction from 0.0 to 1.0 (got ${issue.input})`))),
     ),
   }),

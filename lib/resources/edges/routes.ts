@@ -2,7 +2,7 @@ import * as v from 'valibot';
 import type { Operation, OperationContext } from '../../context.ts';
 import { formatTime } from '../../conventions/clock.ts';
 import { ApiError, ERRORS } from '../../conventions/errors.ts';
-import { coded, description, metadata, parseInput } from '../../conventions/fields.ts';
+import { coded, description, metadata, parseInput, zeroIsUnset } from '../../conventions/fields.ts';
 import { updateReferences } from '../../references.ts';
 import { getRecord, scopeOf } from '../../resource.ts';
 import { httpsEdges, ROUTE_LABEL, ROUTE_MODULES, routePath, routeReferences, routeResponse, type HttpsEdgeRecord, type MatchType, type RouteRecord } from './https.ts';
@@ -18,11 +18,13 @@ import { stripEdgeIds } from './shared.ts';
 
 const MATCH_TYPES = ['exact_path', 'path_prefix'] as const;
 
+// Every scalar field of a route body treats "" as not sent: the vendor's newer Python client sends
+// `match_type: ""`, `match: ""`, `description: ""`, `metadata: ""` in every route update.
 const RouteFields = v.strictObject({
-  description: v.optional(description),
-  metadata: v.optional(metadata),
-  match_type: v.optional(v.picklist(MATCH_TYPES, (issue) => coded('ROUTE_MATCH_TYPE_INVALID', `must be exact_path or path_prefix (got ${JSON.stringify(issue.input)})`))),
-  match: v.optional(v.string()),
+  description: zeroIsUnset(description),
+  metadata: zeroIsUnset(metadata),
+  match_type: zeroIsUnset(v.picklist(MATCH_TYPES, (issue) => coded('ROUTE_MATCH_TYPE_INVALID', `must be exact_path or path_prefix (got ${JSON.stringify(issue.input)})`))),
+  match: zeroIsUnset(v.string()),
   ...moduleFields(ROUTE_MODULES),
 });
 

@@ -1,6 +1,6 @@
 import * as v from 'valibot';
 import { ApiError, ERRORS } from '../../conventions/errors.ts';
-import { coded, description, metadata } from '../../conventions/fields.ts';
+import { coded, description, metadata, zeroIsUnset } from '../../conventions/fields.ts';
 import { defineResource, type BaseRecord } from '../../resource.ts';
 import { EVENT_DESTINATION_KIND } from './kinds.ts';
 import { clearOutbox } from './outbox.ts';
@@ -72,10 +72,10 @@ const format = v.pipe(
 
 // A missing key is reported by the object schema itself, so `format`'s own code (235) needs this check.
 const DestinationCreate = v.pipe(
-  v.strictObject({ description: v.optional(description), metadata: v.optional(metadata), format: v.optional(format), target: Target }),
+  v.strictObject({ description: v.optional(description), metadata: v.optional(metadata), format: zeroIsUnset(format), target: Target }),
   v.forward(v.check((input) => input.format !== undefined, formatMessage({ input: undefined })), ['format']),
 );
-const DestinationUpdate = v.strictObject({ description: v.optional(description), metadata: v.optional(metadata), format: v.optional(format), target: v.optional(Target) });
+const DestinationUpdate = v.strictObject({ description: v.optional(description), metadata: v.optional(metadata), format: zeroIsUnset(format), target: v.optional(Target) });
 
 type TargetInput = v.InferOutput<typeof Target>;
 

@@ -1,7 +1,7 @@
 import * as v from 'valibot';
 import type { OperationContext, RequestGuard } from '../../context.ts';
 import { ApiError, ERRORS } from '../../conventions/errors.ts';
-import { coded, description, metadata, refusedField } from '../../conventions/fields.ts';
+import { coded, description, metadata, refusedField, zeroIsUnset } from '../../conventions/fields.ts';
 import { defineResource, refTo } from '../../resource.ts';
 import type { StoreReader } from '../../store.ts';
 import { evaluateIpRules } from './cidr.ts';
@@ -36,7 +36,8 @@ const RestrictionUpdate = v.strictObject({
   description: v.optional(description),
   metadata: v.optional(metadata),
   enforced: v.optional(v.boolean()),
-  ip_policy_ids: v.optional(policyIds),
+  // The vendor's newer Python client always sends `ip_policy_ids: []` in updates: not given.
+  ip_policy_ids: zeroIsUnset(policyIds),
   type: refusedField('cannot be changed after creation; delete the restriction and create one of the new type'),
 });
 

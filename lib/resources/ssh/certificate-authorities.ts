@@ -1,6 +1,6 @@
 import * as v from 'valibot';
 import { ApiError, ERRORS } from '../../conventions/errors.ts';
-import { coded, description, metadata } from '../../conventions/fields.ts';
+import { coded, description, metadata, zeroIsUnset } from '../../conventions/fields.ts';
 import { defineResource, type BaseRecord } from '../../resource.ts';
 import { canonicalCurve, EC_CURVE_NAMES, generateCaKeyPair, type CaKeyPair, type EcCurve, type SshKeyType } from './ssh-keys.ts';
 
@@ -10,7 +10,9 @@ import { canonicalCurve, EC_CURVE_NAMES, generateCaKeyPair, type CaKeyPair, type
  * hold up other requests). The private key is stored and never returned; `public_key` is the
  * authorized-keys line users put in known_hosts (@cert-authority) or TrustedUserCAKeys.
  *
- * Defaults: `private_key_type` ed25519; RSA keys 4096 bits; ECDSA curve P-256.
+ * Defaults: `private_key_type` ed25519; RSA keys 4096 bits; ECDSA curve P-256. `""` and `0` count as
+ * not sent (the vendor's newer clients always send `private_key_type: ""`, `elliptic_curve: ""`,
+ * `key_size: 0`).
  */
 
 export const SSH_CA_KIND = 'ssh_certificate_authority';
@@ -27,11 +29,11 @@ const KEY_SIZES = [2048, 4096];
 const CaCreate = v.strictObject({
   description: v.optional(description),
   metadata: v.optional(metadata),
-  private_key_type: v.optional(
+  private_key_type: zeroIsUnset(
     v.picklist(KEY_TYPES, (issue) => coded('SSH_PRIVATE_KEY_TYPE_INVALID', `must be one of ${KEY_TYPES.join(', ')} (got ${JSON.stringify(issue.input)})`)),
   ),
-  elliptic_curve: v.optional(v.string()),
-  key_size: v.optional(v.pipe(v.number(), v.integer())),
+  elliptic_curve: zeroIsUnset(v.string()),
+  key_size: zeroIsUnset(v.pipe(v.number(), v.integer())),
 });
 
 const CaUpdate = v.strictObject({ description: v.optional(description), metadata: v.optional(metadata) });

@@ -2,7 +2,7 @@ import * as v from 'valibot';
 import type { OperationContext } from '../../context.ts';
 import { formatTime } from '../../conventions/clock.ts';
 import { ApiError, ERRORS, type ErrorSpec } from '../../conventions/errors.ts';
-import { description, metadata, rfc3339 } from '../../conventions/fields.ts';
+import { description, metadata, rfc3339, zeroIsUnset } from '../../conventions/fields.ts';
 import { defineResource, scopeOf, type BaseRecord } from '../../resource.ts';
 import { isAddressOrCidr } from '../ip-policies/cidr.ts';
 import { SSH_CA_KIND, type SshCaRecord } from './certificate-authorities.ts';
@@ -13,7 +13,8 @@ import { parseSshPublicKey, signSshCertificate, SshKeyError, type SshKeyType } f
  * (/ssh_user_certificates): public keys signed by one of the account's SSH CAs into real OpenSSH
  * certificates. Both kinds come from one definition factory; user certificates add critical
  * options and extensions. The key id of a certificate is its resource id, its serial is random.
- * `valid_after` defaults to now and `valid_until` to now + 1 year (host) or + 24 hours (user).
+ * `valid_after` defaults to now and `valid_until` to now + 1 year (host) or + 24 hours (user);
+ * `""` counts as not sent, and so does `extensions: {}` (the default extensions then apply).
  * Only description and metadata can change afterwards; a CA with certificates is not deleted.
  */
 
@@ -37,8 +38,8 @@ const commonFields = {
   ssh_certificate_authority_id: v.string(),
   public_key: v.optional(v.string()),
   principals: v.optional(v.array(principal)),
-  valid_after: v.optional(rfc3339),
-  valid_until: v.optional(rfc3339),
+  valid_after: zeroIsUnset(rfc3339),
+  valid_until: zeroIsUnset(rfc3339),
 };
 
 const KNOWN_CRITICAL_OPTIONS = ['force-command', 'source-address'];
@@ -193,5 +194,5 @@ export const sshUserCertificates = certificateResource({
   event: 'ssh_user_certificate',
   defaultValiditySeconds: DAY,
   durationError: ERRORS.SSH_USER_CERT_DURATION,
-  schema: v.strictObject({ ...commonFields, critical_options: v.optional(criticalOptions), extensions: v.optional(extensions) }),
+  schema: v.strictObject({ ...commonFields, critical_options: v.optional(criticalOptions), extensions: zeroIsUnset(extensions) }),
 });
