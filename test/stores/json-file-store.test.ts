@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -200,6 +200,87 @@ describe('json-file: single owner', () => {
     const store = await openJsonFileStore(path);
     assert.equal((await store.page({ account: 'ac_1', kind: 'holder' }, { limit: 10 })).length, 1, 'one record: both runs wrote the same id');
     await store.close();
+  });
+});
+
+describe('json-file: journal replay exactly once', () => {
+  const CRASH = new URL('../fixtures/compaction-crash.ts', import.meta.url).pathname;
+  const S = { account: 'ac_1', kind: 'thing' };
+  const AFTER_2 = [{ id: 'b', v: 2 }, { id: 'a', v: 2 }];
+  const AFTER_3 = [{ id: 'd', v: 1 }, { id: 'a', v: 3 }];
+  // Before the rename the third transaction exists nowhere on disk; from the rename on, the file
+  // holds it whole, and the journal's older lines must not be replayed over it.
+  const CASES = [
+    ['temp-written', AFTER_2],
+    ['renamed', AFTER_3],
+    ['journal-truncating', AFTER_3],
+    ['journal-truncated', AFTER_3],
+  ] as const;
+
+  for (const [step, expected] of CASES) {
+    test(`a crash at compaction step ${step} leaves the last acknowledged state${expected === AFTER_3 ? ' plus the compacted transaction, whole' : ''}`, async () => {
+      const path = freshPath();
+      const child = spawn(process.execPath, ['--import', 'tsx', CRASH, path, step], { stdio: ['ignore', 'pipe', 'inherit'] });
+      const acks: string[] = [];
+      createInterface({ input: child.stdout! }).on('line', (line) => acks.push(line));
+      const signal = await new Promise((resolve) => child.once('exit', (_code, signal) => resolve(signal)));
+      assert.equal(signal, 'SIGKILL');
+      assert.deepEqual(acks, ['ack 1', 'ack 2']);
+      const store = await openJsonFileStore(path);
+      assert.deepEqual(await store.page(S, { limit: 10 }), expected);
+      await store.transaction((tx) => tx.put(S, { id: 'e', v: 1 }));
+      await store.close();
+      const again = await openJsonFileStore(path);
+      assert.deepEqual(await again.page(S, { limit: 10 }), [{ id: 'e', v: 1 }, ...expected], 'later writes continue the sequence');
+      await again.close();
+    });
+  }
+
+  test('without a crash, the compaction acknowledges the transaction and empties the journal', async () => {
+    const path = freshPath();
+    const child = spawn(process.execPath, ['--import', 'tsx', CRASH, path, 'none'], { stdio: ['ignore', 'pipe', 'inherit'] });
+    let out = '';
+    child.stdout!.on('data', (chunk) => (out += chunk));
+    assert.equal(await new Promise((resolve) => child.once('exit', resolve)), 0);
+    assert.equal(out, 'ack 1\nack 2\nack 3\n');
+    assert.equal(readFileSync(`${path}.journal`, 'utf8'), '');
+    assert.equal(JSON.parse(readFileSync(path, 'utf8')).sequence, 3);
+  });
+
+  test('a journal that does not continue the file (a gap in sequence numbers) is refused, both untouched', async () => {
+    const path = freshPath();
+    writeFileSync(path, JSON.stringify({ format: 'burrow-store', version: 2, sequence: 4, scopes: {} }));
+    const journal = `${JSON.stringify({ seq: 4, changes: [] })}\n${JSON.stringify({ seq: 6, changes: [['ac_1\u0000thing', 'x', { id: 'x' }]] })}\n`;
+    writeFileSync(`${path}.journal`, journal);
+    const before = diskBytes(path);
+    await assert.rejects(openJsonFileStore(path), /journal .* does not continue data file .*: line 2 has sequence 6, expected 5/);
+    assert.equal(diskBytes(path), before);
+  });
+
+  test('a version 1 file and its journal (no sequence numbers) are read and rewritten as version 2', async () => {
+    const path = freshPath();
+    writeFileSync(path, JSON.stringify({ format: 'burrow-store', version: 1, scopes: { ac_1: { thing: { a: { id: 'a', v: 1 } } } } }));
+    writeFileSync(`${path}.journal`, `${JSON.stringify([['ac_1\u0000thing', 'a', null], ['ac_1\u0000thing', 'b', { id: 'b' }]])}\n`);
+    const store = await openJsonFileStore(path);
+    assert.deepEqual(await store.page(S, { limit: 10 }), [{ id: 'b' }]);
+    const file = JSON.parse(readFileSync(path, 'utf8'));
+    assert.equal(file.version, 2);
+    assert.deepEqual(file.scopes, { ac_1: { thing: { b: { id: 'b' } } } });
+    assert.equal(readFileSync(`${path}.journal`, 'utf8'), '');
+    await store.close();
+  });
+});
+
+describe('json-file: file modes', () => {
+  test('the data file, its journal and its lock are created 0600 (they hold CA private keys)', async () => {
+    const path = freshPath();
+    const store = await openJsonFileStore(path);
+    await store.transaction((tx) => tx.put(KEYS, { id: 'ak_1' }));
+    await store.transaction((tx) => tx.put(KEYS, { id: 'ak_2' }));
+    const mode = (file: string) => (statSync(file).mode & 0o777).toString(8);
+    assert.deepEqual([mode(path), mode(`${path}.journal`), mode(`${path}.lock`)], ['600', '600', '600']);
+    await store.close();
+    assert.equal(mode(path), '600', 'also after the compaction on close');
   });
 });
 
