@@ -4,7 +4,7 @@ import { parseArgs } from 'node:util';
 import { createNodeListener } from '../adapters/http/node.ts';
 import { openJsonFileStore } from '../adapters/json-file-store.ts';
 import { MemoryStore } from '../adapters/memory-store.ts';
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { createBurrow, ManualClock, parseRateLimit, type Store } from '../lib/index.ts';
 import { isRfc3339 } from '../lib/conventions/fields.ts';
 
@@ -25,7 +25,9 @@ Options:
   --cors             answer CORS preflights and echo the Origin (for browser clients)
   --operator-token TOKEN
                      token of the control plane /_burrow/… (env BURROW_OPERATOR_TOKEN);
-                     without it, one is generated and printed at start
+                     without it, a new one is generated and printed once at every start
+                     (with --seed it is derived from the seed). It is its own secret: no
+                     account's API key, admin or not, is accepted under /_burrow/
   --clock TIME       deterministic mode: a manual clock starting at this RFC 3339 time, moved
                      only through POST /_burrow/clock (env BURROW_CLOCK)
   --seed SEED        deterministic ids and tokens from this seed (env BURROW_SEED)
@@ -85,6 +87,11 @@ export function parseCli(argv: string[], env: NodeJS.ProcessEnv) {
   };
 }
 
+/** The operator token of deterministic mode: the same for the same seed, unguessable without it. */
+export function seededOperatorToken(seed: string): string {
+  return createHash('sha256').update(`burrow operator token\u0000${seed}`).digest('base64url');
+}
+
 async function main(): Promise<void> {
   let settings: ReturnType<typeof parseCli>;
   try {
@@ -128,11 +135,16 @@ async function main(): Promise<void> {
     ...(settings.seed !== undefined ? { seed: settings.seed } : {}),
     ...(settings.rateLimit ? { rateLimit: settings.rateLimit } : {}),
   });
-  // The operator token defaults to the bootstrap admin key; on a restart over an existing file
-  // without --api-key that key is unknown (only its hash is stored), so a fresh token is printed.
   const account = await burrow.ensureDefaultAccount(settings.apiKey);
-  const bootstrapKey = settings.apiKey ?? account.token;
-  const operatorToken = settings.operatorToken ?? bootstrapKey ?? randomBytes(24).toString('base64url');
+  // The operator can reset or export every account, so no account's key may double as its token.
+  const operatorToken = settings.operatorToken ?? (settings.seed !== undefined ? seededOperatorToken(settings.seed) : randomBytes(32).toString('base64url'));
+  const keyHolder = await burrow.authenticate(`Bearer ${operatorToken}`).catch(() => undefined);
+  if (keyHolder) {
+    console.error(`burrow: the operator token is an API key of account ${keyHolder.account}; choose an operator token that is no account's key`);
+    server.close();
+    await store.close();
+    process.exit(2);
+  }
   server.on('request', createNodeListener(burrow, {
     trustProxy: settings.trustProxy,
     cors: settings.cors,
@@ -148,7 +160,7 @@ async function main(): Promise<void> {
         }),
   }));
   if (account.token) console.log(`admin API key (shown once): ${account.token}`);
-  if (!settings.operatorToken && !bootstrapKey) console.log(`operator token for /_burrow (shown once): ${operatorToken}`);
+  if (!settings.operatorToken) console.log(`operator token for /_burrow (${settings.seed !== undefined ? 'derived from --seed' : 'shown once'}): ${operatorToken}`);
   console.log(`Burrow listening on ${listenUrl}${baseUrl === listenUrl ? '' : ` (uris use ${baseUrl})`} (store: ${store.name}${settings.data ? ` ${settings.data}` : ''}, account ${account.accountId})`);
 
   let stopping = false;

@@ -75,7 +75,7 @@ export async function sendRequest(
 export interface RunningServer {
   url: string;
   token: string | undefined;
-  /** The operator token: the one printed, else the bootstrap admin key (undefined when --operator-token was given). */
+  /** The operator token the server printed (undefined when --operator-token was given). */
   operatorToken: string | undefined;
   process: ChildProcess;
   output: string[];
@@ -106,7 +106,7 @@ export async function startServer(args: string[] = [], env: Record<string, strin
       output.push(line);
       const key = /admin API key \(shown once\): (\S+)/.exec(line);
       if (key) token = key[1];
-      const operator = /operator token for \/_burrow \(shown once\): (\S+)/.exec(line);
+      const operator = /operator token for \/_burrow \([^)]*\): (\S+)/.exec(line);
       if (operator) operatorToken = operator[1];
       const listening = /listening on (\S+)/.exec(line);
       if (listening) {
@@ -122,7 +122,7 @@ export async function startServer(args: string[] = [], env: Record<string, strin
       return token;
     },
     get operatorToken() {
-      return operatorToken ?? token;
+      return operatorToken;
     },
     process: child,
     output,

@@ -35,6 +35,11 @@ export function createControlPlane(burrow: Burrow, operatorToken: string | undef
     const operation = match.operation;
     if (!operation.open) checkOperator(request);
     const body = operation.body ? await readJsonBody(request) : undefined;
+    // An account's admin key must never open the control plane: refuse the operator token as one.
+    const chosenKey = (body as { token?: unknown } | undefined)?.token;
+    if (operation.id === 'control.accounts.create' && typeof chosenKey === 'string' && expected && timingSafeEqual(digest(chosenKey), expected)) {
+      fail('INVALID_FIELD', 'token: must not be the operator token; the operator token is no account\'s key');
+    }
     const query = Object.fromEntries(request.url.searchParams);
     const result = await operation.run(burrow, { params: match.params, query, body }, { baseUrl: request.url.origin });
     if (operation.status === 204 || result === undefined) return { status: operation.status === 204 ? 204 : 200, headers: {}, body: undefined };

@@ -103,18 +103,43 @@ describe('burrow serve', () => {
     }
   });
 
-  test('the operator token defaults to the bootstrap admin key; --operator-token replaces it', async () => {
-    const byDefault = await startServer(['--quiet']);
-    const chosen = await startServer(['--quiet', '--operator-token', 'op-secret-token']);
+  test('the operator token is generated and printed once at start; no admin key opens /_burrow/', async () => {
+    const server = await startServer(['--quiet']);
+    const restarted = await startServer(['--quiet']);
     try {
-      const withKey = await byDefault.request('POST', '/_burrow/reset', {});
-      assert.equal(withKey.status, 200);
+      assert.match(server.operatorToken ?? '', /^[\w-]{43}$/);
+      assert.notEqual(server.operatorToken, restarted.operatorToken, 'a new one at every start');
+      assert.equal(server.output.filter((line) => line.includes(server.operatorToken!)).length, 1, 'printed once');
+      const withAdminKey = await server.request('POST', '/_burrow/reset', {});
+      assert.equal(withAdminKey.status, 403, 'the bootstrap admin key is not the operator token');
+      assert.equal(withAdminKey.body.error_code, 'ERR_BURROW_9006');
+      assert.equal((await server.request('POST', '/_burrow/reset', {}, { token: server.operatorToken! })).status, 200);
+      assert.equal((await server.request('GET', '/api_keys', undefined, { token: server.operatorToken! })).status, 401, 'the operator token is no API key');
+    } finally {
+      await Promise.all([server.stop(), restarted.stop()]);
+    }
+  });
+
+  test('--operator-token and BURROW_OPERATOR_TOKEN replace it and are never printed', async () => {
+    const chosen = await startServer(['--quiet', '--operator-token', 'op-secret-token']);
+    const fromEnv = await startServer(['--quiet'], { BURROW_OPERATOR_TOKEN: 'env-operator-token' });
+    try {
+      assert.equal(chosen.operatorToken, undefined);
       assert.equal((await chosen.request('POST', '/_burrow/reset', {})).status, 403, 'the admin key is not the chosen operator token');
       assert.equal((await chosen.request('POST', '/_burrow/reset', {}, { token: 'op-secret-token' })).status, 200);
+      assert.equal((await fromEnv.request('POST', '/_burrow/reset', {}, { token: 'env-operator-token' })).status, 200);
       assert.ok(!chosen.output.join('\n').includes('op-secret-token'));
+      assert.ok(!fromEnv.output.join('\n').includes('env-operator-token'));
     } finally {
-      await Promise.all([byDefault.stop(), chosen.stop()]);
+      await Promise.all([chosen.stop(), fromEnv.stop()]);
     }
+  });
+
+  test('an operator token that is an account\'s API key is refused at start', async () => {
+    await assert.rejects(
+      startServer(['--quiet', '--api-key', 'same-secret-token', '--operator-token', 'same-secret-token']),
+      /exited with 2: burrow: the operator token is an API key of account ac_\w+; choose an operator token that is no account's key/,
+    );
   });
 
   test('--seed and --clock make two runs give the same keys, ids and times', async () => {
@@ -125,12 +150,14 @@ describe('burrow serve', () => {
         const created = await server.request('POST', '/credentials', { description: 'same' });
         await server.request('POST', '/_burrow/clock', { advance_seconds: 60 }, { token: server.operatorToken! });
         const later = await server.request('POST', '/ip_policies', {});
-        results.push({ token: server.token, credential: created.body, policy: later.body });
+        results.push({ token: server.token, operatorToken: server.operatorToken, credential: created.body, policy: later.body });
       } finally {
         await server.stop();
       }
     }
     assert.deepEqual(results[0], results[1]);
+    assert.match(results[0]!.operatorToken ?? '', /^[\w-]{43}$/, 'the operator token is derived from the seed');
+    assert.notEqual(results[0]!.operatorToken, results[0]!.token);
     assert.equal(results[0]!.credential.created_at, '2026-05-01T00:00:00Z');
     assert.equal(results[0]!.policy.created_at, '2026-05-01T00:01:00Z');
   });

@@ -40,6 +40,14 @@ describe('operator token', () => {
     assert.equal(apiKey.body.error_code, 'ERR_BURROW_9006');
   });
 
+  test('is never an account\'s key: an account cannot be created with the operator token as its key', async () => {
+    const res = await api.request('POST', '/_burrow/accounts', { token: OPERATOR_TOKEN }, asOperator);
+    assert.equal(res.status, 400);
+    assert.equal(res.body.error_code, 'ERR_BURROW_215');
+    assert.match(res.body.msg, /^token: must not be the operator token/);
+    assert.equal((await api.request('GET', '/api_keys', undefined, asOperator)).status, 401);
+  });
+
   test('without a configured token the control plane refuses with a hint', async () => {
     const burrow = createBurrow({ store: new MemoryStore() });
     const res = await sendRequest(createFetchHandler(burrow), 'http://x.test/_burrow/reset', 'POST', {}, { token: 'anything' });
