@@ -31,6 +31,7 @@ describe('architecture', () => {
       lowdb: 'adapters/json-file-store.ts',
       'itty-router': 'adapters/http/router.ts',
       '@valibot/to-json-schema': 'lib/openapi.ts',
+      re2js: 'lib/conventions/patterns.ts',
     };
     for (const file of [...sources('lib'), ...sources('adapters'), ...sources('bin')]) {
       for (const spec of imports(file)) {

@@ -238,9 +238,14 @@ describe('policy module', () => {
     assertError(await put(rule([{ type: 'redirect', config: {} }])), 400, 215, /^inbound\[0\]\.actions\[0\]\.type: must be one of url-rewrite, custom-response, deny, log \(got "redirect"\)/);
   });
 
+  test('url-rewrite `from` is an RE2 pattern: named groups as Go writes them pass, lookahead does not', async () => {
+    assert.equal((await put(rule([{ type: 'url-rewrite', config: { from: '^/users/(?P<id>[0-9]+)$', to: '/u/$id' } }]))).status, 200);
+    assertError(await put(rule([{ type: 'url-rewrite', config: { from: '^/(?=api)', to: '/' } }])), 400, 215, /^inbound\[0\]\.actions\[0\]\.config\.from: must be an RE2 regular expression/);
+  });
+
   test('configs are validated per type', async () => {
     assertError(await put(rule([{ type: 'url-rewrite', config: { from: '/a' } }])), 400, 215, /^inbound\[0\]\.actions\[0\]\.config\.to: is required/);
-    assertError(await put(rule([{ type: 'url-rewrite', config: { from: '(', to: '/' } }])), 400, 215, /config\.from: must be a regular expression/);
+    assertError(await put(rule([{ type: 'url-rewrite', config: { from: '(', to: '/' } }])), 400, 215, /config\.from: must be an RE2 regular expression/);
     assertError(await put(rule([{ type: 'custom-response', config: { content: 'x' } }])), 400, 215, /config\.status_code: is required/);
     assertError(await put(rule([{ type: 'custom-response', config: { status_code: 700 } }])), 400, 215, /config\.status_code: must be an HTTP status code/);
     assertError(await put(rule([{ type: 'deny', config: { status_code: 403, body: 'no' } }])), 400, 214, /config\.body: unknown field/);
@@ -348,9 +353,19 @@ describe('other route modules', () => {
     assertError(await api.request('PUT', `${route!.path}/response_headers`, { remove: ['bad header'] }), 400, 215, /^remove\[0\]: must be an HTTP header name/);
   });
 
-  test('user_agent_filter: patterns must be regular expressions', async () => {
+  test('user_agent_filter: patterns are RE2, the vendor\'s Go syntax', async () => {
     const { route } = await holders();
-    assertError(await api.request('PUT', `${route!.path}/user_agent_filter`, { allow: ['[unclosed'] }), 400, 215, /^allow\[0\]: must be a regular expression/);
+    const valid = { allow: ['(?i)bot', '^Mozilla/(?P<major>\\d+)'], deny: ['\\p{Greek}+', '(?s)a.b', '[[:alpha:]]+'] };
+    assert.deepEqual(await ok('PUT', `${route!.path}/user_agent_filter`, valid), { enabled: true, ...valid });
+    assertError(await api.request('PUT', `${route!.path}/user_agent_filter`, { allow: ['[unclosed'] }), 400, 215, /^allow\[0\]: must be an RE2 regular expression .*missing closing \]/);
+    assertError(await api.request('PUT', `${route!.path}/user_agent_filter`, { deny: ['curl', '^(?!Mozilla)'] }), 400, 215, /^deny\[1\]: must be an RE2 regular expression .*\(\?!/);
+    assertError(await api.request('PUT', `${route!.path}/user_agent_filter`, { deny: ['(bot)\\1'] }), 400, 215, /^deny\[0\]: must be an RE2 regular expression .*invalid escape sequence: `\\1`/);
+  });
+
+  test('a bad pattern inside a route create names the module field', async () => {
+    const { route } = await holders();
+    const edge = route!.path.split('/routes/')[0];
+    assertError(await api.request('POST', `${edge}/routes`, { match_type: 'path_prefix', match: '/x', user_agent_filter: { allow: ['(?<=a)b'] } }), 400, 215, /^user_agent_filter\.allow\[0\]: must be an RE2/);
   });
 
   test('saml: computes the service provider URLs from the route and checks the metadata', async () => {

@@ -2,6 +2,7 @@ import * as v from 'valibot';
 import type { OperationContext } from '../../context.ts';
 import { ApiError, ERRORS, fail } from '../../conventions/errors.ts';
 import { coded, refusedField, stringList, zeroIsUnset, type Schema } from '../../conventions/fields.ts';
+import { re2Pattern } from '../../conventions/patterns.ts';
 import { absoluteUri, makeRef } from '../../conventions/refs.ts';
 import { scopeOf } from '../../resource.ts';
 import { backendRef, httpHeaderMap, requireBackend } from '../backends/shared.ts';
@@ -56,22 +57,7 @@ const statusCode = v.pipe(
   v.number(),
   v.check((n) => Number.isInteger(n) && n >= 100 && n <= 599, (issue) => `must be an HTTP status code, an integer from 100 to 599 (got ${issue.input})`),
 );
-const regex = v.pipe(
-  v.string(),
-  v.check(
-    (pattern) => {
-      try {
-        new RegExp(pattern);
-        return true;
-      } catch {
-        return false;
-      }
-    },
-    (issue) => `must be a regular expression (got ${JSON.stringify(issue.input)})`,
-  ),
-);
-
-const regexList = v.array(regex);
+const regexList = v.array(re2Pattern);
 const headerNames = v.array(v.pipe(v.string(), v.regex(/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/, 'must be an HTTP header name')));
 const absoluteUrl = v.pipe(
   v.string(),
@@ -185,7 +171,7 @@ const ACTION_TYPES = ['url-rewrite', 'custom-response', 'deny', 'log'] as const;
 const action = v.variant(
   'type',
   [
-    v.strictObject({ type: v.literal('url-rewrite'), config: v.strictObject({ from: regex, to: v.string() }) }),
+    v.strictObject({ type: v.literal('url-rewrite'), config: v.strictObject({ from: re2Pattern, to: v.string() }) }),
     v.strictObject({
       type: v.literal('custom-response'),
       config: v.strictObject({ status_code: statusCode, content: v.optional(v.string()), headers: v.optional(httpHeaderMap) }),
@@ -212,7 +198,7 @@ const storeRules = (rules: readonly PolicyRule[] | null | undefined) =>
 /**
  * The traffic policy module: inbound and outbound rules, each a name, CEL expressions (an empty
  * list applies the rule to all traffic; Burrow stores them, it evaluates no traffic) and at least
- * one action. Actions: url-rewrite {from (regex), to}, custom-response {status_code, content?,
+ * one action. Actions: url-rewrite {from (an RE2 pattern), to}, custom-response {status_code, content?,
  * headers?}, deny {status_code?} or null, log {metadata?} or null.
  */
 export const POLICY_MODULE: ModuleSpec = {
@@ -465,7 +451,7 @@ export const SAML_MODULE: ModuleSpec = {
   },
 };
 
-/** User agent filter: `allow` and `deny` regular expressions. */
+/** User agent filter: `allow` and `deny` RE2 patterns (the vendor's Go syntax, such as `(?i)bot`). */
 export const USER_AGENT_FILTER_MODULE: ModuleSpec = {
   name: 'user_agent_filter',
   label: 'user agent filter',
