@@ -1,5 +1,7 @@
-#!/usr/bin/env -S node --import tsx
+#!/usr/bin/env node
+import { realpathSync } from 'node:fs';
 import { createServer } from 'node:http';
+import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { createNodeListener } from '../adapters/http/node.ts';
 import { openJsonFileStore } from '../adapters/json-file-store.ts';
@@ -7,10 +9,11 @@ import { MemoryStore } from '../adapters/memory-store.ts';
 import { createHash, randomBytes } from 'node:crypto';
 import { createBurrow, ManualClock, parseRateLimit, type Store } from '../lib/index.ts';
 import { isRfc3339 } from '../lib/conventions/fields.ts';
+import { VERSION } from '../lib/version.ts';
 
-const HELP = `Usage: burrow serve [options]      (npm start -- [options])
+const HELP = `Usage: burrow [serve] [options]      (in a clone of the repository: npm start -- [options])
 
-Runs the Burrow API server.
+Runs the Burrow API server (serve is the only command, and the default).
 
 Options:
   --host HOST        address to listen on (default 127.0.0.1; env BURROW_HOST)
@@ -33,6 +36,7 @@ Options:
   --seed SEED        deterministic ids and tokens from this seed (env BURROW_SEED)
   --quiet            no request log lines
   --log-format FMT   request log format: text (default) or json
+  --version          print the version and exit
   -h, --help         show this help
 `;
 
@@ -56,6 +60,7 @@ export function parseCli(argv: string[], env: NodeJS.ProcessEnv) {
       quiet: { type: 'boolean' },
       'log-format': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
+      version: { type: 'boolean' },
     },
   });
   const command = positionals[0] ?? 'serve';
@@ -71,6 +76,7 @@ export function parseCli(argv: string[], env: NodeJS.ProcessEnv) {
   if (clock !== undefined && !isRfc3339(clock)) throw new Error(`--clock must be an RFC 3339 time such as 2026-01-01T00:00:00Z (got ${clock})`);
   return {
     help: values.help === true,
+    version: values.version === true,
     operatorToken: values['operator-token'] ?? env.BURROW_OPERATOR_TOKEN,
     clock,
     seed: values.seed ?? env.BURROW_SEED,
@@ -102,6 +108,10 @@ async function main(): Promise<void> {
   }
   if (settings.help) {
     process.stdout.write(HELP);
+    return;
+  }
+  if (settings.version) {
+    process.stdout.write(`${VERSION}\n`);
     return;
   }
   let store: Store;
@@ -182,6 +192,7 @@ async function main(): Promise<void> {
   process.on('SIGTERM', () => stop('SIGTERM'));
 }
 
-if (import.meta.url === `file://${process.argv[1]}` || process.argv[1]?.endsWith('bin/burrow.ts')) {
+// Run only as the program (npm installs the bin as a symlink), not when a test imports parseCli.
+if (process.argv[1] !== undefined && realpathSync(process.argv[1]) === fileURLToPath(import.meta.url)) {
   await main();
 }

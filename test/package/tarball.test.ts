@@ -1,0 +1,176 @@
+import assert from 'node:assert/strict';
+import { execFile, spawn } from 'node:child_process';
+import { copyFileSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { after, before, describe, test } from 'node:test';
+import { promisify } from 'node:util';
+import { installPackedBurrow, REPO, type PackedInstall } from './packed.ts';
+
+/**
+ * Burrow as a user gets it: `npm pack`, installed into an empty project, used with plain `node`
+ * (no loader) from ESM, CommonJS and TypeScript, and its `burrow` command.
+ */
+
+const run = promisify(execFile);
+const TSC = join(REPO, 'node_modules', 'typescript', 'bin', 'tsc');
+const ENTRY_POINTS = ['burrow', 'burrow/memory', 'burrow/json-file', 'burrow/http'];
+
+let app: PackedInstall;
+before(async () => {
+  app = await installPackedBurrow();
+});
+after(() => app?.remove());
+
+// Without node:test's own variable, a nested `node --test` reports as a plain run would.
+const { NODE_TEST_CONTEXT: _, ...ENV } = process.env;
+const node = (args: string[]) => run(process.execPath, args, { cwd: app.dir, env: ENV });
+
+/** A consumer script's scenario: one instance over each store, an account, a key created through HTTP. */
+const SCENARIO = `
+const burrow = createBurrow({ store: new MemoryStore() });
+const { token } = await burrow.createAccount();
+const handle = createFetchHandler(burrow);
+const response = await handle(new Request('http://burrow.test/api_keys', { method: 'POST', headers: { authorization: 'Bearer ' + token, 'content-type': 'application/json' }, body: '{"description":"packed"}' }));
+const key = await response.json();
+const file = await openJsonFileStore(join(process.cwd(), 'state-' + process.pid + '.json'));
+const durable = createBurrow({ store: file });
+const second = await durable.createAccount();
+const listed = await durable.client(second.token).resource('api_keys').list();
+await file.close();
+console.log(JSON.stringify({ status: response.status, description: key.description, uri: key.uri, keys: listed.keys.length, listener: typeof createNodeListener }));
+`;
+
+function checkScenario(stdout: string) {
+  const result = JSON.parse(stdout) as { status: number; description: string; uri: string; keys: number; listener: string };
+  assert.equal(result.status, 201);
+  assert.equal(result.description, 'packed');
+  assert.match(result.uri, /^http:\/\/burrow\.test\/api_keys\/ak_/);
+  assert.equal(result.keys, 1);
+  assert.equal(result.listener, 'function');
+}
+
+describe('the npm package', () => {
+  test('ships the compiled code and its types, and no tests or TypeScript sources', () => {
+    for (const file of ['dist/lib/index.js', 'dist/lib/index.d.ts', 'dist/bin/burrow.js', 'dist/adapters/http/index.js', 'package.json', 'README.md']) {
+      assert.ok(app.files.includes(file), `the tarball lacks ${file}`);
+    }
+    assert.deepEqual(app.files.filter((file) => file.startsWith('test/') || (file.endsWith('.ts') && !file.endsWith('.d.ts'))), []);
+  });
+
+  test('passes publint and arethetypeswrong (an ESM package that require() loads on Node >= 20.19)', async () => {
+    const bin = (name: string) => join(REPO, 'node_modules', '.bin', name);
+    await run(bin('publint'), ['run', app.tarball, '--strict']).catch((error: { stdout: string; stderr: string }) => assert.fail(`publint:\n${error.stdout}${error.stderr}`));
+    await run(bin('attw'), [app.tarball, '--profile', 'esm-only', '--format', 'ascii']).catch((error: { stdout: string; stderr: string }) => assert.fail(`attw:\n${error.stdout}${error.stderr}`));
+  });
+
+  test('the repository resolves its own name to the sources that the package compiles', () => {
+    const manifest = JSON.parse(readFileSync(join(REPO, 'package.json'), 'utf8')) as { exports: Record<string, string | { import: string }> };
+    const tsconfig = JSON.parse(readFileSync(join(REPO, 'tsconfig.json'), 'utf8')) as { compilerOptions: { paths: Record<string, string[]> } };
+    const fromExports = Object.fromEntries(
+      Object.entries(manifest.exports)
+        .filter(([, target]) => typeof target === 'object')
+        .map(([subpath, target]) => [subpath.replace(/^\./, 'burrow'), [(target as { import: string }).import.replace(/^\.\/dist\//, './').replace(/\.js$/, '.ts')]]),
+    );
+    assert.deepEqual(tsconfig.compilerOptions.paths, fromExports);
+  });
+
+  test('plain node imports every entry point as ESM', async () => {
+    const script = `import { join } from 'node:path';
+import { createBurrow } from 'burrow';
+import { MemoryStore } from 'burrow/memory';
+import { openJsonFileStore } from 'burrow/json-file';
+import { createFetchHandler, createNodeListener } from 'burrow/http';
+${SCENARIO}`;
+    writeFileSync(join(app.dir, 'esm.mjs'), script);
+    checkScenario((await node(['esm.mjs'])).stdout);
+  });
+
+  test('plain node requires every entry point from CommonJS', async () => {
+    const script = `const { join } = require('node:path');
+const { createBurrow } = require('burrow');
+const { MemoryStore } = require('burrow/memory');
+const { openJsonFileStore } = require('burrow/json-file');
+const { createFetchHandler, createNodeListener } = require('burrow/http');
+(async () => {${SCENARIO}})().catch((error) => { console.error(error); process.exit(1); });`;
+    writeFileSync(join(app.dir, 'cjs.cjs'), script);
+    checkScenario((await node(['cjs.cjs'])).stdout);
+  });
+
+  describe("the README's examples in TypeScript", () => {
+    before(() => {
+      for (const name of ['in-process.test.ts', 'node-http.ts']) copyFileSync(join(REPO, 'test', 'examples', name), join(app.dir, name));
+      writeFileSync(
+        join(app.dir, 'use-node-http.ts'),
+        `import { start } from './node-http.js';
+const server = await start();
+const hello = await (await fetch(server.url + '/hello')).text();
+const keys = await fetch(server.url + '/api_keys', { headers: { authorization: 'Bearer ' + server.token } });
+console.log(JSON.stringify({ hello, status: keys.status }));
+server.close();
+`,
+      );
+    });
+    const typecheck = async (compilerOptions: Record<string, unknown>) => {
+      const config = `tsconfig.${String(compilerOptions.moduleResolution)}.json`;
+      writeFileSync(
+        join(app.dir, config),
+        JSON.stringify({
+          compilerOptions: { target: 'ES2022', lib: ['ES2023'], strict: true, types: ['node'], typeRoots: [join(REPO, 'node_modules', '@types')], ...compilerOptions },
+          files: ['in-process.test.ts', 'node-http.ts', 'use-node-http.ts'],
+        }),
+      );
+      await node([TSC, '-p', config]).catch((error: { stdout: string }) => assert.fail(`tsc -p ${config}:\n${error.stdout}`));
+    };
+
+    test('typecheck under moduleResolution node16, and run compiled with plain node', async () => {
+      // skipLibCheck off once: Burrow's .d.ts files must themselves be valid.
+      await typecheck({ module: 'node16', moduleResolution: 'node16', outDir: 'out', skipLibCheck: false });
+      const { stdout } = await node(['out/use-node-http.js']);
+      assert.deepEqual(JSON.parse(stdout), { hello: 'hello from my app', status: 200 });
+      const tests = await node(['--test', 'out/in-process.test.js']);
+      assert.match(tests.stdout, /# pass 2\n/);
+      assert.match(tests.stdout, /# fail 0\n/);
+    });
+
+    test('typecheck under moduleResolution bundler', async () => {
+      await typecheck({ module: 'preserve', moduleResolution: 'bundler', noEmit: true, skipLibCheck: true });
+    });
+  });
+
+  describe('the burrow command', () => {
+    test('--version prints the package version', async () => {
+      const manifest = JSON.parse(readFileSync(join(REPO, 'package.json'), 'utf8')) as { version: string };
+      assert.equal((await run(app.bin, ['--version'])).stdout, `${manifest.version}\n`);
+    });
+
+    test('--help prints the usage', async () => {
+      assert.match((await run(app.bin, ['--help'])).stdout, /^Usage: burrow \[serve\] \[options\]/);
+    });
+
+    for (const args of [['--port', '0'], ['serve', '--port', '0']]) {
+      test(`burrow ${args.join(' ')} serves the API`, async () => {
+        const child = spawn(app.bin, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+        const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+        try {
+          const lines = createInterface({ input: child.stdout });
+          let token: string | undefined;
+          const url = await new Promise<string>((resolve, reject) => {
+            child.once('exit', (code) => reject(new Error(`burrow exited with ${code}`)));
+            lines.on('line', (line) => {
+              token ??= /admin API key \(shown once\): (\S+)/.exec(line)?.[1];
+              const listening = /listening on (\S+)/.exec(line);
+              if (listening) resolve(listening[1]!);
+            });
+          });
+          const response = await fetch(`${url}/api_keys`, { headers: { authorization: `Bearer ${token}` } });
+          assert.equal(response.status, 200);
+          assert.deepEqual(((await response.json()) as { keys: unknown[] }).keys.length, 1);
+        } finally {
+          child.kill('SIGTERM');
+        }
+        assert.equal(await exited, 0);
+      });
+    }
+  });
+});
