@@ -5,6 +5,7 @@ import { ApiError, ERRORS, fail } from './conventions/errors.ts';
 import { cryptoRandom, IdFactory, seededRandom } from './conventions/ids.ts';
 import type { QueryParams } from './conventions/paging.ts';
 import type { ControlOperation } from './control.ts';
+import type { ResourceDefinition } from './resource.ts';
 import { rateLimitGuard, type RateLimit } from './rate-limit.ts';
 import { allOperations, CONTROL_OPERATIONS, GUARDS, RESOURCES } from './registry.ts';
 import { eventCatalogue } from './resources/events/catalogue.ts';
@@ -61,6 +62,8 @@ export class Burrow {
   readonly options: Readonly<BurrowOptions>;
   readonly errorPrefix: string;
   readonly operations: readonly Operation[];
+  /** The resource kinds the API serves (the registry's definitions). */
+  readonly resources: readonly ResourceDefinition<any>[] = RESOURCES;
   /** The control plane's operations (served under `/_burrow` by the HTTP adapter). */
   readonly controlOperations: readonly ControlOperation[] = CONTROL_OPERATIONS;
   readonly guards: RequestGuard[] = [...GUARDS];

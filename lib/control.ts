@@ -45,7 +45,8 @@ const SnapshotBody = v.strictObject({
   scopes: v.array(v.strictObject({ account: v.string(), kind: v.string(), records: v.array(v.record(v.string(), v.unknown())) })),
 });
 
-async function knownAccount(burrow: Burrow, accountId: string): Promise<void> {
+/** Throws the 404 for an account id that does not exist. */
+export async function knownAccount(burrow: Burrow, accountId: string): Promise<void> {
   if (!(await burrow.store.get({ account: INSTANCE_SCOPE, kind: 'account' }, accountId))) fail('NOT_FOUND', `account '${accountId}' was not found`, { id: accountId });
 }
 

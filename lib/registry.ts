@@ -13,6 +13,7 @@ import { EVENT_CONTROL_OPERATIONS } from './resources/events/control.ts';
 import { TUNNEL_SESSION_COMMANDS, tunnelSessions } from './resources/tunnel-sessions.ts';
 import { SIMULATOR_CONTROL_OPERATIONS } from './simulator/agents.ts';
 import { REQUEST_JOURNAL_CONTROL_OPERATIONS } from './request-journal.ts';
+import { INSPECTION_CONTROL_OPERATIONS } from './inspection.ts';
 import { eventDestinations } from './resources/events/destinations.ts';
 import { EVENT_SOURCE_OPERATIONS } from './resources/events/sources.ts';
 import { eventSubscriptions } from './resources/events/subscriptions.ts';
@@ -56,6 +57,7 @@ export const CONTROL_OPERATIONS: readonly ControlOperation[] = [
   ...SIMULATOR_CONTROL_OPERATIONS,
   ...AGENT_INGRESS_CONTROL_OPERATIONS,
   ...REQUEST_JOURNAL_CONTROL_OPERATIONS,
+  ...INSPECTION_CONTROL_OPERATIONS,
 ];
 
 /** All API operations, in routing order. */
