@@ -31,6 +31,8 @@ Options:
                      without it, a new one is generated and printed once at every start
                      (with --seed it is derived from the seed). It is its own secret: no
                      account's API key, admin or not, is accepted under /_burrow/
+  --journal-size N   API requests kept per account in the request journal (default 1000,
+                     0 turns it off; env BURROW_JOURNAL_SIZE)
   --clock TIME       deterministic mode: a manual clock starting at this RFC 3339 time, moved
                      only through POST /_burrow/clock (env BURROW_CLOCK)
   --seed SEED        deterministic ids and tokens from this seed (env BURROW_SEED)
@@ -56,6 +58,7 @@ export function parseCli(argv: string[], env: NodeJS.ProcessEnv) {
       'rate-limit': { type: 'string' },
       'operator-token': { type: 'string' },
       clock: { type: 'string' },
+      'journal-size': { type: 'string' },
       seed: { type: 'string' },
       quiet: { type: 'boolean' },
       'log-format': { type: 'string' },
@@ -73,6 +76,9 @@ export function parseCli(argv: string[], env: NodeJS.ProcessEnv) {
   if (baseUrl !== undefined && !/^https?:\/\/[^/]+/.test(baseUrl)) throw new Error(`--base-url must be an http(s) URL (got ${baseUrl})`);
   const clock = values.clock ?? env.BURROW_CLOCK;
   const rateLimitText = values['rate-limit'] ?? env.BURROW_RATE_LIMIT;
+  const journalSizeText = values['journal-size'] ?? env.BURROW_JOURNAL_SIZE;
+  const journalSize = journalSizeText === undefined ? undefined : /^\d{1,9}$/.test(journalSizeText) ? Number(journalSizeText) : Number.NaN;
+  if (Number.isNaN(journalSize)) throw new Error(`--journal-size must be a whole number of at least 0 (got ${journalSizeText})`);
   if (clock !== undefined && !isRfc3339(clock)) throw new Error(`--clock must be an RFC 3339 time such as 2026-01-01T00:00:00Z (got ${clock})`);
   return {
     help: values.help === true,
@@ -80,6 +86,7 @@ export function parseCli(argv: string[], env: NodeJS.ProcessEnv) {
     operatorToken: values['operator-token'] ?? env.BURROW_OPERATOR_TOKEN,
     clock,
     seed: values.seed ?? env.BURROW_SEED,
+    journalSize,
     host: values.host ?? env.BURROW_HOST ?? '127.0.0.1',
     port,
     data: values.data ?? env.BURROW_DATA,
@@ -144,6 +151,7 @@ async function main(): Promise<void> {
     ...(settings.clock ? { clock: new ManualClock(settings.clock) } : {}),
     ...(settings.seed !== undefined ? { seed: settings.seed } : {}),
     ...(settings.rateLimit ? { rateLimit: settings.rateLimit } : {}),
+    ...(settings.journalSize !== undefined ? { requestJournalSize: settings.journalSize } : {}),
   });
   const account = await burrow.ensureDefaultAccount(settings.apiKey);
   // The operator can reset or export every account, so no account's key may double as its token.
@@ -171,6 +179,8 @@ async function main(): Promise<void> {
   }));
   if (account.token) console.log(`admin API key (shown once): ${account.token}`);
   if (!settings.operatorToken) console.log(`operator token for /_burrow (${settings.seed !== undefined ? 'derived from --seed' : 'shown once'}): ${operatorToken}`);
+  console.log(`inspector: ${listenUrl}/_burrow/ (sign in with the operator token)`);
+  // Last: tests and scripts wait for this line.
   console.log(`Burrow listening on ${listenUrl}${baseUrl === listenUrl ? '' : ` (uris use ${baseUrl})`} (store: ${store.name}${settings.data ? ` ${settings.data}` : ''}, account ${account.accountId})`);
 
   let stopping = false;

@@ -1,12 +1,13 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { ApiError, ERRORS, fail, type Burrow, type ControlOperation } from '../../lib/index.ts';
 import { readJsonBody, type HttpRequest, type HttpResponse } from './body.ts';
+import { serveInspector } from './inspector.ts';
 import { createRouter, routeMiss } from './router.ts';
 
 /**
  * Serves the control plane (`/_burrow/…`): routes to lib's control operations and checks the
  * operator token (`Authorization: Bearer <operator token>`). Without a configured operator token
- * only the open operations (health, OpenAPI) answer.
+ * only the open operations (health, OpenAPI) answer. `/_burrow/` itself is the inspector page.
  */
 
 export const CONTROL_PREFIX = '/_burrow';
@@ -30,6 +31,8 @@ export function createControlPlane(burrow: Burrow, operatorToken: string | undef
     // The OpenAPI document is also served at the conventional root path.
     const path = request.url.pathname === '/openapi.json' ? `${CONTROL_PREFIX}/openapi.json` : request.url.pathname;
     if (path !== CONTROL_PREFIX && !path.startsWith(`${CONTROL_PREFIX}/`)) return undefined;
+    const page = await serveInspector(request.method, path.slice(CONTROL_PREFIX.length));
+    if (page) return page;
     const match = await router.match(request.method === 'HEAD' ? 'GET' : request.method, path.slice(CONTROL_PREFIX.length) || '/');
     if (!match.operation) routeMiss(request.method, path, match.allowed, 'control-plane');
     const operation = match.operation;

@@ -19,7 +19,7 @@ after(() => rmSync(dir, { recursive: true, force: true }));
 describe('burrow serve', () => {
   test('--help lists every flag and exits 0', async () => {
     const { stdout } = await run(process.execPath, ['--import', 'tsx', BIN, '--help']);
-    for (const flag of ['--host', '--port', '--data', '--api-key', '--base-url', 'BURROW_HOST', 'BURROW_PORT', 'BURROW_DATA', 'BURROW_API_KEY']) {
+    for (const flag of ['--host', '--port', '--data', '--api-key', '--base-url', '--journal-size', 'BURROW_JOURNAL_SIZE', 'BURROW_HOST', 'BURROW_PORT', 'BURROW_DATA', 'BURROW_API_KEY']) {
       assert.ok(stdout.includes(flag), flag);
     }
   });
@@ -41,6 +41,23 @@ describe('burrow serve', () => {
       assert.equal(res.status, 201);
       assert.ok(res.body.uri.startsWith(`${server.url}/api_keys/`));
       assert.ok(server.output.some((line) => line.includes('store: memory')));
+    } finally {
+      assert.equal(await server.stop('SIGTERM'), 0);
+    }
+  });
+
+  test("prints the inspector's URL and serves the page there; --journal-size bounds the request journal", async () => {
+    const server = await startServer(['--operator-token', 'cli-operator-token-1', '--journal-size', '2']);
+    try {
+      const line = server.output.find((l) => l.startsWith('inspector: '));
+      assert.equal(line, `inspector: ${server.url}/_burrow/ (sign in with the operator token)`);
+      const page = await fetch(`${server.url}/_burrow/`);
+      assert.equal(page.status, 200);
+      assert.match(await page.text(), /<title>Burrow inspector<\/title>/);
+      for (let i = 0; i < 3; i++) await server.request('GET', '/credentials');
+      const journal = await server.request('GET', '/_burrow/requests', undefined, { token: 'cli-operator-token-1' });
+      assert.equal(journal.body.size, 2);
+      assert.equal(journal.body.requests.length, 2);
     } finally {
       assert.equal(await server.stop('SIGTERM'), 0);
     }

@@ -1,0 +1,552 @@
+// The Burrow inspector: one page over the control plane (/_burrow/…), plain JavaScript, no build
+// step and no third-party code. Every request it makes carries the operator token in the
+// Authorization header; the token lives in this tab's sessionStorage only, never in a URL.
+//
+// It stays live by polling the view on screen every two seconds while the tab is visible.
+// Server-sent events were the other choice, but EventSource cannot send an Authorization header
+// (the token would have to travel in the URL or a cookie), and polling works unchanged through
+// every host the HTTP adapter runs in (node:http, fetch handlers, Express, Fastify, Hono), whose
+// seam answers whole bodies rather than streams.
+
+const TOKEN_KEY = 'burrow.operatorToken';
+const POLL_MS = 2000;
+const PAGE_SIZE = 20;
+const ID = /^([a-z]+)_[0-9A-Za-z]{27}$/;
+
+const $ = (id) => document.getElementById(id);
+
+const state = {
+  token: sessionStorage.getItem(TOKEN_KEY),
+  accounts: [],
+  kinds: [],
+  prefixes: new Set(),
+  view: undefined,
+  timer: undefined,
+  /** The poll in flight, and whether another round was asked for meanwhile. */
+  busy: undefined,
+  again: false,
+};
+
+/** The control plane refused the token. */
+class Refused extends Error {}
+
+/** Any other error answer; `message` is the server's `msg`. */
+class Failure extends Error {
+  constructor(status, body) {
+    super(body?.msg ?? `HTTP ${status}`);
+    this.status = status;
+    this.code = body?.error_code;
+  }
+}
+
+/** Calls the control plane; paths are relative to the page (`/_burrow/`). */
+async function call(method, path, body) {
+  const headers = { Authorization: `Bearer ${state.token}` };
+  if (body !== undefined) headers['Content-Type'] = 'application/json';
+  const res = await fetch(path, { method, headers, cache: 'no-store', ...(body !== undefined ? { body: JSON.stringify(body) } : {}) });
+  const text = await res.text();
+  let data;
+  try {
+    data = text ? JSON.parse(text) : undefined;
+  } catch {
+    data = undefined;
+  }
+  if (res.status === 401 || (res.status === 403 && /9006$/.test(data?.error_code ?? ''))) throw new Refused(data?.msg ?? `HTTP ${res.status}`);
+  if (!res.ok) throw new Failure(res.status, data);
+  return data;
+}
+
+/** Builds an element: h('a', { href, class, onclick }, 'text', child…). */
+function h(tag, attrs = {}, ...children) {
+  const el = document.createElement(tag);
+  for (const [key, value] of Object.entries(attrs)) {
+    if (value === undefined || value === null || value === false) continue;
+    if (key.startsWith('on')) el.addEventListener(key.slice(2), value);
+    else if (key === 'class') el.className = value;
+    else el.setAttribute(key, value === true ? '' : String(value));
+  }
+  for (const child of children.flat(Infinity)) {
+    if (child === undefined || child === null || child === false) continue;
+    el.append(child instanceof Node ? child : String(child));
+  }
+  return el;
+}
+
+const enc = encodeURIComponent;
+const accountPath = (account) => `accounts/${enc(account)}`;
+const link = (account, ...parts) => `#/accounts/${[account, ...parts].map(enc).join('/')}`;
+
+function toast(message, kind = 'info') {
+  const el = $('toast');
+  el.textContent = message;
+  el.className = `toast ${kind}`;
+  el.hidden = false;
+  clearTimeout(toast.timer);
+  toast.timer = setTimeout(() => (el.hidden = true), 5000);
+}
+
+/** Runs a user action; a refusal signs out, other failures show their message. */
+async function act(work) {
+  try {
+    await work();
+  } catch (error) {
+    if (error instanceof Refused) signOut(`Signed out: ${error.message}`);
+    else toast(error.message, 'error');
+  }
+}
+
+function table(headings, rows, empty) {
+  if (rows.length === 0) return h('p', { class: 'empty muted' }, empty);
+  return h('div', { class: 'table-wrap' }, h('table', {}, h('thead', {}, h('tr', {}, headings.map((t) => h('th', {}, t)))), h('tbody', {}, rows)));
+}
+
+const plural = (n, word) => `${n} ${word}${n === 1 ? '' : 's'}`;
+
+function timeOf(iso) {
+  return h('time', { datetime: iso, title: iso }, iso.slice(11, 23).replace(/Z$/, ''));
+}
+
+/** A record's JSON with every id of a known kind linked to that record's page. */
+function jsonView(value, account, selfId) {
+  const pre = h('pre', { class: 'json' });
+  const write = (v, indent) => {
+    if (Array.isArray(v)) {
+      if (v.length === 0) return pre.append('[]');
+      pre.append('[\n');
+      v.forEach((item, i) => {
+        pre.append(`${indent}  `);
+        write(item, `${indent}  `);
+        pre.append(i < v.length - 1 ? ',\n' : '\n');
+      });
+      return pre.append(`${indent}]`);
+    }
+    if (v !== null && typeof v === 'object') {
+      const keys = Object.keys(v);
+      if (keys.length === 0) return pre.append('{}');
+      pre.append('{\n');
+      keys.forEach((key, i) => {
+        pre.append(`${indent}  `, h('span', { class: 'key' }, JSON.stringify(key)), ': ');
+        write(v[key], `${indent}  `);
+        pre.append(i < keys.length - 1 ? ',\n' : '\n');
+      });
+      return pre.append(`${indent}}`);
+    }
+    if (typeof v === 'string') {
+      const match = ID.exec(v);
+      if (match && v !== selfId && state.prefixes.has(match[1])) return pre.append(h('a', { class: 'ref', href: link(account, 'records', v) }, JSON.stringify(v)));
+      return pre.append(h('span', { class: 'str' }, JSON.stringify(v)));
+    }
+    pre.append(h('span', { class: v === null ? 'lit' : typeof v === 'number' ? 'num' : 'lit' }, JSON.stringify(v)));
+  };
+  write(value, '');
+  return pre;
+}
+
+// ---- Views: each builds its fixed part once (`mount`) and redraws its data on every poll.
+
+function overviewView(account) {
+  const data = h('div');
+  let confirming = false;
+  const resetArea = h('div', { class: 'actions' });
+  const drawReset = () => {
+    resetArea.replaceChildren(
+      confirming
+        ? h('span', { class: 'confirm' }, 'Delete every resource of this account? Users and API keys stay. ',
+            h('button', { type: 'button', class: 'danger', id: 'reset-confirm', onclick: () => act(reset) }, 'Reset'),
+            ' ',
+            h('button', { type: 'button', onclick: () => ((confirming = false), drawReset()) }, 'Cancel'))
+        : h('button', { type: 'button', id: 'reset', class: 'danger', onclick: () => ((confirming = true), drawReset()) }, 'Reset account…'),
+    );
+  };
+  const reset = async () => {
+    const res = await call('POST', 'reset', { account_id: account });
+    confirming = false;
+    drawReset();
+    toast(`Account reset: ${plural(res.removed, 'record')} removed`);
+    await refreshAll();
+  };
+  drawReset();
+  return {
+    title: 'Overview',
+    mount(content) {
+      const info = state.accounts.find((a) => a.id === account);
+      content.append(
+        h('div', { class: 'heading' }, h('h1', {}, info?.name || 'Account', ' ', h('code', { class: 'muted' }, account)), resetArea),
+        data,
+      );
+    },
+    async refresh() {
+      const failed = await call('GET', `requests?account_id=${enc(account)}&status=failed&limit=5`);
+      const cards = state.kinds.filter((k) => k.count > 0).map((k) =>
+        h('a', { class: 'card', href: link(account, 'kinds', k.name) }, h('span', { class: 'count' }, k.more ? `${k.count}+` : k.count), h('span', {}, k.path), h('small', { class: 'muted' }, k.label)),
+      );
+      data.replaceChildren(
+        h('h2', {}, 'Resources'),
+        cards.length ? h('div', { class: 'cards' }, cards) : h('p', { class: 'empty muted' }, 'This account holds no resources yet (besides its API keys).'),
+        h('h2', {}, 'Recent failed requests ', h('a', { class: 'small', href: link(account, 'requests') }, 'all requests →')),
+        requestTable(failed.requests, 'No failed requests.', { compact: true }),
+      );
+    },
+  };
+}
+
+function kindView(account, name, before) {
+  const data = h('div');
+  return {
+    title: name,
+    mount(content) {
+      content.append(data);
+    },
+    async refresh() {
+      const kind = state.kinds.find((k) => k.name === name);
+      const page = await call('GET', `${accountPath(account)}/resources/${enc(name)}?limit=${PAGE_SIZE}${before ? `&before_id=${enc(before)}` : ''}`);
+      const items = page[kind?.list_key ?? ''] ?? Object.values(page).find(Array.isArray) ?? [];
+      const rows = items.map((item) =>
+        h('tr', {}, h('td', {}, h('a', { class: 'id', href: link(account, 'records', item.id) }, item.id)), h('td', {}, item.description ?? ''), h('td', { class: 'muted' }, item.created_at ?? item.started_at ?? '')),
+      );
+      const next = page.next_page_uri ? new URL(page.next_page_uri).searchParams.get('before_id') : null;
+      data.replaceChildren(
+        h('div', { class: 'heading' }, h('h1', {}, kind?.path ?? name, ' ', h('span', { class: 'muted' }, kind ? `${kind.label}s` : ''))),
+        table(['id', 'description', 'created'], rows, before ? 'No older records.' : `No ${kind?.label ?? name}s in this account.`),
+        h('p', { class: 'pager' },
+          before ? h('a', { href: link(account, 'kinds', name) }, '← newest') : null,
+          ' ',
+          next ? h('a', { id: 'older', href: link(account, 'kinds', name, 'before', next) }, 'older →') : null),
+      );
+    },
+  };
+}
+
+function recordView(account, id) {
+  const data = h('div');
+  return {
+    title: id,
+    mount(content) {
+      content.append(data);
+    },
+    async refresh() {
+      let found;
+      try {
+        found = await call('GET', `${accountPath(account)}/records/${enc(id)}`);
+      } catch (error) {
+        if (!(error instanceof Failure) || error.status !== 404) throw error;
+        data.replaceChildren(h('h1', {}, h('code', {}, id)), h('p', { class: 'empty' }, `Gone: ${error.message}`));
+        return;
+      }
+      data.replaceChildren(
+        h('div', { class: 'heading' }, h('h1', {}, found.label, ' ', h('code', {}, id)), h('a', { class: 'small', href: link(account, 'kinds', found.resource) }, `all ${found.label}s →`)),
+        jsonView(found.record, account, id),
+      );
+    },
+  };
+}
+
+function sessionsView(account) {
+  const data = h('div');
+  const command = (id, name) =>
+    act(async () => {
+      await call('POST', `${accountPath(account)}/tunnel_sessions/${enc(id)}/${name}`, {});
+      toast(name === 'stop' ? `Stopped ${id}` : `Restarted ${id}`);
+      await refreshAll();
+    });
+  return {
+    title: 'Tunnel sessions',
+    mount(content) {
+      content.append(h('div', { class: 'heading' }, h('h1', {}, 'Tunnel sessions'), h('span', { class: 'muted' }, 'online agents; stop or restart them as the API would')), data);
+    },
+    async refresh() {
+      const page = await call('GET', `${accountPath(account)}/resources/tunnel_sessions?limit=100`);
+      const rows = page.tunnel_sessions.map((s) =>
+        h('tr', { 'data-id': s.id },
+          h('td', {}, h('a', { class: 'id', href: link(account, 'records', s.id) }, s.id)),
+          h('td', { class: 'row-actions' },
+            h('button', { type: 'button', onclick: () => command(s.id, 'restart') }, 'Restart'),
+            h('button', { type: 'button', class: 'danger', onclick: () => command(s.id, 'stop') }, 'Stop')),
+          h('td', {}, s.agent_version), h('td', {}, s.os), h('td', {}, s.region), h('td', {}, s.ip), h('td', {}, s.transport),
+          h('td', {}, h('a', { class: 'id', href: link(account, 'records', s.credential.id) }, s.credential.id)),
+          h('td', { class: 'muted' }, s.started_at)),
+      );
+      data.replaceChildren(table(['id', '', 'agent', 'os', 'region', 'ip', 'transport', 'credential', 'started'], rows, 'No agent is online in this account.'));
+    },
+  };
+}
+
+/** A request path whose ids of known kinds link to their records (in the account that made it). */
+function pathView(account, path) {
+  return path.split(/(\/)/).map((part) => {
+    const match = ID.exec(part);
+    return match && account && state.prefixes.has(match[1]) ? h('a', { href: link(account, 'records', part) }, part) : part;
+  });
+}
+
+/** Journal entries, failures highlighted; `compact` leaves out the operation ids. */
+function requestTable(entries, empty, { compact = false } = {}) {
+  const rows = entries.map((e) =>
+    h('tr', { class: e.status >= 400 ? 'failed' : '', title: `operation id ${e.operation_id}` },
+      h('td', {}, timeOf(e.time)),
+      h('td', {}, e.method),
+      h('td', { class: 'path' }, pathView(e.account_id, e.path), e.query ? h('span', { class: 'muted' }, `?${e.query}`) : null),
+      h('td', {}, h('span', { class: `status s${String(e.status)[0]}` }, e.status)),
+      h('td', {}, e.error_code ?? ''),
+      h('td', { class: 'num' }, `${e.duration_ms} ms`),
+      h('td', { class: 'muted' }, e.operation ?? ''),
+      compact ? null : h('td', {}, h('code', { class: 'muted' }, e.operation_id))),
+  );
+  return table(['time', 'method', 'path', 'status', 'error', 'took', 'operation', compact ? null : 'operation id'].filter(Boolean), rows, empty);
+}
+
+function requestsView(account) {
+  const data = h('div');
+  const status = h('select', { id: 'journal-status', 'aria-label': 'status', onchange: () => refreshView() },
+    [['', 'every status'], ['failed', 'failed (≥ 400)'], ['2xx', '2xx'], ['4xx', '4xx'], ['5xx', '5xx']].map(([value, label]) => h('option', { value }, label)));
+  const whose = h('select', { id: 'journal-whose', 'aria-label': 'whose requests', onchange: () => refreshView() },
+    h('option', { value: account }, 'this account'), h('option', { value: 'none' }, 'without a valid API key'));
+  const path = h('input', { id: 'journal-path', type: 'search', placeholder: 'path contains…', 'aria-label': 'path contains', oninput: () => refreshView() });
+  const clear = h('button', {
+    type: 'button',
+    onclick: () => act(async () => {
+      const res = await call('DELETE', `requests?account_id=${enc(whose.value)}`);
+      toast(`Cleared ${plural(res.removed, 'request')}`);
+      await refreshView();
+    }),
+  }, 'Clear');
+  return {
+    title: 'Requests',
+    mount(content) {
+      content.append(h('div', { class: 'heading' }, h('h1', {}, 'Requests'), h('form', { class: 'inline filters', onsubmit: (e) => e.preventDefault() }, whose, status, path, clear)), data);
+    },
+    async refresh() {
+      const query = new URLSearchParams({ account_id: whose.value, limit: '200' });
+      if (status.value) query.set('status', status.value);
+      if (path.value.trim()) query.set('path', path.value.trim());
+      const journal = await call('GET', `requests?${query}`);
+      data.replaceChildren(
+        h('p', { class: 'muted small' }, `The last ${journal.size} API requests of each account are kept; newest first, failures in red.`),
+        requestTable(journal.requests, 'No requests match.'),
+      );
+    },
+  };
+}
+
+function eventsView(account) {
+  const data = h('div');
+  const open = new Set();
+  return {
+    title: 'Events',
+    mount(content) {
+      content.append(h('div', { class: 'heading' }, h('h1', {}, 'Event outboxes'), h('span', { class: 'muted' }, 'what each event destination received')), data);
+    },
+    async refresh() {
+      const destinations = (await call('GET', `${accountPath(account)}/resources/event_destinations?limit=100`)).event_destinations;
+      const sections = [];
+      for (const destination of destinations) {
+        const outbox = await call('GET', `${accountPath(account)}/event_destinations/${enc(destination.id)}/outbox`);
+        const events = [...outbox.events].reverse().map((event) => {
+          const details = h('details', { ontoggle: () => (details.open ? open.add(event.event_id) : open.delete(event.event_id)) },
+            h('summary', {}, h('span', { class: 'event-type' }, event.event_type), ' ', h('span', { class: 'muted' }, event.event_timestamp),
+              event.object?.id ? [' ', h('code', {}, event.object.id)] : null),
+            jsonView(event, account));
+          details.open = open.has(event.event_id);
+          return h('li', {}, details);
+        });
+        sections.push(h('section', { class: 'outbox' },
+          h('h2', {}, h('a', { href: link(account, 'records', destination.id) }, destination.id), ' ', h('span', { class: 'muted' }, destination.description)),
+          h('p', { class: 'muted small' }, `${plural(outbox.events.length, 'event')} kept (at most ${outbox.limit}), ${outbox.dropped} dropped`),
+          events.length ? h('ul', { class: 'events' }, events) : h('p', { class: 'empty muted' }, 'No events yet: subscribe this destination to event types.')));
+      }
+      data.replaceChildren(...(sections.length ? sections : [h('p', { class: 'empty muted' }, 'No event destinations in this account.')]));
+    },
+  };
+}
+
+// ---- Chrome: header, account picker, navigation.
+
+function route() {
+  const parts = location.hash.replace(/^#\/?/, '').split('/').filter(Boolean).map(decodeURIComponent);
+  if (parts[0] !== 'accounts' || !parts[1]) return { account: undefined };
+  return { account: parts[1], view: parts[2] ?? 'overview', arg: parts[3], before: parts[4] === 'before' ? parts[5] : undefined };
+}
+
+function viewFor(r) {
+  switch (r.view) {
+    case 'sessions':
+      return sessionsView(r.account);
+    case 'requests':
+      return requestsView(r.account);
+    case 'events':
+      return eventsView(r.account);
+    case 'kinds':
+      return kindView(r.account, r.arg, r.before);
+    case 'records':
+      return recordView(r.account, r.arg);
+    default:
+      return overviewView(r.account);
+  }
+}
+
+async function refreshChrome() {
+  const [health, clock, accounts] = await Promise.all([call('GET', 'health'), call('GET', 'clock'), call('GET', 'accounts')]);
+  $('instance').textContent = `v${health.version} · ${health.store} store`;
+  $('clock').hidden = false;
+  $('clock-now').textContent = clock.now;
+  $('clock-now').dateTime = clock.now;
+  $('clock').title = clock.manual ? 'Deterministic mode: the clock moves only when advanced' : 'The system clock';
+  $('advance').hidden = !clock.manual;
+  state.accounts = accounts.accounts;
+  const { account } = route();
+  const select = $('account');
+  const options = state.accounts.map((a) => h('option', { value: a.id }, `${a.name || '(unnamed)'}${a.default ? ' (default)' : ''} · ${a.id}`));
+  if (select.options.length !== options.length || [...select.options].some((o, i) => o.value !== state.accounts[i].id)) select.replaceChildren(...options);
+  if (account) select.value = account;
+  if (!account) return;
+  state.kinds = (await call('GET', `${accountPath(account)}/resources`)).resources;
+  state.prefixes = new Set(state.kinds.map((k) => k.prefix));
+  const r = route();
+  const sessions = state.kinds.find((k) => k.name === 'tunnel_sessions');
+  const nav = (href, label, active, extra) => h('li', {}, h('a', { href, class: active ? 'active' : '' }, label, extra));
+  $('views').replaceChildren(
+    nav(link(account), 'Overview', r.view === 'overview'),
+    nav(link(account, 'sessions'), 'Tunnel sessions', r.view === 'sessions', h('span', { class: 'badge' }, sessions?.count ?? 0)),
+    nav(link(account, 'requests'), 'Requests', r.view === 'requests'),
+    nav(link(account, 'events'), 'Events', r.view === 'events'),
+  );
+  $('kinds').replaceChildren(
+    ...state.kinds.map((k) =>
+      h('li', { class: k.count ? '' : 'zero' }, h('a', { href: link(account, 'kinds', k.name), class: r.view === 'kinds' && r.arg === k.name ? 'active' : '', title: `${k.label}s` }, h('span', { class: 'name' }, k.path), h('span', { class: 'badge' }, k.more ? `${k.count}+` : k.count))),
+    ),
+  );
+}
+
+async function refreshView() {
+  const view = state.view;
+  if (!view) return;
+  await view.refresh();
+}
+
+async function refreshOnce() {
+  try {
+    await refreshChrome();
+    await refreshView();
+    $('live').textContent = `● live · updated ${new Date().toLocaleTimeString()}`;
+    $('live').className = 'live';
+  } catch (error) {
+    if (error instanceof Refused) return signOut(`Signed out: ${error.message}`);
+    $('live').textContent = `● ${error.message}`;
+    $('live').className = 'live offline';
+  }
+}
+
+/**
+ * One poll: header, navigation and the view on screen. A call while one runs waits for it and
+ * then for one more round, so what an action changed is always drawn.
+ */
+async function refreshAll() {
+  if (!state.token) return;
+  if (state.busy) {
+    state.again = true;
+    return state.busy;
+  }
+  state.busy = (async () => {
+    do {
+      state.again = false;
+      await refreshOnce();
+    } while (state.again && state.token);
+  })();
+  try {
+    await state.busy;
+  } finally {
+    state.busy = undefined;
+  }
+}
+
+async function show() {
+  const r = route();
+  if (!r.account) {
+    const first = state.accounts.find((a) => a.default) ?? state.accounts[0];
+    if (first) location.replace(link(first.id));
+    else $('content').replaceChildren(h('p', { class: 'empty' }, 'No accounts yet.'));
+    return;
+  }
+  state.view = viewFor(r);
+  const content = $('content');
+  content.replaceChildren();
+  state.view.mount(content);
+  document.title = `${state.view.title} · Burrow inspector`;
+  await refreshAll();
+}
+
+function schedule() {
+  clearTimeout(state.timer);
+  state.timer = setTimeout(async () => {
+    if (!document.hidden) await refreshAll();
+    if (state.token) schedule();
+  }, POLL_MS);
+}
+
+async function enter() {
+  $('signin-view').hidden = true;
+  $('app').hidden = false;
+  for (const id of ['sign-out', 'snapshot', 'live']) $(id).hidden = false;
+  state.accounts = (await call('GET', 'accounts')).accounts;
+  await show();
+  schedule();
+}
+
+function signOut(message = '') {
+  state.token = null;
+  state.view = undefined;
+  clearTimeout(state.timer);
+  sessionStorage.removeItem(TOKEN_KEY);
+  $('app').hidden = true;
+  for (const id of ['sign-out', 'snapshot', 'live', 'clock']) $(id).hidden = true;
+  $('instance').textContent = '';
+  $('signin-view').hidden = false;
+  $('signin-error').textContent = message;
+  $('token').focus();
+}
+
+async function downloadSnapshot() {
+  const snapshot = await call('GET', 'snapshot');
+  const url = URL.createObjectURL(new Blob([JSON.stringify(snapshot, null, 2)], { type: 'application/json' }));
+  const a = h('a', { href: url, download: `burrow-snapshot-${snapshot.exported_at.replace(/:/g, '-')}.json` });
+  document.body.append(a);
+  a.click();
+  a.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 60_000);
+}
+
+function wire() {
+  $('signin').addEventListener('submit', async (event) => {
+    event.preventDefault();
+    state.token = $('token').value.trim();
+    $('signin-error').textContent = '';
+    try {
+      await call('GET', 'accounts');
+    } catch (error) {
+      state.token = null;
+      $('signin-error').textContent = error instanceof Refused ? `Refused: ${error.message}` : `Burrow did not answer: ${error.message}`;
+      return;
+    }
+    sessionStorage.setItem(TOKEN_KEY, state.token);
+    $('token').value = '';
+    await act(enter);
+  });
+  $('sign-out').addEventListener('click', () => signOut());
+  $('snapshot').addEventListener('click', () => act(downloadSnapshot));
+  $('advance').addEventListener('submit', (event) => {
+    event.preventDefault();
+    act(async () => {
+      const clock = await call('POST', 'clock', { advance_seconds: Number($('advance-seconds').value) });
+      $('clock-now').textContent = clock.now;
+      toast(`Clock advanced to ${clock.now}`);
+      await refreshAll();
+    });
+  });
+  $('account').addEventListener('change', () => (location.hash = link($('account').value)));
+  addEventListener('hashchange', () => state.token && act(show));
+  document.addEventListener('visibilitychange', () => !document.hidden && state.token && act(refreshAll));
+}
+
+wire();
+if (state.token) act(enter);
+else signOut();

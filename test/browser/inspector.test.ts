@@ -1,0 +1,285 @@
+import assert from 'node:assert/strict';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import type { Page } from 'playwright-core';
+import { createNodeListener } from '../../adapters/http/node.ts';
+import { MemoryStore } from '../../adapters/memory-store.ts';
+import { createBurrow, ManualClock, type Burrow } from '../../lib/index.ts';
+import { chromiumMissing, IN_CI, launchChromium, type Chromium } from './chromium.ts';
+
+/**
+ * The inspector page in a real browser: headless Chromium against a real server on an ephemeral
+ * port. Each test signs in on a fresh tab (sessionStorage is per tab) and works in an account of
+ * its own. Screenshots go to $BURROW_SCREENSHOTS when set (the README's picture comes from there),
+ * otherwise to a temporary directory that is removed afterwards.
+ */
+
+const OPERATOR = 'browser-test-operator-token';
+const missing = chromiumMissing();
+
+if (missing && !IN_CI) {
+  console.warn(`\n${'!'.repeat(78)}\n!! THE INSPECTOR BROWSER TESTS DID NOT RUN: ${missing}\n!! CI installs it and runs them; run them here with the package installed.\n${'!'.repeat(78)}\n`);
+}
+
+/** Locally a missing Chromium skips every test (counted as skipped); in CI it fails them. */
+const skip = missing && !IN_CI ? missing : false;
+
+describe('inspector page in headless Chromium', () => {
+  let chrome: Chromium | undefined;
+  let server: Server;
+  let url: string;
+  let burrow: Burrow;
+  let clock: ManualClock;
+  const keep = process.env.BURROW_SCREENSHOTS;
+  const shots = keep ?? mkdtempSync(join(tmpdir(), 'burrow-shots-'));
+
+  before(async () => {
+    if (skip) return;
+    // In CI a missing Chromium fails here, loudly, instead of skipping.
+    if (missing) throw new Error(`the browser tests must run in CI: ${missing}`);
+    mkdirSync(shots, { recursive: true });
+    clock = new ManualClock('2026-03-01T12:00:00Z');
+    burrow = createBurrow({ store: new MemoryStore(), clock, seed: 21 });
+    server = createServer(createNodeListener(burrow, { operatorToken: OPERATOR }));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const address = server.address();
+    url = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
+    chrome = await launchChromium();
+    chrome.context.setDefaultTimeout(10_000);
+  });
+
+  after(async () => {
+    await chrome?.close();
+    server?.closeAllConnections();
+    await new Promise((resolve) => (server ? server.close(resolve) : resolve(undefined)));
+    if (!keep) rmSync(shots, { recursive: true, force: true });
+  });
+
+  /** Calls the vendor API with an account's key. */
+  async function api(token: string, method: string, path: string, body?: unknown) {
+    const res = await fetch(`${url}${path}`, {
+      method,
+      headers: { Authorization: `Bearer ${token}`, 'Service-Version': '2', ...(body ? { 'Content-Type': 'application/json' } : {}) },
+      ...(body ? { body: JSON.stringify(body) } : {}),
+    });
+    const text = await res.text();
+    return { status: res.status, body: text ? JSON.parse(text) : undefined };
+  }
+
+  async function control(method: string, path: string, body?: unknown) {
+    const res = await fetch(`${url}/_burrow${path}`, {
+      method,
+      headers: { Authorization: `Bearer ${OPERATOR}`, ...(body ? { 'Content-Type': 'application/json' } : {}) },
+      ...(body ? { body: JSON.stringify(body) } : {}),
+    });
+    const text = await res.text();
+    return { status: res.status, body: text ? JSON.parse(text) : undefined };
+  }
+
+  interface Tab {
+    page: Page;
+    errors: string[];
+  }
+
+  async function openTab(hash = ''): Promise<Tab> {
+    const page = await chrome!.context.newPage();
+    const errors: string[] = [];
+    page.on('console', (message) => {
+      if (message.type() === 'error') errors.push(message.text());
+    });
+    page.on('pageerror', (error) => errors.push(String(error)));
+    await page.goto(`${url}/_burrow/${hash}`);
+    return { page, errors };
+  }
+
+  async function signIn(hash: string, token = OPERATOR): Promise<Tab> {
+    const tab = await openTab(hash);
+    await tab.page.fill('#token', token);
+    await tab.page.click('#signin button[type=submit]');
+    await tab.page.locator('#app').waitFor({ state: 'visible' });
+    return tab;
+  }
+
+  /** Closes the tab after checking that nothing went to the console as an error. */
+  async function done(tab: Tab): Promise<void> {
+    try {
+      assert.deepEqual(tab.errors, [], 'the page logged no console errors');
+    } finally {
+      await tab.page.close();
+    }
+  }
+
+  async function shot(page: Page, name: string): Promise<void> {
+    const png = await page.screenshot({ path: join(shots, `${name}.png`) });
+    assert.deepEqual([...png.subarray(0, 4)], [0x89, 0x50, 0x4e, 0x47], 'a PNG screenshot');
+    assert.ok(png.length > 10_000, 'the screenshot shows something');
+  }
+
+  test('serves plain files with a strict content security policy, and /_burrow redirects to /_burrow/', { skip }, async () => {
+    const page = await fetch(`${url}/_burrow/`);
+    assert.equal(page.status, 200);
+    assert.match(page.headers.get('content-type') ?? '', /^text\/html/);
+    assert.match(page.headers.get('content-security-policy') ?? '', /script-src 'self'/);
+    assert.ok(!(await page.text()).includes('http'), 'the page loads nothing from another origin');
+    const redirect = await fetch(`${url}/_burrow`, { redirect: 'manual' });
+    assert.equal(redirect.status, 308);
+    assert.equal(new URL(redirect.headers.get('location')!, `${url}/_burrow`).pathname, '/_burrow/');
+    const script = await fetch(`${url}/_burrow/inspector.js`);
+    assert.match(script.headers.get('content-type') ?? '', /^text\/javascript/);
+    assert.equal((await fetch(`${url}/_burrow/inspector.ts`)).status, 404);
+  });
+
+  test('a wrong token is refused, and the token never reaches a URL or the console', { skip }, async () => {
+    const tab = await openTab();
+    await tab.page.fill('#token', 'not-the-operator-token');
+    await tab.page.click('#signin button[type=submit]');
+    await tab.page.locator('#signin-error', { hasText: 'not the operator token' }).waitFor();
+    assert.equal(await tab.page.isHidden('#app'), true);
+    assert.equal(await tab.page.evaluate(() => sessionStorage.length), 0, 'a refused token is not kept');
+    await shot(tab.page, 'inspector-refused');
+    // The refused call itself is the only console error Chromium reports.
+    assert.ok(tab.errors.every((e) => /status of 403/.test(e)), tab.errors.join('\n'));
+    tab.errors.length = 0;
+
+    await tab.page.fill('#token', OPERATOR);
+    await tab.page.click('#signin button[type=submit]');
+    await tab.page.locator('#app').waitFor({ state: 'visible' });
+    assert.ok(!tab.page.url().includes(OPERATOR), 'the token is not in the URL');
+    assert.equal(await tab.page.evaluate(() => sessionStorage.getItem('burrow.operatorToken')), OPERATOR);
+    await tab.page.click('#sign-out');
+    await tab.page.locator('#signin-view').waitFor({ state: 'visible' });
+    assert.equal(await tab.page.evaluate(() => sessionStorage.length), 0, 'signing out forgets the token');
+    await done(tab);
+  });
+
+  test('finds a resource created through the API and follows a reference link', { skip }, async () => {
+    const account = await burrow.createAccount({ name: 'references' });
+    const policy = await api(account.token, 'POST', '/ip_policies', { description: 'office network' });
+    const restriction = await api(account.token, 'POST', '/ip_restrictions', { description: 'only the office', type: 'dashboard', ip_policy_ids: [policy.body.id] });
+    assert.equal(restriction.status, 201, JSON.stringify(restriction.body));
+
+    const tab = await signIn(`#/accounts/${account.accountId}`);
+    const { page } = tab;
+    await page.locator('#kinds a', { hasText: '/ip_restrictions' }).click();
+    await page.locator('td', { hasText: 'only the office' }).waitFor();
+    await page.locator(`a:text-is("${restriction.body.id}")`).click();
+    await page.locator('pre.json', { hasText: 'only the office' }).waitFor();
+    await shot(page, 'inspector-record');
+    await page.locator('pre.json a.ref', { hasText: policy.body.id }).click();
+    await page.locator('h1', { hasText: 'IP policy' }).waitFor();
+    await page.locator('pre.json', { hasText: 'office network' }).waitFor();
+    assert.ok(page.url().endsWith(`#/accounts/${account.accountId}/records/${policy.body.id}`));
+    await done(tab);
+  });
+
+  test('restarts and stops a simulated tunnel session, and sees it go', { skip }, async () => {
+    const account = await burrow.createAccount({ name: 'agents' });
+    const credential = await api(account.token, 'POST', '/credentials', { description: 'laptop' });
+    const connected = await control('POST', '/agents', { token: credential.body.token, os: 'linux', region: 'eu' });
+    assert.equal(connected.status, 201, JSON.stringify(connected.body));
+
+    const tab = await signIn(`#/accounts/${account.accountId}/sessions`);
+    const { page } = tab;
+    const rows = page.locator('tbody tr');
+    await page.locator(`tr[data-id="${connected.body.id}"]`).waitFor();
+    await shot(page, 'inspector-sessions');
+    await page.locator(`tr[data-id="${connected.body.id}"] button`, { hasText: 'Restart' }).click();
+    await page.locator(`tr[data-id="${connected.body.id}"]`).waitFor({ state: 'detached' });
+    assert.equal(await rows.count(), 1, 'the restarted agent has a new session');
+    await rows.first().locator('button', { hasText: 'Stop' }).click();
+    await rows.first().waitFor({ state: 'detached' });
+    await page.locator('p.empty', { hasText: 'No agent is online' }).waitFor();
+    assert.deepEqual((await api(account.token, 'GET', '/tunnel_sessions')).body.tunnel_sessions, []);
+    await done(tab);
+  });
+
+  test('shows failed requests in the journal, highlighted and filterable', { skip }, async () => {
+    const account = await burrow.createAccount({ name: 'journal' });
+    await api(account.token, 'POST', '/credentials', { description: 'ok' });
+    assert.equal((await api(account.token, 'GET', '/credentials/cr_doesnotexist')).status, 404);
+    assert.equal((await api(account.token, 'POST', '/ip_policies', { description: 'x'.repeat(300) })).status, 400);
+
+    const tab = await signIn(`#/accounts/${account.accountId}/requests`);
+    const { page } = tab;
+    const missingRow = page.locator('tr.failed', { hasText: '/credentials/cr_doesnotexist' });
+    await missingRow.waitFor();
+    assert.match(await missingRow.innerText(), /404[\s\S]*ERR_BURROW_9001[\s\S]*credentials\.get/);
+    assert.equal(await page.locator('tbody tr:not(.failed)', { hasText: 'credentials.create' }).count(), 1, 'successes are not highlighted');
+    await shot(page, 'inspector-requests');
+
+    await page.selectOption('#journal-status', 'failed');
+    await page.locator('tbody tr:not(.failed)').waitFor({ state: 'detached' });
+    await page.fill('#journal-path', 'ip_policies');
+    await page.locator('tr.failed', { hasText: '/credentials/cr_doesnotexist' }).waitFor({ state: 'detached' });
+    assert.match(await page.locator('tbody').innerText(), /ERR_BURROW_215/);
+    await done(tab);
+  });
+
+  test('advances the deterministic clock', { skip }, async () => {
+    const account = await burrow.createAccount({ name: 'clock' });
+    const tab = await signIn(`#/accounts/${account.accountId}`);
+    const { page } = tab;
+    const before = new Date(await page.locator('#clock-now').innerText());
+    await page.fill('#advance-seconds', '3600');
+    await page.click('#advance button');
+    const expected = new Date(before.getTime() + 3_600_000).toISOString().replace('.000Z', 'Z');
+    await page.locator('#clock-now', { hasText: expected }).waitFor();
+    assert.equal(clock.now().toISOString().replace('.000Z', 'Z'), expected);
+    await done(tab);
+  });
+
+  test('shows the event outbox, updates live, resets the account and downloads a snapshot', { skip }, async () => {
+    const account = await burrow.createAccount({ name: 'events' });
+    const destination = await api(account.token, 'POST', '/event_destinations', { format: 'json', description: 'audit', target: { stream: { auth: { role: { role_ref: 'role/r' } }, stream_ref: 'stream-1' } } });
+    await api(account.token, 'POST', '/event_subscriptions', { sources: [{ type: 'ip_policy_created.v0' }], destination_ids: [destination.body.id] });
+
+    const tab = await signIn(`#/accounts/${account.accountId}/events`);
+    const { page } = tab;
+    await page.locator('p.empty', { hasText: 'No events yet' }).waitFor();
+    // Made while the page is open: it appears without a reload.
+    const policy = await api(account.token, 'POST', '/ip_policies', { description: 'live one' });
+    await page.locator('.events summary', { hasText: 'ip_policy_created.v0' }).click();
+    await page.locator('.events pre.json a.ref', { hasText: policy.body.id }).waitFor();
+    await shot(page, 'inspector-events');
+
+    await page.locator('#views a', { hasText: 'Overview' }).click();
+    await page.locator('.card', { hasText: '/ip_policies' }).waitFor();
+    const downloading = page.waitForEvent('download');
+    await page.click('#snapshot');
+    const download = await downloading;
+    assert.match(download.suggestedFilename(), /^burrow-snapshot-.*\.json$/);
+    const snapshot = JSON.parse(readFileSync((await download.path())!, 'utf8'));
+    assert.equal(snapshot.format, 'burrow-snapshot');
+    assert.ok(snapshot.scopes.some((s: any) => s.account === account.accountId && s.kind === 'ip_policy'));
+
+    await page.click('#reset');
+    await page.click('#reset-confirm');
+    await page.locator('.card', { hasText: '/ip_policies' }).waitFor({ state: 'detached' });
+    await page.locator('.card', { hasText: '/api_keys' }).waitFor();
+    assert.deepEqual((await api(account.token, 'GET', '/ip_policies')).body.ip_policies, []);
+    await done(tab);
+  });
+
+  test('overview of an account for the README', { skip }, async () => {
+    const account = await burrow.createAccount({ name: 'ci-pipeline' });
+    const policy = await api(account.token, 'POST', '/ip_policies', { description: 'office' });
+    await api(account.token, 'POST', '/ip_policy_rules', { ip_policy_id: policy.body.id, cidr: '203.0.113.0/24', action: 'allow' });
+    await api(account.token, 'POST', '/ip_restrictions', { type: 'dashboard', ip_policy_ids: [policy.body.id] });
+    for (const description of ['runner-1', 'runner-2', 'laptop']) {
+      const credential = await api(account.token, 'POST', '/credentials', { description });
+      await control('POST', '/agents', { token: credential.body.token, region: 'eu' });
+    }
+    await api(account.token, 'POST', '/backends/static', { address: 'localhost:8000' });
+    await api(account.token, 'GET', '/credentials/cr_2f6mNwJ3dM7q1vXzK8pL0aR9sT4');
+    await api(account.token, 'POST', '/ip_policy_rules', { ip_policy_id: policy.body.id, cidr: '10.0.0.1/8', action: 'allow' });
+    assert.equal((await api(account.token, 'DELETE', `/ip_policies/${policy.body.id}`)).status, 409);
+    const tab = await signIn(`#/accounts/${account.accountId}`);
+    await tab.page.locator('tr.failed', { hasText: 'DELETE' }).waitFor();
+    assert.equal(await tab.page.locator('tr.failed').count(), 3);
+    await shot(tab.page, 'inspector-overview');
+    await done(tab);
+  });
+});
