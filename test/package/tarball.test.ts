@@ -15,6 +15,8 @@ import { installPackedBurrow, REPO, type PackedInstall } from './packed.ts';
 const run = promisify(execFile);
 const TSC = join(REPO, 'node_modules', 'typescript', 'bin', 'tsc');
 const ENTRY_POINTS = ['burrow', 'burrow/memory', 'burrow/json-file', 'burrow/http'];
+/** The inspector page's files, which tsc does not emit: the build copies them beside the compiled adapter. */
+const INSPECTOR_FILES = ['index.html', 'inspector.css', 'inspector.js'].map((name) => `dist/adapters/http/inspector/${name}`);
 
 let app: PackedInstall;
 before(async () => {
@@ -52,7 +54,7 @@ function checkScenario(stdout: string) {
 
 describe('the npm package', () => {
   test('ships the compiled code and its types, and no tests or TypeScript sources', () => {
-    for (const file of ['dist/lib/index.js', 'dist/lib/index.d.ts', 'dist/bin/burrow.js', 'dist/adapters/http/index.js', 'package.json', 'README.md']) {
+    for (const file of ['dist/lib/index.js', 'dist/lib/index.d.ts', 'dist/bin/burrow.js', 'dist/adapters/http/index.js', 'package.json', 'README.md', ...INSPECTOR_FILES]) {
       assert.ok(app.files.includes(file), `the tarball lacks ${file}`);
     }
     assert.deepEqual(app.files.filter((file) => file.startsWith('test/') || (file.endsWith('.ts') && !file.endsWith('.d.ts'))), []);
@@ -166,6 +168,10 @@ server.close();
           const response = await fetch(`${url}/api_keys`, { headers: { authorization: `Bearer ${token}` } });
           assert.equal(response.status, 200);
           assert.deepEqual(((await response.json()) as { keys: unknown[] }).keys.length, 1);
+          const inspector = await fetch(`${url}/_burrow/`);
+          assert.equal(inspector.status, 200);
+          assert.match(await inspector.text(), /<title>Burrow inspector<\/title>/);
+          assert.equal((await fetch(`${url}/_burrow/inspector.js`)).status, 200, 'the page finds its script in the installed package');
         } finally {
           child.kill('SIGTERM');
         }
