@@ -1,11 +1,10 @@
-import { authenticate, indexToken } from './auth.ts';
-import type { EmittedEvent, Operation, OperationContext, OperationInput, Principal, RequestGuard, RequestMeta, Services } from './context.ts';
-import { formatTime, systemClock, type Clock } from './conventions/clock.ts';
-import { ApiError, ERRORS, fail } from './conventions/errors.ts';
+import { createAccount, createOwner, ensureDefaultAccount, issueApiKey, type CreatedAccount } from './accounts.ts';
+import { authenticate } from './auth.ts';
+import { operatorIn, type Actor, type ControlOperation, type EmittedEvent, type Instance, type Operation, type OperationContext, type OperationInput, type Principal, type RequestGuard, type RequestMeta, type ResourceKind, type Services } from './context.ts';
+import { systemClock, type Clock } from './conventions/clock.ts';
+import { ApiError, ERRORS } from './conventions/errors.ts';
 import { cryptoRandom, IdFactory, seededRandom } from './conventions/ids.ts';
 import type { QueryParams } from './conventions/paging.ts';
-import type { ControlOperation } from './control.ts';
-import type { ResourceDefinition } from './resource.ts';
 import { rateLimitGuard, type RateLimit } from './rate-limit.ts';
 import { allOperations, CONTROL_OPERATIONS, GUARDS, RESOURCES } from './registry.ts';
 import { eventCatalogue } from './resources/events/catalogue.ts';
@@ -13,7 +12,7 @@ import { DEFAULT_SIMULATION, type SimulationSettings } from './simulator/setting
 import { clearOutbox, readOutbox, type Delivery, type EventSink, type OutboxContents } from './resources/events/outbox.ts';
 import { recordEvents } from './resources/events/recorder.ts';
 import { DEFAULT_JOURNAL_SIZE, RequestJournal } from './request-journal.ts';
-import { INSTANCE_SCOPE, type Store, type StoreReader, type StoreTransaction } from './store.ts';
+import type { Store, StoreReader, StoreTransaction } from './store.ts';
 
 /** Options of `createBurrow`. Only `store` is required. */
 export interface BurrowOptions {
@@ -51,11 +50,8 @@ export interface OperationResult {
   headers: Record<string, string>;
 }
 
-const DEFAULT_ACCOUNT_SETTING = 'default_account';
-const SETTINGS = { account: INSTANCE_SCOPE, kind: 'setting' };
-
 /** One Burrow instance: many isolated accounts over one store. */
-export class Burrow {
+export class Burrow implements Instance {
   readonly store: Store;
   readonly clock: Clock;
   readonly ids: IdFactory;
@@ -63,7 +59,7 @@ export class Burrow {
   readonly errorPrefix: string;
   readonly operations: readonly Operation[];
   /** The resource kinds the API serves (the registry's definitions). */
-  readonly resources: readonly ResourceDefinition<any>[] = RESOURCES;
+  readonly resources: readonly ResourceKind[] = RESOURCES;
   /** The control plane's operations (served under `/_burrow` by the HTTP adapter). */
   readonly controlOperations: readonly ControlOperation[] = CONTROL_OPERATIONS;
   readonly guards: RequestGuard[] = [...GUARDS];
@@ -92,7 +88,18 @@ export class Burrow {
       now: () => this.clock.now(),
       simulation: { ...DEFAULT_SIMULATION, ...options.simulation },
       eventTypes: new Set(eventCatalogue(RESOURCES)),
+      outboxLimit: options.outboxLimit ?? 1000,
     };
+  }
+
+  /** The store, as the reads of `Instance` see it. */
+  get reader(): Store {
+    return this.store;
+  }
+
+  /** The configured base URL for `uri` fields, if any. */
+  get baseUrl(): string | undefined {
+    return this.options.baseUrl;
   }
 
   /** The operation with this id (`api_keys.create`), or undefined. */
@@ -110,28 +117,31 @@ export class Burrow {
     return authenticate(this.store, authorization);
   }
 
-  /** Runs guards, then the operation, in one transaction when it writes. */
+  /** Runs guards, then the operation: a write through `perform`, a read on committed state. */
   async execute(principal: Principal, operation: Operation, input: OperationInput, meta: RequestMeta): Promise<OperationResult> {
     const headers: Record<string, string> = {};
     for (const guard of this.guards) Object.assign(headers, await guard(this.store, principal, meta));
     const prepared = operation.prepare ? { ...input, prepared: await operation.prepare(input) } : input;
-    const { body, deliveries } = operation.mutates
-      ? await this.store.transaction((tx) => this.#run(tx, principal, operation, prepared, meta))
-      : await this.#run(readOnly(this.store), principal, operation, prepared, meta);
-    await this.#deliver(deliveries);
+    const body = operation.mutates
+      ? await this.perform(principal, (ctx) => operation.run(ctx, prepared), meta.baseUrl)
+      : await operation.run(this.#context(readOnly(this.store), principal, meta.baseUrl, refuseEmit), prepared);
     return { status: operation.status, body, headers };
   }
 
-  /**
-   * Runs `work` as `principal` in one write transaction with a full operation context, so its
-   * writes and the events it emits commit together (the agent simulator acts through this).
-   */
-  async perform<T>(principal: Principal, work: (ctx: OperationContext) => Promise<T>, baseUrl = this.options.baseUrl ?? 'http://burrow.local'): Promise<T> {
-    const operation = { run: (ctx: OperationContext) => work(ctx) } as unknown as Operation;
-    const input = { params: {}, query: {}, body: undefined };
-    const { body, deliveries } = await this.store.transaction((tx) => this.#run(tx, principal, operation, input, { baseUrl }));
+  async perform<T>(actor: Actor, work: (ctx: OperationContext) => Promise<T>, baseUrl = this.options.baseUrl ?? 'http://burrow.local'): Promise<T> {
+    const { body, deliveries } = await this.store.transaction(async (tx) => {
+      const principal = typeof actor === 'function' ? await actor(tx) : actor;
+      const emitted: EmittedEvent[] = [];
+      const ctx = this.#context(tx, principal, baseUrl, (type, object) => emitted.push({ type, object }));
+      const body = await work(ctx);
+      return { body, deliveries: emitted.length > 0 ? await recordEvents(ctx, emitted, this.services.outboxLimit) : [] };
+    });
     await this.#deliver(deliveries);
-    return body as T;
+    return body;
+  }
+
+  #context(tx: StoreTransaction, principal: Principal, baseUrl: string, emit: OperationContext['emit']): OperationContext {
+    return { account: principal.account, principal, tx, clock: this.clock, ids: this.ids, baseUrl, emit, services: this.services };
   }
 
   /** Hands committed events to the embedding application's sinks; a failing sink is reported, not raised. */
@@ -149,33 +159,16 @@ export class Burrow {
 
   /** The events in an event destination's outbox (oldest first) and how many were dropped. */
   outbox(accountId: string, destinationId: string): Promise<OutboxContents> {
-    return readOutbox(this.store, accountId, destinationId, this.outboxLimit);
+    return readOutbox(this.store, accountId, destinationId, this.services.outboxLimit);
   }
 
   /** Empties an event destination's outbox; answers how many events it held. */
   clearOutbox(accountId: string, destinationId: string): Promise<number> {
-    return this.store.transaction((tx) => clearOutbox(tx, accountId, destinationId));
+    return this.perform(operatorIn(accountId), (ctx) => clearOutbox(ctx.tx, accountId, destinationId));
   }
 
   get outboxLimit(): number {
-    return this.options.outboxLimit ?? 1000;
-  }
-
-  async #run(tx: StoreTransaction, principal: Principal, operation: Operation, input: OperationInput, meta: RequestMeta) {
-    const emitted: EmittedEvent[] = [];
-    const ctx: OperationContext = {
-      account: principal.account,
-      principal,
-      tx,
-      clock: this.clock,
-      ids: this.ids,
-      baseUrl: meta.baseUrl,
-      emit: (type, object) => emitted.push({ type, object }),
-      services: this.services,
-    };
-    const body = await operation.run(ctx, input);
-    const deliveries = emitted.length > 0 ? await recordEvents(ctx, emitted, this.outboxLimit) : [];
-    return { body, deliveries };
+    return this.services.outboxLimit;
   }
 
   /** An in-process client acting with the API key `token`: same checks as HTTP. */
@@ -187,46 +180,18 @@ export class Burrow {
    * Creates an isolated account with an admin user and an admin API key. `token` sets the key's
    * token (the CLI's `--api-key`); otherwise one is generated. The token is returned only here.
    */
-  async createAccount(options: { name?: string; token?: string } = {}): Promise<{ accountId: string; userId: string; apiKeyId: string; token: string }> {
-    return this.store.transaction((tx) => this.#createAccount(tx, options));
-  }
-
-  async #createAccount(tx: StoreTransaction, options: { name?: string; token?: string }) {
-    const created_at = formatTime(this.clock.now());
-    const accountId = this.ids.id('ac');
-    const userId = this.ids.id('usr');
-    const apiKeyId = this.ids.id('ak');
-    const token = options.token ?? this.ids.token(apiKeyId);
-    await tx.put({ account: INSTANCE_SCOPE, kind: 'account' }, { id: accountId, created_at, name: options.name ?? '' });
-    await tx.put({ account: accountId, kind: 'user' }, { id: userId, created_at, name: 'admin', admin: true });
-    const token_hash = await indexToken(tx, token, { account: accountId, kind: 'api_key', record_id: apiKeyId });
-    await tx.put(
-      { account: accountId, kind: 'api_key' },
-      { id: apiKeyId, created_at, description: 'admin key created with the account', metadata: '', owner_id: userId, token_hash },
-    );
-    return { accountId, userId, apiKeyId, token };
+  createAccount(options: { name?: string; token?: string } = {}): Promise<CreatedAccount> {
+    return createAccount(this, options);
   }
 
   /** Adds a user or bot to an account (the control plane and tests use it for non-admin callers). */
-  async createOwner(accountId: string, options: { kind?: 'user' | 'bot'; name?: string; admin?: boolean } = {}) {
-    const kind = options.kind ?? 'user';
-    return this.store.transaction(async (tx) => {
-      if (!(await tx.get({ account: INSTANCE_SCOPE, kind: 'account' }, accountId))) fail('NOT_FOUND', `account '${accountId}' was not found`);
-      const owner = { id: this.ids.id(kind === 'bot' ? 'bot' : 'usr'), created_at: formatTime(this.clock.now()), name: options.name ?? kind, admin: options.admin ?? false };
-      await tx.put({ account: accountId, kind }, owner);
-      return owner;
-    });
+  createOwner(accountId: string, options: { kind?: 'user' | 'bot'; name?: string; admin?: boolean } = {}) {
+    return createOwner(this, accountId, options);
   }
 
   /** Issues an API key for an owner of an account, bypassing auth (control plane, tests). */
-  async issueApiKey(accountId: string, ownerId: string): Promise<{ id: string; token: string }> {
-    return this.store.transaction(async (tx) => {
-      const id = this.ids.id('ak');
-      const token = this.ids.token(id);
-      const token_hash = await indexToken(tx, token, { account: accountId, kind: 'api_key', record_id: id });
-      await tx.put({ account: accountId, kind: 'api_key' }, { id, created_at: formatTime(this.clock.now()), description: '', metadata: '', owner_id: ownerId, token_hash });
-      return { id, token };
-    });
+  issueApiKey(accountId: string, ownerId: string): Promise<{ id: string; token: string }> {
+    return issueApiKey(this, accountId, ownerId);
   }
 
   /**
@@ -234,27 +199,8 @@ export class Burrow {
    * `token`, that token becomes an admin key of it (kept across restarts on the same file).
    * Returns a generated token only when it created one.
    */
-  async ensureDefaultAccount(token?: string): Promise<{ accountId: string; token?: string; created: boolean }> {
-    return this.store.transaction(async (tx) => {
-      const setting = await tx.get(SETTINGS, DEFAULT_ACCOUNT_SETTING);
-      if (!setting) {
-        const account = await this.#createAccount(tx, { name: 'default', ...(token ? { token } : {}) });
-        await tx.put(SETTINGS, { id: DEFAULT_ACCOUNT_SETTING, value: account.accountId });
-        return { accountId: account.accountId, created: true, ...(token ? {} : { token: account.token }) };
-      }
-      const accountId = String(setting.value);
-      if (token && !(await authenticate(tx, `Bearer ${token}`).catch(() => undefined))) {
-        const admin = (await tx.page({ account: accountId, kind: 'user' }, { limit: 100 })).find((u) => u.admin === true);
-        if (!admin) fail('INTERNAL', `default account '${accountId}' has no admin user`);
-        const apiKeyId = this.ids.id('ak');
-        const token_hash = await indexToken(tx, token, { account: accountId, kind: 'api_key', record_id: apiKeyId });
-        await tx.put(
-          { account: accountId, kind: 'api_key' },
-          { id: apiKeyId, created_at: formatTime(this.clock.now()), description: 'admin key given on the command line', metadata: '', owner_id: admin.id, token_hash },
-        );
-      }
-      return { accountId, created: false };
-    });
+  ensureDefaultAccount(token?: string): Promise<{ accountId: string; token?: string; created: boolean }> {
+    return ensureDefaultAccount(this, token);
   }
 
   /** Flushes and closes the store. */
@@ -262,6 +208,10 @@ export class Burrow {
     return this.store.close();
   }
 }
+
+const refuseEmit = (): never => {
+  throw new ApiError(ERRORS.INTERNAL, 'a read operation tried to emit an event');
+};
 
 /** Makes a store usable as the `tx` of a read operation: reads pass through, writes throw. */
 function readOnly(reader: StoreReader): StoreTransaction {

@@ -3,7 +3,8 @@ import type { IdFactory } from './conventions/ids.ts';
 import type { QueryParams } from './conventions/paging.ts';
 import type { Schema } from './conventions/fields.ts';
 import type { SimulationSettings } from './simulator/settings.ts';
-import type { StoreReader, StoreTransaction } from './store.ts';
+import type { RequestJournal } from './request-journal.ts';
+import type { Scope, StoreReader, StoreTransaction } from './store.ts';
 
 /** Who is calling: the owner (user or bot) behind an API key, or the operator. */
 export interface Principal {
@@ -47,6 +48,77 @@ export interface Services {
   readonly simulation: SimulationSettings;
   /** The event catalogue: every type a subscription source may name. */
   readonly eventTypes: ReadonlySet<string>;
+  /** Events kept per event destination's outbox before the oldest are dropped. */
+  readonly outboxLimit: number;
+}
+
+/** Who performs a write: a principal, or a read inside the transaction that finds it (agents). */
+export type Actor = Principal | ((reader: StoreReader) => Promise<Principal>);
+
+/** The operator acting in one account (the control plane), or instance-wide (`INSTANCE_SCOPE`). */
+export function operatorIn(account: string): Principal {
+  return { account, ownerId: '', admin: true };
+}
+
+/**
+ * What control operations, the agent simulator and provisioning use of a Burrow instance, instead
+ * of the whole `Burrow`: reads of committed state, the clock, ids, services, and `perform`, the one
+ * path every write takes (API operations included): one transaction, checks inside it, events
+ * recorded with it and delivered after it commits.
+ */
+export interface Instance {
+  /** Reads outside a transaction; each may see a newer committed state (lib/store.ts). */
+  readonly reader: StoreReader & { readonly name: string; scopes(): Promise<Scope[]> };
+  readonly clock: Clock;
+  readonly ids: IdFactory;
+  readonly services: Services;
+  /** Base URL for `uri` fields when configured; otherwise each request's origin is used. */
+  readonly baseUrl: string | undefined;
+  /** Wall-clock start time (ms), for the health report's uptime. */
+  readonly startedAt: number;
+  /** The resource kinds the API serves (the registry's definitions). */
+  readonly resources: readonly ResourceKind[];
+  /** The API's operations and the control plane's, in routing order. */
+  readonly operations: readonly Operation[];
+  readonly controlOperations: readonly ControlOperation[];
+  /** The API operation with this id (`api_keys.create`), or undefined. */
+  operation(id: string): Operation | undefined;
+  /** The last API requests of each account, as the HTTP adapter recorded them. */
+  readonly requests: RequestJournal;
+  /**
+   * Runs `work` as `actor` in one write transaction with a full operation context, so its writes
+   * and the events it emits commit together. `work` may run more than once (store retries).
+   */
+  perform<T>(actor: Actor, work: (ctx: OperationContext) => Promise<T>, baseUrl?: string): Promise<T>;
+}
+
+/** The facts of a resource kind that the control plane and tools read (a definition has more). */
+export interface ResourceKind {
+  /** Operation-id prefix and OpenAPI tag, e.g. `api_keys`. */
+  readonly name: string;
+  /** Human name for messages: "API key". */
+  readonly label: string;
+  /** Store kind, e.g. `api_key`. */
+  readonly kind: string;
+  /** Id prefix without the underscore: `ak`. */
+  readonly prefix: string;
+  /** Collection path: `/api_keys`. */
+  readonly path: string;
+  /** Key of the list in list responses: `keys`. */
+  readonly listKey: string;
+}
+
+/** One control-plane operation. `path` is below `/_burrow`, with `:param` placeholders. */
+export interface ControlOperation {
+  readonly id: string;
+  readonly method: 'GET' | 'POST' | 'PUT' | 'DELETE';
+  readonly path: string;
+  readonly status: 200 | 201 | 204;
+  readonly summary: string;
+  readonly body?: Schema;
+  /** Served without the operator token. */
+  readonly open?: boolean;
+  run(instance: Instance, input: OperationInput, meta: { baseUrl: string }): Promise<unknown>;
 }
 
 /** What an operation receives: path parameters, query and JSON body. */

@@ -1,7 +1,7 @@
 import * as v from 'valibot';
 import { unindexToken } from './auth.ts';
-import type { Burrow } from './burrow.ts';
-import type { OperationInput } from './context.ts';
+import { createAccount } from './accounts.ts';
+import { operatorIn, type ControlOperation, type Instance } from './context.ts';
 import { ManualClock, formatTime } from './conventions/clock.ts';
 import { fail } from './conventions/errors.ts';
 import { description, parseInput, rfc3339, type Schema } from './conventions/fields.ts';
@@ -15,19 +15,6 @@ import { VERSION } from './version.ts';
  * paths never change shape for it. Families add their own control operations (agent simulator,
  * event outboxes) to CONTROL_OPERATIONS in lib/registry.ts.
  */
-
-/** One control-plane operation. `path` is below `/_burrow`, with `:param` placeholders. */
-export interface ControlOperation {
-  readonly id: string;
-  readonly method: 'GET' | 'POST' | 'PUT' | 'DELETE';
-  readonly path: string;
-  readonly status: 200 | 201 | 204;
-  readonly summary: string;
-  readonly body?: Schema;
-  /** Served without the operator token. */
-  readonly open?: boolean;
-  run(burrow: Burrow, input: OperationInput, meta: { baseUrl: string }): Promise<unknown>;
-}
 
 /** Kinds that a reset keeps, so that the account's users, bots and API keys keep working. */
 const KEPT_ON_RESET = new Set(['user', 'bot', 'api_key']);
@@ -46,14 +33,14 @@ const SnapshotBody = v.strictObject({
 });
 
 /** Throws the 404 for an account id that does not exist. */
-export async function knownAccount(burrow: Burrow, accountId: string): Promise<void> {
-  if (!(await burrow.store.get({ account: INSTANCE_SCOPE, kind: 'account' }, accountId))) fail('NOT_FOUND', `account '${accountId}' was not found`, { id: accountId });
+export async function knownAccount(instance: Instance, accountId: string): Promise<void> {
+  if (!(await instance.reader.get({ account: INSTANCE_SCOPE, kind: 'account' }, accountId))) fail('NOT_FOUND', `account '${accountId}' was not found`, { id: accountId });
 }
 
 /** Removes every resource of the account except its owners and API keys, in one transaction. */
-async function resetAccount(burrow: Burrow, accountId: string): Promise<number> {
-  const scopes = (await burrow.store.scopes()).filter((s) => s.account === accountId && !KEPT_ON_RESET.has(s.kind));
-  return burrow.store.transaction(async (tx) => {
+async function resetAccount(instance: Instance, accountId: string): Promise<number> {
+  const scopes = (await instance.reader.scopes()).filter((s) => s.account === accountId && !KEPT_ON_RESET.has(s.kind));
+  return instance.perform(operatorIn(accountId), async ({ tx }) => {
     let removed = 0;
     for (const scope of scopes) {
       for (;;) {
@@ -70,13 +57,13 @@ async function resetAccount(burrow: Burrow, accountId: string): Promise<number> 
   });
 }
 
-async function accountIds(burrow: Burrow): Promise<string[]> {
-  return (await readAll(burrow.store, { account: INSTANCE_SCOPE, kind: 'account' })).map((a) => a.id);
+async function accountIds(instance: Instance): Promise<string[]> {
+  return (await readAll(instance.reader, { account: INSTANCE_SCOPE, kind: 'account' })).map((a) => a.id);
 }
 
-function manualClock(burrow: Burrow): ManualClock {
-  if (!(burrow.clock instanceof ManualClock)) fail('INVALID_FIELD', 'the clock is the system clock; start Burrow with a manual clock (CLI --clock TIME) to control it');
-  return burrow.clock;
+function manualClock(instance: Instance): ManualClock {
+  if (!(instance.clock instanceof ManualClock)) fail('INVALID_FIELD', 'the clock is the system clock; start Burrow with a manual clock (CLI --clock TIME) to control it');
+  return instance.clock;
 }
 
 export const CORE_CONTROL_OPERATIONS: readonly ControlOperation[] = [
@@ -87,12 +74,12 @@ export const CORE_CONTROL_OPERATIONS: readonly ControlOperation[] = [
     status: 200,
     open: true,
     summary: 'Liveness, version, store and uptime',
-    run: async (burrow) => ({
+    run: async (instance) => ({
       status: 'ok',
       version: VERSION,
-      store: burrow.store.name,
-      uptime_seconds: Math.round((Date.now() - burrow.startedAt) / 1000),
-      time: formatTime(burrow.clock.now()),
+      store: instance.reader.name,
+      uptime_seconds: Math.round((Date.now() - instance.startedAt) / 1000),
+      time: formatTime(instance.clock.now()),
     }),
   },
   {
@@ -102,7 +89,7 @@ export const CORE_CONTROL_OPERATIONS: readonly ControlOperation[] = [
     status: 200,
     open: true,
     summary: 'The OpenAPI 3.1 document of the API and the control plane (also at /openapi.json)',
-    run: async (burrow, _input, meta) => openApiDocument(burrow.operations, burrow.controlOperations, burrow.options.baseUrl ?? meta.baseUrl, VERSION),
+    run: async (instance, _input, meta) => openApiDocument(instance.operations, instance.controlOperations, instance.baseUrl ?? meta.baseUrl, VERSION),
   },
   {
     id: 'control.accounts.create',
@@ -111,9 +98,9 @@ export const CORE_CONTROL_OPERATIONS: readonly ControlOperation[] = [
     status: 201,
     body: AccountBody,
     summary: 'Create an isolated account with an admin user and an admin API key (token shown once)',
-    async run(burrow, input) {
+    async run(instance, input) {
       const body = parseInput(AccountBody, input.body ?? {});
-      const account = await burrow.createAccount({ ...(body.name ? { name: body.name } : {}), ...(body.token ? { token: body.token } : {}) });
+      const account = await createAccount(instance, { ...(body.name ? { name: body.name } : {}), ...(body.token ? { token: body.token } : {}) });
       return { account_id: account.accountId, user_id: account.userId, api_key_id: account.apiKeyId, token: account.token };
     },
   },
@@ -124,15 +111,15 @@ export const CORE_CONTROL_OPERATIONS: readonly ControlOperation[] = [
     status: 200,
     body: ResetBody,
     summary: "Delete every resource of one account (account_id) or of all accounts; users, bots and API keys stay",
-    async run(burrow, input) {
+    async run(instance, input) {
       const body = parseInput(ResetBody, input.body ?? {});
-      if (body.account_id) await knownAccount(burrow, body.account_id);
-      const targets = body.account_id ? [body.account_id] : await accountIds(burrow);
+      if (body.account_id) await knownAccount(instance, body.account_id);
+      const targets = body.account_id ? [body.account_id] : await accountIds(instance);
       let removed = 0;
-      for (const account of targets) removed += await resetAccount(burrow, account);
+      for (const account of targets) removed += await resetAccount(instance, account);
       // A reset starts a test afresh, so the requests that came before it go too.
-      if (body.account_id) burrow.requests.clear(body.account_id);
-      else burrow.requests.clear();
+      if (body.account_id) instance.requests.clear(body.account_id);
+      else instance.requests.clear();
       return { accounts: targets, removed };
     },
   },
@@ -142,7 +129,7 @@ export const CORE_CONTROL_OPERATIONS: readonly ControlOperation[] = [
     path: '/clock',
     status: 200,
     summary: "The instance clock's time and whether it can be moved",
-    run: async (burrow) => ({ now: formatTime(burrow.clock.now()), manual: burrow.clock instanceof ManualClock }),
+    run: async (instance) => ({ now: formatTime(instance.clock.now()), manual: instance.clock instanceof ManualClock }),
   },
   {
     id: 'control.clock.set',
@@ -151,9 +138,9 @@ export const CORE_CONTROL_OPERATIONS: readonly ControlOperation[] = [
     status: 200,
     body: ClockBody,
     summary: 'Set (`now`) or advance (`advance_seconds`) a manual clock; time never goes backwards',
-    async run(burrow, input) {
+    async run(instance, input) {
       const body = parseInput(ClockBody, input.body ?? {});
-      const clock = manualClock(burrow);
+      const clock = manualClock(instance);
       if (body.now !== undefined) {
         const next = new Date(body.now);
         if (next.getTime() < clock.now().getTime()) fail('INVALID_FIELD', `now: ${body.now} is before the current time ${formatTime(clock.now())}; time never goes backwards`);
@@ -169,12 +156,12 @@ export const CORE_CONTROL_OPERATIONS: readonly ControlOperation[] = [
     path: '/snapshot',
     status: 200,
     summary: 'Every record of the instance (secrets are hashes already), for import into another instance',
-    async run(burrow) {
+    async run(instance) {
       const scopes = [];
-      for (const scope of await burrow.store.scopes()) {
-        scopes.push({ account: scope.account, kind: scope.kind, records: (await readAll(burrow.store, scope)).reverse() });
+      for (const scope of await instance.reader.scopes()) {
+        scopes.push({ account: scope.account, kind: scope.kind, records: (await readAll(instance.reader, scope)).reverse() });
       }
-      return { format: 'burrow-snapshot', version: 1, exported_at: formatTime(burrow.clock.now()), scopes };
+      return { format: 'burrow-snapshot', version: 1, exported_at: formatTime(instance.clock.now()), scopes };
     },
   },
   {
@@ -184,16 +171,16 @@ export const CORE_CONTROL_OPERATIONS: readonly ControlOperation[] = [
     status: 200,
     body: SnapshotBody,
     summary: 'Replace the whole state with a snapshot, in one transaction',
-    async run(burrow, input) {
+    async run(instance, input) {
       const snapshot = parseInput(SnapshotBody, input.body ?? {});
       for (const [i, scope] of snapshot.scopes.entries()) {
         for (const [j, record] of scope.records.entries()) {
           if (typeof record.id !== 'string' || record.id === '') fail('INVALID_FIELD', `scopes[${i}].records[${j}].id: must be a non-empty string`);
         }
       }
-      const existing = await burrow.store.scopes();
+      const existing = await instance.reader.scopes();
       let records = 0;
-      await burrow.store.transaction(async (tx) => {
+      await instance.perform(operatorIn(INSTANCE_SCOPE), async ({ tx }) => {
         for (const account of new Set(existing.map((s) => s.account))) await tx.deleteAccount(account);
         for (const scope of snapshot.scopes) {
           for (const record of scope.records) {

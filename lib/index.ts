@@ -10,13 +10,14 @@
 // Instance
 export { Burrow, BurrowClient, createBurrow } from './burrow.ts';
 export type { BurrowOptions, OperationResult, ResourceClient } from './burrow.ts';
-export type { Operation, OperationContext, OperationInput, Principal, RequestGuard, RequestMeta } from './context.ts';
+export type { Actor, Instance, Operation, OperationContext, OperationInput, Principal, RequestGuard, RequestMeta } from './context.ts';
+export type { CreatedAccount } from './accounts.ts';
 
 // Rate limiting
 export { parseRateLimit, type RateLimit } from './rate-limit.ts';
 
 // Control plane
-export type { ControlOperation } from './control.ts';
+export type { ControlOperation } from './context.ts';
 export { RequestJournal, DEFAULT_JOURNAL_SIZE, type JournalEntry, type JournalFilter, type RequestRecord } from './request-journal.ts';
 
 // Conventions

@@ -1,7 +1,6 @@
 import * as v from 'valibot';
-import type { Burrow } from './burrow.ts';
-import type { Operation, Principal } from './context.ts';
-import { knownAccount, type ControlOperation } from './control.ts';
+import { operatorIn, type ControlOperation, type Instance, type Operation } from './context.ts';
+import { knownAccount } from './control.ts';
 import { fail } from './conventions/errors.ts';
 import { parseInput } from './conventions/fields.ts';
 import { parsePageRequest } from './conventions/paging.ts';
@@ -19,9 +18,6 @@ export const COUNT_CAP = 10_000;
 
 const DEFAULT_ACCOUNT_SETTING = { scope: { account: INSTANCE_SCOPE, kind: 'setting' }, id: 'default_account' };
 
-/** The operator acting inside an account: an admin with no owner of its own. */
-const operatorIn = (account: string): Principal => ({ account, ownerId: '', admin: true });
-
 async function countUpTo(reader: StoreReader, scope: Scope, cap: number): Promise<number> {
   let count = 0;
   for (let page = await reader.page(scope, { limit: 500 }); ; ) {
@@ -31,21 +27,21 @@ async function countUpTo(reader: StoreReader, scope: Scope, cap: number): Promis
   }
 }
 
-function definitionNamed(burrow: Burrow, name: string) {
-  const def = burrow.resources.find((d) => d.name === name);
-  if (!def) fail('NOT_FOUND', `no resource kind '${name}'; kinds: ${burrow.resources.map((d) => d.name).join(', ')}`, { name });
+function definitionNamed(instance: Instance, name: string) {
+  const def = instance.resources.find((d) => d.name === name);
+  if (!def) fail('NOT_FOUND', `no resource kind '${name}'; kinds: ${instance.resources.map((d) => d.name).join(', ')}`, { name });
   return def;
 }
 
-function apiOperation(burrow: Burrow, id: string): Operation {
-  const operation = burrow.operation(id);
+function apiOperation(instance: Instance, id: string): Operation {
+  const operation = instance.operation(id);
   if (!operation) fail('NOT_FOUND', `the API has no operation ${id}`);
   return operation;
 }
 
 /** Runs an API operation as the account's operator and answers its body. */
-async function runAs(burrow: Burrow, account: string, operation: Operation, input: { params?: Record<string, string>; query?: Record<string, string>; body?: unknown }, baseUrl: string): Promise<unknown> {
-  return burrow.perform(operatorIn(account), (ctx) => operation.run(ctx, { params: input.params ?? {}, query: input.query ?? {}, body: input.body }), baseUrl);
+async function runAs(instance: Instance, account: string, operation: Operation, input: { params?: Record<string, string>; query?: Record<string, string>; body?: unknown }, baseUrl: string): Promise<unknown> {
+  return instance.perform(operatorIn(account), (ctx) => operation.run(ctx, { params: input.params ?? {}, query: input.query ?? {}, body: input.body }), baseUrl);
 }
 
 const NoFields = v.strictObject({});
@@ -58,9 +54,9 @@ export const INSPECTION_CONTROL_OPERATIONS: readonly ControlOperation[] = [
     path: '/accounts',
     status: 200,
     summary: 'Every account, oldest first; `default` marks the one the CLI serves',
-    async run(burrow) {
-      const defaultAccount = await burrow.store.get(DEFAULT_ACCOUNT_SETTING.scope, DEFAULT_ACCOUNT_SETTING.id);
-      const accounts = (await readAll(burrow.store, { account: INSTANCE_SCOPE, kind: 'account' })).reverse();
+    async run(instance) {
+      const defaultAccount = await instance.reader.get(DEFAULT_ACCOUNT_SETTING.scope, DEFAULT_ACCOUNT_SETTING.id);
+      const accounts = (await readAll(instance.reader, { account: INSTANCE_SCOPE, kind: 'account' })).reverse();
       return { accounts: accounts.map((a) => ({ id: a.id, name: a.name ?? '', created_at: a.created_at, default: a.id === defaultAccount?.value })) };
     },
   },
@@ -70,12 +66,12 @@ export const INSPECTION_CONTROL_OPERATIONS: readonly ControlOperation[] = [
     path: '/accounts/:account_id/resources',
     status: 200,
     summary: `Every resource kind of the API with the account's count of it (counting stops at ${COUNT_CAP}: then more is true)`,
-    async run(burrow, input) {
+    async run(instance, input) {
       const account = input.params.account_id!;
-      await knownAccount(burrow, account);
+      await knownAccount(instance, account);
       const resources = [];
-      for (const def of burrow.resources) {
-        const count = await countUpTo(burrow.store, { account, kind: def.kind }, COUNT_CAP + 1);
+      for (const def of instance.resources) {
+        const count = await countUpTo(instance.reader, { account, kind: def.kind }, COUNT_CAP + 1);
         resources.push({ name: def.name, label: def.label, path: def.path, prefix: def.prefix, list_key: def.listKey, count: Math.min(count, COUNT_CAP), more: count > COUNT_CAP });
       }
       return { resources };
@@ -87,13 +83,13 @@ export const INSPECTION_CONTROL_OPERATIONS: readonly ControlOperation[] = [
     path: '/accounts/:account_id/resources/:name',
     status: 200,
     summary: "One page of a kind's list exactly as the API answers it (limit, before_id)",
-    async run(burrow, input, meta) {
+    async run(instance, input, meta) {
       const account = input.params.account_id!;
-      await knownAccount(burrow, account);
-      const def = definitionNamed(burrow, input.params.name!);
+      await knownAccount(instance, account);
+      const def = definitionNamed(instance, input.params.name!);
       const page = parsePageRequest(input.query);
       const query: Record<string, string> = { limit: String(page.limit), ...(page.beforeId ? { before_id: page.beforeId } : {}) };
-      return runAs(burrow, account, apiOperation(burrow, `${def.name}.list`), { query }, burrow.options.baseUrl ?? meta.baseUrl);
+      return runAs(instance, account, apiOperation(instance, `${def.name}.list`), { query }, instance.baseUrl ?? meta.baseUrl);
     },
   },
   {
@@ -102,14 +98,14 @@ export const INSPECTION_CONTROL_OPERATIONS: readonly ControlOperation[] = [
     path: '/accounts/:account_id/records/:id',
     status: 200,
     summary: 'Any record of the account by id (its prefix names the kind), as the API answers it',
-    async run(burrow, input, meta) {
+    async run(instance, input, meta) {
       const account = input.params.account_id!;
-      await knownAccount(burrow, account);
+      await knownAccount(instance, account);
       const id = input.params.id!;
       const prefix = id.slice(0, id.lastIndexOf('_'));
-      const def = burrow.resources.find((d) => d.prefix === prefix);
+      const def = instance.resources.find((d) => d.prefix === prefix);
       if (!def) fail('NOT_FOUND', `'${id}' is not the id of an API resource (no kind has the prefix '${prefix}')`, { id });
-      const record = await runAs(burrow, account, apiOperation(burrow, `${def.name}.get`), { params: { id } }, burrow.options.baseUrl ?? meta.baseUrl);
+      const record = await runAs(instance, account, apiOperation(instance, `${def.name}.get`), { params: { id } }, instance.baseUrl ?? meta.baseUrl);
       return { resource: def.name, label: def.label, record };
     },
   },
@@ -120,13 +116,13 @@ export const INSPECTION_CONTROL_OPERATIONS: readonly ControlOperation[] = [
     status: 204,
     body: NoFields,
     summary: 'Send an agent command (stop, restart or update) to the agent of a tunnel session, as the API does',
-    async run(burrow, input, meta) {
+    async run(instance, input, meta) {
       const account = input.params.account_id!;
-      await knownAccount(burrow, account);
+      await knownAccount(instance, account);
       const command = input.params.command!;
       if (!SESSION_COMMANDS.includes(command)) fail('ROUTE_NOT_FOUND', `no agent command '${command}'; commands: ${SESSION_COMMANDS.join(', ')}`);
       parseInput(NoFields, input.body ?? {});
-      await runAs(burrow, account, apiOperation(burrow, `tunnel_sessions.${command}`), { params: { id: input.params.id! }, body: {} }, burrow.options.baseUrl ?? meta.baseUrl);
+      await runAs(instance, account, apiOperation(instance, `tunnel_sessions.${command}`), { params: { id: input.params.id! }, body: {} }, instance.baseUrl ?? meta.baseUrl);
       return undefined;
     },
   },

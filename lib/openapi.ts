@@ -1,6 +1,5 @@
 import { toJsonSchema } from '@valibot/to-json-schema';
-import type { ControlOperation } from './control.ts';
-import type { Operation } from './context.ts';
+import type { ControlOperation, Operation } from './context.ts';
 import type { Schema } from './conventions/fields.ts';
 
 /**

@@ -1,5 +1,5 @@
-import type { Operation, RequestGuard } from './context.ts';
-import { CORE_CONTROL_OPERATIONS, type ControlOperation } from './control.ts';
+import type { ControlOperation, Operation, RequestGuard } from './context.ts';
+import { CORE_CONTROL_OPERATIONS } from './control.ts';
 import { crudOperations, type ResourceDefinition } from './resource.ts';
 import { apiKeys } from './resources/api-keys.ts';
 import { credentials } from './resources/credentials.ts';
@@ -12,7 +12,7 @@ import { AGENT_INGRESS_CONTROL_OPERATIONS, agentIngresses } from './resources/ag
 import { EVENT_CONTROL_OPERATIONS } from './resources/events/control.ts';
 import { TUNNEL_SESSION_COMMANDS, tunnelSessions } from './resources/tunnel-sessions.ts';
 import { SIMULATOR_CONTROL_OPERATIONS } from './simulator/agents.ts';
-import { REQUEST_JOURNAL_CONTROL_OPERATIONS } from './request-journal.ts';
+import { REQUEST_JOURNAL_CONTROL_OPERATIONS } from './request-journal-control.ts';
 import { INSPECTION_CONTROL_OPERATIONS } from './inspection.ts';
 import { eventDestinations } from './resources/events/destinations.ts';
 import { EVENT_SOURCE_OPERATIONS } from './resources/events/sources.ts';

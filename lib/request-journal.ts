@@ -1,5 +1,3 @@
-import type { Burrow } from './burrow.ts';
-import type { ControlOperation } from './control.ts';
 import { fail } from './conventions/errors.ts';
 import type { QueryParams } from './conventions/paging.ts';
 
@@ -203,7 +201,8 @@ function statusMatcher(status: string | undefined): (code: number) => boolean {
 
 const JOURNAL_QUERY = ['account_id', 'status', 'path', 'limit'];
 
-function single(query: QueryParams, allowed: readonly string[]): Record<string, string> {
+/** The one value of each allowed query parameter; repeated or unknown ones are 400s. */
+export function single(query: QueryParams, allowed: readonly string[]): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [key, value] of Object.entries(query)) {
     if (value === undefined) continue;
@@ -215,11 +214,11 @@ function single(query: QueryParams, allowed: readonly string[]): Record<string, 
 }
 
 /** `account_id=none` names the requests that carried no valid API key. */
-function accountOf(value: string | undefined): string | null | undefined {
+export function accountOf(value: string | undefined): string | null | undefined {
   return value === undefined ? undefined : value === 'none' ? null : value;
 }
 
-function parseJournalQuery(query: QueryParams): JournalFilter {
+export function parseJournalQuery(query: QueryParams): JournalFilter {
   const q = single(query, JOURNAL_QUERY);
   let limit = 100;
   if (q.limit !== undefined) {
@@ -236,25 +235,3 @@ function parseJournalQuery(query: QueryParams): JournalFilter {
     ...(q.path !== undefined ? { path: q.path } : {}),
   };
 }
-
-export const REQUEST_JOURNAL_CONTROL_OPERATIONS: readonly ControlOperation[] = [
-  {
-    id: 'control.requests.list',
-    method: 'GET',
-    path: '/requests',
-    status: 200,
-    summary: 'The request journal, newest first: filter by account_id (none: unauthenticated), status (404, 4xx, failed), path (contains); limit ≤ 1000',
-    run: async (burrow: Burrow, input) => ({ requests: burrow.requests.list(parseJournalQuery(input.query)), size: burrow.requests.size }),
-  },
-  {
-    id: 'control.requests.clear',
-    method: 'DELETE',
-    path: '/requests',
-    status: 200,
-    summary: 'Empty the request journal of one account (account_id; none: unauthenticated) or of all',
-    async run(burrow, input) {
-      const q = single(input.query, ['account_id']);
-      return { removed: burrow.requests.clear(accountOf(q.account_id)) };
-    },
-  },
-];

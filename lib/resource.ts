@@ -1,4 +1,4 @@
-import type { Operation, OperationContext, OperationInput } from './context.ts';
+import type { Operation, OperationContext, OperationInput, ResourceKind } from './context.ts';
 import { formatTime } from './conventions/clock.ts';
 import { ApiError, ERRORS, fail, notFound, type ErrorSpec } from './conventions/errors.ts';
 import { parseInput, type Schema } from './conventions/fields.ts';
@@ -31,19 +31,7 @@ type Awaitable<T> = T | Promise<T>;
 type CrudOperation = 'create' | 'get' | 'list' | 'update' | 'delete';
 
 /** A resource kind. `Input`/`Patch` are the validated create/update bodies. */
-export interface ResourceDefinition<R extends BaseRecord = BaseRecord, Input = any, Patch = any> {
-  /** Operation-id prefix and OpenAPI tag, e.g. `api_keys`. */
-  readonly name: string;
-  /** Human name for messages: "API key". */
-  readonly label: string;
-  /** Store kind, e.g. `api_key`. */
-  readonly kind: string;
-  /** Id prefix without the underscore: `ak`. */
-  readonly prefix: string;
-  /** Collection path: `/api_keys`. */
-  readonly path: string;
-  /** Key of the list in list responses: `keys`. */
-  readonly listKey: string;
+export interface ResourceDefinition<R extends BaseRecord = BaseRecord, Input = any, Patch = any> extends ResourceKind {
   /** Event object name (`api_key` → `api_key_created.v0`); omit for kinds without audit events. */
   readonly event?: string;
   /** Error for unknown ids (defaults to the generic 404). */
@@ -187,125 +175,127 @@ export function emitAudit(ctx: OperationContext, def: ResourceDefinition<any>, a
   if (def.event) ctx.emit(`${def.event}_${action}.v0`, object);
 }
 
-/** The create/get/list/update/delete operations of a definition. */
-export function crudOperations<R extends BaseRecord>(def: ResourceDefinition<R>): Operation[] {
-  const enabled = new Set<CrudOperation>(def.operations ?? ['create', 'get', 'list', 'update', 'delete']);
-  const item = `${def.path}/:id`;
-  const common = { tag: def.name } as const;
-  const ops: Operation[] = [];
-
-  if (enabled.has('create')) {
-    ops.push({
-      ...common,
-      id: `${def.name}.create`,
-      method: 'POST',
-      path: def.path,
-      status: 201,
-      mutates: true,
-      body: def.createSchema,
-      summary: `Create a ${def.label}`,
-      ...(def.prepareCreate ? { prepare: (input: OperationInput) => def.prepareCreate!(parseInput(def.createSchema, input.body ?? {})) } : {}),
-      async run(ctx, input) {
-        const parsed = parseInput(def.createSchema, input.body ?? {}) as Record<string, unknown>;
-        const base: BaseRecord = {
-          id: ctx.ids.id(def.prefix),
-          created_at: formatTime(ctx.clock.now()),
-          description: (parsed.description as string | undefined) ?? '',
-          metadata: (parsed.metadata as string | undefined) ?? '',
-        };
-        const { record, reveal } = unwrapCreated(await def.create(ctx, parsed, base, input.prepared));
-        await ctx.tx.put(scopeOf(ctx, def.kind), record);
-        await keepIndexes(ctx, def, undefined, record);
-        const response = respond(ctx, def, record);
-        emitAudit(ctx, def, 'created', response);
-        return reveal ? { ...response, ...reveal } : response;
-      },
-    });
-  }
-  if (enabled.has('get')) {
-    ops.push({
-      ...common,
-      id: `${def.name}.get`,
-      method: 'GET',
-      path: item,
-      status: 200,
-      mutates: false,
-      summary: `Get a ${def.label}`,
-      async run(ctx, input) {
-        return respond(ctx, def, await getRecord(ctx, def, input.params.id!));
-      },
-    });
-  }
-  if (enabled.has('list')) {
-    ops.push({
-      ...common,
-      id: `${def.name}.list`,
-      method: 'GET',
-      path: def.path,
-      status: 200,
-      mutates: false,
-      query: ['before_id', 'limit'],
-      summary: `List ${def.label}s`,
-      async run(ctx, input) {
-        const page = parsePageRequest(input.query);
-        const rows = await ctx.tx.page(scopeOf(ctx, def.kind), { ...page, limit: page.limit + 1 });
-        const items = rows.slice(0, page.limit) as unknown as R[];
-        return listEnvelope(
-          def.listKey,
-          items.map((record) => respond(ctx, def, record)),
-          absoluteUri(ctx.baseUrl, def.path),
-          page,
-          items[items.length - 1]?.id,
-          rows.length > page.limit,
-        );
-      },
-    });
-  }
-  if (enabled.has('update')) {
-    ops.push({
-      ...common,
-      id: `${def.name}.update`,
-      method: 'PATCH',
-      path: item,
-      status: 200,
-      mutates: true,
-      body: def.updateSchema,
-      summary: `Update a ${def.label}`,
-      async run(ctx, input) {
-        const current = await getRecord(ctx, def, input.params.id!);
-        const patch = parseInput(def.updateSchema, stripPathIds(input.body ?? {}, input.params)) as Record<string, unknown>;
-        let next: R = { ...current };
-        if (patch.description !== undefined) next = { ...next, description: patch.description };
-        if (patch.metadata !== undefined) next = { ...next, metadata: patch.metadata };
-        if (def.update) next = await def.update(ctx, next, patch);
-        await ctx.tx.put(scopeOf(ctx, def.kind), next);
-        await keepIndexes(ctx, def, current, next);
-        const response = respond(ctx, def, next);
-        emitAudit(ctx, def, 'updated', response);
-        return response;
-      },
-    });
-  }
-  if (enabled.has('delete')) {
-    ops.push({
-      ...common,
-      id: `${def.name}.delete`,
-      method: 'DELETE',
-      path: item,
-      status: 204,
-      mutates: true,
-      summary: `Delete a ${def.label}`,
-      async run(ctx, input) {
-        const record = await getRecord(ctx, def, input.params.id!);
-        await refuseIfReferenced(ctx, def.label, record.id, def.inUseError);
-        await def.beforeDelete?.(ctx, record);
-        await ctx.tx.delete(scopeOf(ctx, def.kind), record.id);
-        await keepIndexes(ctx, def, record, undefined);
-        emitAudit(ctx, def, 'deleted', respond(ctx, def, record));
-        return undefined;
-      },
-    });
-  }
-  return ops;
+/**
+ * Creates a record of `def` from a request body, as POST does: validates, builds the record, stores
+ * it with its indexes and emits `<event>_created`. Answers the response (with revealed secrets).
+ * `prepared` is what `prepareCreate` made before the transaction (or what a caller decided there).
+ */
+export async function createRecord<R extends BaseRecord>(ctx: OperationContext, def: ResourceDefinition<R>, body: unknown, prepared?: unknown): Promise<Record<string, unknown>> {
+  const parsed = parseInput(def.createSchema, body ?? {}) as Record<string, unknown>;
+  const base: BaseRecord = {
+    id: ctx.ids.id(def.prefix),
+    created_at: formatTime(ctx.clock.now()),
+    description: (parsed.description as string | undefined) ?? '',
+    metadata: (parsed.metadata as string | undefined) ?? '',
+  };
+  const { record, reveal } = unwrapCreated(await def.create(ctx, parsed, base, prepared));
+  await ctx.tx.put(scopeOf(ctx, def.kind), record);
+  await keepIndexes(ctx, def, undefined, record);
+  const response = respond(ctx, def, record);
+  emitAudit(ctx, def, 'created', response);
+  return reveal ? { ...response, ...reveal } : response;
 }
 
+/** Applies a PATCH body to the record `id` of `def`: description, metadata, then the definition's rules. */
+export async function updateRecord<R extends BaseRecord>(ctx: OperationContext, def: ResourceDefinition<R>, id: string, body: unknown): Promise<Record<string, unknown>> {
+  const current = await getRecord(ctx, def, id);
+  const patch = parseInput(def.updateSchema, body ?? {}) as Record<string, unknown>;
+  let next: R = { ...current };
+  if (patch.description !== undefined) next = { ...next, description: patch.description };
+  if (patch.metadata !== undefined) next = { ...next, metadata: patch.metadata };
+  if (def.update) next = await def.update(ctx, next, patch);
+  await ctx.tx.put(scopeOf(ctx, def.kind), next);
+  await keepIndexes(ctx, def, current, next);
+  const response = respond(ctx, def, next);
+  emitAudit(ctx, def, 'updated', response);
+  return response;
+}
+
+/** Deletes the record `id` of `def` unless something references it; the definition cleans up first. */
+export async function deleteRecord<R extends BaseRecord>(ctx: OperationContext, def: ResourceDefinition<R>, id: string): Promise<void> {
+  const record = await getRecord(ctx, def, id);
+  await refuseIfReferenced(ctx, def.label, record.id, def.inUseError);
+  await def.beforeDelete?.(ctx, record);
+  await ctx.tx.delete(scopeOf(ctx, def.kind), record.id);
+  await keepIndexes(ctx, def, record, undefined);
+  emitAudit(ctx, def, 'deleted', respond(ctx, def, record));
+}
+
+/** One page of the records of `def`, newest first, in the list envelope. */
+export async function listRecords<R extends BaseRecord>(ctx: OperationContext, def: ResourceDefinition<R>, query: OperationInput['query']): Promise<Record<string, unknown>> {
+  const page = parsePageRequest(query);
+  const rows = await ctx.tx.page(scopeOf(ctx, def.kind), { ...page, limit: page.limit + 1 });
+  const items = rows.slice(0, page.limit) as unknown as R[];
+  return listEnvelope(
+    def.listKey,
+    items.map((record) => respond(ctx, def, record)),
+    absoluteUri(ctx.baseUrl, def.path),
+    page,
+    items[items.length - 1]?.id,
+    rows.length > page.limit,
+  );
+}
+
+/** The operation builders of the five CRUD operations; each names its method, path and status. */
+const CRUD_BUILDERS: Record<CrudOperation, (def: ResourceDefinition<any>) => Operation> = {
+  create: (def) => ({
+    id: `${def.name}.create`,
+    tag: def.name,
+    method: 'POST',
+    path: def.path,
+    status: 201,
+    mutates: true,
+    body: def.createSchema,
+    summary: `Create a ${def.label}`,
+    ...(def.prepareCreate ? { prepare: (input: OperationInput) => def.prepareCreate!(parseInput(def.createSchema, input.body ?? {})) } : {}),
+    run: (ctx, input) => createRecord(ctx, def, input.body, input.prepared),
+  }),
+  get: (def) => ({
+    id: `${def.name}.get`,
+    tag: def.name,
+    method: 'GET',
+    path: `${def.path}/:id`,
+    status: 200,
+    mutates: false,
+    summary: `Get a ${def.label}`,
+    run: async (ctx, input) => respond(ctx, def, await getRecord(ctx, def, input.params.id!)),
+  }),
+  list: (def) => ({
+    id: `${def.name}.list`,
+    tag: def.name,
+    method: 'GET',
+    path: def.path,
+    status: 200,
+    mutates: false,
+    query: ['before_id', 'limit'],
+    summary: `List ${def.label}s`,
+    run: (ctx, input) => listRecords(ctx, def, input.query),
+  }),
+  update: (def) => ({
+    id: `${def.name}.update`,
+    tag: def.name,
+    method: 'PATCH',
+    path: `${def.path}/:id`,
+    status: 200,
+    mutates: true,
+    body: def.updateSchema,
+    summary: `Update a ${def.label}`,
+    run: (ctx, input) => updateRecord(ctx, def, input.params.id!, stripPathIds(input.body ?? {}, input.params)),
+  }),
+  delete: (def) => ({
+    id: `${def.name}.delete`,
+    tag: def.name,
+    method: 'DELETE',
+    path: `${def.path}/:id`,
+    status: 204,
+    mutates: true,
+    summary: `Delete a ${def.label}`,
+    run: async (ctx, input) => void (await deleteRecord(ctx, def, input.params.id!)),
+  }),
+};
+
+/** The create/get/list/update/delete operations of a definition (those it enables), in that order. */
+export function crudOperations<R extends BaseRecord>(def: ResourceDefinition<R>): Operation[] {
+  const enabled = new Set<CrudOperation>(def.operations ?? ['create', 'get', 'list', 'update', 'delete']);
+  return (Object.keys(CRUD_BUILDERS) as CrudOperation[]).filter((name) => enabled.has(name)).map((name) => CRUD_BUILDERS[name](def));
+}

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
-import { join, relative } from 'node:path';
+import { dirname, join, relative } from 'node:path';
 import { describe, test } from 'node:test';
 import { allOperations, RESOURCES } from '../lib/index.ts';
 
@@ -13,7 +13,30 @@ function sources(dir: string): string[] {
   });
 }
 
-const imports = (file: string) => [...readFileSync(join(root, file), 'utf8').matchAll(/^import[^'"]*['"]([^'"]+)['"]/gm)].map((m) => m[1]!);
+const imports = (file: string) => [...readFileSync(join(root, file), 'utf8').matchAll(/^(?:import|export)[^'"]*?['"]([^'"]+)['"]/gm)].map((m) => m[1]!);
+
+/**
+ * The files of lib/, adapters/ and bin/ that import each other in a loop, type-only imports
+ * included (a loop of types is still a loop of knowledge), as `a -> b -> a` strings.
+ */
+function importCycles(): string[] {
+  const files = [...sources('lib'), ...sources('adapters'), ...sources('bin')];
+  const edges = new Map(files.map((file) => [file, imports(file).filter((spec) => spec.startsWith('.')).map((spec) => join(dirname(file), spec))]));
+  const cycles: string[] = [];
+  const state = new Map<string, 'open' | 'done'>();
+  const visit = (file: string, path: string[]) => {
+    if (state.get(file) === 'done') return;
+    if (state.get(file) === 'open') {
+      cycles.push([...path.slice(path.indexOf(file)), file].join(' -> '));
+      return;
+    }
+    state.set(file, 'open');
+    for (const next of edges.get(file) ?? []) visit(next, [...path, file]);
+    state.set(file, 'done');
+  };
+  for (const file of files) visit(file, []);
+  return cycles;
+}
 
 describe('architecture', () => {
   test('lib/ never imports adapters, node:fs, node:http, lowdb or itty-router', () => {
@@ -22,6 +45,10 @@ describe('architecture', () => {
         assert.ok(!/adapters\/|^node:(fs|http|https|net)|^(fs|http)$|^lowdb|^itty-router/.test(spec), `${file} imports ${spec}`);
       }
     }
+  });
+
+  test('no import cycle in lib/, adapters/ or bin/', () => {
+    assert.deepEqual(importCycles(), []);
   });
 
   test('each third-party library is imported by one module only', () => {

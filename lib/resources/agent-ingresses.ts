@@ -1,17 +1,17 @@
 import * as v from 'valibot';
-import type { ControlOperation } from '../control.ts';
-import type { OperationContext } from '../context.ts';
+import { operatorIn, type ControlOperation, type OperationContext } from '../context.ts';
 import { formatTime } from '../conventions/clock.ts';
 import { ApiError, ERRORS, fail } from '../conventions/errors.ts';
 import { coded, description, metadata, parseInput, refusedField, zeroIsUnset } from '../conventions/fields.ts';
-import { defineResource, type BaseRecord } from '../resource.ts';
+import { claimUnique, releaseUnique } from '../indexes.ts';
+import { defineResource, emitAudit, respond, type BaseRecord } from '../resource.ts';
 import { INSTANCE_SCOPE } from '../store.ts';
 import { isDnsName } from './acl.ts';
 
 /**
  * Agent ingresses (/agent_ingresses): a domain the customer owns, delegated to the service by NS
  * records, from which regional agent connection domains are generated. Domains are unique across
- * the whole instance (an index in the instance scope) and cannot change. `uri` is a path, as the
+ * the whole instance (a unique index in the instance scope) and cannot change. `uri` is a path, as the
  * spec says.
  *
  * With a `certificate_management_policy`, a provisioning job starts (on create, and whenever the
@@ -21,7 +21,8 @@ import { isDnsName } from './acl.ts';
  */
 
 const INGRESS_KIND = 'agent_ingress';
-const domainIndex = { account: INSTANCE_SCOPE, kind: 'agent_ingress_domain' };
+/** Domains are unique instance-wide: a unique index in the instance scope, held by `<account>/<ingress id>`. */
+const holderOf = (account: string, id: string) => `${account}/${id}`;
 const RETRY_SECONDS = 5 * 60;
 const RENEW_AFTER_SECONDS = 60 * 24 * 3600;
 
@@ -106,9 +107,9 @@ export const agentIngresses = defineResource<AgentIngressRecord, v.InferOutput<t
   updateSchema: IngressUpdate,
   async create(ctx, input, base) {
     const domain = validDomain(ctx, input.domain);
-    const taken = await ctx.tx.get(domainIndex, domain);
-    if (taken) throw new ApiError(ERRORS.INGRESS_DOMAIN_EXISTS, `domain: ${domain} is already an agent ingress`, { domain });
-    await ctx.tx.put(domainIndex, { id: domain, account: ctx.account, ingress_id: base.id });
+    if (await claimUnique(ctx.tx, INSTANCE_SCOPE, INGRESS_KIND, 'domain', domain, holderOf(ctx.account, base.id))) {
+      throw new ApiError(ERRORS.INGRESS_DOMAIN_EXISTS, `domain: ${domain} is already an agent ingress`, { domain });
+    }
     const policy = validPolicy(ctx, input.certificate_management_policy);
     return { ...base, domain, certificate_management_policy: policy, renews_at: null, provisioning_job: policy ? newJob(ctx) : null };
   },
@@ -129,7 +130,7 @@ export const agentIngresses = defineResource<AgentIngressRecord, v.InferOutput<t
       : null,
   }),
   async beforeDelete(ctx, record) {
-    await ctx.tx.delete(domainIndex, record.domain);
+    await releaseUnique(ctx.tx, INSTANCE_SCOPE, INGRESS_KIND, 'domain', record.domain, holderOf(ctx.account, record.id));
   },
 });
 
@@ -148,14 +149,15 @@ export const AGENT_INGRESS_CONTROL_OPERATIONS: readonly ControlOperation[] = [
     status: 200,
     body: ProvisioningBody,
     summary: "Finish an agent ingress's certificate provisioning job: success, INTERNAL_ERROR (retried) or DNS_ERROR",
-    async run(burrow, input) {
+    async run(instance, input) {
       const body = parseInput(ProvisioningBody, input.body ?? {});
       const account = input.params.account_id!;
       const scope = { account, kind: INGRESS_KIND };
-      return burrow.store.transaction(async (tx) => {
+      return instance.perform(operatorIn(account), async (ctx) => {
+        const { tx, clock } = ctx;
         const record = (await tx.get(scope, input.params.id!)) as AgentIngressRecord | undefined;
         if (!record) fail('NOT_FOUND', `agent ingress '${input.params.id}' was not found in account '${account}'`);
-        const now = burrow.clock.now();
+        const now = clock.now();
         const job = currentJob(record, now);
         if (!record.certificate_management_policy || !job || job.error_code !== null) {
           fail('CONFLICT', `agent ingress '${record.id}' has no certificate provisioning job in progress`);
@@ -174,6 +176,7 @@ export const AGENT_INGRESS_CONTROL_OPERATIONS: readonly ControlOperation[] = [
                 },
               };
         await tx.put(scope, next);
+        emitAudit(ctx, agentIngresses, 'updated', respond(ctx, agentIngresses, next));
         return { id: record.id, outcome: body.outcome, decided_at: at };
       });
     },

@@ -8,6 +8,11 @@ import { defineResource, type BaseRecord } from '../resource.ts';
  * only in the create response (null everywhere else) and stored only as its SHA-256 hash.
  */
 
+/** What a caller decides before creating a key: the account bootstrap may choose its token. */
+export interface ApiKeyPrepared {
+  readonly token?: string;
+}
+
 export interface ApiKeyRecord extends BaseRecord {
   readonly owner_id: string;
   readonly token_hash: string;
@@ -34,9 +39,9 @@ export const apiKeys = defineResource<ApiKeyRecord, v.InferOutput<typeof ApiKeyC
   event: 'api_key',
   createSchema: ApiKeyCreate,
   updateSchema: ApiKeyUpdate,
-  async create(ctx, input, base) {
+  async create(ctx, input, base, prepared) {
     const owner_id = await resolveOwner(ctx, input.owner_id);
-    const token = ctx.ids.token(base.id);
+    const token = (prepared as ApiKeyPrepared | undefined)?.token ?? ctx.ids.token(base.id);
     const token_hash = await indexToken(ctx.tx, token, { account: ctx.account, kind: 'api_key', record_id: base.id });
     return { record: { ...base, owner_id, token_hash }, reveal: { token } };
   },

@@ -1,17 +1,15 @@
 import * as v from 'valibot';
 import { lookupToken } from '../auth.ts';
-import type { Burrow } from '../burrow.ts';
-import type { ControlOperation } from '../control.ts';
-import type { Principal } from '../context.ts';
+import { operatorIn, type ControlOperation, type Instance, type Principal } from '../context.ts';
 import { ApiError, ERRORS, fail } from '../conventions/errors.ts';
 import { metadata, parseInput } from '../conventions/fields.ts';
 import { aclPermits, describeAcl, type AclBind } from '../resources/acl.ts';
 import { evaluateRestriction } from '../resources/ip-policies/restrictions.ts';
 import { validSshPublicKey } from '../resources/ssh-credentials.ts';
 import { endSession, startSession, tunnelSessions, type TunnelSessionRecord } from '../resources/tunnel-sessions.ts';
-import { getRecord, respond } from '../resource.ts';
+import { respond } from '../resource.ts';
 import { findByUnique } from '../indexes.ts';
-import { INSTANCE_SCOPE } from '../store.ts';
+import { INSTANCE_SCOPE, type StoreReader } from '../store.ts';
 import { compareVersions } from './settings.ts';
 
 /**
@@ -54,21 +52,21 @@ interface ResolvedCredential {
   readonly acl: readonly string[];
 }
 
-async function resolveCredential(burrow: Burrow, input: v.InferOutput<typeof AgentConnectInput>): Promise<ResolvedCredential> {
+async function resolveCredential(reader: StoreReader, input: v.InferOutput<typeof AgentConnectInput>): Promise<ResolvedCredential> {
   if ((input.token === undefined) === (input.ssh_public_key === undefined)) fail('INVALID_FIELD', 'body: give exactly one of token (a tunnel credential) or ssh_public_key');
   if (input.token !== undefined) {
-    const entry = await lookupToken(burrow.store, input.token);
+    const entry = await lookupToken(reader, input.token);
     if (!entry || entry.kind !== 'credential' || (input.account_id !== undefined && entry.account !== input.account_id)) {
       throw new ApiError(ERRORS.AGENT_CREDENTIAL_UNKNOWN, 'token: not the token of a tunnel credential');
     }
-    const credential = await burrow.store.get({ account: entry.account, kind: 'credential' }, entry.record_id);
+    const credential = await reader.get({ account: entry.account, kind: 'credential' }, entry.record_id);
     if (!credential) throw new ApiError(ERRORS.AGENT_CREDENTIAL_UNKNOWN, 'token: its tunnel credential was deleted');
     return { account: entry.account, kind: 'credential', id: credential.id, ownerId: String(credential.owner_id), acl: credential.acl as string[] };
   }
   if (input.account_id === undefined) fail('INVALID_FIELD', 'account_id: required with ssh_public_key (SSH keys are registered per account)');
-  if (!(await burrow.store.get({ account: INSTANCE_SCOPE, kind: 'account' }, input.account_id))) fail('NOT_FOUND', `account '${input.account_id}' was not found`);
+  if (!(await reader.get({ account: INSTANCE_SCOPE, kind: 'account' }, input.account_id))) fail('NOT_FOUND', `account '${input.account_id}' was not found`);
   const key = validSshPublicKey(input.ssh_public_key, 'ssh_public_key');
-  const match = await findByUnique(burrow.store, input.account_id, 'ssh_credential', 'fingerprint', key.fingerprint);
+  const match = await findByUnique(reader, input.account_id, 'ssh_credential', 'fingerprint', key.fingerprint);
   if (match) return { account: input.account_id, kind: 'ssh_credential', id: match.id, ownerId: String(match.owner_id), acl: match.acl as string[] };
   throw new ApiError(ERRORS.AGENT_CREDENTIAL_UNKNOWN, `ssh_public_key: no SSH credential of account '${input.account_id}' has this key (${key.fingerprint})`);
 }
@@ -91,22 +89,27 @@ function principalOf(credential: ResolvedCredential): Principal {
   return { account: credential.account, ownerId: credential.ownerId, admin: false };
 }
 
-/** Connects a simulated agent; answers its tunnel session as the API shows it, plus `account_id`. */
-export async function connectAgent(burrow: Burrow, request: AgentConnect, baseUrl?: string): Promise<Record<string, unknown>> {
+/**
+ * Connects a simulated agent; answers its tunnel session as the API shows it, plus `account_id`.
+ * The credential, its ACL and the account's agent IP restriction are checked inside the write
+ * transaction, so a credential deleted or a restriction enforced meanwhile cannot let it in.
+ */
+export async function connectAgent(instance: Instance, request: AgentConnect, baseUrl?: string): Promise<Record<string, unknown>> {
   const input = parseInput(AgentConnectInput, request ?? {});
-  const settings = burrow.services.simulation;
+  const settings = instance.services.simulation;
   const region = input.region ?? settings.regions[0] ?? 'us';
   if (!settings.regions.includes(region)) fail('INVALID_FIELD', `region: must be one of ${settings.regions.join(', ')} (got ${JSON.stringify(region)})`);
-  const credential = await resolveCredential(burrow, input);
   const binds = { domains: input.binds?.domains ?? [], addresses: input.binds?.addresses ?? [], labels: input.binds?.labels ?? {} };
-  checkBinds(credential, binds);
   const ip = input.ip ?? '127.0.0.1';
-  const verdict = await evaluateRestriction(burrow.store, credential.account, 'agent', ip);
-  if (verdict && !verdict.allowed && verdict.enforced) {
-    throw new ApiError(ERRORS.IP_RESTRICTED, `ip: agent IP restriction '${verdict.restrictionId}' denies ${ip}`, { restriction_id: verdict.restrictionId, ip });
-  }
   const newest = [...settings.agentVersions].sort(compareVersions).at(-1) ?? '3.0.0';
-  return burrow.perform(principalOf(credential), async (ctx) => {
+  let credential: ResolvedCredential;
+  const agent = async (reader: StoreReader) => principalOf((credential = await resolveCredential(reader, input)));
+  return instance.perform(agent, async (ctx) => {
+    checkBinds(credential, binds);
+    const verdict = await evaluateRestriction(ctx.tx, credential.account, 'agent', ip);
+    if (verdict && !verdict.allowed && verdict.enforced) {
+      throw new ApiError(ERRORS.IP_RESTRICTED, `ip: agent IP restriction '${verdict.restrictionId}' denies ${ip}`, { restriction_id: verdict.restrictionId, ip });
+    }
     const session = await startSession(ctx, {
       metadata: input.metadata ?? '',
       agent_version: input.agent_version ?? newest,
@@ -123,10 +126,12 @@ export async function connectAgent(burrow: Burrow, request: AgentConnect, baseUr
 }
 
 /** Disconnects the agent of a session (it goes offline; the session disappears). */
-export async function disconnectAgent(burrow: Burrow, accountId: string, sessionId: string): Promise<void> {
-  const session = (await burrow.store.get({ account: accountId, kind: 'tunnel_session' }, sessionId)) as TunnelSessionRecord | undefined;
-  if (!session) fail('NOT_FOUND', `tunnel session '${sessionId}' was not found in account '${accountId}'`, { id: sessionId });
-  await burrow.perform({ account: accountId, ownerId: '', admin: false }, async (ctx) => endSession(ctx, await getRecord(ctx, tunnelSessions, sessionId)));
+export async function disconnectAgent(instance: Instance, accountId: string, sessionId: string): Promise<void> {
+  await instance.perform(operatorIn(accountId), async (ctx) => {
+    const session = (await ctx.tx.get({ account: accountId, kind: 'tunnel_session' }, sessionId)) as TunnelSessionRecord | undefined;
+    if (!session) fail('NOT_FOUND', `tunnel session '${sessionId}' was not found in account '${accountId}'`, { id: sessionId });
+    await endSession(ctx, session);
+  });
 }
 
 export const SIMULATOR_CONTROL_OPERATIONS: readonly ControlOperation[] = [
@@ -137,7 +142,7 @@ export const SIMULATOR_CONTROL_OPERATIONS: readonly ControlOperation[] = [
     status: 201,
     body: AgentConnectInput,
     summary: 'Connect a simulated agent (tunnel credential token or SSH key, binds, os, version, region, ip)',
-    run: (burrow, input, meta) => connectAgent(burrow, input.body as AgentConnect, burrow.options.baseUrl ?? meta.baseUrl),
+    run: (instance, input, meta) => connectAgent(instance, input.body as AgentConnect, instance.baseUrl ?? meta.baseUrl),
   },
   {
     id: 'control.agents.disconnect',
@@ -145,8 +150,8 @@ export const SIMULATOR_CONTROL_OPERATIONS: readonly ControlOperation[] = [
     path: '/accounts/:account_id/tunnel_sessions/:id',
     status: 204,
     summary: 'Disconnect the simulated agent of a tunnel session',
-    async run(burrow, input) {
-      await disconnectAgent(burrow, input.params.account_id!, input.params.id!);
+    async run(instance, input) {
+      await disconnectAgent(instance, input.params.account_id!, input.params.id!);
       return undefined;
     },
   },

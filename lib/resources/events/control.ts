@@ -1,13 +1,14 @@
-import type { ControlOperation } from '../../control.ts';
+import { operatorIn, type ControlOperation, type Instance } from '../../context.ts';
 import { fail } from '../../conventions/errors.ts';
 import { EVENT_DESTINATION_KIND } from './kinds.ts';
+import { clearOutbox, readOutbox } from './outbox.ts';
 
 /** Control-plane access to the event catalogue and to destinations' outboxes. */
 
 const outboxPath = '/accounts/:account_id/event_destinations/:destination_id/outbox';
 
-async function requireDestination(burrow: Parameters<ControlOperation['run']>[0], account: string, id: string): Promise<void> {
-  if (!(await burrow.store.get({ account, kind: EVENT_DESTINATION_KIND }, id))) {
+async function requireDestination(instance: Instance, account: string, id: string): Promise<void> {
+  if (!(await instance.reader.get({ account, kind: EVENT_DESTINATION_KIND }, id))) {
     fail('NOT_FOUND', `event destination '${id}' was not found in account '${account}'`, { id });
   }
 }
@@ -20,7 +21,7 @@ export const EVENT_CONTROL_OPERATIONS: readonly ControlOperation[] = [
     status: 200,
     open: true,
     summary: 'The event catalogue: every type a subscription source may name',
-    run: async (burrow) => ({ event_types: [...burrow.services.eventTypes].sort() }),
+    run: async (instance) => ({ event_types: [...instance.services.eventTypes].sort() }),
   },
   {
     id: 'control.outbox.get',
@@ -28,9 +29,10 @@ export const EVENT_CONTROL_OPERATIONS: readonly ControlOperation[] = [
     path: outboxPath,
     status: 200,
     summary: "The events delivered to an event destination (oldest first) and how many were dropped",
-    async run(burrow, input) {
-      await requireDestination(burrow, input.params.account_id!, input.params.destination_id!);
-      return burrow.outbox(input.params.account_id!, input.params.destination_id!);
+    async run(instance, input) {
+      const [account, destination] = [input.params.account_id!, input.params.destination_id!];
+      await requireDestination(instance, account, destination);
+      return readOutbox(instance.reader, account, destination, instance.services.outboxLimit);
     },
   },
   {
@@ -39,9 +41,10 @@ export const EVENT_CONTROL_OPERATIONS: readonly ControlOperation[] = [
     path: outboxPath,
     status: 200,
     summary: "Empty an event destination's outbox",
-    async run(burrow, input) {
-      await requireDestination(burrow, input.params.account_id!, input.params.destination_id!);
-      return { removed: await burrow.clearOutbox(input.params.account_id!, input.params.destination_id!) };
+    async run(instance, input) {
+      const [account, destination] = [input.params.account_id!, input.params.destination_id!];
+      await requireDestination(instance, account, destination);
+      return { removed: await instance.perform(operatorIn(account), (ctx) => clearOutbox(ctx.tx, account, destination)) };
     },
   },
 ];

@@ -1,0 +1,97 @@
+import { authenticate } from './auth.ts';
+import { operatorIn, type Instance, type OperationContext } from './context.ts';
+import { formatTime } from './conventions/clock.ts';
+import { fail } from './conventions/errors.ts';
+import { createRecord } from './resource.ts';
+import { apiKeys, type ApiKeyPrepared } from './resources/api-keys.ts';
+import { INSTANCE_SCOPE, type StoreReader } from './store.ts';
+
+/**
+ * Accounts and their owners: creating an isolated account (an admin user and an admin API key),
+ * adding users and bots, issuing keys for them, and the CLI's default account. Every write goes
+ * through `Instance.perform`, and keys are made by the API key definition (resources/api-keys.ts),
+ * exactly as `POST /api_keys` makes them.
+ */
+
+const ACCOUNTS = { account: INSTANCE_SCOPE, kind: 'account' };
+const SETTINGS = { account: INSTANCE_SCOPE, kind: 'setting' };
+const DEFAULT_ACCOUNT_SETTING = 'default_account';
+
+/** A new account as `createAccount` answers it; the token is shown only here. */
+export interface CreatedAccount {
+  accountId: string;
+  userId: string;
+  apiKeyId: string;
+  token: string;
+}
+
+/** Issues an API key of `ownerId` in the context's account; `token` when the caller chose one. */
+async function issueKey(ctx: OperationContext, ownerId: string, description: string, token?: string): Promise<{ id: string; token: string }> {
+  const prepared: ApiKeyPrepared = token === undefined ? {} : { token };
+  const key = await createRecord(ctx, apiKeys, { description, owner_id: ownerId }, prepared);
+  return { id: String(key.id), token: String(key.token) };
+}
+
+async function bootstrap(instance: Instance, options: { name?: string; token?: string }, description: string, remember?: (ctx: OperationContext, accountId: string) => Promise<void>): Promise<CreatedAccount> {
+  const accountId = instance.ids.id('ac');
+  const userId = instance.ids.id('usr');
+  return instance.perform({ account: accountId, ownerId: userId, admin: true }, async (ctx) => {
+    const created_at = formatTime(ctx.clock.now());
+    await ctx.tx.put(ACCOUNTS, { id: accountId, created_at, name: options.name ?? '' });
+    await ctx.tx.put({ account: accountId, kind: 'user' }, { id: userId, created_at, name: 'admin', admin: true });
+    const key = await issueKey(ctx, userId, description, options.token);
+    await remember?.(ctx, accountId);
+    return { accountId, userId, apiKeyId: key.id, token: key.token };
+  });
+}
+
+/** Creates an isolated account with an admin user and an admin API key (`token`, or a generated one). */
+export function createAccount(instance: Instance, options: { name?: string; token?: string } = {}): Promise<CreatedAccount> {
+  return bootstrap(instance, options, 'admin key created with the account');
+}
+
+/** Adds a user or bot to an account (the control plane and tests use it for non-admin callers). */
+export function createOwner(instance: Instance, accountId: string, options: { kind?: 'user' | 'bot'; name?: string; admin?: boolean } = {}) {
+  const kind = options.kind ?? 'user';
+  return instance.perform(operatorIn(accountId), async (ctx) => {
+    if (!(await ctx.tx.get(ACCOUNTS, accountId))) fail('NOT_FOUND', `account '${accountId}' was not found`);
+    const owner = { id: ctx.ids.id(kind === 'bot' ? 'bot' : 'usr'), created_at: formatTime(ctx.clock.now()), name: options.name ?? kind, admin: options.admin ?? false };
+    await ctx.tx.put({ account: accountId, kind }, owner);
+    return owner;
+  });
+}
+
+/** Issues an API key for an owner of an account, without an API caller (control plane, tests). */
+export function issueApiKey(instance: Instance, accountId: string, ownerId: string): Promise<{ id: string; token: string }> {
+  return instance.perform(operatorIn(accountId), (ctx) => issueKey(ctx, ownerId, ''));
+}
+
+/**
+ * The default account (what the CLI serves): created on first start, kept in the store. With
+ * `token`, that token becomes an admin key of it (kept across restarts on the same file).
+ * Returns a generated token only when it created one.
+ */
+export async function ensureDefaultAccount(instance: Instance, token?: string): Promise<{ accountId: string; token?: string; created: boolean }> {
+  const setting = await instance.reader.get(SETTINGS, DEFAULT_ACCOUNT_SETTING);
+  if (!setting) {
+    const remember = async (ctx: OperationContext, accountId: string) => {
+      if (await ctx.tx.get(SETTINGS, DEFAULT_ACCOUNT_SETTING)) fail('CONFLICT', 'the default account was created concurrently; start again');
+      await ctx.tx.put(SETTINGS, { id: DEFAULT_ACCOUNT_SETTING, value: accountId });
+    };
+    const account = await bootstrap(instance, { name: 'default', ...(token ? { token } : {}) }, 'admin key created with the account', remember);
+    return { accountId: account.accountId, created: true, ...(token ? {} : { token: account.token }) };
+  }
+  const accountId = String(setting.value);
+  if (token) {
+    const admin = async (reader: StoreReader) => {
+      const user = (await reader.page({ account: accountId, kind: 'user' }, { limit: 100 })).find((u) => u.admin === true);
+      if (!user) fail('INTERNAL', `default account '${accountId}' has no admin user`);
+      return { account: accountId, ownerId: user.id, admin: true };
+    };
+    await instance.perform(admin, async (ctx) => {
+      const known = await authenticate(ctx.tx, `Bearer ${token}`).catch(() => undefined);
+      if (!known) await issueKey(ctx, ctx.principal.ownerId, 'admin key given on the command line', token);
+    });
+  }
+  return { accountId, created: false };
+}
