@@ -5,7 +5,8 @@ import { useOfficialClient } from './official-client.ts';
 /**
  * Event destinations, subscriptions and sources through the official client. Burrow's target
  * members use the spec's neutral names (stream, stream_ref, role_ref …); the client converts
- * camelCase keys to snake_case, so it sends them unchanged.
+ * camelCase keys to snake_case, so it sends them unchanged. The client's own typed names
+ * (kinesis, streamArn, roleArn …) work too, and are answered in kind.
  */
 
 const official = useOfficialClient();
@@ -46,6 +47,27 @@ describe('official client: event destinations', () => {
     assert.equal(await official.deleteWithFetch(`/event_subscriptions/${subscription.id}`), 204);
     assert.equal(await official.deleteWithFetch(`/event_destinations/${destination.id}`), 204);
     await assert.rejects(client.eventDestinations.get(destination.id), rejectsWith(5103, 404));
+  });
+});
+
+describe("official client: event destinations in the client's own target names", () => {
+  test('kinesis and datadog, as the client types them, read back the same way', async () => {
+    const { client } = official;
+    const kinesis = await client.eventDestinations.create({
+      format: 'json',
+      target: { kinesis: { auth: { creds: { awsAccessKeyId: 'AKID', awsSecretAccessKey: 'shh' } }, streamArn: 'arn:aws:kinesis:us-east-1:1:stream/events' } },
+    });
+    assert.deepEqual(kinesis.target, {
+      firehose: null,
+      kinesis: { auth: { role: null, creds: { awsAccessKeyId: 'AKID', awsSecretAccessKey: null } }, streamArn: 'arn:aws:kinesis:us-east-1:1:stream/events' },
+      cloudwatchLogs: null,
+      datadog: null,
+    });
+    assert.deepEqual(await client.eventDestinations.get(kinesis.id), kinesis);
+    const datadog = await client.eventDestinations.create({ format: 'json', target: { datadog: { apiKey: 'dd', ddsite: 'datadoghq.eu' } } });
+    assert.deepEqual(datadog.target.datadog, { apiKey: null, ddtags: '', service: '', ddsite: 'datadoghq.eu' });
+    const updated = await client.eventDestinations.update({ id: kinesis.id, target: { kinesis: { auth: { role: { roleArn: 'arn:aws:iam::1:role/w' } }, streamArn: 'arn:2' } } });
+    assert.deepEqual(updated.target.kinesis, { auth: { role: { roleArn: 'arn:aws:iam::1:role/w' }, creds: null }, streamArn: 'arn:2' });
   });
 });
 

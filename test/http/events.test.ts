@@ -77,7 +77,7 @@ describe('POST /event_destinations', () => {
 
   test('refuses zero or two target members (5100)', async () => {
     const post = (target: unknown) => api.request('POST', '/event_destinations', { format: 'json', target });
-    assertError(await post({}), 400, 5100, /^target: exactly one of delivery, stream, logs, monitoring, storage must be set \(got none\)/);
+    assertError(await post({}), 400, 5100, /^target: exactly one of delivery, stream, logs, monitoring, storage \(or the vendor's firehose, kinesis, cloudwatch_logs, datadog\) must be set \(got none\)/);
     assertError(await post({ stream: null, logs: null }), 400, 5100, /\(got none\)/);
     assertError(await post({ ...streamTarget, logs: { auth: roleAuth, log_group_ref: 'l' } }), 400, 5100, /\(got stream, logs\)/);
   });
@@ -95,6 +95,59 @@ describe('POST /event_destinations', () => {
     assertError(await post({ stream: { auth: roleAuth, stream_ref: '' } }), 400, 215, /^target\.stream\.stream_ref: must not be empty/);
     assertError(await post({ stream: { auth: { role: { role_ref: 'r', external_id: 'x' } }, stream_ref: 's' } }), 400, 214, /^target\.stream\.auth\.role\.external_id: unknown field/);
     assertError(await post({ queue: {} }), 400, 214, /^target\.queue: unknown field; supported fields: delivery, stream, logs, storage, monitoring/);
+  });
+});
+
+describe("the vendor's target names", () => {
+  const vendorRole = { role: { role_arn: 'arn:aws:iam::1:role/writer' } };
+
+  test('each vendor member is accepted and answered in vendor names, unused members null, secrets null', async () => {
+    const cases: [Record<string, unknown>, string, unknown][] = [
+      [{ kinesis: { auth: vendorRole, stream_arn: 'arn:aws:kinesis:1:stream/s' } }, 'kinesis', { auth: { role: { role_arn: 'arn:aws:iam::1:role/writer' }, creds: null }, stream_arn: 'arn:aws:kinesis:1:stream/s' }],
+      [
+        { firehose: { auth: { creds: { aws_access_key_id: 'AKID', aws_secret_access_key: 'shh' } }, delivery_stream_arn: 'arn:f' } },
+        'firehose',
+        { auth: { role: null, creds: { aws_access_key_id: 'AKID', aws_secret_access_key: null } }, delivery_stream_arn: 'arn:f' },
+      ],
+      [{ cloudwatch_logs: { auth: vendorRole, log_group_arn: 'arn:lg' } }, 'cloudwatch_logs', { auth: { role: { role_arn: 'arn:aws:iam::1:role/writer' }, creds: null }, log_group_arn: 'arn:lg' }],
+      [{ datadog: { api_key: 'dd-secret', ddtags: 'env:test', ddsite: 'datadoghq.eu' } }, 'datadog', { api_key: null, ddtags: 'env:test', service: '', ddsite: 'datadoghq.eu' }],
+    ];
+    for (const [target, member, answered] of cases) {
+      const created = await destination(target);
+      const expected = { firehose: null, kinesis: null, cloudwatch_logs: null, datadog: null, [member]: answered };
+      assert.deepEqual(created.target, expected, member);
+      assert.deepEqual((await api.request('GET', `/event_destinations/${created.id}`)).body.target, expected, `${member} read back`);
+      assert.ok(!JSON.stringify(created).includes('dd-secret') && !JSON.stringify(created).includes('shh'));
+    }
+  });
+
+  test('neutral destinations keep answering in neutral names', async () => {
+    const created = await destination();
+    assert.deepEqual(Object.keys(created.target), ['delivery', 'stream', 'logs', 'monitoring', 'storage']);
+  });
+
+  test('an update may use either vocabulary; the answer keeps the one of the create', async () => {
+    const created = await destination({ kinesis: { auth: vendorRole, stream_arn: 'arn:1' } });
+    const neutral = await api.request('PATCH', `/event_destinations/${created.id}`, { target: { stream: { auth: roleAuth, stream_ref: 'arn:2' } } });
+    assert.equal(neutral.status, 200, JSON.stringify(neutral.body));
+    assert.deepEqual(neutral.body.target.kinesis, { auth: { role: { role_arn: 'role/burrow-writer' }, creds: null }, stream_arn: 'arn:2' });
+    assertError(await api.request('PATCH', `/event_destinations/${created.id}`, { target: { firehose: { auth: vendorRole, delivery_stream_arn: 'f' } } }), 400, 5108, /a kinesis destination cannot become a firehose destination/);
+  });
+
+  test('names are not mixed inside a member, and one member in all', async () => {
+    const post = (target: unknown) => api.request('POST', '/event_destinations', { format: 'json', target });
+    assertError(await post({ kinesis: { auth: vendorRole, stream_ref: 's' } }), 400, 215, /^target\.kinesis\.stream_arn: is required; target\.kinesis\.stream_ref: unknown field; supported fields: auth, stream_arn$/);
+    assertError(await post({ kinesis: { auth: roleAuth, stream_arn: 's' } }), 400, 215, /target\.kinesis\.auth\.role\.role_ref: unknown field; supported fields: role_arn$/);
+    assertError(await post({ kinesis: { auth: vendorRole, stream_arn: 's' }, stream: { auth: roleAuth, stream_ref: 's' } }), 400, 5100, /\(got stream, kinesis\)/);
+    assertError(await post({ datadog: { auth: vendorRole } }), 400, 214, /^target\.datadog\.auth: unknown field/);
+  });
+
+  test('events and sinks carry the destination in its vocabulary', async () => {
+    const created = await destination({ datadog: { api_key: 'k' } });
+    await subscription(['ip_policy_created.v0'], [created.id]);
+    await api.request('POST', '/ip_policies', {});
+    assert.deepEqual(delivered.map((d) => Object.keys(d.destination.target as object)), [['firehose', 'kinesis', 'cloudwatch_logs', 'datadog']]);
+    assert.deepEqual((delivered[0]!.destination.target as Record<string, unknown>).datadog, { api_key: null, ddtags: '', service: '', ddsite: '' });
   });
 });
 

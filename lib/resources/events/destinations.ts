@@ -1,6 +1,6 @@
 import * as v from 'valibot';
 import { ApiError, ERRORS } from '../../conventions/errors.ts';
-import { coded, description, metadata, zeroIsUnset } from '../../conventions/fields.ts';
+import { coded, description, metadata, zeroIsUnset, type Schema } from '../../conventions/fields.ts';
 import { defineResource, type BaseRecord } from '../../resource.ts';
 import { EVENT_DESTINATION_KIND } from './kinds.ts';
 import { clearOutbox } from './outbox.ts';
@@ -21,45 +21,87 @@ import { clearOutbox } from './outbox.ts';
  * change on update (5108): the vendor refuses it too, and a new destination is the way. A
  * destination that a subscription uses is not deleted (5112). Burrow delivers into
  * per-destination outboxes (outbox.ts), never to a real cloud service.
+ *
+ * The vendor's own member names are accepted too (VENDOR_NAMES: `firehose` {auth,
+ * delivery_stream_arn}, `kinesis` {auth, stream_arn}, `cloudwatch_logs` {auth, log_group_arn},
+ * `datadog` {api_key, ddtags, service, ddsite}; auth `role` {role_arn}, `creds` {aws_access_key_id,
+ * aws_secret_access_key}), so code written for the vendor service works unchanged. Records are
+ * stored in the neutral names plus the `vocabulary` the destination was created in, and every
+ * answer (reads, lists, events, sinks) uses that vocabulary; an update may use either.
  */
 
 const TARGET_KINDS = ['delivery', 'stream', 'logs', 'monitoring', 'storage'] as const;
 type TargetKind = (typeof TARGET_KINDS)[number];
 
+/** The vocabulary a destination answers in: the spec's neutral names or the vendor's. */
+export type TargetVocabulary = 'neutral' | 'vendor';
+
+/** Neutral name → the vendor's name, for target members and the fields inside them. */
+const VENDOR_NAMES = {
+  members: { delivery: 'firehose', stream: 'kinesis', logs: 'cloudwatch_logs', monitoring: 'datadog' } as Partial<Record<TargetKind, string>>,
+  fields: {
+    delivery_stream_ref: 'delivery_stream_arn',
+    stream_ref: 'stream_arn',
+    log_group_ref: 'log_group_arn',
+    monitoringtags: 'ddtags',
+    monitoringsite: 'ddsite',
+    role_ref: 'role_arn',
+    cloud_access_key_id: 'aws_access_key_id',
+    cloud_secret_access_key: 'aws_secret_access_key',
+  } as Record<string, string>,
+};
+const VENDOR_KINDS = Object.fromEntries(Object.entries(VENDOR_NAMES.members).map(([neutral, vendor]) => [vendor, neutral as TargetKind]));
+const NEUTRAL_FIELDS = Object.fromEntries(Object.entries(VENDOR_NAMES.fields).map(([neutral, vendor]) => [vendor, neutral]));
+
+/** A field name in `vocabulary`. */
+const named = (field: string, vocabulary: TargetVocabulary) => (vocabulary === 'vendor' ? (VENDOR_NAMES.fields[field] ?? field) : field);
+
+/** Renames the keys of a plain JSON tree (`rename` gives the new name of a key, or the key itself). */
+function renameKeys(value: unknown, rename: (key: string) => string): unknown {
+  if (Array.isArray(value)) return value.map((item) => renameKeys(item, rename));
+  if (value === null || typeof value !== 'object') return value;
+  return Object.fromEntries(Object.entries(value).map(([key, inner]) => [rename(key), renameKeys(inner, rename)]));
+}
+
 const ref = v.pipe(v.string(), v.minLength(1, 'must not be empty'));
 
-const CloudAuth = v.pipe(
-  v.strictObject({
-    role: v.optional(v.nullable(v.strictObject({ role_ref: ref }))),
-    creds: v.optional(v.nullable(v.strictObject({ cloud_access_key_id: ref, cloud_secret_access_key: ref }))),
-  }),
-  v.check((auth) => (auth.role ? 1 : 0) + (auth.creds ? 1 : 0) === 1, coded('EVENT_AUTH_INVALID', 'exactly one of role or creds must be set')),
-);
+const strictNamed = (vocabulary: TargetVocabulary, entries: Record<string, Schema>) =>
+  v.strictObject(Object.fromEntries(Object.entries(entries).map(([field, schema]) => [named(field, vocabulary), schema])));
 
-const withAuth = <K extends string>(refField: K) => v.nullable(v.strictObject({ auth: CloudAuth, [refField]: ref } as { auth: typeof CloudAuth } & Record<K, typeof ref>));
+function memberSchemas(vocabulary: TargetVocabulary): Record<string, Schema> {
+  const auth = v.pipe(
+    v.strictObject({
+      role: v.optional(v.nullable(strictNamed(vocabulary, { role_ref: ref }))),
+      creds: v.optional(v.nullable(strictNamed(vocabulary, { cloud_access_key_id: ref, cloud_secret_access_key: ref }))),
+    }),
+    v.check((given) => (given.role ? 1 : 0) + (given.creds ? 1 : 0) === 1, coded('EVENT_AUTH_INVALID', 'exactly one of role or creds must be set')),
+  );
+  const withAuth = (refField: string) => v.nullable(strictNamed(vocabulary, { auth, [refField]: ref }));
+  const members: Record<TargetKind, Schema> = {
+    delivery: withAuth('delivery_stream_ref'),
+    stream: withAuth('stream_ref'),
+    logs: withAuth('log_group_ref'),
+    storage: withAuth('bucket_ref'),
+    monitoring: v.nullable(
+      strictNamed(vocabulary, { api_key: v.optional(v.string()), monitoringtags: v.optional(v.string()), service: v.optional(v.string()), monitoringsite: v.optional(v.string()) }),
+    ),
+  };
+  if (vocabulary === 'neutral') return Object.fromEntries(Object.entries(members).map(([kind, schema]) => [kind, v.optional(schema)]));
+  return Object.fromEntries(Object.entries(VENDOR_NAMES.members).map(([kind, vendor]) => [vendor, v.optional(members[kind as TargetKind])]));
+}
+
+const MEMBER_NAMES = [...TARGET_KINDS, ...Object.values(VENDOR_NAMES.members)];
 
 const Target = v.pipe(
-  v.strictObject({
-    delivery: v.optional(withAuth('delivery_stream_ref')),
-    stream: v.optional(withAuth('stream_ref')),
-    logs: v.optional(withAuth('log_group_ref')),
-    storage: v.optional(withAuth('bucket_ref')),
-    monitoring: v.optional(
-      v.nullable(
-        v.strictObject({
-          api_key: v.optional(v.string()),
-          monitoringtags: v.optional(v.string()),
-          service: v.optional(v.string()),
-          monitoringsite: v.optional(v.string()),
-        }),
-      ),
-    ),
-  }),
+  v.strictObject({ ...memberSchemas('neutral'), ...memberSchemas('vendor') }),
   v.check(
-    (target) => TARGET_KINDS.filter((kind) => target[kind]).length === 1,
+    (target) => MEMBER_NAMES.filter((name) => (target as Record<string, unknown>)[name]).length === 1,
     (issue) => {
-      const set = TARGET_KINDS.filter((kind) => (issue.input as Record<string, unknown>)[kind]);
-      return coded('EVENT_TARGET_INVALID', `exactly one of ${TARGET_KINDS.join(', ')} must be set (got ${set.length === 0 ? 'none' : set.join(', ')})`);
+      const set = MEMBER_NAMES.filter((name) => (issue.input as Record<string, unknown>)[name]);
+      return coded(
+        'EVENT_TARGET_INVALID',
+        `exactly one of ${TARGET_KINDS.join(', ')} (or the vendor's ${Object.values(VENDOR_NAMES.members).join(', ')}) must be set (got ${set.length === 0 ? 'none' : set.join(', ')})`,
+      );
     },
   ),
 );
@@ -77,19 +119,29 @@ const DestinationCreate = v.pipe(
 );
 const DestinationUpdate = v.strictObject({ description: v.optional(description), metadata: v.optional(metadata), format: zeroIsUnset(format), target: v.optional(Target) });
 
-type TargetInput = v.InferOutput<typeof Target>;
+type TargetInput = Readonly<Record<string, unknown>>;
 
 export interface EventDestinationRecord extends BaseRecord {
   readonly format: string;
   readonly target_kind: TargetKind;
+  /** The set member in neutral names. */
   readonly target: Readonly<Record<string, unknown>>;
+  /** The names the destination was created with; absent in records from before vendor names. */
+  readonly vocabulary?: TargetVocabulary;
 }
 
-function targetKind(target: TargetInput): TargetKind {
-  return TARGET_KINDS.find((kind) => target[kind])!;
+/** The one set member of a validated target: its kind, its fields in neutral names, and the vocabulary it came in. */
+function readTarget(target: TargetInput): { kind: TargetKind; member: Record<string, unknown>; vocabulary: TargetVocabulary } {
+  const name = MEMBER_NAMES.find((candidate) => target[candidate])!;
+  const vendorKind = VENDOR_KINDS[name];
+  if (vendorKind === undefined) return { kind: name as TargetKind, member: target[name] as Record<string, unknown>, vocabulary: 'neutral' };
+  return { kind: vendorKind, member: renameKeys(target[name], (key) => NEUTRAL_FIELDS[key] ?? key) as Record<string, unknown>, vocabulary: 'vendor' };
 }
 
-/** The target as answered: every member present, unused ones null, every field present, secrets null. */
+/**
+ * The target as answered, in the destination's vocabulary: every member present, unused ones
+ * null, every field present, secrets null.
+ */
 function targetResponse(record: EventDestinationRecord): Record<string, unknown> {
   const member = record.target as Record<string, any>;
   const answered =
@@ -102,7 +154,9 @@ function targetResponse(record: EventDestinationRecord): Record<string, unknown>
             creds: member.auth.creds ? { cloud_access_key_id: member.auth.creds.cloud_access_key_id, cloud_secret_access_key: null } : null,
           },
         };
-  return Object.fromEntries(TARGET_KINDS.map((kind) => [kind, kind === record.target_kind ? answered : null]));
+  if (record.vocabulary !== 'vendor') return Object.fromEntries(TARGET_KINDS.map((kind) => [kind, kind === record.target_kind ? answered : null]));
+  const vendorAnswer = renameKeys(answered, (key) => VENDOR_NAMES.fields[key] ?? key);
+  return Object.fromEntries(Object.entries(VENDOR_NAMES.members).map(([kind, vendor]) => [vendor, kind === record.target_kind ? vendorAnswer : null]));
 }
 
 export const eventDestinations = defineResource<EventDestinationRecord, v.InferOutput<typeof DestinationCreate>, v.InferOutput<typeof DestinationUpdate>>({
@@ -118,17 +172,18 @@ export const eventDestinations = defineResource<EventDestinationRecord, v.InferO
   createSchema: DestinationCreate,
   updateSchema: DestinationUpdate,
   create(_ctx, input, base) {
-    const kind = targetKind(input.target);
-    return { ...base, format: 'json', target_kind: kind, target: input.target[kind] as Record<string, unknown> };
+    const { kind, member, vocabulary } = readTarget(input.target);
+    return { ...base, format: 'json', target_kind: kind, target: member, vocabulary };
   },
   // A sent target replaces the member as a whole (secrets included), within the same kind.
   update(_ctx, record, patch) {
     if (!patch.target) return record;
-    const kind = targetKind(patch.target);
+    const { kind, member } = readTarget(patch.target);
     if (kind !== record.target_kind) {
-      throw new ApiError(ERRORS.EVENT_TARGET_IMMUTABLE, `target: a ${record.target_kind} destination cannot become a ${kind} destination; create a new destination instead`);
+      const [was, becomes] = record.vocabulary === 'vendor' ? [VENDOR_NAMES.members[record.target_kind], VENDOR_NAMES.members[kind] ?? kind] : [record.target_kind, kind];
+      throw new ApiError(ERRORS.EVENT_TARGET_IMMUTABLE, `target: a ${was} destination cannot become a ${becomes} destination; create a new destination instead`);
     }
-    return { ...record, target: patch.target[kind] as Record<string, unknown> };
+    return { ...record, target: member };
   },
   toResponse: (_ctx, record, base) => ({ ...base, format: record.format, target: targetResponse(record) }),
   async beforeDelete(ctx, record) {
