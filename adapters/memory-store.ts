@@ -3,7 +3,10 @@ import type { PageQuery, Scope, Store, StoreTransaction, StoredRecord } from '..
 /**
  * The in-memory store: per scope a Map (O(1) get/delete) and an id-sorted array for paging
  * (O(log n + limit)). Deleted ids stay in the array as tombstones until they outnumber the live
- * ones, so delete is amortised O(1). Records are frozen copies, so they can be handed out as is.
+ * ones, so delete is amortised O(1). Ids arriving in order (Burrow's time-ordered ids) are
+ * appended; others (token hashes, which are random) wait in an unsorted list that is sorted and
+ * merged in only when the scope is paged, so inserting them is O(1) rather than an O(n) splice.
+ * Records are frozen copies, so they can be handed out as is.
  *
  * Transactions run one at a time; writes go to an overlay that the transaction's own reads see and
  * that is applied at commit. Subclasses (the JSON-file store) persist in `afterCommit` and can
@@ -14,6 +17,8 @@ interface ScopeData {
   readonly records: Map<string, StoredRecord>;
   /** Ascending ids, possibly with tombstones (ids no longer in `records`). */
   sorted: string[];
+  /** Ids not yet in `sorted` (added out of order), unsorted, possibly with tombstones. */
+  pending: string[];
   dead: Set<string>;
 }
 
@@ -36,9 +41,31 @@ function deepFreeze<T>(value: T): T {
   return value;
 }
 
+/** A deep-frozen copy of JSON-safe data in one pass (structuredClone then freezing walked it twice). */
+function frozenCopy(value: unknown): unknown {
+  if (value === null || typeof value !== 'object') return value;
+  if (Array.isArray(value)) return Object.freeze(value.map(frozenCopy));
+  const out: Record<string, unknown> = {};
+  for (const key of Object.keys(value)) out[key] = frozenCopy((value as Record<string, unknown>)[key]);
+  return Object.freeze(out);
+}
+
 /** The copy a store keeps: JSON-safe, deep-frozen. */
 export function freezeRecord(record: StoredRecord): StoredRecord {
-  return deepFreeze(structuredClone(record));
+  return frozenCopy(record) as StoredRecord;
+}
+
+/** Merges an unsorted batch of ids into an ascending array. */
+function mergeIds(sorted: readonly string[], batch: string[]): string[] {
+  batch.sort();
+  const out: string[] = new Array(sorted.length + batch.length);
+  let i = 0;
+  let j = 0;
+  let k = 0;
+  while (i < sorted.length && j < batch.length) out[k++] = sorted[i]! < batch[j]! ? sorted[i++]! : batch[j++]!;
+  while (i < sorted.length) out[k++] = sorted[i++]!;
+  while (j < batch.length) out[k++] = batch[j++]!;
+  return out;
 }
 
 /** Index of the first id >= `id` in an ascending array. */
@@ -69,6 +96,10 @@ export class MemoryStore implements Store {
   protected pageOf(key: string, query: PageQuery): StoredRecord[] {
     const data = this.#scopes.get(key);
     if (!data) return [];
+    if (data.pending.length > 0) {
+      data.sorted = mergeIds(data.sorted, data.pending);
+      data.pending = [];
+    }
     const out: StoredRecord[] = [];
     let i = query.beforeId === undefined ? data.sorted.length - 1 : lowerBound(data.sorted, query.beforeId) - 1;
     for (; i >= 0 && out.length < query.limit; i--) {
@@ -173,21 +204,22 @@ export class MemoryStore implements Store {
     let data = this.#scopes.get(key);
     if (!data) {
       if (!record) return;
-      data = { records: new Map(), sorted: [], dead: new Set() };
+      data = { records: new Map(), sorted: [], pending: [], dead: new Set() };
       this.#scopes.set(key, data);
     }
     if (!record) {
       if (data.records.delete(id)) data.dead.add(id);
-      if (data.dead.size > 64 && data.dead.size * 2 > data.sorted.length) {
+      if (data.dead.size > 64 && data.dead.size * 2 > data.sorted.length + data.pending.length) {
         data.sorted = data.sorted.filter((live) => data!.records.has(live));
+        data.pending = data.pending.filter((live) => data!.records.has(live));
         data.dead.clear();
       }
       return;
     }
     if (!data.records.has(id)) {
       if (data.dead.has(id)) data.dead.delete(id);
-      else if (data.sorted.length === 0 || data.sorted[data.sorted.length - 1]! < id) data.sorted.push(id);
-      else data.sorted.splice(lowerBound(data.sorted, id), 0, id);
+      else if (data.pending.length === 0 && (data.sorted.length === 0 || data.sorted[data.sorted.length - 1]! < id)) data.sorted.push(id);
+      else data.pending.push(id);
     }
     data.records.set(id, record);
   }
