@@ -1,8 +1,7 @@
-import { timingSafeEqual } from 'node:crypto';
 import type { OperationContext, Principal } from './context.ts';
 import { fail } from './conventions/errors.ts';
 import { hashToken } from './conventions/ids.ts';
-import { INSTANCE_SCOPE, type StoreReader, type StoreTransaction } from './store.ts';
+import { INSTANCE_SCOPE, type StoredRecord, type StoreReader, type StoreTransaction } from './store.ts';
 
 /**
  * Bearer tokens and owners.
@@ -38,13 +37,24 @@ export async function unindexToken(tx: StoreTransaction, tokenHash: string): Pro
 
 /** The index entry of a token, if any, after a constant-time comparison of the hashes. */
 export async function lookupToken(reader: StoreReader, token: string): Promise<TokenEntry | undefined> {
+  return (await resolveToken(reader, token))?.entry;
+}
+
+/** The index entry of a token and the record it belongs to, when the record still carries the token's hash. */
+async function resolveToken(reader: StoreReader, token: string): Promise<{ entry: TokenEntry; record: StoredRecord } | undefined> {
   const hash = hashToken(token);
   const entry = (await reader.get(TOKEN_INDEX, hash)) as TokenEntry | undefined;
   if (!entry) return undefined;
   const record = await reader.get({ account: entry.account, kind: entry.kind }, entry.record_id);
-  const stored = typeof record?.token_hash === 'string' ? Buffer.from(record.token_hash, 'hex') : Buffer.alloc(0);
-  const given = Buffer.from(hash, 'hex');
-  return stored.length === given.length && timingSafeEqual(stored, given) ? entry : undefined;
+  return record && typeof record.token_hash === 'string' && equalInConstantTime(record.token_hash, hash) ? { entry, record } : undefined;
+}
+
+/** Compares two hex digests without an early exit (no Buffers: this runs on every request). */
+function equalInConstantTime(a: string, b: string): boolean {
+  if (a.length !== b.length) return false;
+  let diff = 0;
+  for (let i = 0; i < a.length; i++) diff |= a.charCodeAt(i) ^ b.charCodeAt(i);
+  return diff === 0;
 }
 
 const TOKEN_SHAPE = /^[\x21-\x7e]{1,512}$/;
@@ -61,13 +71,13 @@ export async function authenticate(reader: StoreReader, authorization: string | 
   if (/^ak_[0-9A-Za-z]{27}$/.test(token)) {
     fail('AUTH_KEY_ID', 'an API key id was sent instead of the API key token; use the token returned when the key was created');
   }
-  const entry = await lookupToken(reader, token);
-  if (!entry) fail('AUTH_UNKNOWN', 'the API key is not valid: it is unknown or was deleted');
+  const found = await resolveToken(reader, token);
+  if (!found) fail('AUTH_UNKNOWN', 'the API key is not valid: it is unknown or was deleted');
+  const { entry, record: key } = found;
   if (entry.kind === 'credential') {
     fail('AUTH_AGENT_TOKEN', 'a tunnel credential (agent authtoken) was sent instead of an API key');
   }
-  const key = await reader.get({ account: entry.account, kind: 'api_key' }, entry.record_id);
-  const ownerId = String(key?.owner_id ?? '');
+  const ownerId = String(key.owner_id ?? '');
   const owner = await reader.get({ account: entry.account, kind: ownerKind(ownerId) }, ownerId);
   return { account: entry.account, ownerId, admin: owner?.admin === true, apiKeyId: entry.record_id };
 }

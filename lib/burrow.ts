@@ -69,6 +69,8 @@ export class Burrow implements Instance {
   /** Wall-clock start time (ms), for the health report's uptime. */
   readonly startedAt = Date.now();
   readonly #byId: Map<string, Operation>;
+  /** The store as the `tx` of read operations. */
+  readonly #reader: StoreTransaction;
 
   constructor(options: BurrowOptions) {
     if (!options?.store) throw new Error('burrow: createBurrow needs a store (MemoryStore or openJsonFileStore)');
@@ -77,6 +79,7 @@ export class Burrow implements Instance {
     }
     this.options = options;
     this.store = options.store;
+    this.#reader = readOnly(this.store);
     this.clock = options.clock ?? systemClock;
     this.ids = new IdFactory(options.seed === undefined ? cryptoRandom : seededRandom(options.seed), () => this.clock.now());
     this.errorPrefix = options.errorPrefix ?? 'ERR_BURROW_';
@@ -120,11 +123,14 @@ export class Burrow implements Instance {
   /** Runs guards, then the operation: a write through `perform`, a read on committed state. */
   async execute(principal: Principal, operation: Operation, input: OperationInput, meta: RequestMeta): Promise<OperationResult> {
     const headers: Record<string, string> = {};
-    for (const guard of this.guards) Object.assign(headers, await guard(this.store, principal, meta));
+    for (const guard of this.guards) {
+      const added = await guard(this.store, principal, meta);
+      if (added) Object.assign(headers, added);
+    }
     const prepared = operation.prepare ? { ...input, prepared: await operation.prepare(input) } : input;
     const body = operation.mutates
       ? await this.perform(principal, (ctx) => operation.run(ctx, prepared), meta.baseUrl)
-      : await operation.run(this.#context(readOnly(this.store), principal, meta.baseUrl, refuseEmit), prepared);
+      : await operation.run(this.#context(this.#reader, principal, meta.baseUrl, refuseEmit), prepared);
     return { status: operation.status, body, headers };
   }
 
@@ -136,7 +142,7 @@ export class Burrow implements Instance {
       const body = await work(ctx);
       return { body, deliveries: emitted.length > 0 ? await recordEvents(ctx, emitted, this.services.outboxLimit) : [] };
     });
-    await this.#deliver(deliveries);
+    if (deliveries.length > 0) await this.#deliver(deliveries);
     return body;
   }
 

@@ -13,7 +13,12 @@ export const MAX_JSON_DEPTH = 64;
 /** A request as both adapters hand it over. */
 export interface HttpRequest {
   method: string;
-  url: URL;
+  /** The path as WHATWG URL parsing gives it (`/api_keys/ak_…`): percent-encoded, dot segments resolved. */
+  path: string;
+  /** The query string with its leading `?`, or `''`. */
+  search: string;
+  /** `http://host:port` of the request: the base of `uri` fields when no base URL is configured. */
+  readonly origin: string;
   header(name: string): string | null;
   /** Reads the body as text; rejects with a 413 ApiError past `MAX_BODY_BYTES`. */
   text(): Promise<string>;
@@ -52,6 +57,20 @@ export async function readJsonBody(request: HttpRequest): Promise<unknown> {
     fail('INVALID_FIELD', `body: must be a JSON object (got ${Array.isArray(value) ? 'a list' : value === null ? 'null' : typeof value})`);
   }
   return value;
+}
+
+// A request target made only of these characters means the same thing before and after WHATWG URL
+// parsing (no dot segments, no empty segments, nothing to percent-encode), so it needs no URL object.
+const PLAIN_TARGET = /^(?:\/[\w~-]+)*\/?(?:\?[\x21\x24-\x26\x28-\x3b\x3d\x3f-\x7e]*)?$/;
+
+/** Splits an origin-form request target (`/path?query`) into the path and query that URL parsing gives. */
+export function parseTarget(target: string): { path: string; search: string } {
+  if (PLAIN_TARGET.test(target)) {
+    const q = target.indexOf('?');
+    return q < 0 ? { path: target, search: '' } : { path: target.slice(0, q), search: q === target.length - 1 ? '' : target.slice(q) };
+  }
+  const url = new URL(target, 'http://burrow.invalid');
+  return { path: url.pathname, search: url.search };
 }
 
 /** Throws the 413 for bodies over the limit. */

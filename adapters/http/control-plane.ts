@@ -26,11 +26,18 @@ export function createControlPlane(burrow: Burrow, operatorToken: string | undef
     if (!timingSafeEqual(digest(token), expected)) fail('OPERATOR_FORBIDDEN', 'the token is not the operator token');
   }
 
-  /** Answers a control-plane request, or undefined when the path is not under `/_burrow`. */
-  return async (request: HttpRequest): Promise<HttpResponse | undefined> => {
+  /**
+   * Answers a control-plane request, or gives undefined at once (no promise: this is asked on every
+   * API request) when the path is not under `/_burrow`.
+   */
+  return (request: HttpRequest): Promise<HttpResponse> | undefined => {
     // The OpenAPI document is also served at the conventional root path.
-    const path = request.url.pathname === '/openapi.json' ? `${CONTROL_PREFIX}/openapi.json` : request.url.pathname;
+    const path = request.path === '/openapi.json' ? `${CONTROL_PREFIX}/openapi.json` : request.path;
     if (path !== CONTROL_PREFIX && !path.startsWith(`${CONTROL_PREFIX}/`)) return undefined;
+    return serve(request, path);
+  };
+
+  async function serve(request: HttpRequest, path: string): Promise<HttpResponse> {
     const page = await serveInspector(request.method, path.slice(CONTROL_PREFIX.length));
     if (page) return page;
     const match = await router.match(request.method === 'HEAD' ? 'GET' : request.method, path.slice(CONTROL_PREFIX.length) || '/');
@@ -43,9 +50,9 @@ export function createControlPlane(burrow: Burrow, operatorToken: string | undef
     if (operation.id === 'control.accounts.create' && typeof chosenKey === 'string' && expected && timingSafeEqual(digest(chosenKey), expected)) {
       fail('INVALID_FIELD', 'token: must not be the operator token; the operator token is no account\'s key');
     }
-    const query = Object.fromEntries(request.url.searchParams);
-    const result = await operation.run(burrow, { params: match.params, query, body }, { baseUrl: request.url.origin });
+    const query = Object.fromEntries(new URLSearchParams(request.search));
+    const result = await operation.run(burrow, { params: match.params, query, body }, { baseUrl: request.origin });
     if (operation.status === 204 || result === undefined) return { status: operation.status === 204 ? 204 : 200, headers: {}, body: undefined };
     return { status: operation.status, headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(result) };
-  };
+  }
 }

@@ -15,10 +15,13 @@ export function createFetchHandler(burrow: Burrow, options: FetchHandlerOptions 
   const handle = createHttpHandler(burrow, options);
   return async (request) => {
     const sourceIp = options.sourceIp?.(request);
+    const url = new URL(request.url);
     const response = await handle({
       ...(sourceIp ? { sourceIp } : {}),
       method: request.method,
-      url: new URL(request.url),
+      path: url.pathname,
+      search: url.search,
+      origin: url.origin,
       header: (name) => request.headers.get(name),
       text: () => readLimited(request),
     });

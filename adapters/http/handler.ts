@@ -46,16 +46,14 @@ export function createHttpHandler(burrow: Burrow, options: HttpHandlerOptions = 
     const trace: Trace = { operation: undefined, account: undefined, api: false };
     let response: HttpResponse;
     try {
-      response =
-        (options.cors ? await preflight(router, request) : undefined) ??
-        (await controlPlane(request)) ??
-        (await serveApi(burrow, router, request, operationId, trace));
+      const answered = (options.cors ? await preflight(router, request) : undefined) ?? controlPlane(request);
+      response = answered ? await answered : await serveApi(burrow, router, request, operationId, trace);
     } catch (error) {
       response = errorResponse(burrow, error, operationId, options.onError);
     }
     response.headers['Burrow-Operation-Id'] = operationId;
-    const origin = request.header('origin');
-    if (options.cors && origin) {
+    const origin = options.cors ? request.header('origin') : null;
+    if (origin) {
       response.headers['Access-Control-Allow-Origin'] = origin;
       response.headers['Access-Control-Allow-Credentials'] = 'true';
       response.headers['Access-Control-Expose-Headers'] = 'Burrow-Operation-Id, Warning';
@@ -67,8 +65,8 @@ export function createHttpHandler(burrow: Burrow, options: HttpHandlerOptions = 
         operationId,
         account: trace.account,
         method: request.method,
-        path: request.url.pathname,
-        search: request.url.search,
+        path: request.path,
+        search: request.search,
         status: response.status,
         errorCode: response.errorCode,
         durationMs: ms,
@@ -77,7 +75,7 @@ export function createHttpHandler(burrow: Burrow, options: HttpHandlerOptions = 
     }
     options.log?.({
       method: request.method,
-      path: request.url.pathname,
+      path: request.path,
       status: response.status,
       ms,
       operationId,
@@ -99,8 +97,8 @@ interface Trace {
 
 async function serveApi(burrow: Burrow, router: Router<Operation>, request: HttpRequest, operationId: string, trace: Trace): Promise<HttpResponse> {
   trace.api = true;
-  const match = await router.match(request.method === 'HEAD' ? 'GET' : request.method, request.url.pathname);
-  if (!match.operation) routeMiss(request.method, request.url.pathname, match.allowed, 'API');
+  const match = await router.match(request.method === 'HEAD' ? 'GET' : request.method, request.path);
+  if (!match.operation) routeMiss(request.method, request.path, match.allowed, 'API');
   const operation = match.operation;
   trace.operation = operation;
   checkVersion(burrow, request);
@@ -110,10 +108,10 @@ async function serveApi(burrow: Burrow, router: Router<Operation>, request: Http
   const result = await burrow.execute(
     principal,
     operation,
-    { params: match.params, query: queryParams(request.url), body },
-    { baseUrl: burrow.options.baseUrl ?? request.url.origin, ...(request.sourceIp ? { sourceIp: request.sourceIp } : {}) },
+    { params: match.params, query: queryParams(request.search), body },
+    { baseUrl: burrow.options.baseUrl ?? request.origin, ...(request.sourceIp ? { sourceIp: request.sourceIp } : {}) },
   );
-  const headers: Record<string, string> = { ...result.headers };
+  const headers = result.headers;
   if (result.status === 204 || request.method === 'HEAD') return { status: result.status, headers, body: undefined };
   headers['Content-Type'] = JSON_TYPE;
   return { status: result.status, headers, body: JSON.stringify(result.body) };
@@ -124,7 +122,7 @@ async function preflight(router: Router<Operation>, request: HttpRequest): Promi
   const method = request.header('access-control-request-method');
   if (request.method !== 'OPTIONS' || !request.header('origin') || !method) return undefined;
   // No route answers OPTIONS, so the methods it reports as allowed are exactly the path's methods.
-  const allowed = (await router.match('OPTIONS', request.url.pathname)).allowed;
+  const allowed = (await router.match('OPTIONS', request.path)).allowed;
   if (allowed.length === 0) return undefined;
   const headers: Record<string, string> = {
     'Access-Control-Allow-Methods': allowed.join(', '),
@@ -147,9 +145,10 @@ function checkVersion(burrow: Burrow, request: HttpRequest): void {
   }
 }
 
-function queryParams(url: URL): Record<string, string | string[]> {
+function queryParams(search: string): Record<string, string | string[]> {
   const out: Record<string, string | string[]> = {};
-  for (const [key, value] of url.searchParams) {
+  if (search === '') return out;
+  for (const [key, value] of new URLSearchParams(search)) {
     const prev = out[key];
     out[key] = prev === undefined ? value : ([] as string[]).concat(prev, value);
   }

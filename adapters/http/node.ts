@@ -1,6 +1,6 @@
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
 import type { Burrow } from '../../lib/index.ts';
-import { MAX_BODY_BYTES, tooLarge } from './body.ts';
+import { MAX_BODY_BYTES, parseTarget, tooLarge, type HttpRequest, type HttpResponse } from './body.ts';
 import { createHttpHandler, type HttpHandlerOptions } from './handler.ts';
 
 export interface NodeListenerOptions extends HttpHandlerOptions {
@@ -8,29 +8,17 @@ export interface NodeListenerOptions extends HttpHandlerOptions {
   trustProxy?: boolean;
 }
 
-/** A node:http request listener serving a Burrow instance: `http.createServer(createNodeListener(burrow))`. */
+/**
+ * A node:http request listener serving a Burrow instance: `http.createServer(createNodeListener(burrow))`.
+ * It hands node's request to the shared translation layer directly (no WHATWG Request/Response).
+ */
 export function createNodeListener(burrow: Burrow, options: NodeListenerOptions = {}): RequestListener {
   const handle = createHttpHandler(burrow, options);
   return (req: IncomingMessage, res: ServerResponse) => {
-    const host = req.headers.host ?? 'localhost';
     const forwarded = options.trustProxy ? String(req.headers['x-forwarded-for'] ?? '').split(',')[0]!.trim() : '';
     const sourceIp = forwarded || req.socket.remoteAddress;
-    handle({
-      method: req.method ?? 'GET',
-      url: new URL(req.url ?? '/', `http://${host}`),
-      header: (name) => {
-        const value = req.headers[name];
-        return value === undefined ? null : Array.isArray(value) ? value.join(', ') : value;
-      },
-      text: () => readBody(req),
-      ...(sourceIp ? { sourceIp } : {}),
-    }).then(
-      (response) => {
-        // A known length spares node the chunked encoding (one write instead of several).
-        const body = response.body === undefined ? undefined : Buffer.from(response.body, 'utf8');
-        res.writeHead(response.status, body ? { ...response.headers, 'Content-Length': body.length } : response.headers);
-        res.end(body);
-      },
+    handle(new NodeRequest(req, sourceIp)).then(
+      (response) => send(res, response),
       (error) => {
         res.writeHead(500, { 'Content-Type': 'text/plain' });
         res.end('internal error');
@@ -38,6 +26,48 @@ export function createNodeListener(burrow: Burrow, options: NodeListenerOptions 
       },
     );
   };
+}
+
+/** A node request as the translation layer reads it; methods, not per-request closures. */
+class NodeRequest implements HttpRequest {
+  readonly method: string;
+  readonly path: string;
+  readonly search: string;
+  readonly sourceIp?: string;
+  readonly #req: IncomingMessage;
+
+  constructor(req: IncomingMessage, sourceIp: string | undefined) {
+    this.#req = req;
+    this.method = req.method ?? 'GET';
+    const { path, search } = parseTarget(req.url ?? '/');
+    this.path = path;
+    this.search = search;
+    if (sourceIp) this.sourceIp = sourceIp;
+  }
+
+  get origin(): string {
+    return new URL(`http://${this.#req.headers.host ?? 'localhost'}`).origin;
+  }
+
+  header(name: string): string | null {
+    const value = this.#req.headers[name];
+    return value === undefined ? null : Array.isArray(value) ? value.join(', ') : value;
+  }
+
+  text(): Promise<string> {
+    return readBody(this.#req);
+  }
+}
+
+/**
+ * Writes a response in one socket write: with a string body and a known length, node sends the
+ * head and the body together (a Buffer body would be a second chunk, and a copy).
+ */
+function send(res: ServerResponse, response: HttpResponse): void {
+  const { body, headers } = response;
+  if (body !== undefined) headers['Content-Length'] = String(Buffer.byteLength(body));
+  res.writeHead(response.status, headers);
+  res.end(body);
 }
 
 function readBody(req: IncomingMessage): Promise<string> {

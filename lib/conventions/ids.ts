@@ -1,3 +1,4 @@
+import * as crypto from 'node:crypto';
 import { createHash, randomBytes } from 'node:crypto';
 
 /**
@@ -54,23 +55,26 @@ export function seededRandom(seed: number | string): RandomSource {
 }
 
 /**
- * Base62 of a big-endian number of an even number of bytes (ids and secrets are 20), by long
- * division over 16-bit digits: BigInt arithmetic here cost 5% of a GET.
+ * Base62 of a big-endian number of a multiple of 4 bytes (ids and secrets are 20), by long
+ * division over 32-bit digits (a remainder times 2^32 stays an exact double): BigInt arithmetic
+ * here cost 5% of a GET, and 16-bit digits twice the divisions.
  */
 function encodeBase62(bytes: Uint8Array): string {
-  const digits: number[] = [];
-  for (let i = 0; i < bytes.length; i += 2) digits.push((bytes[i]! << 8) | bytes[i + 1]!);
+  const words = bytes.length >> 2;
+  const digits = new Array<number>(words);
+  for (let i = 0; i < words; i++) digits[i] = ((bytes[4 * i]! << 24) | (bytes[4 * i + 1]! << 16) | (bytes[4 * i + 2]! << 8) | bytes[4 * i + 3]!) >>> 0;
   let out = '';
   let start = 0;
-  while (start < digits.length) {
+  while (start < words) {
     let remainder = 0;
-    for (let i = start; i < digits.length; i++) {
-      const value = remainder * 65536 + digits[i]!;
-      digits[i] = Math.floor(value / 62);
-      remainder = value % 62;
+    for (let i = start; i < words; i++) {
+      const value = remainder * 4294967296 + digits[i]!;
+      const quotient = Math.floor(value / 62);
+      digits[i] = quotient;
+      remainder = value - quotient * 62;
     }
     out = BASE62[remainder] + out;
-    while (start < digits.length && digits[start] === 0) start++;
+    while (start < words && digits[start] === 0) start++;
   }
   return out.padStart(KSUID_CHARS, '0');
 }
@@ -147,7 +151,10 @@ function increment(bytes: Uint8Array): void {
   }
 }
 
+// Node ≥ 20.12 hashes in one call, a third of the time of a Hash object (auth hashes every request).
+const oneShotHash = (crypto as { hash?: (algorithm: string, data: string, encoding: 'hex') => string }).hash;
+
 /** SHA-256 hex digest: the only form in which tokens are stored. */
 export function hashToken(token: string): string {
-  return createHash('sha256').update(token).digest('hex');
+  return oneShotHash ? oneShotHash('sha256', token, 'hex') : createHash('sha256').update(token).digest('hex');
 }

@@ -11,7 +11,7 @@ export interface Ref {
 
 /** Joins a base URL and a path without doubling slashes. */
 export function absoluteUri(baseUrl: string, path: string): string {
-  return `${baseUrl.replace(/\/+$/, '')}${path}`;
+  return `${baseUrl.endsWith('/') ? baseUrl.replace(/\/+$/, '') : baseUrl}${path}`;
 }
 
 /** `{ id, uri }` for the resource `id` under collection `collectionPath` (e.g. `/api_keys`). */
