@@ -105,6 +105,26 @@ export function seededOperatorToken(seed: string): string {
   return createHash('sha256').update(`burrow operator token\u0000${seed}`).digest('base64url');
 }
 
+/**
+ * Request log lines, written once per turn of the event loop: stdout to a pipe or file is written
+ * synchronously, so a write per request under load would hold the loop once per request.
+ */
+function batchedLines(out: NodeJS.WritableStream) {
+  let pending: string[] = [];
+  const flush = () => {
+    if (pending.length === 0) return;
+    const text = `${pending.join('\n')}\n`;
+    pending = [];
+    out.write(text);
+  };
+  return {
+    write(line: string) {
+      if (pending.push(line) === 1) setImmediate(flush);
+    },
+    flush,
+  };
+}
+
 async function main(): Promise<void> {
   let settings: ReturnType<typeof parseCli>;
   try {
@@ -128,6 +148,7 @@ async function main(): Promise<void> {
     console.error(`burrow: ${(error as Error).message}`);
     process.exit(1);
   }
+  const requestLog = batchedLines(process.stdout);
   const server = createServer();
   const listening = new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -172,7 +193,7 @@ async function main(): Promise<void> {
       ? {}
       : {
           log: (entry) =>
-            console.log(settings.logFormat === 'json'
+            requestLog.write(settings.logFormat === 'json'
               ? JSON.stringify(entry)
               : `${entry.method} ${entry.path} ${entry.status} ${entry.ms}ms ${entry.operationId}${entry.operation ? ` ${entry.operation}` : ''}${entry.warning ? ` warning: ${entry.warning}` : ''}`),
         }),
@@ -187,6 +208,7 @@ async function main(): Promise<void> {
   const stop = (signal: string) => {
     if (stopping) return;
     stopping = true;
+    requestLog.flush();
     console.log(`burrow: ${signal} received, shutting down`);
     server.close();
     server.closeAllConnections();

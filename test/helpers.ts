@@ -79,6 +79,8 @@ export interface RunningServer {
   operatorToken: string | undefined;
   process: ChildProcess;
   output: string[];
+  /** The output lines so far once one matches `done` (request log lines follow their responses). */
+  outputUntil(done: (lines: string[]) => boolean): Promise<string[]>;
   stop(signal?: NodeJS.Signals): Promise<number | null>;
   request(method: string, path: string, body?: unknown, init?: { token?: string | null; headers?: Record<string, string | null>; rawBody?: string }): Promise<TestResponse>;
 }
@@ -126,6 +128,21 @@ export async function startServer(args: string[] = [], env: Record<string, strin
     },
     process: child,
     output,
+    outputUntil: (done) =>
+      new Promise<string[]>((resolve, reject) => {
+        if (done(output)) return resolve(output);
+        const timer = setTimeout(() => {
+          lines.off('line', check);
+          reject(new Error(`the expected output did not come:\n${output.join('\n')}`));
+        }, 5000);
+        function check() {
+          if (!done(output)) return;
+          clearTimeout(timer);
+          lines.off('line', check);
+          resolve(output);
+        }
+        lines.on('line', check);
+      }),
     stop: async (signal = 'SIGTERM') => {
       if (child.exitCode === null && child.signalCode === null) child.kill(signal);
       return exited;

@@ -184,12 +184,13 @@ describe('burrow serve', () => {
     try {
       await server.request('POST', '/api_keys', { description: 'logged' });
       await server.request('GET', '/nowhere');
-      const lines = server.output.filter((line) => line.startsWith('{')).map((line) => JSON.parse(line));
+      const output = await server.outputUntil((lines) => lines.filter((line) => line.startsWith('{')).length >= 2);
+      const lines = output.filter((line) => line.startsWith('{')).map((line) => JSON.parse(line));
       assert.deepEqual(lines.map((l) => [l.method, l.path, l.status]), [['POST', '/api_keys', 201], ['GET', '/nowhere', 404]]);
       assert.match(lines[0].operationId, /^op_/);
       assert.equal(lines[0].operation, 'api_keys.create');
       assert.equal(typeof lines[0].ms, 'number');
-      const logged = server.output.filter((line) => line.startsWith('{')).join('\n');
+      const logged = output.filter((line) => line.startsWith('{')).join('\n');
       assert.ok(!logged.includes(server.token!), 'no token in the log');
     } finally {
       await server.stop();
