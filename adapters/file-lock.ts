@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { closeSync, constants, fstatSync, ftruncateSync, openSync, readFileSync, statSync, unlinkSync, writeSync } from 'node:fs';
+import { closeSync, constants, fstatSync, ftruncateSync, openSync, readFileSync, readlinkSync, statSync, unlinkSync, writeSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 
@@ -16,10 +16,10 @@ import { setTimeout as sleep } from 'node:timers/promises';
  * win. A heartbeat lock (mkdir + mtime, as in proper-lockfile) would refuse a restart for its stale
  * period after a kill -9 and hand the lock to a second writer when a live holder stalls longer.
  *
- * Node has no flock(); on Linux the lock is taken by util-linux `flock(1)` on a descriptor this
- * process shares with it: flock(2) locks belong to the open file description, so the lock stays
- * ours after the helper exits and goes with our last descriptor. The file itself only says who holds
- * it (pid, host, start time), for the refusal message.
+ * Node has no flock(); on Linux the lock is taken by `flock(1)` (util-linux or busybox) on a
+ * descriptor this process shares with it: flock(2) locks belong to the open file description, so
+ * the lock stays ours after the helper exits and goes with our last descriptor. The file itself
+ * only says who holds it (pid, host, start time), for the refusal message.
  */
 
 /** Who holds a lock, as its holder wrote it into the lock file. */
@@ -27,6 +27,9 @@ export interface LockHolder {
   pid?: number;
   host?: string;
   since?: string;
+  /** Where /proc exists: the holder's start time (clock ticks since boot) and pid namespace. */
+  start?: string;
+  pidns?: string;
 }
 
 /** The lock is held by another live process (or another open in this one). */
@@ -57,7 +60,7 @@ const RETRY_EVERY_MS = 20;
 const EXCLUSIVE_OPEN_FLAGS: Partial<Record<NodeJS.Platform, number>> = { darwin: 0x20 | 0x4, freebsd: 0x20 | 0x4, openbsd: 0x20 | 0x4, win32: 0x10000000 };
 
 export function describeHolder(holder: LockHolder | undefined): string {
-  if (holder?.pid === undefined) return 'another process';
+  if (holder?.pid === undefined) return 'a process that has not written its name';
   return `pid ${holder.pid}${holder.host ? ` on ${holder.host}` : ''}${holder.since ? `, since ${holder.since}` : ''}`;
 }
 
@@ -67,8 +70,9 @@ export function describeHolder(holder: LockHolder | undefined): string {
  */
 export async function lockFile(path: string, options: LockOptions = {}): Promise<FileLock> {
   const deadline = Date.now() + (options.waitMs ?? LOCK_WAIT_MS);
+  const holder = JSON.stringify({ pid: process.pid, host: hostname(), since: new Date().toISOString(), ...procIdentity('self') } satisfies LockHolder);
   for (;;) {
-    const fd = await openLocked(path);
+    const fd = await openLocked(path, holder);
     if (fd !== undefined) {
       // The previous holder removes the file while it still holds it; a lock on the removed file
       // is worth nothing, so the file is opened again.
@@ -76,25 +80,32 @@ export async function lockFile(path: string, options: LockOptions = {}): Promise
       closeSync(fd);
       continue;
     }
-    if (Date.now() >= deadline) throw new FileLockedError(path, readHolder(path));
+    if (Date.now() >= deadline) throw new FileLockedError(path, await readHolder(path));
     await sleep(RETRY_EVERY_MS);
   }
 }
 
-/** Opens `path` and takes the kernel lock: the descriptor, or undefined when the lock is held. */
-async function openLocked(path: string): Promise<number | undefined> {
+/**
+ * Opens `path`, takes the kernel lock and writes `holder` into the file: the descriptor, or
+ * undefined when the lock is held.
+ */
+async function openLocked(path: string, holder: string): Promise<number | undefined> {
   const flags = EXCLUSIVE_OPEN_FLAGS[process.platform];
   if (flags !== undefined) {
+    let fd: number;
     try {
-      return openSync(path, constants.O_RDWR | constants.O_CREAT | flags, 0o600);
+      fd = openSync(path, constants.O_RDWR | constants.O_CREAT | flags, 0o600);
     } catch (error) {
       if (['EAGAIN', 'EWOULDBLOCK', 'EBUSY'].includes((error as NodeJS.ErrnoException).code ?? '')) return undefined;
       throw error;
     }
+    ftruncateSync(fd, 0);
+    writeSync(fd, holder, 0);
+    return fd;
   }
   const fd = openSync(path, constants.O_RDWR | constants.O_CREAT, 0o600);
   try {
-    if (await flock(fd)) return fd;
+    if (await flock(fd, holder)) return fd;
   } catch (error) {
     closeSync(fd);
     throw error;
@@ -103,18 +114,23 @@ async function openLocked(path: string): Promise<number | undefined> {
   return undefined;
 }
 
-/** Runs `flock -n -x 3` on our descriptor: true when the lock is now ours. */
-function flock(fd: number): Promise<boolean> {
+/**
+ * Runs `flock -n -x 3` on our descriptor, then (in the same helper, right after) replaces the
+ * file's content with `holder`: a process refused a moment later finds the new holder's name, not
+ * that of a killed one. Resolves true when the lock is now ours.
+ */
+function flock(fd: number, holder: string): Promise<boolean> {
   return new Promise((resolve, reject) => {
-    const child = spawn('flock', ['-n', '-x', '3'], { stdio: ['ignore', 'ignore', 'pipe', fd] });
+    const script = 'flock -n -x 3 || exit $?; printf "%s" "$1" > /dev/fd/3';
+    const child = spawn('sh', ['-c', script, 'burrow-lock', holder], { stdio: ['ignore', 'ignore', 'pipe', fd] });
     let stderr = '';
     child.stderr!.on('data', (chunk) => (stderr += chunk));
-    child.once('error', (error: NodeJS.ErrnoException) =>
-      reject(error.code === 'ENOENT' ? new Error('the flock command is missing: install util-linux (Debian, Ubuntu, Fedora) or busybox (Alpine) to lock the data file') : error),
-    );
+    child.once('error', reject);
     child.once('close', (code) => {
       if (code === 0) resolve(true);
-      else if (code === 1) resolve(false);
+      // A held lock is a silent exit 1; other failures (a file system without locks) say why.
+      else if (code === 1 && stderr.trim() === '') resolve(false);
+      else if (code === 127) reject(new Error('the flock command is missing: install util-linux (Debian, Ubuntu, Fedora) or busybox (Alpine) to lock the data file'));
       else reject(new Error(`flock failed (exit ${code}): ${stderr.trim()}`));
     });
   });
@@ -132,9 +148,6 @@ function sameFile(fd: number, path: string): boolean {
 }
 
 function holdLock(path: string, fd: number): FileLock {
-  const holder: LockHolder = { pid: process.pid, host: hostname(), since: new Date().toISOString() };
-  ftruncateSync(fd, 0);
-  writeSync(fd, JSON.stringify(holder), 0);
   let released = false;
   const release = () => {
     if (released) return;
@@ -157,10 +170,38 @@ function unlinkQuietly(path: string): void {
   }
 }
 
-function readHolder(path: string): LockHolder | undefined {
+/**
+ * Who holds the lock, for the refusal message only (the lock itself never looks at pids). A holder
+ * that has just taken the lock gets a moment to write its name over that of a killed one; a name
+ * is taken as stale when /proc shows that process gone, a zombie, or started at another time.
+ */
+async function readHolder(path: string): Promise<LockHolder | undefined> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      const holder = JSON.parse(readFileSync(path, 'utf8')) as LockHolder;
+      if (typeof holder === 'object' && holder !== null && !isStale(holder)) return holder;
+    } catch {
+      // empty or half-written: the holder is writing it now
+    }
+    if (attempt === 25) return undefined;
+    await sleep(RETRY_EVERY_MS);
+  }
+}
+
+function isStale(holder: LockHolder): boolean {
+  const self = procIdentity('self');
+  if (!self || holder.start === undefined || holder.pid === undefined || holder.pidns !== self.pidns || holder.host !== hostname()) return false;
+  return procIdentity(holder.pid)?.start !== holder.start;
+}
+
+/** A live (not zombie) process's start time and pid namespace from /proc, where there is one. */
+function procIdentity(pid: number | 'self'): { start: string; pidns: string } | undefined {
   try {
-    const holder = JSON.parse(readFileSync(path, 'utf8')) as LockHolder;
-    return typeof holder === 'object' && holder !== null ? holder : undefined;
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // After the parenthesised command name: state (field 3) … starttime (field 22).
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    if (fields[0] === 'Z' || fields[0] === 'X') return undefined;
+    return { start: fields[19]!, pidns: readlinkSync(`/proc/${pid}/ns/pid`) };
   } catch {
     return undefined;
   }

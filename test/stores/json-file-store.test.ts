@@ -165,17 +165,25 @@ describe('json-file: single owner', () => {
     }
   });
 
-  test('processes racing for a stale lock: exactly one wins', async () => {
+  test('processes racing for a stale lock: exactly one wins, and the others name it', async () => {
     const path = freshPath();
+    const killed = spawnHolder(path);
+    await killed.next();
+    killed.child.kill('SIGKILL');
+    await killed.exited;
+    const stale = readFileSync(`${path}.lock`, 'utf8');
     for (let round = 0; round < 2; round++) {
-      writeFileSync(`${path}.lock`, JSON.stringify({ pid: 2 ** 22 + 12345, host: 'gone' }));
+      writeFileSync(`${path}.lock`, stale);
       const racers = Array.from({ length: 3 }, () => spawnHolder(path, ['--on-go']));
       try {
         for (const racer of racers) assert.equal(await racer.next(), 'ready');
         for (const racer of racers) racer.child.stdin!.write('go\n');
         const outcomes = await Promise.all(racers.map((racer) => racer.next()));
-        assert.equal(outcomes.filter((line) => line.startsWith('held ')).length, 1, outcomes.join('\n'));
-        for (const line of outcomes.filter((line) => !line.startsWith('held '))) assert.match(line, /^refused data file .* is in use by another Burrow process \(pid \d+/);
+        const winners = outcomes.filter((line) => line.startsWith('held '));
+        assert.equal(winners.length, 1, outcomes.join('\n'));
+        for (const line of outcomes.filter((line) => !line.startsWith('held '))) {
+          assert.match(line, new RegExp(`^refused data file .* is in use by another Burrow process \\(pid ${winners[0]!.slice(5)} on `));
+        }
       } finally {
         for (const racer of racers) racer.child.stdin!.end();
         await Promise.all(racers.map((racer) => racer.exited));
