@@ -8,8 +8,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
  * on macOS and the BSDs, an unshared open on Windows.
  *
  * Why a kernel lock and not a pid in the file: the kernel releases the lock when the holder dies
- * (its descriptors close before it turns into a zombie), so a `kill -9` is followed by a free lock
- * at once, whoever reaps the corpse and whenever. No pid is ever compared, so a restarted server that
+ * (its descriptors close as its last thread exits, before anyone reaps it), so a `kill -9` is
+ * followed by a free lock within milliseconds, whoever reaps the corpse and whenever. No pid is ever compared, so a restarted server that
  * gets the dead one's pid (a fresh pid namespace in a container), a pid reused by an unrelated
  * process, or two containers sharing a volume with different pid namespaces cannot confuse it; and
  * taking the lock is one atomic step, so two processes racing for a stale lock file cannot both

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -155,7 +155,9 @@ describe('json-file: single owner', () => {
     try {
       const pid = Number((await nextLine(parent)).replace('held ', ''));
       process.kill(pid, 'SIGKILL');
-      while (processState(pid) !== 'Z') await new Promise((resolve) => setTimeout(resolve, 5));
+      // Z shows once the main thread is done; the other threads may still be exiting, holding the
+      // descriptors (lockWaitMs covers that in real life). Wait until only the zombie is left.
+      while (processState(pid) !== 'Z' || readdirSync(`/proc/${pid}/task`).length > 1) await new Promise((resolve) => setTimeout(resolve, 5));
       const store = await openJsonFileStore(path, { lockWaitMs: 0 });
       assert.equal(processState(pid), 'Z', 'the holder was still a zombie');
       assert.ok(await store.get({ account: 'ac_1', kind: 'holder' }, `pid_${pid}`));
