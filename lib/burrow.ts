@@ -6,7 +6,10 @@ import { ApiError, ERRORS } from './conventions/errors.ts';
 import { cryptoRandom, IdFactory, seededRandom } from './conventions/ids.ts';
 import type { QueryParams } from './conventions/paging.ts';
 import { rateLimitGuard, type RateLimit } from './rate-limit.ts';
-import { allOperations, CONTROL_OPERATIONS, GUARDS, RESOURCES } from './registry.ts';
+import { allOperations, CONTROL_OPERATIONS, GUARDS, RESOURCES, type REGISTRY, type ResourceName } from './registry.ts';
+import type { BaseResponse, ResourceDefinition } from './resource.ts';
+import type { Schema } from './conventions/fields.ts';
+import type * as v from 'valibot';
 import { eventCatalogue } from './resources/events/catalogue.ts';
 import { DEFAULT_SIMULATION, type SimulationSettings } from './simulator/settings.ts';
 import { clearOutbox, readOutbox, type Delivery, type EventSink, type OutboxContents } from './resources/events/outbox.ts';
@@ -231,12 +234,30 @@ function readOnly(reader: StoreReader): StoreTransaction {
   };
 }
 
-/** CRUD calls on one resource collection of an in-process client. */
-export interface ResourceClient {
-  create(body?: unknown): Promise<any>;
-  get(id: string): Promise<any>;
-  list(query?: QueryParams): Promise<any>;
-  update(id: string, body: unknown): Promise<any>;
+type DefinitionOf<N extends ResourceName> = (typeof REGISTRY)[N];
+/** What a body schema accepts; a kind whose schema is built at run time (edges) takes any object. */
+type Accepts<S> = Schema extends S ? Record<string, unknown> : S extends Schema ? v.InferInput<S> : never;
+
+/** The body `POST` on resource kind `N` accepts, from its valibot schema. */
+export type CreateBody<N extends ResourceName> = DefinitionOf<N> extends ResourceDefinition<any, infer C, any> ? Accepts<C> : never;
+/** The body `PATCH` on resource kind `N` accepts, from its valibot schema. */
+export type UpdateBody<N extends ResourceName> = DefinitionOf<N> extends ResourceDefinition<any, any, infer U> ? Accepts<U> : never;
+
+/** A resource as the API answers it: the common fields, typed, and the kind's own fields. */
+export type ResourceResponse = BaseResponse & { readonly [field: string]: any };
+/** One page of a list: the kind's list key holds the resources; `next_page_uri` is null on the last page. */
+export interface ListResponse {
+  readonly uri: string;
+  readonly next_page_uri: string | null;
+  readonly [listKey: string]: any;
+}
+
+/** CRUD calls on one resource collection of an in-process client, typed for kind `N`. */
+export interface ResourceClient<N extends ResourceName = ResourceName> {
+  create(body?: CreateBody<N>): Promise<ResourceResponse>;
+  get(id: string): Promise<ResourceResponse>;
+  list(query?: QueryParams): Promise<ListResponse>;
+  update(id: string, body: UpdateBody<N>): Promise<ResourceResponse>;
   delete(id: string): Promise<void>;
 }
 
@@ -261,10 +282,13 @@ export class BurrowClient {
     return result.body;
   }
 
-  /** CRUD shortcuts for a collection by its operation prefix (`api_keys`, `credentials`, …). */
-  resource(name: string): ResourceClient {
+  /**
+   * CRUD shortcuts for one resource kind by its name (`api_keys`, `credentials`, …; the README lists
+   * them all). An unknown name or a body its schema would refuse is a compile error.
+   */
+  resource<N extends ResourceName>(name: N): ResourceClient<N> {
     return {
-      create: (body = {}) => this.call(`${name}.create`, { body }),
+      create: (body = {} as CreateBody<N>) => this.call(`${name}.create`, { body }),
       get: (id) => this.call(`${name}.get`, { params: { id } }),
       list: (query = {}) => this.call(`${name}.list`, { query }),
       update: (id, body) => this.call(`${name}.update`, { params: { id }, body }),

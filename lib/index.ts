@@ -9,7 +9,7 @@
 
 // Instance
 export { Burrow, BurrowClient, createBurrow } from './burrow.ts';
-export type { BurrowOptions, OperationResult, ResourceClient } from './burrow.ts';
+export type { BurrowOptions, CreateBody, ListResponse, OperationResult, ResourceClient, ResourceResponse, UpdateBody } from './burrow.ts';
 export type { Actor, Instance, Operation, OperationContext, OperationInput, Principal, RequestGuard, RequestMeta } from './context.ts';
 export type { CreatedAccount } from './accounts.ts';
 
@@ -31,7 +31,7 @@ export { INSTANCE_SCOPE, StoreWriteError, type PageQuery, type Scope, type Store
 
 // Resource engine and registry
 export { crudOperations, defineResource, type BaseRecord, type ResourceDefinition } from './resource.ts';
-export { RESOURCES, allOperations } from './registry.ts';
+export { REGISTRY, RESOURCES, allOperations, type ResourceName } from './registry.ts';
 
 // Agent simulator
 export { connectAgent, disconnectAgent, type AgentConnect } from './simulator/agents.ts';

@@ -3,7 +3,7 @@ import { CORE_CONTROL_OPERATIONS } from './control.ts';
 import { crudOperations, type ResourceDefinition } from './resource.ts';
 import { apiKeys } from './resources/api-keys.ts';
 import { credentials } from './resources/credentials.ts';
-import { sshCredentials } from './resources/ssh-credentials.ts';
+import { sshCredentials } from './resources/ssh/ssh-credentials.ts';
 import { ipPolicies, ipPolicyRules } from './resources/ip-policies/policies.ts';
 import { apiRestrictionGuard, ipRestrictions } from './resources/ip-policies/restrictions.ts';
 import { sshCertificateAuthorities } from './resources/ssh/certificate-authorities.ts';
@@ -17,32 +17,54 @@ import { INSPECTION_CONTROL_OPERATIONS } from './inspection.ts';
 import { eventDestinations } from './resources/events/destinations.ts';
 import { EVENT_SOURCE_OPERATIONS } from './resources/events/sources.ts';
 import { eventSubscriptions } from './resources/events/subscriptions.ts';
-import { BACKENDS } from './resources/backends/index.ts';
-import { certificateAuthorities } from './resources/certificate-authorities.ts';
-import { EDGE_OPERATIONS, EDGES } from './resources/edges/index.ts';
+import { failoverBackends } from './resources/backends/failover.ts';
+import { httpResponseBackends } from './resources/backends/http-response.ts';
+import { staticBackends } from './resources/backends/static.ts';
+import { tunnelGroupBackends } from './resources/backends/tunnel-group.ts';
+import { weightedBackends } from './resources/backends/weighted.ts';
+import { certificateAuthorities } from './resources/x509-certificate-authorities.ts';
+import { EDGE_OPERATIONS } from './resources/edges/index.ts';
+import { httpsEdges } from './resources/edges/https.ts';
+import { tcpEdges } from './resources/edges/tcp.ts';
+import { tlsEdges } from './resources/edges/tls.ts';
 
 /**
- * Every resource kind Burrow serves. Adding a kind = its definition file + one line here; the
- * router, the OpenAPI document and the official-client tests pick it up from this list.
+ * Every resource kind Burrow serves, by its name (the operation-id prefix). Adding a kind = its
+ * definition file + one line here; the router, the OpenAPI document, the typed in-process client
+ * and the official-client tests pick it up from this object. `satisfies` keeps each entry's own
+ * type, so the client knows each kind's body schemas; the architecture test checks that every key
+ * is its definition's name.
  */
-export const RESOURCES: readonly ResourceDefinition<any>[] = [
-  apiKeys,
+export const REGISTRY = {
+  api_keys: apiKeys,
   credentials,
-  sshCredentials,
-  ipPolicies,
-  ipPolicyRules,
-  ipRestrictions,
-  sshCertificateAuthorities,
-  sshHostCertificates,
-  sshUserCertificates,
-  eventDestinations,
-  eventSubscriptions,
-  tunnelSessions,
-  agentIngresses,
-  ...BACKENDS,
-  certificateAuthorities,
-  ...EDGES,
-];
+  ssh_credentials: sshCredentials,
+  ip_policies: ipPolicies,
+  ip_policy_rules: ipPolicyRules,
+  ip_restrictions: ipRestrictions,
+  ssh_certificate_authorities: sshCertificateAuthorities,
+  ssh_host_certificates: sshHostCertificates,
+  ssh_user_certificates: sshUserCertificates,
+  event_destinations: eventDestinations,
+  event_subscriptions: eventSubscriptions,
+  tunnel_sessions: tunnelSessions,
+  agent_ingresses: agentIngresses,
+  weighted_backends: weightedBackends,
+  failover_backends: failoverBackends,
+  http_response_backends: httpResponseBackends,
+  tunnel_group_backends: tunnelGroupBackends,
+  static_backends: staticBackends,
+  certificate_authorities: certificateAuthorities,
+  tcp_edges: tcpEdges,
+  tls_edges: tlsEdges,
+  https_edges: httpsEdges,
+} satisfies Record<string, ResourceDefinition<any, any, any>>;
+
+/** The name of a resource kind: `api_keys`, `credentials`, … */
+export type ResourceName = keyof typeof REGISTRY;
+
+/** The registry's definitions, in routing order. */
+export const RESOURCES: readonly ResourceDefinition<any, any, any>[] = Object.values(REGISTRY);
 
 /** Operations that are not plain CRUD (module endpoints, agent commands, sources). */
 export const EXTRA_OPERATIONS: readonly Operation[] = [...EVENT_SOURCE_OPERATIONS, ...TUNNEL_SESSION_COMMANDS, ...EDGE_OPERATIONS];

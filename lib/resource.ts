@@ -1,3 +1,4 @@
+import type * as v from 'valibot';
 import type { Operation, OperationContext, OperationInput, ResourceKind } from './context.ts';
 import { formatTime } from './conventions/clock.ts';
 import { ApiError, ERRORS, fail, notFound, type ErrorSpec } from './conventions/errors.ts';
@@ -30,8 +31,14 @@ export interface BaseRecord {
 type Awaitable<T> = T | Promise<T>;
 type CrudOperation = 'create' | 'get' | 'list' | 'update' | 'delete';
 
-/** A resource kind. `Input`/`Patch` are the validated create/update bodies. */
-export interface ResourceDefinition<R extends BaseRecord = BaseRecord, Input = any, Patch = any> extends ResourceKind {
+/** What a schema's parse yields; `any` for a definition that did not give its schema's type. */
+export type Parsed<S extends Schema> = Schema extends S ? any : v.InferOutput<S>;
+
+/**
+ * A resource kind. `Create`/`Update` are the types of its body schemas: hooks receive what they
+ * parse to, and the typed in-process client accepts what they accept.
+ */
+export interface ResourceDefinition<R extends BaseRecord = BaseRecord, Create extends Schema = Schema, Update extends Schema = Schema> extends ResourceKind {
   /** Event object name (`api_key` → `api_key_created.v0`); omit for kinds without audit events. */
   readonly event?: string;
   /** Error for unknown ids (defaults to the generic 404). */
@@ -40,17 +47,17 @@ export interface ResourceDefinition<R extends BaseRecord = BaseRecord, Input = a
   readonly inUseError?: ErrorSpec;
   /** Which CRUD operations exist (all by default). */
   readonly operations?: readonly CrudOperation[];
-  readonly createSchema: Schema;
-  readonly updateSchema: Schema;
+  readonly createSchema: Create;
+  readonly updateSchema: Update;
   /**
    * Slow preparation from the validated input alone (key generation), run before the transaction
    * opens; its result is `create`'s `prepared` argument.
    */
-  prepareCreate?(input: Input): Promise<unknown>;
+  prepareCreate?(input: Parsed<Create>): Promise<unknown>;
   /** Builds the record's own fields from the validated input (rules, references, defaults). */
-  create(ctx: OperationContext, input: Input, base: BaseRecord, prepared?: unknown): Awaitable<{ record: R; reveal?: Record<string, unknown> } | R>;
+  create(ctx: OperationContext, input: Parsed<Create>, base: BaseRecord, prepared?: unknown): Awaitable<{ record: R; reveal?: Record<string, unknown> } | R>;
   /** Applies a validated patch; returns the new record. Fields not sent stay unchanged. */
-  update?(ctx: OperationContext, record: R, patch: Patch): Awaitable<R>;
+  update?(ctx: OperationContext, record: R, patch: Parsed<Update>): Awaitable<R>;
   /** The response shape (never secrets); `base` holds id, uri, created_at, description, metadata. */
   toResponse(ctx: OperationContext, record: R, base: BaseResponse): Record<string, unknown>;
   /**
@@ -75,9 +82,9 @@ export interface UniqueField<R extends BaseRecord> {
 }
 
 /** Identity helper that keeps the definition's record type. */
-export function defineResource<R extends BaseRecord, Input = any, Patch = any>(
-  definition: ResourceDefinition<R, Input, Patch>,
-): ResourceDefinition<R, Input, Patch> {
+export function defineResource<R extends BaseRecord, Create extends Schema = Schema, Update extends Schema = Schema>(
+  definition: ResourceDefinition<R, Create, Update>,
+): ResourceDefinition<R, Create, Update> {
   return definition;
 }
 

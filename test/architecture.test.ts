@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { describe, test } from 'node:test';
-import { allOperations, RESOURCES } from '../lib/index.ts';
+import { allOperations, REGISTRY, RESOURCES } from '../lib/index.ts';
 
 const root = new URL('..', import.meta.url).pathname;
 
@@ -66,6 +66,12 @@ describe('architecture', () => {
         if (pkg) assert.equal(relative(root, join(root, file)), owners[pkg], `${file} imports ${pkg}`);
       }
     }
+  });
+
+  test('every registry key is its definition name, and the README lists every resource name', () => {
+    for (const [key, def] of Object.entries(REGISTRY)) assert.equal(def.name, key);
+    const readme = readFileSync(join(root, 'README.md'), 'utf8');
+    for (const name of Object.keys(REGISTRY)) assert.ok(readme.includes(`\`${name}\``), `README lists ${name}`);
   });
 
   test('every resource kind has a unique prefix, path and operation ids', () => {

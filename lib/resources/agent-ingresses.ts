@@ -95,7 +95,7 @@ function currentJob(record: AgentIngressRecord, now: Date): ProvisioningJob | nu
   return job;
 }
 
-export const agentIngresses = defineResource<AgentIngressRecord, v.InferOutput<typeof IngressCreate>, v.InferOutput<typeof IngressUpdate>>({
+export const agentIngresses = defineResource<AgentIngressRecord, typeof IngressCreate, typeof IngressUpdate>({
   name: 'agent_ingresses',
   label: 'agent ingress',
   kind: INGRESS_KIND,

@@ -13,6 +13,8 @@ export interface ApiKeyPrepared {
   readonly token?: string;
 }
 
+export const API_KEY_KIND = 'api_key';
+
 export interface ApiKeyRecord extends BaseRecord {
   readonly owner_id: string;
   readonly token_hash: string;
@@ -29,10 +31,10 @@ const ApiKeyUpdate = v.strictObject({
   metadata: v.optional(metadata),
 });
 
-export const apiKeys = defineResource<ApiKeyRecord, v.InferOutput<typeof ApiKeyCreate>>({
+export const apiKeys = defineResource<ApiKeyRecord, typeof ApiKeyCreate, typeof ApiKeyUpdate>({
   name: 'api_keys',
   label: 'API key',
-  kind: 'api_key',
+  kind: API_KEY_KIND,
   prefix: 'ak',
   path: '/api_keys',
   listKey: 'keys',
@@ -42,7 +44,7 @@ export const apiKeys = defineResource<ApiKeyRecord, v.InferOutput<typeof ApiKeyC
   async create(ctx, input, base, prepared) {
     const owner_id = await resolveOwner(ctx, input.owner_id);
     const token = (prepared as ApiKeyPrepared | undefined)?.token ?? ctx.ids.token(base.id);
-    const token_hash = await indexToken(ctx.tx, token, { account: ctx.account, kind: 'api_key', record_id: base.id });
+    const token_hash = await indexToken(ctx.tx, token, { account: ctx.account, kind: API_KEY_KIND, record_id: base.id });
     return { record: { ...base, owner_id, token_hash }, reveal: { token } };
   },
   toResponse: (_ctx, record, base) => ({ ...base, owner_id: record.owner_id, token: null }),

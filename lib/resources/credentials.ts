@@ -11,6 +11,8 @@ import { AclRuleError, parseAcl } from './acl.ts';
  * bind rules (see acl.ts). Like API keys, the token is shown once and stored only as a hash.
  */
 
+export const CREDENTIAL_KIND = 'credential';
+
 export interface CredentialRecord extends BaseRecord {
   readonly owner_id: string;
   readonly acl: readonly string[];
@@ -46,10 +48,10 @@ export const CredentialUpdate = v.strictObject({
 
 const CredentialCreate = v.strictObject(credentialFields);
 
-export const credentials = defineResource<CredentialRecord, v.InferOutput<typeof CredentialCreate>, v.InferOutput<typeof CredentialUpdate>>({
+export const credentials = defineResource<CredentialRecord, typeof CredentialCreate, typeof CredentialUpdate>({
   name: 'credentials',
   label: 'tunnel credential',
-  kind: 'credential',
+  kind: CREDENTIAL_KIND,
   prefix: 'cr',
   path: '/credentials',
   listKey: 'credentials',
@@ -60,7 +62,7 @@ export const credentials = defineResource<CredentialRecord, v.InferOutput<typeof
     const acl = validAcl(input.acl);
     const owner_id = await resolveOwner(ctx, input.owner_id);
     const token = ctx.ids.token(base.id);
-    const token_hash = await indexToken(ctx.tx, token, { account: ctx.account, kind: 'credential', record_id: base.id });
+    const token_hash = await indexToken(ctx.tx, token, { account: ctx.account, kind: CREDENTIAL_KIND, record_id: base.id });
     return { record: { ...base, owner_id, acl, token_hash }, reveal: { token } };
   },
   update: (_ctx, record, patch) => (patch.acl === undefined ? record : { ...record, acl: validAcl(patch.acl) }),

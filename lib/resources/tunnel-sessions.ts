@@ -24,6 +24,8 @@ import { changeOnlineTunnels } from './backends/tunnel-group.ts';
 
 export const UPDATE_SECONDS = 10;
 
+export const TUNNEL_SESSION_KIND = 'tunnel_session';
+
 export interface TunnelSessionRecord extends BaseRecord {
   readonly agent_version: string;
   readonly credential: { readonly kind: 'credential' | 'ssh_credential'; readonly id: string };
@@ -43,7 +45,7 @@ const NoFields = v.strictObject({});
 export const tunnelSessions = defineResource<TunnelSessionRecord>({
   name: 'tunnel_sessions',
   label: 'tunnel session',
-  kind: 'tunnel_session',
+  kind: TUNNEL_SESSION_KIND,
   prefix: 'ts',
   path: '/tunnel_sessions',
   listKey: 'tunnel_sessions',
@@ -89,7 +91,7 @@ export async function startSession(ctx: OperationContext, agent: SessionTemplate
     description: '',
     update: null,
   };
-  await ctx.tx.put(scopeOf(ctx, 'tunnel_session'), record);
+  await ctx.tx.put(scopeOf(ctx, TUNNEL_SESSION_KIND), record);
   await addPair(ctx.tx, sessionsOfCredential(ctx), record.credential.id, record.id);
   ctx.emit('agent_session_start.v0', respond(ctx, tunnelSessions, record));
   if (Object.keys(record.binds.labels).length > 0) await changeOnlineTunnels(ctx, { online: { id: tunnelOf(record), labels: record.binds.labels } });
@@ -104,7 +106,7 @@ const tunnelOf = (session: TunnelSessionRecord) => `tn_${session.id.slice(sessio
 
 /** Removes a session (its agent went offline) and emits agent_session_stop.v0. */
 export async function endSession(ctx: OperationContext, record: TunnelSessionRecord): Promise<void> {
-  await ctx.tx.delete(scopeOf(ctx, 'tunnel_session'), record.id);
+  await ctx.tx.delete(scopeOf(ctx, TUNNEL_SESSION_KIND), record.id);
   await removePair(ctx.tx, sessionsOfCredential(ctx), record.credential.id, record.id);
   ctx.emit('agent_session_stop.v0', respond(ctx, tunnelSessions, record));
   if (Object.keys(record.binds.labels).length > 0) await changeOnlineTunnels(ctx, { goneId: tunnelOf(record) });
@@ -113,7 +115,7 @@ export async function endSession(ctx: OperationContext, record: TunnelSessionRec
 /** Ends the sessions of a credential that is being deleted: its agents can no longer stay online. */
 export async function endSessionsOfCredential(ctx: OperationContext, credentialId: string): Promise<void> {
   for (const id of await membersOf(ctx.tx, sessionsOfCredential(ctx), credentialId)) {
-    const session = await ctx.tx.get(scopeOf(ctx, 'tunnel_session'), id);
+    const session = await ctx.tx.get(scopeOf(ctx, TUNNEL_SESSION_KIND), id);
     if (session) await endSession(ctx, session as unknown as TunnelSessionRecord);
   }
 }
@@ -155,7 +157,7 @@ const commands: Record<'stop' | 'restart' | 'update', (ctx: OperationContext, re
     }
     const version = availableUpdate(ctx.services.simulation.agentVersions, record.agent_version);
     if (!version) throw new ApiError(ERRORS.AGENT_NO_UPDATE, `no update is available for agent version ${record.agent_version} (updates stay within major version ${record.agent_version.split('.')[0]})`);
-    await ctx.tx.put(scopeOf(ctx, 'tunnel_session'), { ...record, update: { version, started_at: ctx.clock.now().toISOString() } });
+    await ctx.tx.put(scopeOf(ctx, TUNNEL_SESSION_KIND), { ...record, update: { version, started_at: ctx.clock.now().toISOString() } });
   },
 };
 

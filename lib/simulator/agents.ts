@@ -5,8 +5,9 @@ import { ApiError, ERRORS, fail } from '../conventions/errors.ts';
 import { metadata, parseInput } from '../conventions/fields.ts';
 import { aclPermits, describeAcl, type AclBind } from '../resources/acl.ts';
 import { evaluateRestriction } from '../resources/ip-policies/restrictions.ts';
-import { validSshPublicKey } from '../resources/ssh-credentials.ts';
-import { endSession, startSession, tunnelSessions, type TunnelSessionRecord } from '../resources/tunnel-sessions.ts';
+import { CREDENTIAL_KIND } from '../resources/credentials.ts';
+import { SSH_CREDENTIAL_KIND, validSshPublicKey } from '../resources/ssh/ssh-credentials.ts';
+import { endSession, startSession, TUNNEL_SESSION_KIND, tunnelSessions, type TunnelSessionRecord } from '../resources/tunnel-sessions.ts';
 import { respond } from '../resource.ts';
 import { findByUnique } from '../indexes.ts';
 import { INSTANCE_SCOPE, type StoreReader } from '../store.ts';
@@ -59,14 +60,14 @@ async function resolveCredential(reader: StoreReader, input: v.InferOutput<typeo
     if (!entry || entry.kind !== 'credential' || (input.account_id !== undefined && entry.account !== input.account_id)) {
       throw new ApiError(ERRORS.AGENT_CREDENTIAL_UNKNOWN, 'token: not the token of a tunnel credential');
     }
-    const credential = await reader.get({ account: entry.account, kind: 'credential' }, entry.record_id);
+    const credential = await reader.get({ account: entry.account, kind: CREDENTIAL_KIND }, entry.record_id);
     if (!credential) throw new ApiError(ERRORS.AGENT_CREDENTIAL_UNKNOWN, 'token: its tunnel credential was deleted');
     return { account: entry.account, kind: 'credential', id: credential.id, ownerId: String(credential.owner_id), acl: credential.acl as string[] };
   }
   if (input.account_id === undefined) fail('INVALID_FIELD', 'account_id: required with ssh_public_key (SSH keys are registered per account)');
   if (!(await reader.get({ account: INSTANCE_SCOPE, kind: 'account' }, input.account_id))) fail('NOT_FOUND', `account '${input.account_id}' was not found`);
   const key = validSshPublicKey(input.ssh_public_key, 'ssh_public_key');
-  const match = await findByUnique(reader, input.account_id, 'ssh_credential', 'fingerprint', key.fingerprint);
+  const match = await findByUnique(reader, input.account_id, SSH_CREDENTIAL_KIND, 'fingerprint', key.fingerprint);
   if (match) return { account: input.account_id, kind: 'ssh_credential', id: match.id, ownerId: String(match.owner_id), acl: match.acl as string[] };
   throw new ApiError(ERRORS.AGENT_CREDENTIAL_UNKNOWN, `ssh_public_key: no SSH credential of account '${input.account_id}' has this key (${key.fingerprint})`);
 }
@@ -128,7 +129,7 @@ export async function connectAgent(instance: Instance, request: AgentConnect, ba
 /** Disconnects the agent of a session (it goes offline; the session disappears). */
 export async function disconnectAgent(instance: Instance, accountId: string, sessionId: string): Promise<void> {
   await instance.perform(operatorIn(accountId), async (ctx) => {
-    const session = (await ctx.tx.get({ account: accountId, kind: 'tunnel_session' }, sessionId)) as TunnelSessionRecord | undefined;
+    const session = (await ctx.tx.get({ account: accountId, kind: TUNNEL_SESSION_KIND }, sessionId)) as TunnelSessionRecord | undefined;
     if (!session) fail('NOT_FOUND', `tunnel session '${sessionId}' was not found in account '${accountId}'`, { id: sessionId });
     await endSession(ctx, session);
   });

@@ -28,7 +28,7 @@ async function existingChildren(ctx: OperationContext, children: readonly string
   return [...children];
 }
 
-export const failoverBackends = defineBackend<FailoverBackendRecord, v.InferOutput<typeof FailoverCreate>, v.InferOutput<typeof FailoverUpdate>>('bkdfo', {
+export const failoverBackends = defineBackend<FailoverBackendRecord, typeof FailoverCreate, typeof FailoverUpdate>('bkdfo', {
   createSchema: FailoverCreate,
   updateSchema: FailoverUpdate,
   references: (record) => record.backends,

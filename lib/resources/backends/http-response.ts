@@ -34,7 +34,7 @@ const HttpResponseUpdate = HttpResponseCreate;
 const lowerCaseNames = (headers: Readonly<Record<string, string>> | null): Record<string, string> =>
   Object.fromEntries(Object.entries(headers ?? {}).map(([name, value]) => [name.toLowerCase(), value]));
 
-export const httpResponseBackends = defineBackend<HttpResponseBackendRecord, v.InferOutput<typeof HttpResponseCreate>, v.InferOutput<typeof HttpResponseUpdate>>('bkdhr', {
+export const httpResponseBackends = defineBackend<HttpResponseBackendRecord, typeof HttpResponseCreate, typeof HttpResponseUpdate>('bkdhr', {
   createSchema: HttpResponseCreate,
   updateSchema: HttpResponseUpdate,
   create: (_ctx, input, base) => ({

@@ -1,7 +1,7 @@
 import * as v from 'valibot';
 import type { OperationContext } from '../../context.ts';
 import { ApiError, ERRORS } from '../../conventions/errors.ts';
-import { description, metadata } from '../../conventions/fields.ts';
+import { description, metadata, type Schema } from '../../conventions/fields.ts';
 import { makeRef, type Ref } from '../../conventions/refs.ts';
 import { defineResource, scopeOf, type BaseRecord, type ResourceDefinition } from '../../resource.ts';
 import { isDnsName } from '../acl.ts';
@@ -28,12 +28,12 @@ export type BackendPrefix = keyof typeof BACKEND_KINDS;
 /** The schema fields every backend body accepts. */
 export const backendCommonFields = { description: v.optional(description), metadata: v.optional(metadata) };
 
-type BackendDefinition<R extends BaseRecord, I, P> = Omit<ResourceDefinition<R, I, P>, 'name' | 'label' | 'kind' | 'path' | 'listKey' | 'notFoundError' | 'inUseError' | 'prefix'>;
+type BackendDefinition<R extends BaseRecord, C extends Schema, U extends Schema> = Omit<ResourceDefinition<R, C, U>, 'name' | 'label' | 'kind' | 'path' | 'listKey' | 'notFoundError' | 'inUseError' | 'prefix'>;
 
 /** A backend kind: the table entry of `prefix` plus the kind's own schemas and hooks. */
-export function defineBackend<R extends BaseRecord, I = any, P = any>(prefix: BackendPrefix, definition: BackendDefinition<R, I, P>): ResourceDefinition<R, I, P> {
+export function defineBackend<R extends BaseRecord, C extends Schema = Schema, U extends Schema = Schema>(prefix: BackendPrefix, definition: BackendDefinition<R, C, U>): ResourceDefinition<R, C, U> {
   const entry = BACKEND_KINDS[prefix];
-  return defineResource<R, I, P>({
+  return defineResource<R, C, U>({
     ...definition,
     name: entry.name,
     label: entry.label,

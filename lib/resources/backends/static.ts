@@ -29,7 +29,7 @@ const StaticCreate = v.strictObject({ ...backendCommonFields, address, tls: v.op
 /** `address: ""` and `tls: {}` (what the vendor's Go client always sends) count as not sent. */
 const StaticUpdate = v.strictObject({ ...backendCommonFields, address: zeroIsUnset(address), tls: zeroIsUnset(tls) });
 
-export const staticBackends = defineBackend<StaticBackendRecord, v.InferOutput<typeof StaticCreate>, v.InferOutput<typeof StaticUpdate>>('bkdsc', {
+export const staticBackends = defineBackend<StaticBackendRecord, typeof StaticCreate, typeof StaticUpdate>('bkdsc', {
   createSchema: StaticCreate,
   updateSchema: StaticUpdate,
   create: (_ctx, input, base) => ({ ...base, address: input.address, tls: { enabled: input.tls?.enabled ?? false } }),

@@ -57,7 +57,7 @@ async function onlineTunnels(ctx: OperationContext): Promise<readonly OnlineTunn
   return (await allRecords(ctx, ONLINE)).reverse() as unknown as OnlineTunnel[];
 }
 
-export const tunnelGroupBackends = defineBackend<TunnelGroupBackendRecord, v.InferOutput<typeof TunnelGroupCreate>, v.InferOutput<typeof TunnelGroupUpdate>>('bkdtg', {
+export const tunnelGroupBackends = defineBackend<TunnelGroupBackendRecord, typeof TunnelGroupCreate, typeof TunnelGroupUpdate>('bkdtg', {
   createSchema: TunnelGroupCreate,
   updateSchema: TunnelGroupUpdate,
   async create(ctx, input, base) {

@@ -37,7 +37,7 @@ async function existingChildren(ctx: OperationContext, children: Record<string, 
   return children;
 }
 
-export const weightedBackends = defineBackend<WeightedBackendRecord, v.InferOutput<typeof WeightedCreate>, v.InferOutput<typeof WeightedUpdate>>('bkdwd', {
+export const weightedBackends = defineBackend<WeightedBackendRecord, typeof WeightedCreate, typeof WeightedUpdate>('bkdwd', {
   createSchema: WeightedCreate,
   updateSchema: WeightedUpdate,
   references: (record) => Object.keys(record.backends),

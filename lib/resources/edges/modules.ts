@@ -6,7 +6,7 @@ import { re2Pattern } from '../../conventions/patterns.ts';
 import { absoluteUri, makeRef } from '../../conventions/refs.ts';
 import { scopeOf } from '../../resource.ts';
 import { backendRef, httpHeaderMap, requireBackend } from '../backends/shared.ts';
-import { certificateAuthorities, CERTIFICATE_AUTHORITY_KIND } from '../certificate-authorities.ts';
+import { certificateAuthorities, CERTIFICATE_AUTHORITY_KIND } from '../x509-certificate-authorities.ts';
 import { ipPolicies, requirePolicy } from '../ip-policies/policies.ts';
 
 /**

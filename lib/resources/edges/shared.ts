@@ -88,7 +88,7 @@ const hostportList = v.optional(v.nullable(v.array(v.string())));
 export function defineEdge<R extends EdgeRecord>(options: EdgeKindOptions<R>): EdgeDefinition<R> {
   const common = { description: v.optional(description), metadata: v.optional(metadata), hostports: hostportList, ...moduleFields(options.modules) };
   const schema = v.strictObject(common);
-  const definition = defineResource<R, Record<string, unknown>, Record<string, unknown>>({
+  const definition = defineResource<R, typeof schema, typeof schema>({
     name: options.name,
     label: options.label,
     kind: options.kind,

@@ -159,7 +159,7 @@ function targetResponse(record: EventDestinationRecord): Record<string, unknown>
   return Object.fromEntries(Object.entries(VENDOR_NAMES.members).map(([kind, vendor]) => [vendor, kind === record.target_kind ? vendorAnswer : null]));
 }
 
-export const eventDestinations = defineResource<EventDestinationRecord, v.InferOutput<typeof DestinationCreate>, v.InferOutput<typeof DestinationUpdate>>({
+export const eventDestinations = defineResource<EventDestinationRecord, typeof DestinationCreate, typeof DestinationUpdate>({
   name: 'event_destinations',
   label: 'event destination',
   kind: EVENT_DESTINATION_KIND,

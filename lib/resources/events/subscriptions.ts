@@ -88,7 +88,7 @@ export async function subscriptionsWithSource(ctx: OperationContext, type: strin
   return out;
 }
 
-export const eventSubscriptions = defineResource<EventSubscriptionRecord, v.InferOutput<typeof SubscriptionCreate>, v.InferOutput<typeof SubscriptionUpdate>>({
+export const eventSubscriptions = defineResource<EventSubscriptionRecord, typeof SubscriptionCreate, typeof SubscriptionUpdate>({
   name: 'event_subscriptions',
   label: 'event subscription',
   kind: EVENT_SUBSCRIPTION_KIND,

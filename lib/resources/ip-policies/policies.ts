@@ -112,7 +112,7 @@ async function validRuleCidr(ctx: OperationContext, text: string, policyId: stri
   return cidr;
 }
 
-export const ipPolicyRules = defineResource<IpPolicyRuleRecord, v.InferOutput<typeof RuleCreate>, v.InferOutput<typeof RuleUpdate>>({
+export const ipPolicyRules = defineResource<IpPolicyRuleRecord, typeof RuleCreate, typeof RuleUpdate>({
   name: 'ip_policy_rules',
   label: 'IP policy rule',
   kind: RULE_KIND,

@@ -50,7 +50,7 @@ async function existingPolicies(ctx: OperationContext, ids: readonly string[]): 
 const typeTaken = (type: string, holder: string) =>
   new ApiError(ERRORS.IP_RESTRICTION_TYPE_EXISTS, `type: this account already has an ${type} IP restriction ('${holder}'); update that one instead`, { id: holder });
 
-export const ipRestrictions = defineResource<IpRestrictionRecord, v.InferOutput<typeof RestrictionCreate>, v.InferOutput<typeof RestrictionUpdate>>({
+export const ipRestrictions = defineResource<IpRestrictionRecord, typeof RestrictionCreate, typeof RestrictionUpdate>({
   name: 'ip_restrictions',
   label: 'IP restriction',
   kind: IP_RESTRICTION_KIND,

@@ -61,7 +61,7 @@ export function caKeyOptions(input: CaInput): { keyType: SshKeyType; keySize?: n
   return { keyType };
 }
 
-export const sshCertificateAuthorities = defineResource<SshCaRecord, CaInput>({
+export const sshCertificateAuthorities = defineResource<SshCaRecord, typeof CaCreate, typeof CaUpdate>({
   name: 'ssh_certificate_authorities',
   label: 'SSH certificate authority',
   kind: SSH_CA_KIND,

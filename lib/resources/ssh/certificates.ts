@@ -73,7 +73,7 @@ function validSourceAddress(value: string): string {
   return items.join(',');
 }
 
-interface CertificateKind {
+interface CertificateKind<S extends v.GenericSchema<unknown, Record<string, unknown>>> {
   readonly certType: 'host' | 'user';
   readonly name: string;
   readonly label: string;
@@ -81,7 +81,7 @@ interface CertificateKind {
   readonly event: string;
   readonly defaultValiditySeconds: number;
   readonly durationError: ErrorSpec;
-  readonly schema: v.GenericSchema<unknown, Record<string, unknown>>;
+  readonly schema: S;
 }
 
 async function requireCa(ctx: OperationContext, id: string): Promise<SshCaRecord> {
@@ -90,8 +90,8 @@ async function requireCa(ctx: OperationContext, id: string): Promise<SshCaRecord
   return ca as SshCaRecord;
 }
 
-function certificateResource(kind: CertificateKind) {
-  return defineResource<SshCertificateRecord, Record<string, any>>({
+function certificateResource<S extends v.GenericSchema<unknown, Record<string, unknown>>>(kind: CertificateKind<S>) {
+  return defineResource<SshCertificateRecord, S, typeof CertUpdate>({
     name: kind.name,
     label: kind.label,
     kind: kind.name.replace(/s$/, ''),
@@ -103,7 +103,7 @@ function certificateResource(kind: CertificateKind) {
     createSchema: kind.schema,
     updateSchema: CertUpdate,
     references: (record) => [record.ssh_certificate_authority_id],
-    async create(ctx, input, base) {
+    async create(ctx, input: Record<string, any>, base) {
       if (input.public_key === undefined || input.public_key.trim() === '') {
         throw new ApiError(ERRORS.SSH_PUBLIC_KEY_MISSING, 'public_key: the public key to sign is required');
       }

@@ -144,7 +144,7 @@ export function parseCaPem(pem: string): CaCertificateFields {
   };
 }
 
-export const certificateAuthorities = defineResource<CertificateAuthorityRecord, v.InferOutput<typeof CaCreate>>({
+export const certificateAuthorities = defineResource<CertificateAuthorityRecord, typeof CaCreate, typeof CaUpdate>({
   name: 'certificate_authorities',
   label: 'certificate authority',
   kind: CERTIFICATE_AUTHORITY_KIND,

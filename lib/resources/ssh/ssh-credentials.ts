@@ -1,15 +1,17 @@
 import * as v from 'valibot';
-import { resolveOwner } from '../auth.ts';
-import { ApiError, ERRORS, fail } from '../conventions/errors.ts';
-import { defineResource, type BaseRecord } from '../resource.ts';
-import { CredentialUpdate, credentialFields, validAcl } from './credentials.ts';
-import { parseSshPublicKey, SshKeyError } from './ssh/ssh-keys.ts';
-import { endSessionsOfCredential } from './tunnel-sessions.ts';
+import { resolveOwner } from '../../auth.ts';
+import { ApiError, ERRORS, fail } from '../../conventions/errors.ts';
+import { defineResource, type BaseRecord } from '../../resource.ts';
+import { CredentialUpdate, credentialFields, validAcl } from '../credentials.ts';
+import { parseSshPublicKey, SshKeyError } from './ssh-keys.ts';
+import { endSessionsOfCredential } from '../tunnel-sessions.ts';
 
 /**
  * SSH credentials (/ssh_credentials): public keys that agents authenticate with through the SSH
  * gateway, with the same ACL rules as tunnel credentials. A key may be registered once per account.
  */
+
+export const SSH_CREDENTIAL_KIND = 'ssh_credential';
 
 export interface SshCredentialRecord extends BaseRecord {
   readonly owner_id: string;
@@ -31,10 +33,10 @@ export function validSshPublicKey(text: string | undefined, field = 'public_key'
   }
 }
 
-export const sshCredentials = defineResource<SshCredentialRecord, v.InferOutput<typeof SshCredentialCreate>, v.InferOutput<typeof CredentialUpdate>>({
+export const sshCredentials = defineResource<SshCredentialRecord, typeof SshCredentialCreate, typeof CredentialUpdate>({
   name: 'ssh_credentials',
   label: 'SSH credential',
-  kind: 'ssh_credential',
+  kind: SSH_CREDENTIAL_KIND,
   prefix: 'sshcr',
   path: '/ssh_credentials',
   listKey: 'ssh_credentials',
