@@ -83,10 +83,12 @@ function lowerBound(sorted: readonly string[], id: string): number {
 export class MemoryStore implements Store {
   readonly name: string = 'memory';
   readonly #scopes = new Map<string, ScopeData>();
+  /** The same scopes by account, then kind: reads find them without building a key string. */
+  readonly #byAccount = new Map<string, Map<string, ScopeData>>();
   #queue: Promise<unknown> = Promise.resolve();
 
   async get(scope: Scope, id: string): Promise<StoredRecord | undefined> {
-    return this.#scopes.get(scopeKey(scope))?.records.get(id);
+    return this.committedIn(scope, id);
   }
 
   async page(scope: Scope, query: PageQuery): Promise<StoredRecord[]> {
@@ -173,6 +175,11 @@ export class MemoryStore implements Store {
   }
 
   /** @internal */
+  committedIn(scope: Scope, id: string): StoredRecord | undefined {
+    return this.#byAccount.get(scope.account)?.get(scope.kind)?.records.get(id);
+  }
+
+  /** @internal */
   committedPage(key: string, query: PageQuery): StoredRecord[] {
     return this.pageOf(key, query);
   }
@@ -206,6 +213,10 @@ export class MemoryStore implements Store {
       if (!record) return;
       data = { records: new Map(), sorted: [], pending: [], dead: new Set() };
       this.#scopes.set(key, data);
+      const [account, kind] = key.split(SEP) as [string, string];
+      let kinds = this.#byAccount.get(account);
+      if (!kinds) this.#byAccount.set(account, (kinds = new Map()));
+      kinds.set(kind, data);
     }
     if (!record) {
       if (data.records.delete(id)) data.dead.add(id);
@@ -245,9 +256,8 @@ class OverlayTransaction implements StoreTransaction {
   }
 
   async get(scope: Scope, id: string): Promise<StoredRecord | undefined> {
-    const key = scopeKey(scope);
-    const own = this.#writes.get(key)?.get(id);
-    return own === undefined ? this.#store.committed(key, id) : (own ?? undefined);
+    const own = this.#writes.size === 0 ? undefined : this.#writes.get(scopeKey(scope))?.get(id);
+    return own === undefined ? this.#store.committedIn(scope, id) : (own ?? undefined);
   }
 
   async page(scope: Scope, query: PageQuery): Promise<StoredRecord[]> {
