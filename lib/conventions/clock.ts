@@ -33,7 +33,15 @@ export class ManualClock implements Clock {
   }
 }
 
+let formattedSecond = NaN;
+let formatted = '';
+
 /** RFC 3339, UTC, whole seconds: the form of every time Burrow returns. */
 export function formatTime(date: Date): string {
-  return date.toISOString().replace(/\.\d{3}Z$/, 'Z');
+  // Writes stamp the same second many times over; an invalid date still throws (NaN never matches).
+  const second = Math.floor(date.getTime() / 1000);
+  if (second === formattedSecond) return formatted;
+  formatted = date.toISOString().replace(/\.\d{3}Z$/, 'Z');
+  formattedSecond = second;
+  return formatted;
 }
