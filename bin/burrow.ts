@@ -1,6 +1,7 @@
 #!/usr/bin/env node
-import { realpathSync } from 'node:fs';
+import { realpathSync, statSync } from 'node:fs';
 import { createServer } from 'node:http';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { createNodeListener } from '../adapters/http/node.ts';
@@ -21,7 +22,8 @@ Options:
   --data FILE        keep state in this JSON file (default: in memory; env BURROW_DATA)
   --api-key TOKEN    make TOKEN an admin API key of the default account (env BURROW_API_KEY);
                      without it, a key is generated and printed once, when the account is created
-  --base-url URL     base of the uri fields in responses (default http://HOST:PORT; env BURROW_BASE_URL)
+  --base-url URL     base of the uri fields in responses (env BURROW_BASE_URL); by default the
+                     origin each request was sent to (its Host header)
   --trust-proxy      take the caller's address from X-Forwarded-For
   --rate-limit N/Ws  at most N API requests per W seconds per account, then 429 (off by default;
                      env BURROW_RATE_LIMIT), e.g. 120/60s as the vendor does
@@ -34,10 +36,12 @@ Options:
   --journal-size N   API requests kept per account in the request journal (default 1000,
                      0 turns it off; env BURROW_JOURNAL_SIZE)
   --clock TIME       deterministic mode: a manual clock starting at this RFC 3339 time, moved
-                     only through POST /_burrow/clock (env BURROW_CLOCK)
-  --seed SEED        deterministic ids and tokens from this seed (env BURROW_SEED)
+                     only through POST /_burrow/clock (env BURROW_CLOCK); --rate-limit windows
+                     and Retry-After then count this clock's seconds
+  --seed SEED        deterministic ids, tokens and key material from this seed (env BURROW_SEED);
+                     they depend only on the order of successful creates in each account
   --quiet            no request log lines
-  --log-format FMT   request log format: text (default) or json
+  --log-format FMT   text (default) or json, for the request log and the start-up lines
   --version          print the version and exit
   -h, --help         show this help
 `;
@@ -66,8 +70,9 @@ export function parseCli(argv: string[], env: NodeJS.ProcessEnv) {
       version: { type: 'boolean' },
     },
   });
-  const command = positionals[0] ?? 'serve';
+  const [command = 'serve', ...extra] = positionals;
   if (command !== 'serve') throw new Error(`unknown command '${command}'; the only command is 'serve'`);
+  if (extra.length > 0) throw new Error(`unexpected argument '${extra[0]}'; options start with --`);
   const port = Number(values.port ?? env.BURROW_PORT ?? 8080);
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`--port must be a whole number from 0 to 65535 (got ${values.port ?? env.BURROW_PORT})`);
   const logFormat = values['log-format'] ?? 'text';
@@ -141,6 +146,12 @@ async function main(): Promise<void> {
     process.stdout.write(`${VERSION}\n`);
     return;
   }
+  const say = (text: string, fields: Record<string, unknown> = {}) =>
+    console.log(settings.logFormat === 'json' ? JSON.stringify({ time: new Date().toISOString(), msg: text, ...fields }) : text);
+  if (settings.data !== undefined && statSync(settings.data, { throwIfNoEntry: false })?.isDirectory()) {
+    console.error(`burrow: --data names a file to keep the state in, and ${settings.data} is a directory (e.g. --data ${join(settings.data, 'burrow.json')})`);
+    process.exit(2);
+  }
   let store: Store;
   try {
     store = settings.data ? await openJsonFileStore(settings.data) : new MemoryStore();
@@ -149,26 +160,11 @@ async function main(): Promise<void> {
     process.exit(1);
   }
   const requestLog = batchedLines(process.stdout);
-  const server = createServer();
-  const listening = new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(settings.port, settings.host, resolve);
-  });
-  try {
-    await listening;
-  } catch (error) {
-    console.error(`burrow: cannot listen on ${settings.host}:${settings.port}: ${(error as Error).message}`);
-    await store.close();
-    process.exit(1);
-  }
-  const address = server.address();
-  const port = typeof address === 'object' && address ? address.port : settings.port;
-  const host = settings.host.includes(':') ? `[${settings.host}]` : settings.host;
-  const listenUrl = `http://${host}:${port}`;
-  const baseUrl = settings.baseUrl ?? listenUrl;
+  // Without --base-url, uris use the origin each request was sent to (its Host header), so the
+  // instance is ready before it listens and serves from its first connection.
   const burrow = createBurrow({
     store,
-    baseUrl,
+    ...(settings.baseUrl ? { baseUrl: settings.baseUrl } : {}),
     ...(settings.clock ? { clock: new ManualClock(settings.clock) } : {}),
     ...(settings.seed !== undefined ? { seed: settings.seed } : {}),
     ...(settings.rateLimit ? { rateLimit: settings.rateLimit } : {}),
@@ -180,11 +176,16 @@ async function main(): Promise<void> {
   const keyHolder = await burrow.authenticate(`Bearer ${operatorToken}`).catch(() => undefined);
   if (keyHolder) {
     console.error(`burrow: the operator token is an API key of account ${keyHolder.account}; choose an operator token that is no account's key`);
-    server.close();
     await store.close();
     process.exit(2);
   }
-  server.on('request', createNodeListener(burrow, {
+  // Before listening: a key that a failed listen left unprinted would be lost.
+  if (account.token) say(`admin API key (shown once): ${account.token}`, { admin_api_key: account.token });
+  if (!settings.operatorToken) {
+    const source = settings.seed !== undefined ? 'derived from --seed' : 'shown once';
+    say(`operator token for /_burrow (${source}): ${operatorToken}`, { operator_token: operatorToken });
+  }
+  const server = createServer(createNodeListener(burrow, {
     trustProxy: settings.trustProxy,
     cors: settings.cors,
     operatorToken,
@@ -195,21 +196,40 @@ async function main(): Promise<void> {
           log: (entry) =>
             requestLog.write(settings.logFormat === 'json'
               ? JSON.stringify(entry)
-              : `${entry.method} ${entry.path} ${entry.status} ${entry.ms}ms ${entry.operationId}${entry.operation ? ` ${entry.operation}` : ''}${entry.warning ? ` warning: ${entry.warning}` : ''}`),
+              : `${entry.time} ${entry.method} ${entry.path}${entry.query} ${entry.status}${entry.errorCode ? ` ${entry.errorCode}` : ''} ${entry.ms}ms ${entry.operationId}${entry.operation ? ` ${entry.operation}` : ''}${entry.warning ? ` warning: ${entry.warning}` : ''}`),
         }),
   }));
-  if (account.token) console.log(`admin API key (shown once): ${account.token}`);
-  if (!settings.operatorToken) console.log(`operator token for /_burrow (${settings.seed !== undefined ? 'derived from --seed' : 'shown once'}): ${operatorToken}`);
-  console.log(`inspector: ${listenUrl}/_burrow/ (sign in with the operator token)`);
+  try {
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(settings.port, settings.host, resolve);
+    });
+  } catch (error) {
+    console.error(`burrow: cannot listen on ${settings.host}:${settings.port}: ${(error as Error).message}`);
+    await store.close();
+    process.exit(1);
+  }
+  const address = server.address();
+  const port = typeof address === 'object' && address ? address.port : settings.port;
+  const host = settings.host.includes(':') ? `[${settings.host}]` : settings.host;
+  const listenUrl = `http://${host}:${port}`;
+  say(`inspector: ${listenUrl}/_burrow/ (sign in with the operator token)`, { inspector: `${listenUrl}/_burrow/` });
   // Last: tests and scripts wait for this line.
-  console.log(`Burrow listening on ${listenUrl}${baseUrl === listenUrl ? '' : ` (uris use ${baseUrl})`} (store: ${store.name}${settings.data ? ` ${settings.data}` : ''}, account ${account.accountId})`);
+  const uris = settings.baseUrl ? ` (uris use ${settings.baseUrl})` : '';
+  say(`Burrow listening on ${listenUrl}${uris} (store: ${store.name}${settings.data ? ` ${settings.data}` : ''}, account ${account.accountId})`, {
+    url: listenUrl,
+    ...(settings.baseUrl ? { base_url: settings.baseUrl } : {}),
+    store: store.name,
+    ...(settings.data ? { data: settings.data } : {}),
+    account: account.accountId,
+  });
 
   let stopping = false;
   const stop = (signal: string) => {
     if (stopping) return;
     stopping = true;
     requestLog.flush();
-    console.log(`burrow: ${signal} received, shutting down`);
+    say(`burrow: ${signal} received, shutting down`, { signal });
     server.close();
     server.closeAllConnections();
     store.close().then(

@@ -106,6 +106,13 @@ export async function startServer(args: string[] = [], env: Record<string, strin
     });
     lines.on('line', (line) => {
       output.push(line);
+      // With --log-format json, the start-up lines are JSON objects too; their msg reads as in text.
+      const banner = line.startsWith('{') ? (JSON.parse(line) as { msg?: string; url?: string }) : undefined;
+      if (banner?.url) {
+        clearTimeout(timer);
+        resolve(banner.url);
+      }
+      if (banner) line = banner.msg ?? '';
       const key = /admin API key \(shown once\): (\S+)/.exec(line);
       if (key) token = key[1];
       const operator = /operator token for \/_burrow \([^)]*\): (\S+)/.exec(line);

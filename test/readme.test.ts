@@ -29,6 +29,19 @@ describe('README examples', () => {
         const key = (await created.json()) as { id: string; uri: string };
         const got = await fetch(`${server.url}/api_keys/${key.id}`, { headers });
         assert.equal(((await got.json()) as { description: string }).description, name);
+        assert.equal(key.uri, `${server.url}/api_keys/${key.id}`);
+        assert.equal((await fetch(key.uri, { headers })).status, 200);
+        // Page by page, one key a page, following next_page_uri where the example serves Burrow.
+        const seen: string[] = [];
+        for (let next: string | null = `${server.url}/api_keys?limit=1`; next !== null; ) {
+          const page: Response = await fetch(next, { headers });
+          assert.equal(page.status, 200, next);
+          const body = (await page.json()) as { keys: { id: string }[]; next_page_uri: string | null };
+          seen.push(...body.keys.map((k) => k.id));
+          next = body.next_page_uri;
+        }
+        assert.equal(seen.length, 2);
+        assert.ok(seen.includes(key.id));
         const bad = await fetch(`${server.url}/api_keys`, { method: 'POST', headers, body: '{not json' });
         assert.equal(bad.status, 400);
         assert.equal(((await bad.json()) as { error_code: string }).error_code, 'ERR_BURROW_213');

@@ -23,6 +23,8 @@ export interface HttpRequest {
   /** Reads the body as text; rejects with a 413 ApiError past `MAX_BODY_BYTES`. */
   text(): Promise<string>;
   sourceIp?: string;
+  /** The path prefix a host framework already removed from `path` (Express's mount path). */
+  mountPath?: string;
 }
 
 /** What the adapters write back. `body` is undefined for 204 and HEAD. */

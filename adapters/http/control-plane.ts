@@ -30,14 +30,14 @@ export function createControlPlane(burrow: Burrow, operatorToken: string | undef
    * Answers a control-plane request, or gives undefined at once (no promise: this is asked on every
    * API request) when the path is not under `/_burrow`.
    */
-  return (request: HttpRequest): Promise<HttpResponse> | undefined => {
+  return (request: HttpRequest, baseUrlOf: (request: HttpRequest) => string): Promise<HttpResponse> | undefined => {
     // The OpenAPI document is also served at the conventional root path.
     const path = request.path === '/openapi.json' ? `${CONTROL_PREFIX}/openapi.json` : request.path;
     if (path !== CONTROL_PREFIX && !path.startsWith(`${CONTROL_PREFIX}/`)) return undefined;
-    return serve(request, path);
+    return serve(request, path, baseUrlOf);
   };
 
-  async function serve(request: HttpRequest, path: string): Promise<HttpResponse> {
+  async function serve(request: HttpRequest, path: string, baseUrlOf: (request: HttpRequest) => string): Promise<HttpResponse> {
     const page = await serveInspector(request.method, path.slice(CONTROL_PREFIX.length));
     if (page) return page;
     const match = await router.match(request.method === 'HEAD' ? 'GET' : request.method, path.slice(CONTROL_PREFIX.length) || '/');
@@ -51,7 +51,7 @@ export function createControlPlane(burrow: Burrow, operatorToken: string | undef
       fail('INVALID_FIELD', 'token: must not be the operator token; the operator token is no account\'s key');
     }
     const query = Object.fromEntries(new URLSearchParams(request.search));
-    const result = await operation.run(burrow, { params: match.params, query, body }, { baseUrl: request.origin });
+    const result = await operation.run(burrow, { params: match.params, query, body }, { baseUrl: baseUrlOf(request) });
     if (operation.status === 204 || result === undefined) return { status: operation.status === 204 ? 204 : 200, headers: {}, body: undefined };
     return { status: operation.status, headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(result) };
   }

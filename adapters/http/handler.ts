@@ -13,9 +13,16 @@ export const SUPPORTED_VERSIONS = ['2'];
 
 /** One line per answered request (never secrets). */
 export interface RequestLog {
+  /** When the request was answered (ISO 8601, UTC, system time even under a manual clock). */
+  time: string;
   method: string;
+  /** The path as the client sent it (mount path and basePath included). */
   path: string;
+  /** The query string with its `?`, or `""`; values of parameters named like a secret are `***`. */
+  query: string;
   status: number;
+  /** The `error_code` of an error answer. */
+  errorCode?: string;
   ms: number;
   operationId: string;
   operation?: string;
@@ -32,6 +39,12 @@ export interface HttpHandlerOptions {
   operatorToken?: string;
   /** Logs unexpected (500) errors. */
   onError?: (error: unknown) => void;
+  /**
+   * The path Burrow is served under, e.g. `/burrow`: removed from request paths before routing
+   * (a path outside it is a 404) and put in every `uri` and `next_page_uri`. A host framework's own
+   * mount path (Express's, read from `req.originalUrl`) is honoured without it.
+   */
+  basePath?: string;
 }
 
 export type HttpHandler = (request: HttpRequest) => Promise<HttpResponse>;
@@ -40,19 +53,24 @@ export type HttpHandler = (request: HttpRequest) => Promise<HttpResponse>;
 export function createHttpHandler(burrow: Burrow, options: HttpHandlerOptions = {}): HttpHandler {
   const router = createRouter(burrow.operations);
   const controlPlane = createControlPlane(burrow, options.operatorToken);
-  return async (request) => {
+  const basePath = normaliseBasePath(options.basePath);
+  // The base of every uri: where the client reached Burrow (origin, host mount path, basePath).
+  const baseUrlOf = (request: HttpRequest) => burrow.options.baseUrl ?? `${request.origin}${request.mountPath ?? ''}${basePath}`;
+  return async (sent) => {
     const started = performance.now();
     const operationId = burrow.newOperationId();
     const trace: Trace = { operation: undefined, account: undefined, api: false };
+    const request = basePath === '' ? sent : withinBasePath(sent, basePath);
     let response: HttpResponse;
     try {
-      const answered = (options.cors ? await preflight(router, request) : undefined) ?? controlPlane(request);
-      response = answered ? await answered : await serveApi(burrow, router, request, operationId, trace);
+      if (!request) routeMiss(sent.method, sent.path, [], 'API');
+      const answered = (options.cors ? await preflight(router, request) : undefined) ?? controlPlane(request, baseUrlOf);
+      response = answered ? await answered : await serveApi(burrow, router, request, baseUrlOf, trace);
     } catch (error) {
       response = errorResponse(burrow, error, operationId, options.onError);
     }
     response.headers['Burrow-Operation-Id'] = operationId;
-    const origin = options.cors ? request.header('origin') : null;
+    const origin = options.cors ? sent.header('origin') : null;
     if (origin) {
       response.headers['Access-Control-Allow-Origin'] = origin;
       response.headers['Access-Control-Allow-Credentials'] = 'true';
@@ -64,9 +82,9 @@ export function createHttpHandler(burrow: Burrow, options: HttpHandlerOptions = 
       burrow.requests.record({
         operationId,
         account: trace.account,
-        method: request.method,
-        path: request.path,
-        search: request.search,
+        method: sent.method,
+        path: request!.path,
+        search: sent.search,
         status: response.status,
         errorCode: response.errorCode,
         durationMs: ms,
@@ -74,9 +92,12 @@ export function createHttpHandler(burrow: Burrow, options: HttpHandlerOptions = 
       });
     }
     options.log?.({
-      method: request.method,
-      path: request.path,
+      time: new Date().toISOString(),
+      method: sent.method,
+      path: `${sent.mountPath ?? ''}${sent.path}`,
+      query: loggableQuery(sent.search),
       status: response.status,
+      ...(response.errorCode ? { errorCode: response.errorCode } : {}),
       ms,
       operationId,
       ...(trace.operation ? { operation: trace.operation.id } : {}),
@@ -95,7 +116,41 @@ interface Trace {
   api: boolean;
 }
 
-async function serveApi(burrow: Burrow, router: Router<Operation>, request: HttpRequest, operationId: string, trace: Trace): Promise<HttpResponse> {
+/** A base path as `/a/b` (no trailing slash), or `""`. */
+function normaliseBasePath(basePath: string | undefined): string {
+  const trimmed = (basePath ?? '').replace(/\/+$/, '');
+  return trimmed === '' || trimmed.startsWith('/') ? trimmed : `/${trimmed}`;
+}
+
+/** The request with basePath removed from its path, or undefined when the path lies outside it. */
+function withinBasePath(request: HttpRequest, basePath: string): HttpRequest | undefined {
+  const path = request.path;
+  if (path !== basePath && !path.startsWith(`${basePath}/`)) return undefined;
+  return {
+    method: request.method,
+    path: path.slice(basePath.length) || '/',
+    search: request.search,
+    get origin() {
+      return request.origin;
+    },
+    header: (name) => request.header(name),
+    text: () => request.text(),
+    ...(request.sourceIp ? { sourceIp: request.sourceIp } : {}),
+    ...(request.mountPath ? { mountPath: request.mountPath } : {}),
+  };
+}
+
+const SECRET_LIKE = /token|key|secret|password|auth/i;
+
+/** The query string for the log; a value that could be a secret is never written there. */
+function loggableQuery(search: string): string {
+  if (search === '') return '';
+  const params = new URLSearchParams(search);
+  for (const [name] of params) if (SECRET_LIKE.test(name)) params.set(name, '***');
+  return `?${params}`;
+}
+
+async function serveApi(burrow: Burrow, router: Router<Operation>, request: HttpRequest, baseUrlOf: (request: HttpRequest) => string, trace: Trace): Promise<HttpResponse> {
   trace.api = true;
   const match = await router.match(request.method === 'HEAD' ? 'GET' : request.method, request.path);
   if (!match.operation) routeMiss(request.method, request.path, match.allowed, 'API');
@@ -109,7 +164,7 @@ async function serveApi(burrow: Burrow, router: Router<Operation>, request: Http
     principal,
     operation,
     { params: match.params, query: queryParams(request.search), body },
-    { baseUrl: burrow.options.baseUrl ?? request.origin, ...(request.sourceIp ? { sourceIp: request.sourceIp } : {}) },
+    { baseUrl: baseUrlOf(request), ...(request.sourceIp ? { sourceIp: request.sourceIp } : {}) },
   );
   const headers = result.headers;
   if (result.status === 204 || request.method === 'HEAD') return { status: result.status, headers, body: undefined };

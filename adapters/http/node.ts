@@ -34,6 +34,7 @@ class NodeRequest implements HttpRequest {
   readonly path: string;
   readonly search: string;
   readonly sourceIp?: string;
+  readonly mountPath?: string;
   readonly #req: IncomingMessage;
 
   constructor(req: IncomingMessage, sourceIp: string | undefined) {
@@ -43,6 +44,8 @@ class NodeRequest implements HttpRequest {
     this.path = path;
     this.search = search;
     if (sourceIp) this.sourceIp = sourceIp;
+    const mountPath = (req as { originalUrl?: unknown }).originalUrl === undefined ? undefined : mountOf(req);
+    if (mountPath) this.mountPath = mountPath;
   }
 
   get origin(): string {
@@ -91,4 +94,18 @@ function readBody(req: IncomingMessage): Promise<string> {
     req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
     req.on('error', reject);
   });
+}
+
+/**
+ * Express (and Connect) strip their mount path from `req.url` and keep the client's path in
+ * `req.originalUrl`; the difference is where Burrow is mounted, which every `uri` must include.
+ */
+function mountOf(req: IncomingMessage): string | undefined {
+  const original = (req as { originalUrl?: unknown }).originalUrl;
+  if (typeof original !== 'string' || original === req.url) return undefined;
+  const originalPath = original.split('?')[0]!;
+  const url = (req.url ?? '/').split('?')[0]!;
+  const routedPath = url === '/' ? '' : url;
+  if (!originalPath.endsWith(routedPath)) return undefined;
+  return originalPath.slice(0, originalPath.length - routedPath.length).replace(/\/$/, '') || undefined;
 }

@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { createInterface } from 'node:readline';
 import { promisify } from 'node:util';
 import { after, before, describe, test } from 'node:test';
 import { startServer } from '../helpers.ts';
@@ -184,13 +185,24 @@ describe('burrow serve', () => {
     try {
       await server.request('POST', '/api_keys', { description: 'logged' });
       await server.request('GET', '/nowhere');
-      const output = await server.outputUntil((lines) => lines.filter((line) => line.startsWith('{')).length >= 2);
+      await server.request('GET', '/api_keys?limit=0');
+      const output = await server.outputUntil((lines) => lines.filter((line) => line.startsWith('{') && line.includes('"method"')).length >= 3);
       const lines = output.filter((line) => line.startsWith('{')).map((line) => JSON.parse(line));
-      assert.deepEqual(lines.map((l) => [l.method, l.path, l.status]), [['POST', '/api_keys', 201], ['GET', '/nowhere', 404]]);
-      assert.match(lines[0].operationId, /^op_/);
-      assert.equal(lines[0].operation, 'api_keys.create');
-      assert.equal(typeof lines[0].ms, 'number');
-      const logged = output.filter((line) => line.startsWith('{')).join('\n');
+      const banner = lines.filter((l) => l.msg !== undefined);
+      assert.deepEqual(banner.map((l) => Object.keys(l).slice(0, 2)), banner.map(() => ['time', 'msg']));
+      assert.equal(banner.at(-1).url, server.url);
+      assert.equal(banner.find((l) => l.admin_api_key).admin_api_key, server.token);
+      const requests = lines.filter((l) => l.method !== undefined);
+      assert.deepEqual(requests.map((l) => [l.method, l.path, l.query, l.status, l.errorCode]), [
+        ['POST', '/api_keys', '', 201, undefined],
+        ['GET', '/nowhere', '', 404, 'ERR_BURROW_9002'],
+        ['GET', '/api_keys', '?limit=0', 400, 'ERR_BURROW_233'],
+      ]);
+      assert.match(requests[0].time, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+      assert.match(requests[0].operationId, /^op_/);
+      assert.equal(requests[0].operation, 'api_keys.create');
+      assert.equal(typeof requests[0].ms, 'number');
+      const logged = output.filter((line) => line.startsWith('{') && !line.includes('"admin_api_key"')).join('\n');
       assert.ok(!logged.includes(server.token!), 'no token in the log');
     } finally {
       await server.stop();
@@ -217,6 +229,71 @@ describe('burrow serve', () => {
       assert.equal(off.headers.get('access-control-allow-origin'), null, 'off unless --cors');
     } finally {
       await Promise.all([server.stop(), plain.stop()]);
+    }
+  });
+
+  test('--version prints the version; a stray argument, an unknown command and a directory as --data exit 2', async () => {
+    const manifest = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
+    assert.equal((await run(process.execPath, ['--import', 'tsx', BIN, '--version'])).stdout, `${manifest.version}\n`);
+    const refusals: [string[], RegExp][] = [
+      [['serve', 'extra', '--port', '0'], /unexpected argument 'extra'/],
+      [['start', '--port', '0'], /unknown command 'start'; the only command is 'serve'/],
+      [['--port', '0', '--data', dir], new RegExp(`--data names a file to keep the state in, and ${dir} is a directory`)],
+    ];
+    for (const [args, message] of refusals) {
+      await assert.rejects(run(process.execPath, ['--import', 'tsx', BIN, ...args]), (error: any) => {
+        assert.equal(error.code, 2, args.join(' '));
+        assert.match(error.stderr, message);
+        assert.doesNotMatch(error.stderr, /EISDIR|at .*\.ts:\d+/);
+        return true;
+      });
+    }
+  });
+
+  test('a text log line has the ISO time, method, path with query, status, error code, time and operation', async () => {
+    const server = await startServer();
+    try {
+      await server.request('GET', '/api_keys?limit=500');
+      await server.request('GET', '/api_keys?limit=5');
+      const output = await server.outputUntil((lines) => lines.filter((line) => / GET \/api_keys/.test(line)).length >= 2);
+      const [failed, ok] = output.filter((line) => / GET \/api_keys/.test(line));
+      assert.match(failed!, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z GET \/api_keys\?limit=500 400 ERR_BURROW_233 [\d.]+ms op_\w{27} api_keys\.list$/);
+      assert.match(ok!, /^\S+Z GET \/api_keys\?limit=5 200 [\d.]+ms op_\w{27} api_keys\.list$/);
+    } finally {
+      await server.stop();
+    }
+  });
+
+  test('the server accepts connections only once its request handler is attached', async () => {
+    // A preload reports how many request listeners the server has at the moment it starts to listen.
+    const probe = `import { Server } from 'node:http';
+const listen = Server.prototype.listen;
+Server.prototype.listen = function (...args) { console.error('request listeners at listen: ' + this.listenerCount('request')); return listen.apply(this, args); };`;
+    const server = await startServer(['--quiet'], { NODE_OPTIONS: `--import=data:text/javascript,${encodeURIComponent(probe)}` });
+    try {
+      assert.ok(server.output.some((line) => line.includes('request listeners at listen: 1')), server.output.join('\n'));
+    } finally {
+      await server.stop();
+    }
+  });
+
+  test('SIGTERM to `npm start` stops the server it started', async () => {
+    const npm = spawn('npm', ['start', '--', '--port', '0', '--quiet'], { cwd: new URL('../..', import.meta.url).pathname, stdio: ['ignore', 'pipe', 'pipe'] });
+    const exited = new Promise<void>((resolve) => npm.once('exit', () => resolve()));
+    try {
+      const url = await new Promise<string>((resolve, reject) => {
+        npm.once('exit', (code) => reject(new Error(`npm start exited with ${code}`)));
+        createInterface({ input: npm.stdout }).on('line', (line) => {
+          const listening = /listening on (\S+)/.exec(line);
+          if (listening) resolve(listening[1]!);
+        });
+      });
+      assert.equal((await fetch(`${url}/_burrow/health`)).status, 200);
+      npm.kill('SIGTERM');
+      await exited;
+      await assert.rejects(fetch(`${url}/_burrow/health`), (error: any) => error.cause?.code === 'ECONNREFUSED');
+    } finally {
+      npm.kill('SIGKILL');
     }
   });
 });

@@ -9,7 +9,8 @@ export async function start(port = 0) {
   const { token } = await burrow.createAccount();
   const app = express();
   const api = createNodeListener(burrow);
-  // Express strips the mount path from req.url, so Burrow sees /api_keys, /credentials, …
+  // Express strips /burrow from req.url; Burrow reads it back from req.originalUrl, so every uri
+  // and next_page_uri it answers starts with …/burrow and can be followed through Express.
   app.use('/burrow', (req, res) => api(req, res));
   const server = app.listen(port, '127.0.0.1');
   await new Promise((resolve) => server.once('listening', resolve));
