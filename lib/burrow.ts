@@ -89,7 +89,9 @@ export class Burrow implements Instance {
     this.operations = allOperations();
     if (options.rateLimit) this.guards.unshift(rateLimitGuard(options.rateLimit, this.clock));
     this.#byId = new Map(this.operations.map((op) => [op.id, op]));
-    this.requests = new RequestJournal(options.requestJournalSize ?? DEFAULT_JOURNAL_SIZE, () => this.clock.now().getTime());
+    const clock = this.clock;
+    // The system clock's time without a Date per request.
+    this.requests = new RequestJournal(options.requestJournalSize ?? DEFAULT_JOURNAL_SIZE, clock === systemClock ? Date.now : () => clock.now().getTime());
     this.services = {
       now: () => this.clock.now(),
       simulation: { ...DEFAULT_SIMULATION, ...options.simulation },

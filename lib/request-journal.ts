@@ -6,8 +6,9 @@ import type { QueryParams } from './conventions/paging.ts';
  * for operators and test harnesses to see what came in and what failed. Each account has its own
  * ring buffer, allocated on its first request, so one noisy account never pushes another's
  * requests out and memory stays at most N entries per account (plus one ring for requests that
- * named no valid API key). Recording is an object write into a preallocated slot: no formatting,
- * copying or I/O happens on the request path; times are formatted when the journal is read.
+ * named no valid API key). Recording keeps the adapter's record object and two numbers in
+ * preallocated arrays: no formatting, copying or I/O happens on the request path; times are
+ * formatted when the journal is read.
  *
  * An entry never holds a token or a body: the Authorization header is not read, and query values
  * whose names look secret are replaced by `REDACTED` before they are kept. The control plane is
@@ -65,32 +66,46 @@ export const MAX_JOURNAL_PAGE = 1000;
 
 const SECRET_NAME = /token|secret|password|passwd|auth|key|signature|sig$/i;
 
+/** One kept entry as `list` sees it. */
 interface Slot {
   readonly seq: number;
   readonly timeMs: number;
   readonly record: RequestRecord;
 }
 
-/** A fixed-size ring: `push` overwrites the oldest slot once full. */
+/**
+ * A fixed-size ring over parallel arrays: `push` stores the adapter's own record object and two
+ * numbers, allocating nothing, and overwrites the oldest entry once full.
+ */
 class Ring {
-  readonly #slots: (Slot | undefined)[];
+  readonly #records: (RequestRecord | undefined)[];
+  readonly #times: Float64Array;
+  readonly #seqs: Float64Array;
   #next = 0;
   #size = 0;
 
   constructor(capacity: number) {
-    this.#slots = new Array<Slot | undefined>(capacity);
+    this.#records = new Array<RequestRecord | undefined>(capacity).fill(undefined);
+    this.#times = new Float64Array(capacity);
+    this.#seqs = new Float64Array(capacity);
   }
 
-  push(slot: Slot): void {
-    this.#slots[this.#next] = slot;
-    this.#next = (this.#next + 1) % this.#slots.length;
-    if (this.#size < this.#slots.length) this.#size++;
+  push(record: RequestRecord, seq: number, timeMs: number): void {
+    const i = this.#next;
+    this.#records[i] = record;
+    this.#times[i] = timeMs;
+    this.#seqs[i] = seq;
+    this.#next = i + 1 === this.#records.length ? 0 : i + 1;
+    if (this.#size < this.#records.length) this.#size++;
   }
 
   /** Newest first. */
   *newest(): Generator<Slot> {
-    const capacity = this.#slots.length;
-    for (let i = 1; i <= this.#size; i++) yield this.#slots[(this.#next - i + capacity) % capacity]!;
+    const capacity = this.#records.length;
+    for (let n = 1; n <= this.#size; n++) {
+      const i = (this.#next - n + capacity) % capacity;
+      yield { seq: this.#seqs[i]!, timeMs: this.#times[i]!, record: this.#records[i]! };
+    }
   }
 
   get size(): number {
@@ -120,7 +135,7 @@ export class RequestJournal {
     let ring = this.#rings.get(key);
     if (!ring) this.#rings.set(key, (ring = new Ring(this.size)));
     const kept = record.search === '' || !SECRET_NAME.test(record.search) ? record : { ...record, search: redactQuery(record.search) };
-    ring.push({ seq: ++this.#seq, timeMs: this.#now(), record: kept });
+    ring.push(kept, ++this.#seq, this.#now());
   }
 
   /** Matching entries, newest first; every account's merged when `filter.account` is absent. */
