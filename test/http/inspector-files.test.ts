@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { createTestInstance } from '../helpers.ts';
+import { createFetchHandler } from '../../adapters/http/fetch-handler.ts';
+import { createTestInstance, OPERATOR_TOKEN, sendRequest } from '../helpers.ts';
 
 /** The inspector's files as the HTTP adapter serves them (the page itself: test/browser/). */
 
@@ -39,5 +40,20 @@ describe('GET /_burrow/', () => {
     const api = await createTestInstance();
     await api.request('GET', '/_burrow/', undefined, { token: null });
     assert.deepEqual(api.burrow.requests.list(), []);
+  });
+});
+
+describe('the inspector under a basePath', () => {
+  test('is served below it, and its relative calls reach the control plane below it too', async () => {
+    const api = await createTestInstance();
+    const fetch = createFetchHandler(api.burrow, { basePath: '/ngrok', operatorToken: OPERATOR_TOKEN });
+    const page = await sendRequest(fetch, 'http://burrow.test/ngrok/_burrow/', 'GET', undefined, {});
+    assert.equal(page.status, 200);
+    const redirect = await sendRequest(fetch, 'http://burrow.test/ngrok/_burrow', 'GET', undefined, {});
+    assert.equal(new URL(redirect.headers.get('location')!, 'http://burrow.test/ngrok/_burrow').pathname, '/ngrok/_burrow/');
+    // The page calls `accounts` relative to its own URL.
+    const accounts = await sendRequest(fetch, new URL('accounts', 'http://burrow.test/ngrok/_burrow/').href, 'GET', undefined, { token: OPERATOR_TOKEN });
+    assert.equal(accounts.status, 200);
+    assert.equal(accounts.body.accounts[0].id, api.accountId);
   });
 });
