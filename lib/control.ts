@@ -4,7 +4,7 @@ import { createAccount } from './accounts.ts';
 import { operatorIn, type ControlOperation, type Instance } from './context.ts';
 import { ManualClock, formatTime } from './conventions/clock.ts';
 import { fail } from './conventions/errors.ts';
-import { description, parseInput, rfc3339, type Schema } from './conventions/fields.ts';
+import { description, parseInput, rfc3339 } from './conventions/fields.ts';
 import { openApiDocument } from './openapi.ts';
 import { INSTANCE_SCOPE, readAll, type StoredRecord } from './store.ts';
 import { VERSION } from './version.ts';

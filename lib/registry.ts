@@ -1,6 +1,7 @@
 import type { ControlOperation, Operation, RequestGuard } from './context.ts';
 import { CORE_CONTROL_OPERATIONS } from './control.ts';
-import { crudOperations, type ResourceDefinition } from './resource.ts';
+import { childOperations, type ChildDefinition } from './children.ts';
+import { definitionOperations, type ResourceDefinition } from './resource.ts';
 import { apiKeys } from './resources/api-keys.ts';
 import { credentials } from './resources/credentials.ts';
 import { sshCredentials } from './resources/ssh/ssh-credentials.ts';
@@ -10,12 +11,12 @@ import { sshCertificateAuthorities } from './resources/ssh/certificate-authoriti
 import { sshHostCertificates, sshUserCertificates } from './resources/ssh/certificates.ts';
 import { AGENT_INGRESS_CONTROL_OPERATIONS, agentIngresses } from './resources/agent-ingresses.ts';
 import { EVENT_CONTROL_OPERATIONS } from './resources/events/control.ts';
-import { TUNNEL_SESSION_COMMANDS, tunnelSessions } from './resources/tunnel-sessions.ts';
+import { tunnelSessions } from './resources/tunnel-sessions.ts';
 import { SIMULATOR_CONTROL_OPERATIONS } from './simulator/agents.ts';
 import { REQUEST_JOURNAL_CONTROL_OPERATIONS } from './request-journal-control.ts';
 import { INSPECTION_CONTROL_OPERATIONS } from './inspection.ts';
 import { eventDestinations } from './resources/events/destinations.ts';
-import { EVENT_SOURCE_OPERATIONS } from './resources/events/sources.ts';
+import { eventSources } from './resources/events/sources.ts';
 import { eventSubscriptions } from './resources/events/subscriptions.ts';
 import { failoverBackends } from './resources/backends/failover.ts';
 import { httpResponseBackends } from './resources/backends/http-response.ts';
@@ -23,7 +24,8 @@ import { staticBackends } from './resources/backends/static.ts';
 import { tunnelGroupBackends } from './resources/backends/tunnel-group.ts';
 import { weightedBackends } from './resources/backends/weighted.ts';
 import { certificateAuthorities } from './resources/x509-certificate-authorities.ts';
-import { EDGE_OPERATIONS } from './resources/edges/index.ts';
+import { EDGE_MODULE_OPERATIONS } from './resources/edges/module-endpoints.ts';
+import { httpsEdgeRoutes } from './resources/edges/routes.ts';
 import { httpsEdges } from './resources/edges/https.ts';
 import { tcpEdges } from './resources/edges/tcp.ts';
 import { tlsEdges } from './resources/edges/tls.ts';
@@ -66,8 +68,14 @@ export type ResourceName = keyof typeof REGISTRY;
 /** The registry's definitions, in routing order. */
 export const RESOURCES: readonly ResourceDefinition<any, any, any>[] = Object.values(REGISTRY);
 
-/** Operations that are not plain CRUD (module endpoints, agent commands, sources). */
-export const EXTRA_OPERATIONS: readonly Operation[] = [...EVENT_SOURCE_OPERATIONS, ...TUNNEL_SESSION_COMMANDS, ...EDGE_OPERATIONS];
+/** Child collections: resources under one record of a parent kind, by name. */
+export const CHILD_REGISTRY = {
+  event_sources: eventSources,
+  https_edge_routes: httpsEdgeRoutes,
+} satisfies Record<string, ChildDefinition<any, any, any, any>>;
+
+/** Operations that no definition describes yet: the module endpoints (one table, module-endpoints.ts). */
+export const EXTRA_OPERATIONS: readonly Operation[] = EDGE_MODULE_OPERATIONS;
 
 /** Checks run before every API request (IP restrictions of type `api`). */
 export const GUARDS: readonly RequestGuard[] = [apiRestrictionGuard];
@@ -84,5 +92,5 @@ export const CONTROL_OPERATIONS: readonly ControlOperation[] = [
 
 /** All API operations, in routing order. */
 export function allOperations(): Operation[] {
-  return [...RESOURCES.flatMap((def) => crudOperations(def)), ...EXTRA_OPERATIONS];
+  return [...RESOURCES.flatMap((def) => definitionOperations(def)), ...Object.values(CHILD_REGISTRY).flatMap((def: ChildDefinition<any, any, any, any>) => childOperations(def)), ...EXTRA_OPERATIONS];
 }

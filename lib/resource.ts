@@ -1,7 +1,7 @@
-import type * as v from 'valibot';
+import * as v from 'valibot';
 import type { Operation, OperationContext, OperationInput, ResourceKind } from './context.ts';
 import { formatTime } from './conventions/clock.ts';
-import { ApiError, ERRORS, fail, notFound, type ErrorSpec } from './conventions/errors.ts';
+import { ApiError, fail, notFound, type ErrorSpec } from './conventions/errors.ts';
 import { parseInput, type Schema } from './conventions/fields.ts';
 import { listEnvelope, parsePageRequest } from './conventions/paging.ts';
 import { absoluteUri, makeRef, type Ref } from './conventions/refs.ts';
@@ -70,6 +70,11 @@ export interface ResourceDefinition<R extends BaseRecord = BaseRecord, Create ex
    * engine keeps a unique index of each (lib/indexes.ts), so finding a record by one is one read.
    */
   readonly unique?: readonly UniqueField<R>[];
+  /**
+   * Commands on one record: `POST <path>/:id/<name>` with an empty body, answered 204 (the agent
+   * commands of tunnel sessions). The engine loads the record; the command acts on it.
+   */
+  readonly commands?: Readonly<Record<string, RecordCommand<R>>>;
   /** Refuses a delete or cleans up what the record owns; runs after the reference check. */
   beforeDelete?(ctx: OperationContext, record: R): Awaitable<void>;
 }
@@ -79,6 +84,12 @@ export interface UniqueField<R extends BaseRecord> {
   readonly field: keyof R & string;
   /** The error when another record (`holderId`) has the value already. */
   conflict(value: string, holderId: string): ApiError;
+}
+
+/** A command on one record of a kind (see `ResourceDefinition.commands`). */
+export interface RecordCommand<R extends BaseRecord> {
+  readonly summary: string;
+  run(ctx: OperationContext, record: R): Promise<void>;
 }
 
 /** Identity helper that keeps the definition's record type. */
@@ -310,6 +321,32 @@ const CRUD_BUILDERS: Record<CrudOperation, (def: ResourceDefinition<any>) => Ope
     run: async (ctx, input) => void (await deleteRecord(ctx, def, input.params.id!)),
   }),
 };
+
+const NoFields = v.strictObject({});
+
+/** The command operations of a definition: `POST <path>/:id/<name>` with `{}`, 204. */
+export function commandOperations<R extends BaseRecord>(def: ResourceDefinition<R>): Operation[] {
+  return Object.entries(def.commands ?? {}).map(([name, command]) => ({
+    id: `${def.name}.${name}`,
+    tag: def.name,
+    method: 'POST',
+    path: `${def.path}/:id/${name}`,
+    status: 204,
+    mutates: true,
+    body: NoFields,
+    summary: command.summary,
+    async run(ctx, input) {
+      parseInput(NoFields, stripPathIds(input.body ?? {}, input.params));
+      await command.run(ctx, await getRecord(ctx, def, input.params.id!));
+      return undefined;
+    },
+  }));
+}
+
+/** Every operation of a definition: its CRUD operations, then its commands. */
+export function definitionOperations<R extends BaseRecord>(def: ResourceDefinition<R>): Operation[] {
+  return [...crudOperations(def), ...commandOperations(def)];
+}
 
 /** The create/get/list/update/delete operations of a definition (those it enables), in that order. */
 export function crudOperations<R extends BaseRecord>(def: ResourceDefinition<R>): Operation[] {

@@ -1,10 +1,9 @@
 import * as v from 'valibot';
-import type { Operation, OperationContext } from '../context.ts';
+import type { OperationContext } from '../context.ts';
 import { ApiError, ERRORS } from '../conventions/errors.ts';
-import { parseInput } from '../conventions/fields.ts';
 import { makeRef } from '../conventions/refs.ts';
 import { formatTime } from '../conventions/clock.ts';
-import { defineResource, getRecord, respond, scopeOf, stripPathIds, type BaseRecord } from '../resource.ts';
+import { defineResource, respond, scopeOf, type BaseRecord } from '../resource.ts';
 import { availableUpdate } from '../simulator/settings.ts';
 import { addPair, membersOf, removePair, type PairIndex } from '../indexes.ts';
 import { changeOnlineTunnels } from './backends/tunnel-group.ts';
@@ -50,6 +49,11 @@ export const tunnelSessions = defineResource<TunnelSessionRecord>({
   path: '/tunnel_sessions',
   listKey: 'tunnel_sessions',
   operations: ['get', 'list'],
+  commands: {
+    restart: { summary: 'Restart the agent behind a tunnel session', run: restartAgent },
+    stop: { summary: 'Stop the agent behind a tunnel session', run: endSession },
+    update: { summary: 'Update the agent behind a tunnel session', run: updateAgent },
+  },
   createSchema: NoFields,
   updateSchema: NoFields,
   create: () => {
@@ -128,52 +132,33 @@ function updateState(ctx: OperationContext, record: TunnelSessionRecord): Update
   return ctx.clock.now().getTime() < done ? 'in_progress' : 'updated';
 }
 
-const commands: Record<'stop' | 'restart' | 'update', (ctx: OperationContext, record: TunnelSessionRecord) => Promise<void>> = {
-  async stop(ctx, record) {
-    await endSession(ctx, record);
-  },
-  async restart(ctx, record) {
-    if (record.os.toLowerCase() === 'windows') {
-      throw new ApiError(ERRORS.AGENT_RESTART_UNSUPPORTED, `the agent of tunnel session '${record.id}' runs on Windows, where remote restart is not supported`);
-    }
-    const state = updateState(ctx, record);
-    if (state === 'in_progress') {
-      throw new ApiError(ERRORS.AGENT_UPDATING, `the agent of tunnel session '${record.id}' is still updating to ${record.update!.version}; restart it at least ${UPDATE_SECONDS} seconds after the update began`);
-    }
-    await endSession(ctx, record);
-    await startSession(ctx, {
-      ...record,
-      agent_version: state === 'updated' ? record.update!.version : record.agent_version,
-    });
-  },
-  async update(ctx, record) {
-    if (!record.update_checks) {
-      throw new ApiError(ERRORS.AGENT_UPDATE_UNSUPPORTED, `the agent of tunnel session '${record.id}' has update checks disabled in its configuration`);
-    }
-    const state = updateState(ctx, record);
-    if (state === 'in_progress') throw new ApiError(ERRORS.AGENT_UPDATING, `the agent of tunnel session '${record.id}' is already updating to ${record.update!.version}`);
-    if (state === 'updated') {
-      throw new ApiError(ERRORS.AGENT_UPDATED_NOT_RESTARTED, `the agent of tunnel session '${record.id}' has updated to ${record.update!.version}; restart it to run the new version before updating again`);
-    }
-    const version = availableUpdate(ctx.services.simulation.agentVersions, record.agent_version);
-    if (!version) throw new ApiError(ERRORS.AGENT_NO_UPDATE, `no update is available for agent version ${record.agent_version} (updates stay within major version ${record.agent_version.split('.')[0]})`);
-    await ctx.tx.put(scopeOf(ctx, TUNNEL_SESSION_KIND), { ...record, update: { version, started_at: ctx.clock.now().toISOString() } });
-  },
-};
+/** Restarts the agent: it reconnects under a new session id, on the new version after an update. */
+async function restartAgent(ctx: OperationContext, record: TunnelSessionRecord): Promise<void> {
+  if (record.os.toLowerCase() === 'windows') {
+    throw new ApiError(ERRORS.AGENT_RESTART_UNSUPPORTED, `the agent of tunnel session '${record.id}' runs on Windows, where remote restart is not supported`);
+  }
+  const state = updateState(ctx, record);
+  if (state === 'in_progress') {
+    throw new ApiError(ERRORS.AGENT_UPDATING, `the agent of tunnel session '${record.id}' is still updating to ${record.update!.version}; restart it at least ${UPDATE_SECONDS} seconds after the update began`);
+  }
+  await endSession(ctx, record);
+  await startSession(ctx, {
+    ...record,
+    agent_version: state === 'updated' ? record.update!.version : record.agent_version,
+  });
+}
 
-/** POST /tunnel_sessions/{id}/restart|stop|update with `{}`: 204. */
-export const TUNNEL_SESSION_COMMANDS: readonly Operation[] = (['restart', 'stop', 'update'] as const).map((name) => ({
-  id: `tunnel_sessions.${name}`,
-  method: 'POST',
-  path: `/tunnel_sessions/:id/${name}`,
-  status: 204,
-  mutates: true,
-  body: NoFields,
-  tag: 'tunnel_sessions',
-  summary: `${name[0]!.toUpperCase()}${name.slice(1)} the agent behind a tunnel session`,
-  async run(ctx, input) {
-    parseInput(NoFields, stripPathIds(input.body ?? {}, input.params));
-    await commands[name](ctx, await getRecord(ctx, tunnelSessions, input.params.id!));
-    return undefined;
-  },
-}));
+/** Starts an update to the newest release of the agent's major version. */
+async function updateAgent(ctx: OperationContext, record: TunnelSessionRecord): Promise<void> {
+  if (!record.update_checks) {
+    throw new ApiError(ERRORS.AGENT_UPDATE_UNSUPPORTED, `the agent of tunnel session '${record.id}' has update checks disabled in its configuration`);
+  }
+  const state = updateState(ctx, record);
+  if (state === 'in_progress') throw new ApiError(ERRORS.AGENT_UPDATING, `the agent of tunnel session '${record.id}' is already updating to ${record.update!.version}`);
+  if (state === 'updated') {
+    throw new ApiError(ERRORS.AGENT_UPDATED_NOT_RESTARTED, `the agent of tunnel session '${record.id}' has updated to ${record.update!.version}; restart it to run the new version before updating again`);
+  }
+  const version = availableUpdate(ctx.services.simulation.agentVersions, record.agent_version);
+  if (!version) throw new ApiError(ERRORS.AGENT_NO_UPDATE, `no update is available for agent version ${record.agent_version} (updates stay within major version ${record.agent_version.split('.')[0]})`);
+  await ctx.tx.put(scopeOf(ctx, TUNNEL_SESSION_KIND), { ...record, update: { version, started_at: ctx.clock.now().toISOString() } });
+}

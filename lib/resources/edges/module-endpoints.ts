@@ -1,6 +1,5 @@
-import type { Operation, OperationContext } from '../../context.ts';
-import { notFound } from '../../conventions/errors.ts';
-import { parseInput } from '../../conventions/fields.ts';
+import { singletonOperations, type SingletonHolder } from '../../children.ts';
+import type { Operation } from '../../context.ts';
 import { getRecord } from '../../resource.ts';
 import { httpsEdges, ROUTE_LABEL, ROUTE_MODULES } from './https.ts';
 import type { ModuleSpec, StoredModule } from './modules.ts';
@@ -20,22 +19,9 @@ import { tlsEdges } from './tls.ts';
  * that is not set is a 404; DELETE of one is a no-op (204), so deletes can be repeated.
  */
 
-/** What the endpoints of one holder need: where it lives and how to read and write its modules. */
-interface ModuleHolder {
-  /** Operation-id prefix: `tcp_edge` gives `tcp_edge_backend_module.replace`. */
-  readonly id: string;
-  /** Path of the holder with its parameters. */
-  readonly path: string;
-  readonly label: string;
+/** A holder of modules: an edge kind or HTTPS edge routes, with the module specs it holds. */
+interface ModuleHolder extends SingletonHolder {
   readonly modules: readonly ModuleSpec[];
-  load(ctx: OperationContext, params: Readonly<Record<string, string>>): Promise<LoadedHolder>;
-}
-
-interface LoadedHolder {
-  readonly id: string;
-  readonly record: Readonly<Record<string, unknown>>;
-  /** Stores the module (`null`: removes it) with the holder's rules and the reference index. */
-  set(name: string, stored: StoredModule | null): Promise<void>;
 }
 
 function edgeHolder<R extends EdgeRecord>(id: string, def: EdgeDefinition<R>): ModuleHolder {
@@ -50,7 +36,7 @@ function edgeHolder<R extends EdgeRecord>(id: string, def: EdgeDefinition<R>): M
         id: record.id,
         record,
         async set(name, stored) {
-          const next = { ...record, [name]: stored } as R;
+          const next = { ...record, [name]: stored } as unknown as R;
           def.checkModules?.(next, [name]);
           await saveEdge(ctx, def, record, next);
         },
@@ -66,7 +52,7 @@ const routeHolder: ModuleHolder = {
   modules: ROUTE_MODULES,
   async load(ctx, params) {
     const { edge, route } = await loadRoute(ctx, params);
-    return { id: route.id, record: route, set: (name, stored) => saveRoute(ctx, edge, route, { ...route, [name]: stored }) };
+    return { id: route.id, record: route, set: async (name, stored) => void (await saveRoute(ctx, edge, route, { ...route, [name]: stored })) };
   },
 };
 
@@ -79,55 +65,7 @@ function moduleBody(body: unknown, params: Readonly<Record<string, string>>): un
   return keys.length === 1 && keys[0] === 'module' ? (stripped as { module: unknown }).module : stripped;
 }
 
-function moduleOperations(holder: ModuleHolder, spec: ModuleSpec): Operation[] {
-  const common = { tag: 'edge_modules', path: `${holder.path}/${spec.name}` } as const;
-  const id = `${holder.id}_${spec.name}_module`;
-  return [
-    {
-      ...common,
-      id: `${id}.replace`,
-      method: 'PUT',
-      status: 200,
-      mutates: true,
-      body: spec.schema,
-      summary: `Replace the ${spec.label} module of a ${holder.label}`,
-      async run(ctx, input) {
-        const parsed = parseInput(spec.schema, moduleBody(input.body, input.params));
-        const loaded = await holder.load(ctx, input.params);
-        const stored = await spec.store(ctx, parsed, '');
-        await loaded.set(spec.name, stored);
-        return spec.respond(ctx, stored, loaded.id);
-      },
-    },
-    {
-      ...common,
-      id: `${id}.get`,
-      method: 'GET',
-      status: 200,
-      mutates: false,
-      summary: `Get the ${spec.label} module of a ${holder.label}`,
-      async run(ctx, input) {
-        const loaded = await holder.load(ctx, input.params);
-        const stored = loaded.record[spec.name] as StoredModule | null | undefined;
-        if (!stored) notFound(`${spec.label} module of ${holder.label}`, loaded.id);
-        return spec.respond(ctx, stored, loaded.id);
-      },
-    },
-    {
-      ...common,
-      id: `${id}.delete`,
-      method: 'DELETE',
-      status: 204,
-      mutates: true,
-      summary: `Remove the ${spec.label} module of a ${holder.label}`,
-      async run(ctx, input) {
-        const loaded = await holder.load(ctx, input.params);
-        if (loaded.record[spec.name]) await loaded.set(spec.name, null);
-        return undefined;
-      },
-    },
-  ];
-}
-
 /** PUT/GET/DELETE for every module of every edge kind and of HTTPS edge routes. */
-export const EDGE_MODULE_OPERATIONS: readonly Operation[] = HOLDERS.flatMap((holder) => holder.modules.flatMap((spec) => moduleOperations(holder, spec)));
+export const EDGE_MODULE_OPERATIONS: readonly Operation[] = HOLDERS.flatMap((holder) =>
+  holder.modules.flatMap((spec) => singletonOperations<StoredModule>(holder, spec, { suffix: 'module', tag: 'edge_modules' }, moduleBody)),
+);

@@ -1,8 +1,9 @@
 import * as v from 'valibot';
-import type { Operation, OperationContext } from '../../context.ts';
+import { type ChildDefinition } from '../../children.ts';
+import type { OperationContext } from '../../context.ts';
 import { formatTime } from '../../conventions/clock.ts';
 import { ApiError, ERRORS } from '../../conventions/errors.ts';
-import { coded, description, metadata, parseInput, zeroIsUnset } from '../../conventions/fields.ts';
+import { coded, description, metadata, zeroIsUnset } from '../../conventions/fields.ts';
 import { updateReferences } from '../../references.ts';
 import { getRecord, scopeOf } from '../../resource.ts';
 import { httpsEdges, ROUTE_LABEL, ROUTE_MODULES, routePath, routeReferences, routeResponse, type HttpsEdgeRecord, type MatchType, type RouteRecord } from './https.ts';
@@ -28,12 +29,6 @@ const RouteFields = v.strictObject({
   ...moduleFields(ROUTE_MODULES),
 });
 
-type RouteInput = v.InferOutput<typeof RouteFields> & Record<string, unknown>;
-
-const collection = `${httpsEdges.path}/:edge_id/routes`;
-const item = `${collection}/:id`;
-const common = { tag: 'https_edge_routes' } as const;
-
 function checkMatch(match: string | undefined): string {
   if (!match) throw new ApiError(ERRORS.ROUTE_MATCH_MISSING, 'match: is required; the path the route selects, such as "/" or "/api"');
   if (!match.startsWith('/')) throw new ApiError(ERRORS.ROUTE_MATCH_INVALID, `match: must be a path starting with "/" (got ${JSON.stringify(match)})`);
@@ -47,106 +42,77 @@ function refuseDuplicateMatch(edge: HttpsEdgeRecord, route: Pick<RouteRecord, 'i
   }
 }
 
+/** The route `id` of an edge, or the 404 7124. */
+function findRoute(edge: HttpsEdgeRecord, id: string): RouteRecord {
+  const route = edge.routes.find((r) => r.id === id);
+  if (!route) throw new ApiError(ERRORS.EDGE_ROUTE_NOT_FOUND, `HTTPS edge route '${id}' was not found on HTTPS edge '${edge.id}'`, { id });
+  return route;
+}
+
 /** The edge and route named by the path, or 404 (7000 for the edge, 7124 for the route). */
 export async function loadRoute(ctx: OperationContext, params: Readonly<Record<string, string>>): Promise<{ edge: HttpsEdgeRecord; route: RouteRecord }> {
   const edge = await getRecord(ctx, httpsEdges, params.edge_id!);
-  const route = edge.routes.find((r) => r.id === params.id);
-  if (!route) throw new ApiError(ERRORS.EDGE_ROUTE_NOT_FOUND, `HTTPS edge route '${params.id}' was not found on HTTPS edge '${edge.id}'`, { id: params.id! });
-  return { edge, route };
+  return { edge, route: findRoute(edge, params.id!) };
 }
 
 /**
  * Writes a route change into its edge (`previous` undefined: added; `next` undefined: removed) and
- * moves the route's entries in the reverse-reference index.
+ * moves the route's entries in the reverse-reference index. Answers the edge as saved.
  */
-export async function saveRoute(ctx: OperationContext, edge: HttpsEdgeRecord, previous: RouteRecord | undefined, next: RouteRecord | undefined): Promise<void> {
+export async function saveRoute(ctx: OperationContext, edge: HttpsEdgeRecord, previous: RouteRecord | undefined, next: RouteRecord | undefined): Promise<HttpsEdgeRecord> {
   const others = edge.routes.filter((r) => r.id !== (previous ?? next)!.id);
   const routes = next === undefined ? others : previous === undefined ? [...edge.routes, next] : edge.routes.map((r) => (r.id === next.id ? next : r));
-  await ctx.tx.put(scopeOf(ctx, httpsEdges.kind), { ...edge, routes });
+  const saved = { ...edge, routes };
+  await ctx.tx.put(scopeOf(ctx, httpsEdges.kind), saved);
   const id = (previous ?? next)!.id;
   await updateReferences(ctx, { id, label: ROUTE_LABEL }, previous ? routeReferences(previous) : [], next ? routeReferences(next) : []);
+  return saved;
 }
 
-/** The route operations. */
-export const HTTPS_EDGE_ROUTE_OPERATIONS: readonly Operation[] = [
-  {
-    ...common,
-    id: 'https_edge_routes.create',
-    method: 'POST',
-    path: collection,
-    status: 201,
-    mutates: true,
-    body: RouteFields,
-    summary: 'Create an HTTPS edge route',
-    async run(ctx, input) {
-      const body = parseInput(RouteFields, stripEdgeIds(input.body, input.params)) as RouteInput;
-      const edge = await getRecord(ctx, httpsEdges, input.params.edge_id!);
-      if (body.match_type === undefined) throw new ApiError(ERRORS.ROUTE_MATCH_TYPE_INVALID, 'match_type: is required; exact_path or path_prefix');
-      const selector = { id: '', match_type: body.match_type as MatchType, match: checkMatch(body.match) };
-      refuseDuplicateMatch(edge, selector);
-      const route: RouteRecord = {
-        ...(await storeModules(ctx, ROUTE_MODULES, body)),
-        id: ctx.ids.id('edghtsrt'),
-        created_at: formatTime(ctx.clock.now()),
-        description: body.description ?? '',
-        metadata: body.metadata ?? '',
-        edge_id: edge.id,
-        match_type: selector.match_type,
-        match: selector.match,
-      };
-      await saveRoute(ctx, edge, undefined, route);
-      return routeResponse(ctx, route);
-    },
+/** Routes: a child collection of HTTPS edges, stored inside the edge record (there is no list: the edge answers its routes). */
+export const httpsEdgeRoutes: ChildDefinition<HttpsEdgeRecord, RouteRecord, typeof RouteFields, typeof RouteFields> = {
+  name: 'https_edge_routes',
+  parent: httpsEdges,
+  parentParam: 'edge_id',
+  segment: 'routes',
+  childParam: 'id',
+  summaries: {
+    create: 'Create an HTTPS edge route',
+    get: 'Get an HTTPS edge route',
+    update: 'Update an HTTPS edge route (modules sent are replaced whole; absent ones stay)',
+    delete: 'Delete an HTTPS edge route',
   },
-  {
-    ...common,
-    id: 'https_edge_routes.get',
-    method: 'GET',
-    path: item,
-    status: 200,
-    mutates: false,
-    summary: 'Get an HTTPS edge route',
-    async run(ctx, input) {
-      return routeResponse(ctx, (await loadRoute(ctx, input.params)).route);
-    },
+  createSchema: RouteFields,
+  updateSchema: RouteFields,
+  stripIds: stripEdgeIds,
+  find: (_ctx, edge, id) => findRoute(edge, id),
+  async create(ctx, edge, body) {
+    if (body.match_type === undefined) throw new ApiError(ERRORS.ROUTE_MATCH_TYPE_INVALID, 'match_type: is required; exact_path or path_prefix');
+    const selector = { id: '', match_type: body.match_type as MatchType, match: checkMatch(body.match) };
+    refuseDuplicateMatch(edge, selector);
+    return {
+      ...(await storeModules(ctx, ROUTE_MODULES, body)),
+      id: ctx.ids.id('edghtsrt'),
+      created_at: formatTime(ctx.clock.now()),
+      description: body.description ?? '',
+      metadata: body.metadata ?? '',
+      edge_id: edge.id,
+      match_type: selector.match_type,
+      match: selector.match,
+    };
   },
-  {
-    ...common,
-    id: 'https_edge_routes.update',
-    method: 'PATCH',
-    path: item,
-    status: 200,
-    mutates: true,
-    body: RouteFields,
-    summary: 'Update an HTTPS edge route (modules sent are replaced whole; absent ones stay)',
-    async run(ctx, input) {
-      const patch = parseInput(RouteFields, stripEdgeIds(input.body, input.params)) as RouteInput;
-      const { edge, route } = await loadRoute(ctx, input.params);
-      const next: RouteRecord = {
-        ...route,
-        ...(await patchModules(ctx, ROUTE_MODULES, patch, routePath(route))),
-        ...(patch.description === undefined ? {} : { description: patch.description }),
-        ...(patch.metadata === undefined ? {} : { metadata: patch.metadata }),
-        ...(patch.match_type === undefined ? {} : { match_type: patch.match_type }),
-        ...(patch.match === undefined ? {} : { match: checkMatch(patch.match) }),
-      };
-      refuseDuplicateMatch(edge, next);
-      await saveRoute(ctx, edge, route, next);
-      return routeResponse(ctx, next);
-    },
+  async update(ctx, edge, route, patch) {
+    const next: RouteRecord = {
+      ...route,
+      ...(await patchModules(ctx, ROUTE_MODULES, patch, routePath(route))),
+      ...(patch.description === undefined ? {} : { description: patch.description }),
+      ...(patch.metadata === undefined ? {} : { metadata: patch.metadata }),
+      ...(patch.match_type === undefined ? {} : { match_type: patch.match_type }),
+      ...(patch.match === undefined ? {} : { match: checkMatch(patch.match) }),
+    };
+    refuseDuplicateMatch(edge, next);
+    return next;
   },
-  {
-    ...common,
-    id: 'https_edge_routes.delete',
-    method: 'DELETE',
-    path: item,
-    status: 204,
-    mutates: true,
-    summary: 'Delete an HTTPS edge route',
-    async run(ctx, input) {
-      const { edge, route } = await loadRoute(ctx, input.params);
-      await saveRoute(ctx, edge, route, undefined);
-      return undefined;
-    },
-  },
-];
+  save: saveRoute,
+  respond: (ctx, _edge, route) => routeResponse(ctx, route),
+};
