@@ -4,6 +4,7 @@ import { operatorIn, type Actor, type ControlOperation, type EmittedEvent, type 
 import { systemClock, type Clock } from './conventions/clock.ts';
 import { ApiError, ERRORS } from './conventions/errors.ts';
 import { cryptoRandom, IdFactory, seededRandom } from './conventions/ids.ts';
+import { openAccountIds } from './id-sequence.ts';
 import type { QueryParams } from './conventions/paging.ts';
 import { rateLimitGuard, type RateLimit } from './rate-limit.ts';
 import { allOperations, CONTROL_OPERATIONS, GUARDS, RESOURCES, type REGISTRY, type ResourceName } from './registry.ts';
@@ -58,6 +59,7 @@ export class Burrow implements Instance {
   readonly store: Store;
   readonly clock: Clock;
   readonly ids: IdFactory;
+  readonly #operationIds: IdFactory;
   readonly options: Readonly<BurrowOptions>;
   readonly errorPrefix: string;
   readonly operations: readonly Operation[];
@@ -84,7 +86,11 @@ export class Burrow implements Instance {
     this.store = options.store;
     this.#reader = readOnly(this.store);
     this.clock = options.clock ?? systemClock;
-    this.ids = new IdFactory(options.seed === undefined ? cryptoRandom : seededRandom(options.seed), () => this.clock.now());
+    const now = () => this.clock.now();
+    // Seeded: accounts from the instance's stream, operation ids from a stream of their own (every
+    // request draws one), and each account's writes from its own sequence (lib/id-sequence.ts).
+    this.ids = options.seed === undefined ? new IdFactory(cryptoRandom, now) : new IdFactory(seededRandom(options.seed), now, { deterministic: true });
+    this.#operationIds = options.seed === undefined ? this.ids : new IdFactory(seededRandom(`${options.seed}\u0000operations`), now);
     this.errorPrefix = options.errorPrefix ?? 'ERR_BURROW_';
     this.operations = allOperations();
     if (options.rateLimit) this.guards.unshift(rateLimitGuard(options.rateLimit, this.clock));
@@ -117,7 +123,7 @@ export class Burrow implements Instance {
 
   /** A new per-request operation id (`op_…`), time-ordered like every id. */
   newOperationId(): string {
-    return this.ids.id('op');
+    return this.#operationIds.id('op');
   }
 
   /** Resolves an Authorization header value to its caller, or throws a 401 ApiError. */
@@ -143,16 +149,19 @@ export class Burrow implements Instance {
     const { body, deliveries } = await this.store.transaction(async (tx) => {
       const principal = typeof actor === 'function' ? await actor(tx) : actor;
       const emitted: EmittedEvent[] = [];
-      const ctx = this.#context(tx, principal, baseUrl, (type, object) => emitted.push({ type, object }));
+      const sequence = this.options.seed === undefined ? undefined : await openAccountIds(tx, principal.account, this.options.seed, () => this.clock.now());
+      const ctx = this.#context(tx, principal, baseUrl, (type, object) => emitted.push({ type, object }), sequence?.ids);
       const body = await work(ctx);
-      return { body, deliveries: emitted.length > 0 ? await recordEvents(ctx, emitted, this.services.outboxLimit) : [] };
+      const deliveries = emitted.length > 0 ? await recordEvents(ctx, emitted, this.services.outboxLimit) : [];
+      await sequence?.save();
+      return { body, deliveries };
     });
     if (deliveries.length > 0) await this.#deliver(deliveries);
     return body;
   }
 
-  #context(tx: StoreTransaction, principal: Principal, baseUrl: string, emit: OperationContext['emit']): OperationContext {
-    return { account: principal.account, principal, tx, clock: this.clock, ids: this.ids, baseUrl, emit, services: this.services };
+  #context(tx: StoreTransaction, principal: Principal, baseUrl: string, emit: OperationContext['emit'], ids = this.ids): OperationContext {
+    return { account: principal.account, principal, tx, clock: this.clock, ids, baseUrl, emit, services: this.services };
   }
 
   /** Hands committed events to the embedding application's sinks; a failing sink is reported, not raised. */

@@ -98,11 +98,21 @@ export function idTime(id: string): Date | undefined {
 export class IdFactory {
   #random: RandomSource;
   #now: () => Date;
-  #last = new Uint8Array(KSUID_BYTES);
+  #last: Uint8Array = new Uint8Array(KSUID_BYTES);
+  /** Whether the randomness is seeded (key material is then derived from it too). */
+  readonly deterministic: boolean;
 
-  constructor(random: RandomSource, now: () => Date) {
+  /** `last`: the newest KSUID made before, so that this factory's ids sort after it. */
+  constructor(random: RandomSource, now: () => Date, options: { deterministic?: boolean; last?: Uint8Array } = {}) {
     this.#random = random;
     this.#now = now;
+    this.deterministic = options.deterministic ?? false;
+    if (options.last?.length === KSUID_BYTES) this.#last = options.last;
+  }
+
+  /** The newest KSUID this factory made (or was given). */
+  get lastKsuid(): Uint8Array {
+    return this.#last;
   }
 
   /** The 27-char KSUID part: time-ordered and strictly increasing within this instance. */

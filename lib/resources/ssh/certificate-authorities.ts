@@ -2,7 +2,7 @@ import * as v from 'valibot';
 import { ApiError, ERRORS } from '../../conventions/errors.ts';
 import { coded, description, metadata, zeroIsUnset } from '../../conventions/fields.ts';
 import { defineResource, type BaseRecord } from '../../resource.ts';
-import { canonicalCurve, EC_CURVE_NAMES, generateCaKeyPair, type CaKeyPair, type EcCurve, type SshKeyType } from './ssh-keys.ts';
+import { canonicalCurve, deriveCaKeyPair, EC_CURVE_NAMES, generateCaKeyPair, type CaKeyPair, type EcCurve, type SshKeyType } from './ssh-keys.ts';
 
 /**
  * SSH certificate authorities (/ssh_certificate_authorities). The key pair is generated here
@@ -74,9 +74,15 @@ export const sshCertificateAuthorities = defineResource<SshCaRecord, typeof CaCr
   createSchema: CaCreate,
   updateSchema: CaUpdate,
   prepareCreate: (input) => generateCaKeyPair(caKeyOptions(input)),
-  create(_ctx, input, base, prepared) {
-    const keys = prepared as CaKeyPair;
-    return { ...base, key_type: caKeyOptions(input).keyType, public_key: keys.publicKey, private_key_pem: keys.privateKeyPem };
+  create(ctx, input, base, prepared) {
+    const options = caKeyOptions(input);
+    // Seeded Ed25519 and ECDSA keys come from the account's id sequence (lib/id-sequence.ts), inside
+    // the transaction; RSA keys cannot be seeded with node:crypto and stay random.
+    const keys =
+      ctx.ids.deterministic && options.keyType !== 'rsa'
+        ? deriveCaKeyPair({ keyType: options.keyType, ...(options.curve ? { curve: options.curve } : {}) }, (size) => ctx.ids.bytes(size))
+        : (prepared as CaKeyPair);
+    return { ...base, key_type: options.keyType, public_key: keys.publicKey, private_key_pem: keys.privateKeyPem };
   },
   toResponse: (_ctx, record, base) => ({ ...base, public_key: record.public_key, key_type: record.key_type }),
 });

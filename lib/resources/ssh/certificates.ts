@@ -130,6 +130,7 @@ function certificateResource<S extends v.GenericSchema<unknown, Record<string, u
         certType: kind.certType,
         keyId: base.id,
         serial,
+        nonce: ctx.ids.bytes(32),
         principals,
         validAfter,
         validBefore: validUntil,

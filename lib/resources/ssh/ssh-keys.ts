@@ -84,6 +84,44 @@ export async function generateCaKeyPair(options: { keyType: SshKeyType; keySize?
   return { privateKeyPem, publicKey: publicKeyLine(privateKey) };
 }
 
+/** Curve order n of each NIST curve, and its OID's DER body. */
+const CURVES: Record<EcCurve, { order: bigint; oid: string; bytes: number }> = {
+  'P-256': { order: 0xffffffff00000000ffffffffffffffffbce6faada7179e84f3b9cac2fc632551n, oid: '2a8648ce3d030107', bytes: 32 },
+  'P-384': { order: 0xffffffffffffffffffffffffffffffffffffffffffffffffc7634d81f4372ddf581a0db248b0a77aecec196accc52973n, oid: '2b81040022', bytes: 48 },
+  'P-521': {
+    order: 0x01fffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffa51868783bf2f966b7fcc0148f709a5d03bb5c9b8899c47aebb6fb71e91386409n,
+    oid: '2b81040023',
+    bytes: 66,
+  },
+};
+
+function der(tag: number, body: Buffer): Buffer {
+  const n = body.length;
+  const length = n < 0x80 ? [n] : n < 0x100 ? [0x81, n] : [0x82, n >> 8, n & 0xff];
+  return Buffer.concat([Buffer.from([tag, ...length]), body]);
+}
+
+/**
+ * Deterministic mode: a CA key pair from seeded bytes. Ed25519's private key is 32 bytes of seed;
+ * an ECDSA private scalar is the bytes reduced into [1, n-1] (SEC1 DER without the public point,
+ * which OpenSSL computes). RSA has no seedable generator in node:crypto, so it is not offered.
+ */
+export function deriveCaKeyPair(options: { keyType: 'ed25519' | 'ecdsa'; curve?: EcCurve }, bytes: (size: number) => Uint8Array): CaKeyPair {
+  let privateKey: KeyObject;
+  if (options.keyType === 'ed25519') {
+    const pkcs8 = Buffer.concat([Buffer.from('302e020100300506032b657004220420', 'hex'), Buffer.from(bytes(32))]);
+    privateKey = createPrivateKey({ key: pkcs8, format: 'der', type: 'pkcs8' });
+  } else {
+    const curve = CURVES[options.curve ?? 'P-256'];
+    const wide = BigInt(`0x${Buffer.from(bytes(curve.bytes + 16)).toString('hex')}`);
+    const scalar = (wide % (curve.order - 1n)) + 1n;
+    const d = Buffer.from(scalar.toString(16).padStart(curve.bytes * 2, '0'), 'hex');
+    const sec1 = der(0x30, Buffer.concat([Buffer.from([2, 1, 1]), der(0x04, d), der(0xa0, der(0x06, Buffer.from(curve.oid, 'hex')))]));
+    privateKey = createPrivateKey({ key: sec1, format: 'der', type: 'sec1' });
+  }
+  return { privateKeyPem: privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(), publicKey: publicKeyLine(privateKey) };
+}
+
 /** The authorized-keys line for a private key (PEM or KeyObject). */
 export function publicKeyLine(privateKey: KeyObject | string): string {
   const object = typeof privateKey === 'string' ? createPrivateKey(privateKey) : privateKey;
@@ -99,6 +137,8 @@ export interface CertificateRequest {
   readonly certType: 'user' | 'host';
   readonly keyId: string;
   readonly serial: bigint;
+  /** The certificate's 32-byte nonce (random unless in deterministic mode). */
+  readonly nonce?: Uint8Array;
   /** Empty = valid for any principal. */
   readonly principals: readonly string[];
   readonly validAfter: Date;
@@ -128,7 +168,7 @@ export function signSshCertificate(request: CertificateRequest): SignedCertifica
 
   const body = Buffer.concat([
     wireString(certAlgorithm),
-    wireString(randomBytes(32)),
+    wireString(request.nonce ? Buffer.from(request.nonce) : randomBytes(32)),
     keyFields,
     uint64(request.serial),
     uint32(request.certType === 'user' ? 1 : 2),
