@@ -209,6 +209,26 @@ async function httpScenarios() {
     await Promise.all([bare.stop(), burrow.stop(), logging.stop()]);
   }
 
+  // A page of 100 at 100,000 records against the same page at 1,000 (full run only).
+  if (!quick) {
+    const small = await startBurrow();
+    const big = await startBurrow();
+    try {
+      await seedOverHttp(small, KEYS, '/ip_policies', 'ip_policies');
+      await seedOverHttp(big, 100_000, '/ip_policies', 'ip_policies');
+      await rounds(
+        {
+          list_1k: { server: small, method: 'GET', path: '/ip_policies?limit=100' },
+          list_100k: { server: big, method: 'GET', path: '/ip_policies?limit=100' },
+        },
+        [['list_100k_vs_1k', 'list_100k', 'list_1k']],
+        3,
+      );
+    } finally {
+      await Promise.all([small.stop(), big.stop()]);
+    }
+  }
+
   // json-server 0.17, the stateful JSON-file mock a user would otherwise pick; its GET alternates
   // with Burrow's in fresh processes.
   const js = await startJsonServer(KEYS);
@@ -380,6 +400,7 @@ try {
     ['in-process get ≥ 0.4 of a Map get', r('core_get_vs_map') >= 0.4],
     ['GET by id ≥ 10× json-server', r('get_vs_jsonserver') >= 10],
     ['JSON-file POST at 10k ≥ 10× json-server POST', r('file_post_vs_jsonserver') >= 10],
+    ...(ratios.list_100k_vs_1k ? ([['list page at 100k within 1.5× the time of 1k', r('list_100k_vs_1k') >= 1 / 1.5]] as [string, boolean][]) : []),
     ['installed bin: first answer ≤ 150 ms after a bare node -e server', r('startup_installed_minus_bare_ms') <= 150],
     ['installed bin: ≤ 150 ms more CPU to its first answer than a bare node -e server', r('startup_installed_minus_bare_cpu_ms') <= 150],
     ['in-process instance ready < 5 ms', figures.embedded_startup_ms! < 5],
