@@ -32,9 +32,10 @@ const SnapshotBody = v.strictObject({
   scopes: v.array(v.strictObject({ account: v.string(), kind: v.string(), records: v.array(v.record(v.string(), v.unknown())) })),
 });
 
-/** Throws the 404 for an account id that does not exist. */
-export async function knownAccount(instance: Instance, accountId: string): Promise<void> {
+/** Answers `accountId` when that account exists, or throws the 404. */
+export async function knownAccount(instance: Instance, accountId: string): Promise<string> {
   if (!(await instance.reader.get({ account: INSTANCE_SCOPE, kind: 'account' }, accountId))) fail('NOT_FOUND', `account '${accountId}' was not found`, { id: accountId });
+  return accountId;
 }
 
 /** Removes every resource of the account except its owners and API keys, in one transaction. */

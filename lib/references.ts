@@ -43,3 +43,13 @@ export async function refuseIfReferenced(ctx: OperationContext, label: string, t
     used_by: users.map((u) => u.id).join(','),
   });
 }
+
+/**
+ * The ids a request references, each once in first-seen order, after `check` (which throws the
+ * kind's 404) has passed for each; `index` is the id's position in that list.
+ */
+export async function existingIds(ids: readonly string[], check: (id: string, index: number) => Promise<unknown>): Promise<string[]> {
+  const unique = [...new Set(ids)];
+  for (const [index, id] of unique.entries()) await check(id, index);
+  return unique;
+}

@@ -264,83 +264,65 @@ export async function listRecords<R extends BaseRecord>(ctx: OperationContext, d
   );
 }
 
-/** The operation builders of the five CRUD operations; each names its method, path and status. */
-const CRUD_BUILDERS: Record<CrudOperation, (def: ResourceDefinition<any>) => Operation> = {
-  create: (def) => ({
-    id: `${def.name}.create`,
-    tag: def.name,
-    method: 'POST',
-    path: def.path,
-    status: 201,
-    mutates: true,
-    body: def.createSchema,
-    summary: `Create a ${def.label}`,
-    ...(def.prepareCreate ? { prepare: (input: OperationInput) => def.prepareCreate!(parseInput(def.createSchema, input.body ?? {})) } : {}),
-    run: (ctx, input) => createRecord(ctx, def, input.body, input.prepared),
-  }),
-  get: (def) => ({
-    id: `${def.name}.get`,
-    tag: def.name,
-    method: 'GET',
-    path: `${def.path}/:id`,
-    status: 200,
-    mutates: false,
-    summary: `Get a ${def.label}`,
-    run: async (ctx, input) => respond(ctx, def, await getRecord(ctx, def, input.params.id!)),
-  }),
-  list: (def) => ({
-    id: `${def.name}.list`,
-    tag: def.name,
-    method: 'GET',
-    path: def.path,
-    status: 200,
-    mutates: false,
-    query: ['before_id', 'limit'],
-    summary: `List ${def.label}s`,
-    run: (ctx, input) => listRecords(ctx, def, input.query),
-  }),
-  update: (def) => ({
-    id: `${def.name}.update`,
-    tag: def.name,
-    method: 'PATCH',
-    path: `${def.path}/:id`,
-    status: 200,
-    mutates: true,
-    body: def.updateSchema,
-    summary: `Update a ${def.label}`,
-    run: (ctx, input) => updateRecord(ctx, def, input.params.id!, stripPathIds(input.body ?? {}, input.params)),
-  }),
-  delete: (def) => ({
-    id: `${def.name}.delete`,
-    tag: def.name,
-    method: 'DELETE',
-    path: `${def.path}/:id`,
-    status: 204,
-    mutates: true,
-    summary: `Delete a ${def.label}`,
-    run: async (ctx, input) => void (await deleteRecord(ctx, def, input.params.id!)),
-  }),
+/** What every operation of a definition shares: id `<name>.<verb>`, tag, method, path and status. */
+function operationOf(def: ResourceDefinition<any, any, any>, verb: string, method: Operation['method'], path: string, status: Operation['status'], rest: Pick<Operation, 'mutates' | 'summary' | 'run'> & Partial<Operation>): Operation {
+  return { id: `${def.name}.${verb}`, tag: def.name, method, path, status, ...rest };
+}
+
+/** The operation builders of the five CRUD operations. */
+const CRUD_BUILDERS: Record<CrudOperation, (def: ResourceDefinition<any, any, any>) => Operation> = {
+  create: (def) =>
+    operationOf(def, 'create', 'POST', def.path, 201, {
+      mutates: true,
+      body: def.createSchema,
+      summary: `Create a ${def.label}`,
+      ...(def.prepareCreate ? { prepare: (input: OperationInput) => def.prepareCreate!(parseInput(def.createSchema, input.body ?? {})) } : {}),
+      run: (ctx, input) => createRecord(ctx, def, input.body, input.prepared),
+    }),
+  get: (def) =>
+    operationOf(def, 'get', 'GET', `${def.path}/:id`, 200, {
+      mutates: false,
+      summary: `Get a ${def.label}`,
+      run: async (ctx, input) => respond(ctx, def, await getRecord(ctx, def, input.params.id!)),
+    }),
+  list: (def) =>
+    operationOf(def, 'list', 'GET', def.path, 200, {
+      mutates: false,
+      query: ['before_id', 'limit'],
+      summary: `List ${def.label}s`,
+      run: (ctx, input) => listRecords(ctx, def, input.query),
+    }),
+  update: (def) =>
+    operationOf(def, 'update', 'PATCH', `${def.path}/:id`, 200, {
+      mutates: true,
+      body: def.updateSchema,
+      summary: `Update a ${def.label}`,
+      run: (ctx, input) => updateRecord(ctx, def, input.params.id!, stripPathIds(input.body ?? {}, input.params)),
+    }),
+  delete: (def) =>
+    operationOf(def, 'delete', 'DELETE', `${def.path}/:id`, 204, {
+      mutates: true,
+      summary: `Delete a ${def.label}`,
+      run: async (ctx, input) => void (await deleteRecord(ctx, def, input.params.id!)),
+    }),
 };
 
 const NoFields = v.strictObject({});
 
 /** The command operations of a definition: `POST <path>/:id/<name>` with `{}`, 204. */
 export function commandOperations<R extends BaseRecord>(def: ResourceDefinition<R>): Operation[] {
-  return Object.entries(def.commands ?? {}).map(([name, command]) => ({
-    id: `${def.name}.${name}`,
-    tag: def.name,
-    method: 'POST',
-    path: `${def.path}/:id/${name}`,
-    status: 204,
-    mutates: true,
-    body: NoFields,
-    summary: command.summary,
-    async run(ctx, input) {
-      parseInput(NoFields, stripPathIds(input.body ?? {}, input.params));
-      await command.run(ctx, await getRecord(ctx, def, input.params.id!));
-      return undefined;
-    },
-  }));
+  return Object.entries(def.commands ?? {}).map(([name, command]) =>
+    operationOf(def, name, 'POST', `${def.path}/:id/${name}`, 204, {
+      mutates: true,
+      body: NoFields,
+      summary: command.summary,
+      async run(ctx, input) {
+        parseInput(NoFields, stripPathIds(input.body ?? {}, input.params));
+        await command.run(ctx, await getRecord(ctx, def, input.params.id!));
+        return undefined;
+      },
+    }),
+  );
 }
 
 /** Every operation of a definition: its CRUD operations, then its commands. */

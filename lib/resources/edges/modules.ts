@@ -4,6 +4,7 @@ import { ApiError, ERRORS, fail } from '../../conventions/errors.ts';
 import { coded, refusedField, stringList, zeroIsUnset, type Schema } from '../../conventions/fields.ts';
 import { re2Pattern } from '../../conventions/patterns.ts';
 import { absoluteUri, makeRef } from '../../conventions/refs.ts';
+import { existingIds } from '../../references.ts';
 import { scopeOf } from '../../resource.ts';
 import { backendRef, httpHeaderMap, requireBackend } from '../backends/shared.ts';
 import { certificateAuthorities, CERTIFICATE_AUTHORITY_KIND } from '../x509-certificate-authorities.ts';
@@ -81,15 +82,12 @@ export const BACKEND_MODULE: ModuleSpec = {
   respond: (ctx, stored) => ({ enabled: stored.enabled, backend: backendRef(ctx, stored.backend_id as string) }),
 };
 
-const uniqueIds = (ids: readonly string[]) => [...new Set(ids)];
-
 export const IP_RESTRICTION_MODULE: ModuleSpec = {
   name: 'ip_restriction',
   label: 'IP restriction',
   schema: v.strictObject({ enabled, ip_policy_ids: v.array(v.string()) }),
   async store(ctx, input: { enabled?: boolean; ip_policy_ids: string[] }, field) {
-    const ids = uniqueIds(input.ip_policy_ids);
-    for (const [index, id] of ids.entries()) await requirePolicy(ctx, id, `${at(field, 'ip_policy_ids')}[${index}]`, ERRORS.EDGE_IP_POLICY_NOT_FOUND);
+    const ids = await existingIds(input.ip_policy_ids, (id, index) => requirePolicy(ctx, id, `${at(field, 'ip_policy_ids')}[${index}]`, ERRORS.EDGE_IP_POLICY_NOT_FOUND));
     return { enabled: input.enabled ?? true, ip_policy_ids: ids };
   },
   references: (stored) => stored.ip_policy_ids as string[],
@@ -101,12 +99,11 @@ export const MUTUAL_TLS_MODULE: ModuleSpec = {
   label: 'mutual TLS',
   schema: v.strictObject({ enabled, certificate_authority_ids: v.array(v.string()) }),
   async store(ctx, input: { enabled?: boolean; certificate_authority_ids: string[] }, field) {
-    const ids = uniqueIds(input.certificate_authority_ids);
-    for (const [index, id] of ids.entries()) {
+    const ids = await existingIds(input.certificate_authority_ids, async (id, index) => {
       if (!(await ctx.tx.get(scopeOf(ctx, CERTIFICATE_AUTHORITY_KIND), id))) {
         throw new ApiError(ERRORS.EDGE_CA_NOT_FOUND, `${at(field, 'certificate_authority_ids')}[${index}]: certificate authority '${id}' was not found`, { id });
       }
-    }
+    });
     return { enabled: input.enabled ?? true, certificate_authority_ids: ids };
   },
   references: (stored) => stored.certificate_authority_ids as string[],

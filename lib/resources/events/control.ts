@@ -7,10 +7,13 @@ import { clearOutbox, readOutbox } from './outbox.ts';
 
 const outboxPath = '/accounts/:account_id/event_destinations/:destination_id/outbox';
 
-async function requireDestination(instance: Instance, account: string, id: string): Promise<void> {
+/** The account and event destination named by the path, or the 404. */
+async function requireDestination(instance: Instance, params: Readonly<Record<string, string>>): Promise<[account: string, destination: string]> {
+  const [account, id] = [params.account_id!, params.destination_id!];
   if (!(await instance.reader.get({ account, kind: EVENT_DESTINATION_KIND }, id))) {
     fail('NOT_FOUND', `event destination '${id}' was not found in account '${account}'`, { id });
   }
+  return [account, id];
 }
 
 export const EVENT_CONTROL_OPERATIONS: readonly ControlOperation[] = [
@@ -30,8 +33,7 @@ export const EVENT_CONTROL_OPERATIONS: readonly ControlOperation[] = [
     status: 200,
     summary: "The events delivered to an event destination (oldest first) and how many were dropped",
     async run(instance, input) {
-      const [account, destination] = [input.params.account_id!, input.params.destination_id!];
-      await requireDestination(instance, account, destination);
+      const [account, destination] = await requireDestination(instance, input.params);
       return readOutbox(instance.reader, account, destination, instance.services.outboxLimit);
     },
   },
@@ -42,8 +44,7 @@ export const EVENT_CONTROL_OPERATIONS: readonly ControlOperation[] = [
     status: 200,
     summary: "Empty an event destination's outbox",
     async run(instance, input) {
-      const [account, destination] = [input.params.account_id!, input.params.destination_id!];
-      await requireDestination(instance, account, destination);
+      const [account, destination] = await requireDestination(instance, input.params);
       return { removed: await instance.perform(operatorIn(account), (ctx) => clearOutbox(ctx.tx, account, destination)) };
     },
   },

@@ -1,5 +1,6 @@
 import * as v from 'valibot';
 import { addPair, membersOf, removePair, type PairIndex } from '../../indexes.ts';
+import { existingIds } from '../../references.ts';
 import type { OperationContext } from '../../context.ts';
 import { ApiError, ERRORS } from '../../conventions/errors.ts';
 import { description, metadata } from '../../conventions/fields.ts';
@@ -54,14 +55,12 @@ function validSourceTypes(ctx: OperationContext, types: readonly string[]): stri
   return [...seen];
 }
 
-async function existingDestinations(ctx: OperationContext, ids: readonly string[]): Promise<string[]> {
-  const unique = [...new Set(ids)];
-  for (const id of unique) {
+function existingDestinations(ctx: OperationContext, ids: readonly string[]): Promise<string[]> {
+  return existingIds(ids, async (id) => {
     if (!(await ctx.tx.get(scopeOf(ctx, EVENT_DESTINATION_KIND), id))) {
       throw new ApiError(ERRORS.EVENT_DESTINATION_NOT_FOUND, `destination_ids[${ids.indexOf(id)}]: event destination '${id}' was not found`, { id });
     }
-  }
-  return unique;
+  });
 }
 
 /** `…/event_subscriptions/{id}/sources/{type}`. */

@@ -2,6 +2,7 @@ import * as v from 'valibot';
 import type { OperationContext, RequestGuard } from '../../context.ts';
 import { ApiError, ERRORS } from '../../conventions/errors.ts';
 import { coded, description, metadata, refusedField, zeroIsUnset } from '../../conventions/fields.ts';
+import { existingIds } from '../../references.ts';
 import { defineResource, refTo } from '../../resource.ts';
 import type { StoreReader } from '../../store.ts';
 import { evaluateIpRules } from './cidr.ts';
@@ -41,10 +42,8 @@ const RestrictionUpdate = v.strictObject({
   type: refusedField('cannot be changed after creation; delete the restriction and create one of the new type'),
 });
 
-async function existingPolicies(ctx: OperationContext, ids: readonly string[]): Promise<string[]> {
-  const unique = [...new Set(ids)];
-  for (const [index, id] of unique.entries()) await requirePolicy(ctx, id, `ip_policy_ids[${index}]`, ERRORS.IP_RESTRICTION_POLICY_NOT_FOUND);
-  return unique;
+function existingPolicies(ctx: OperationContext, ids: readonly string[]): Promise<string[]> {
+  return existingIds(ids, (id, index) => requirePolicy(ctx, id, `ip_policy_ids[${index}]`, ERRORS.IP_RESTRICTION_POLICY_NOT_FOUND));
 }
 
 const typeTaken = (type: string, holder: string) =>
