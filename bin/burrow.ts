@@ -8,6 +8,7 @@ import { createNodeListener } from '../adapters/http/node.ts';
 import { openJsonFileStore } from '../adapters/json-file-store.ts';
 import { MemoryStore } from '../adapters/memory-store.ts';
 import { createHash, randomBytes } from 'node:crypto';
+import { openPostgresStore, PostgresStore } from '../adapters/postgres-store.ts';
 import { createBurrow, ManualClock, parseRateLimit, type Store } from '../lib/index.ts';
 import { isRfc3339 } from '../lib/conventions/fields.ts';
 import { VERSION } from '../lib/version.ts';
@@ -20,6 +21,8 @@ Options:
   --host HOST        address to listen on (default 127.0.0.1; env BURROW_HOST)
   --port PORT        port to listen on, 0 for any free port (default 8080; env BURROW_PORT)
   --data FILE        keep state in this JSON file (default: in memory; env BURROW_DATA)
+  --data postgres://USER[:PASSWORD]@HOST[:PORT]/DB[?schema=NAME]
+                     keep state in PostgreSQL, shared by every server given the same URL
   --api-key TOKEN    make TOKEN an admin API key of the default account (env BURROW_API_KEY);
                      without it, a key is generated and printed once, when the account is created
   --base-url URL     base of the uri fields in responses (env BURROW_BASE_URL); by default the
@@ -79,6 +82,8 @@ export function parseCli(argv: string[], env: NodeJS.ProcessEnv) {
   if (logFormat !== 'text' && logFormat !== 'json') throw new Error(`--log-format must be text or json (got ${logFormat})`);
   const baseUrl = values['base-url'] ?? env.BURROW_BASE_URL;
   if (baseUrl !== undefined && !/^https?:\/\/[^/]+/.test(baseUrl)) throw new Error(`--base-url must be an http(s) URL (got ${baseUrl})`);
+  const data = values.data ?? env.BURROW_DATA;
+  if (data !== undefined && isPostgresUrl(data) && !URL.canParse(data)) throw new Error(`--data must be postgres://USER@HOST:PORT/DATABASE (got an unparsable URL)`);
   const clock = values.clock ?? env.BURROW_CLOCK;
   const rateLimitText = values['rate-limit'] ?? env.BURROW_RATE_LIMIT;
   const journalSizeText = values['journal-size'] ?? env.BURROW_JOURNAL_SIZE;
@@ -94,7 +99,7 @@ export function parseCli(argv: string[], env: NodeJS.ProcessEnv) {
     journalSize,
     host: values.host ?? env.BURROW_HOST ?? '127.0.0.1',
     port,
-    data: values.data ?? env.BURROW_DATA,
+    data,
     apiKey: values['api-key'] ?? env.BURROW_API_KEY,
     baseUrl,
     trustProxy: values['trust-proxy'] === true,
@@ -130,6 +135,14 @@ function batchedLines(out: NodeJS.WritableStream) {
   };
 }
 
+const isPostgresUrl = (data: string) => /^postgres(ql)?:\/\//i.test(data);
+
+/** The store `--data` names: none → memory, a postgres:// URL → PostgreSQL, else a JSON file. */
+async function openStore(data: string | undefined): Promise<Store> {
+  if (data === undefined) return new MemoryStore();
+  return isPostgresUrl(data) ? openPostgresStore({ url: data }) : openJsonFileStore(data);
+}
+
 async function main(): Promise<void> {
   let settings: ReturnType<typeof parseCli>;
   try {
@@ -154,9 +167,9 @@ async function main(): Promise<void> {
   }
   let store: Store;
   try {
-    store = settings.data ? await openJsonFileStore(settings.data) : new MemoryStore();
+    store = await openStore(settings.data);
   } catch (error) {
-    console.error(`burrow: ${(error as Error).message}`);
+    console.error(`burrow: cannot open the store: ${(error as Error).message}`);
     process.exit(1);
   }
   const requestLog = batchedLines(process.stdout);
@@ -215,12 +228,13 @@ async function main(): Promise<void> {
   const listenUrl = `http://${host}:${port}`;
   say(`inspector: ${listenUrl}/_burrow/ (sign in with the operator token)`, { inspector: `${listenUrl}/_burrow/` });
   // Last: tests and scripts wait for this line.
+  const data = store instanceof PostgresStore ? store.where : settings.data;
   const uris = settings.baseUrl ? ` (uris use ${settings.baseUrl})` : '';
-  say(`Burrow listening on ${listenUrl}${uris} (store: ${store.name}${settings.data ? ` ${settings.data}` : ''}, account ${account.accountId})`, {
+  say(`Burrow listening on ${listenUrl}${uris} (store: ${store.name}${data ? ` ${data}` : ''}, account ${account.accountId})`, {
     url: listenUrl,
     ...(settings.baseUrl ? { base_url: settings.baseUrl } : {}),
     store: store.name,
-    ...(settings.data ? { data: settings.data } : {}),
+    ...(data ? { data } : {}),
     account: account.accountId,
   });
 

@@ -74,14 +74,18 @@ export const CORE_CONTROL_OPERATIONS: readonly ControlOperation[] = [
     path: '/health',
     status: 200,
     open: true,
-    summary: 'Liveness, version, store and uptime',
-    run: async (instance) => ({
-      status: 'ok',
-      version: VERSION,
-      store: instance.reader.name,
-      uptime_seconds: Math.round((Date.now() - instance.startedAt) / 1000),
-      time: formatTime(instance.clock.now()),
-    }),
+    summary: 'Liveness, version, store and uptime (503 when the store does not answer)',
+    run: async (instance) => {
+      // A read proves the store answers (a database store that is down makes this a 503).
+      await instance.reader.get({ account: INSTANCE_SCOPE, kind: 'setting' }, 'default_account');
+      return {
+        status: 'ok',
+        version: VERSION,
+        store: instance.reader.name,
+        uptime_seconds: Math.round((Date.now() - instance.startedAt) / 1000),
+        time: formatTime(instance.clock.now()),
+      };
+    },
   },
   {
     id: 'control.openapi',

@@ -27,7 +27,7 @@ export { IdFactory, idTime, seededRandom, type RandomSource } from './convention
 export { MAX_PAGE_SIZE } from './conventions/paging.ts';
 
 // Storage contract
-export { INSTANCE_SCOPE, StoreWriteError, type PageQuery, type Scope, type Store, type StoreReader, type StoreTransaction, type StoredRecord } from './store.ts';
+export { INSTANCE_SCOPE, StoreUnavailableError, StoreWriteError, type PageQuery, type Scope, type Store, type StoreReader, type StoreTransaction, type StoredRecord } from './store.ts';
 
 // Resource engine and registry
 export { crudOperations, defineResource, type BaseRecord, type ResourceDefinition } from './resource.ts';

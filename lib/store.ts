@@ -102,3 +102,15 @@ export class StoreWriteError extends Error {
     this.name = 'StoreWriteError';
   }
 }
+
+/**
+ * The error a store rejects a call with when its backend cannot be reached (a database that is
+ * down or refuses connections). Nothing of a rejected transaction is kept; the API answers 503,
+ * and the store serves again once the backend is back.
+ */
+export class StoreUnavailableError extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'StoreUnavailableError';
+  }
+}

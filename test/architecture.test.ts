@@ -56,6 +56,7 @@ describe('architecture', () => {
       'ipaddr.js': 'lib/resources/ip-policies/cidr.ts',
       sshpk: 'lib/resources/ssh/ssh-keys.ts',
       lowdb: 'adapters/json-file-store.ts',
+      pg: 'adapters/postgres-store.ts',
       'itty-router': 'adapters/http/router.ts',
       '@valibot/to-json-schema': 'lib/openapi.ts',
       re2js: 'lib/conventions/patterns.ts',

@@ -3,7 +3,9 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { createFetchHandler } from '../adapters/http/fetch-handler.ts';
 import { MemoryStore } from '../adapters/memory-store.ts';
-import { createBurrow, ManualClock, type Burrow, type BurrowOptions } from '../lib/index.ts';
+import { openPostgresStore } from '../adapters/postgres-store.ts';
+import { createBurrow, ManualClock, type Burrow, type BurrowOptions, type Store } from '../lib/index.ts';
+import { freshSchema, PG_URL_ENV } from './fixtures/postgres-cluster.ts';
 
 /** The operator token of in-process test instances (control plane `/_burrow/…`). */
 export const OPERATOR_TOKEN = 'test-operator-token';
@@ -29,10 +31,22 @@ export interface TestResponse {
   text: string;
 }
 
-/** A deterministic in-process instance over a memory store, with one account. */
+/**
+ * The store of in-process test instances: a MemoryStore, or with BURROW_TEST_STORE=postgres (the
+ * second pass of test/run.ts) a PostgresStore in a schema of its own on the test cluster, so the
+ * same API suite runs on both.
+ */
+export async function createTestStore(): Promise<Store> {
+  if (process.env.BURROW_TEST_STORE !== 'postgres') return new MemoryStore();
+  const url = process.env[PG_URL_ENV];
+  if (!url) throw new Error(`BURROW_TEST_STORE=postgres needs ${PG_URL_ENV} (test/run.ts sets it)`);
+  return openPostgresStore({ url, schema: freshSchema(), poolSize: 3 });
+}
+
+/** A deterministic in-process instance over a fresh test store, with one account. */
 export async function createTestInstance(options: Partial<BurrowOptions> = {}): Promise<TestInstance> {
   const clock = new ManualClock('2026-03-01T12:00:00Z');
-  const burrow = createBurrow({ store: new MemoryStore(), clock, seed: 1, baseUrl: BASE, ...options });
+  const burrow = createBurrow({ store: await createTestStore(), clock, seed: 1, baseUrl: BASE, ...options });
   const account = await burrow.createAccount({ name: 'test' });
   // In-process requests have no socket; tests name the caller's address with this header.
   const fetch = createFetchHandler(burrow, { operatorToken: OPERATOR_TOKEN, sourceIp: (request) => request.headers.get('x-test-source-ip') ?? undefined });

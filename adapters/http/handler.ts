@@ -1,4 +1,4 @@
-import { ApiError, ERRORS, errorBody, fail, StoreWriteError, type Burrow, type Operation } from '../../lib/index.ts';
+import { ApiError, ERRORS, errorBody, fail, StoreUnavailableError, StoreWriteError, type Burrow, type Operation } from '../../lib/index.ts';
 import { JSON_TYPE, readJsonBody, type HttpRequest, type HttpResponse } from './body.ts';
 import { createControlPlane } from './control-plane.ts';
 import { createRouter, routeMiss, type Router } from './router.ts';
@@ -216,6 +216,8 @@ export function errorResponse(burrow: Burrow, error: unknown, operationId: strin
   if (error instanceof ApiError) apiError = error;
   else if (error instanceof StoreWriteError) {
     apiError = new ApiError(ERRORS.STORE_UNAVAILABLE, `the change was not saved: ${error.message}`);
+  } else if (error instanceof StoreUnavailableError) {
+    apiError = new ApiError(ERRORS.STORE_UNAVAILABLE, `the store is unavailable, try again: ${error.message}`, {}, { 'Retry-After': '1' });
   } else {
     onError?.(error);
     apiError = new ApiError(ERRORS.INTERNAL, 'internal error; the server log has details');

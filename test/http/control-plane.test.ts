@@ -6,7 +6,7 @@ import { createFetchHandler } from '../../adapters/http/fetch-handler.ts';
 import { MemoryStore } from '../../adapters/memory-store.ts';
 import { createBurrow, ManualClock } from '../../lib/index.ts';
 import { VERSION } from '../../lib/version.ts';
-import { createTestInstance, OPERATOR_TOKEN, sendRequest, type TestInstance } from '../helpers.ts';
+import { createTestInstance, createTestStore, OPERATOR_TOKEN, sendRequest, type TestInstance } from '../helpers.ts';
 
 let api: TestInstance;
 beforeEach(async () => {
@@ -21,7 +21,8 @@ describe('GET /_burrow/health', () => {
     assert.equal(res.status, 200);
     assert.equal(res.body.status, 'ok');
     assert.equal(res.body.version, VERSION);
-    assert.equal(res.body.store, 'memory');
+    assert.equal(res.body.store, api.burrow.store.name);
+    assert.match(res.body.store, /^(memory|postgres)$/);
     assert.equal(typeof res.body.uptime_seconds, 'number');
   });
 
@@ -195,7 +196,7 @@ describe('GET /openapi.json', () => {
 
 describe('deterministic mode', () => {
   async function run() {
-    const burrow = createBurrow({ store: new MemoryStore(), clock: new ManualClock('2026-01-01T00:00:00Z'), seed: 42, baseUrl: 'http://det.test' });
+    const burrow = createBurrow({ store: await createTestStore(), clock: new ManualClock('2026-01-01T00:00:00Z'), seed: 42, baseUrl: 'http://det.test' });
     const account = await burrow.createAccount();
     const client = burrow.client(account.token);
     const key = await client.resource('api_keys').create({ description: 'a' });

@@ -1,0 +1,269 @@
+import pg from 'pg';
+import { StoreUnavailableError, type PageQuery, type Scope, type Store, type StoreReader, type StoreTransaction, type StoredRecord } from '../lib/store.ts';
+import { MIGRATIONS } from './postgres/migrations.ts';
+
+/**
+ * The PostgreSQL store, for several Burrow servers over one shared state. Each record is a row of
+ * `records (account, kind, id, data jsonb)`; `page` is a backward range scan of the primary key.
+ *
+ * Transactions run at SERIALIZABLE isolation, so concurrent transactions from any number of
+ * servers behave as if run one at a time. One that PostgreSQL aborts as a serialization failure
+ * (40001) or deadlock (40P01) is rolled back and its callback run again, up to `maxAttempts`
+ * times; nothing else is retried. A transaction resolves only after COMMIT succeeded. When the
+ * database cannot be reached, calls reject with StoreUnavailableError (the API answers 503) and
+ * the pool reconnects by itself once it is back; a COMMIT cut off by a lost connection may or may
+ * not have been applied (the caller sees a 503 either way).
+ *
+ * The schema (default `burrow`; `?schema=` in the URL) is created and migrated on first use
+ * under an advisory lock, so servers starting at once on an empty database migrate it once.
+ */
+
+export interface PostgresStoreOptions {
+  /** `postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE[?schema=NAME]` */
+  readonly url: string;
+  /** Schema holding Burrow's tables (default: the URL's `schema` parameter, else `burrow`). */
+  readonly schema?: string;
+  /** Connections this store keeps open at most (default 10). */
+  readonly poolSize?: number;
+  /** Runs of a transaction that keeps hitting serialization failures before giving up (default 12). */
+  readonly maxAttempts?: number;
+  /** How long to wait for a connection before answering "unavailable" (default 5000 ms). */
+  readonly connectTimeoutMs?: number;
+}
+
+const RETRYABLE = new Set(['40001', '40P01']);
+const UNREACHABLE = /^(08|57P0|53300)|^E(CONNREFUSED|CONNRESET|TIMEDOUT|NOTFOUND|HOSTUNREACH|NETUNREACH|PIPE|AI_AGAIN)$/;
+
+const codeOf = (error: unknown) => String((error as { code?: unknown })?.code ?? '');
+const isUnreachable = (error: unknown) =>
+  UNREACHABLE.test(codeOf(error)) || /Connection terminated|timeout exceeded when trying to connect|not queryable|connection error/i.test((error as Error)?.message ?? '');
+const quote = (name: string) => `"${name.replaceAll('"', '""')}"`;
+
+export class PostgresStore implements Store {
+  readonly name = 'postgres';
+  /** `user@host:port/database` (never the password), for messages. */
+  readonly where: string;
+  readonly #pool: pg.Pool;
+  readonly #schema: string;
+  readonly #maxAttempts: number;
+  readonly #sql: Statements;
+  #ready: Promise<void> | undefined;
+  #closed = false;
+
+  constructor(options: PostgresStoreOptions) {
+    let url: URL;
+    try {
+      url = new URL(options.url);
+    } catch {
+      throw new Error(`not a PostgreSQL URL: expected postgres://USER@HOST:PORT/DATABASE (got ${JSON.stringify(options.url.replace(/:[^:@/]*@/, ':***@'))})`);
+    }
+    if (url.protocol !== 'postgres:' && url.protocol !== 'postgresql:') throw new Error(`not a PostgreSQL URL: the scheme must be postgres:// (got ${url.protocol}//)`);
+    this.#schema = options.schema ?? url.searchParams.get('schema') ?? 'burrow';
+    url.searchParams.delete('schema');
+    this.where = `${decodeURIComponent(url.username) || '(default user)'}@${url.host || 'localhost'}${url.pathname}`;
+    this.#maxAttempts = options.maxAttempts ?? 12;
+    this.#sql = statements(quote(this.#schema));
+    this.#pool = new pg.Pool({
+      connectionString: url.toString(),
+      max: options.poolSize ?? 10,
+      connectionTimeoutMillis: options.connectTimeoutMs ?? 5000,
+      allowExitOnIdle: true,
+      application_name: 'burrow',
+    });
+    // A server that goes away kills idle and busy connections alike; the next call reports it.
+    this.#pool.on('error', () => undefined);
+    this.#pool.on('connect', (client) => void client.on('error', () => undefined));
+  }
+
+  /** Connects and creates or migrates the schema; every call does this first, once. */
+  open(): Promise<void> {
+    this.#ready ??= this.#migrate().catch((error) => {
+      this.#ready = undefined;
+      throw error;
+    });
+    return this.#ready;
+  }
+
+  async get(scope: Scope, id: string): Promise<StoredRecord | undefined> {
+    return this.#read((reader) => reader.get(scope, id));
+  }
+
+  async page(scope: Scope, query: PageQuery): Promise<StoredRecord[]> {
+    return this.#read((reader) => reader.page(scope, query));
+  }
+
+  async scopes(): Promise<Scope[]> {
+    return this.#read(async () => (await this.#pool.query<Scope>(this.#sql.scopes)).rows);
+  }
+
+  async transaction<T>(work: (tx: StoreTransaction) => Promise<T>): Promise<T> {
+    await this.open();
+    for (let attempt = 1; ; attempt++) {
+      const client = await this.#connect();
+      const tx = new SqlTransaction((text, values) => client.query(text, values), this.#sql);
+      let broken: Error | undefined;
+      let began = false;
+      try {
+        await client.query('BEGIN ISOLATION LEVEL SERIALIZABLE');
+        began = true;
+        const result = await work(tx);
+        if (tx.failure) throw tx.failure;
+        await client.query('COMMIT');
+        return result;
+      } catch (thrown) {
+        // A database error that the callback caught still dooms the transaction.
+        const error = tx.failure ?? thrown;
+        if (isUnreachable(error)) broken = error as Error;
+        else await client.query('ROLLBACK').catch((rollback: Error) => void (broken = rollback));
+        const retry = RETRYABLE.has(codeOf(error)) || (!began && isUnreachable(error));
+        if (retry && attempt < this.#maxAttempts) {
+          await new Promise((resolve) => setTimeout(resolve, Math.random() * Math.min(100, 2 ** attempt)));
+          continue;
+        }
+        throw this.#translate(error);
+      } finally {
+        client.release(broken);
+      }
+    }
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    await this.#pool.end();
+  }
+
+  /** Runs reads on the pool; a dropped connection is retried once (reads are idempotent). */
+  async #read<T>(read: (reader: StoreReader) => Promise<T>): Promise<T> {
+    await this.open();
+    const reader = new SqlTransaction((text, values) => this.#pool.query(text, values), this.#sql);
+    try {
+      return await read(reader);
+    } catch (error) {
+      if (!isUnreachable(error)) throw error;
+      try {
+        return await read(reader);
+      } catch (again) {
+        throw this.#translate(again);
+      }
+    }
+  }
+
+  async #connect(): Promise<pg.PoolClient> {
+    if (this.#closed) throw new Error('the PostgreSQL store is closed');
+    try {
+      return await this.#pool.connect();
+    } catch (error) {
+      throw this.#translate(error);
+    }
+  }
+
+  #translate(error: unknown): unknown {
+    if (isUnreachable(error)) return new StoreUnavailableError(`PostgreSQL at ${this.where} is unreachable (${(error as Error).message || codeOf(error)})`, { cause: error });
+    if (RETRYABLE.has(codeOf(error))) return new StoreUnavailableError(`PostgreSQL at ${this.where} is too busy: a transaction conflicted ${this.#maxAttempts} times`, { cause: error });
+    return error;
+  }
+
+  async #migrate(): Promise<void> {
+    const client = await this.#connect();
+    const schema = quote(this.#schema);
+    let broken: Error | undefined;
+    try {
+      await client.query('BEGIN');
+      // Servers starting at once take turns; the later ones find the schema up to date.
+      await client.query(`SELECT pg_advisory_xact_lock(${0x62757272}, hashtext($1))`, [this.#schema]);
+      const exists = await client.query('SELECT 1 FROM pg_namespace WHERE nspname = $1', [this.#schema]);
+      if (exists.rowCount === 0) await client.query(`CREATE SCHEMA ${schema}`);
+      await client.query(`CREATE TABLE IF NOT EXISTS ${schema}.schema_migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`);
+      const current = Number((await client.query(`SELECT coalesce(max(version), 0) AS v FROM ${schema}.schema_migrations`)).rows[0].v);
+      const latest = MIGRATIONS.at(-1)!.version;
+      if (current > latest) throw new Error(`schema ${this.#schema} is at version ${current}, newer than this Burrow knows (${latest}); upgrade Burrow`);
+      for (const migration of MIGRATIONS.filter((m) => m.version > current)) {
+        await client.query(`SET LOCAL search_path TO ${schema}`);
+        await client.query(migration.sql);
+        await client.query(`INSERT INTO ${schema}.schema_migrations (version, name) VALUES ($1, $2)`, [migration.version, migration.name]);
+      }
+      await client.query('COMMIT');
+    } catch (error) {
+      if (isUnreachable(error)) broken = error as Error;
+      else await client.query('ROLLBACK').catch(() => undefined);
+      const translated = this.#translate(error);
+      throw translated instanceof StoreUnavailableError ? translated : new Error(`PostgreSQL at ${this.where}: ${(error as Error).message}`, { cause: error });
+    } finally {
+      client.release(broken);
+    }
+  }
+}
+
+/** Connects to `options.url` and migrates the schema; rejects with a message naming the database. */
+export async function openPostgresStore(options: PostgresStoreOptions): Promise<PostgresStore> {
+  const store = new PostgresStore(options);
+  try {
+    await store.open();
+  } catch (error) {
+    await store.close();
+    throw error;
+  }
+  return store;
+}
+
+type Statements = ReturnType<typeof statements>;
+
+function statements(schema: string) {
+  const table = `${schema}.records`;
+  return {
+    get: `SELECT data FROM ${table} WHERE account = $1 AND kind = $2 AND id = $3`,
+    first: `SELECT data FROM ${table} WHERE account = $1 AND kind = $2 ORDER BY id DESC LIMIT $3`,
+    before: `SELECT data FROM ${table} WHERE account = $1 AND kind = $2 AND id < $3 ORDER BY id DESC LIMIT $4`,
+    put: `INSERT INTO ${table} (account, kind, id, data) VALUES ($1, $2, $3, $4::jsonb) ON CONFLICT (account, kind, id) DO UPDATE SET data = EXCLUDED.data`,
+    delete: `DELETE FROM ${table} WHERE account = $1 AND kind = $2 AND id = $3`,
+    deleteAccount: `DELETE FROM ${table} WHERE account = $1`,
+    scopes: `SELECT DISTINCT account, kind FROM ${table}`,
+  };
+}
+
+type Query = (text: string, values: unknown[]) => Promise<pg.QueryResult>;
+
+/** The contract's reads and writes as SQL; remembers the first database error it saw. */
+class SqlTransaction implements StoreTransaction {
+  failure: unknown;
+  readonly #query: Query;
+  readonly #sql: Statements;
+
+  constructor(query: Query, sql: Statements) {
+    this.#query = query;
+    this.#sql = sql;
+  }
+
+  async #run(text: string, values: unknown[]): Promise<pg.QueryResult> {
+    try {
+      return await this.#query(text, values);
+    } catch (error) {
+      this.failure ??= error;
+      throw error;
+    }
+  }
+
+  async get(scope: Scope, id: string): Promise<StoredRecord | undefined> {
+    return (await this.#run(this.#sql.get, [scope.account, scope.kind, id])).rows[0]?.data;
+  }
+
+  async page(scope: Scope, query: PageQuery): Promise<StoredRecord[]> {
+    const result = query.beforeId === undefined
+      ? await this.#run(this.#sql.first, [scope.account, scope.kind, query.limit])
+      : await this.#run(this.#sql.before, [scope.account, scope.kind, query.beforeId, query.limit]);
+    return result.rows.map((row) => row.data);
+  }
+
+  async put(scope: Scope, record: StoredRecord): Promise<void> {
+    await this.#run(this.#sql.put, [scope.account, scope.kind, record.id, JSON.stringify(record)]);
+  }
+
+  async delete(scope: Scope, id: string): Promise<boolean> {
+    return ((await this.#run(this.#sql.delete, [scope.account, scope.kind, id])).rowCount ?? 0) > 0;
+  }
+
+  async deleteAccount(account: string): Promise<void> {
+    await this.#run(this.#sql.deleteAccount, [account]);
+  }
+}
