@@ -169,7 +169,7 @@ async function main(): Promise<void> {
   try {
     store = await openStore(settings.data);
   } catch (error) {
-    console.error(`burrow: cannot open the store: ${(error as Error).message}`);
+    console.error(`burrow: ${(error as Error).message}`);
     process.exit(1);
   }
   const requestLog = batchedLines(process.stdout);

@@ -1,0 +1,149 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import pg from 'pg';
+import { createDatabase, POSTGRES_MISSING, testCluster } from '../fixtures/postgres-cluster.ts';
+import { assertError, startServer, type RunningServer } from '../helpers.ts';
+
+/**
+ * Two `burrow serve` processes over one PostgreSQL database, started at the same moment on an
+ * empty database as an ordinary role. Figures (printed): the 200 parallel creates' wall time and
+ * how many writes the kill -9 interrupted.
+ */
+
+const cluster = await testCluster();
+const OPERATOR = 'two-servers-operator-token';
+const asOperator = { token: OPERATOR };
+
+async function countRows(url: string, where: string): Promise<number> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    return Number((await client.query(`SELECT count(*) AS n FROM burrow.records WHERE ${where}`)).rows[0].n);
+  } finally {
+    await client.end();
+  }
+}
+
+describe('two servers on one PostgreSQL database', { skip: cluster ? false : POSTGRES_MISSING }, () => {
+  let url: string;
+  let a: RunningServer;
+  let b: RunningServer;
+  let token: string;
+  const serve = () => startServer(['--data', url, '--quiet', '--operator-token', OPERATOR]);
+  const as = (server: RunningServer) => ({ token: (method: string, path: string, body?: unknown) => server.request(method, path, body, { token }) });
+
+  before(async () => {
+    url = await createDatabase(cluster!, 'two');
+    const started = await Promise.allSettled([serve(), serve()]);
+    [a, b] = started.map((s) => (s.status === 'fulfilled' ? s.value : undefined)) as [RunningServer, RunningServer];
+    for (const s of started) if (s.status === 'rejected') throw s.reason;
+  });
+
+  after(async () => {
+    await Promise.all([a?.stop('SIGKILL'), b?.stop('SIGKILL')]);
+  });
+
+  test('starting at once on an empty database bootstraps one default account with one key', async () => {
+    const printed = [a.token, b.token].filter((t) => t !== undefined);
+    assert.equal(printed.length, 1, 'exactly one server created the account and printed its key');
+    token = printed[0]!;
+    assert.equal(await countRows(url, `kind = 'account'`), 1);
+    assert.equal(await countRows(url, `kind = 'api_key'`), 1);
+    for (const server of [a, b]) assert.equal((await server.request('GET', '/api_keys', undefined, { token })).body.api_keys.length, 1);
+  });
+
+  test('a write through A is read through B at once, and a delete through B is seen by A', async () => {
+    const created = await as(a).token('POST', '/ip_policies', { description: 'from A' });
+    assert.equal(created.status, 201);
+    assert.equal((await as(b).token('GET', `/ip_policies/${created.body.id}`)).body.description, 'from A');
+    assert.equal((await as(b).token('DELETE', `/ip_policies/${created.body.id}`)).status, 204);
+    assert.equal((await as(a).token('GET', `/ip_policies/${created.body.id}`)).status, 404);
+  });
+
+  test('200 parallel creates split between A and B give 200 distinct ids and identical lists', async () => {
+    const started = performance.now();
+    const results = await Promise.all(
+      Array.from({ length: 200 }, (_, n) => as(n % 2 === 0 ? a : b).token('POST', '/credentials', { description: `c${n}` })),
+    );
+    const ms = performance.now() - started;
+    assert.deepEqual(results.filter((r) => r.status !== 201).map((r) => r.body), []);
+    const ids = new Set(results.map((r) => r.body.id));
+    assert.equal(ids.size, 200);
+    const list = async (server: RunningServer) => {
+      const out: string[] = [];
+      for (let path = '/credentials?limit=100'; ; ) {
+        const page = (await as(server).token('GET', path)).body;
+        out.push(...page.credentials.map((c: { id: string }) => c.id));
+        if (!page.next_page_uri) return out;
+        path = new URL(page.next_page_uri).pathname + new URL(page.next_page_uri).search;
+      }
+    };
+    const [fromA, fromB] = await Promise.all([list(a), list(b)]);
+    assert.deepEqual(fromA, fromB);
+    assert.deepEqual(new Set(fromA), ids);
+    console.log(`# two servers: 200 parallel creates in ${ms.toFixed(0)} ms (${(200_000 / ms).toFixed(0)}/s)`);
+  });
+
+  test('parallel PATCHes of different fields of one record through A and B lose nothing', async () => {
+    const key = (await as(a).token('POST', '/api_keys', {})).body;
+    for (let round = 0; round < 25; round++) {
+      const [viaA, viaB] = await Promise.all([
+        as(a).token('PATCH', `/api_keys/${key.id}`, { description: `d${round}` }),
+        as(b).token('PATCH', `/api_keys/${key.id}`, { metadata: `m${round}` }),
+      ]);
+      assert.deepEqual([viaA.status, viaB.status], [200, 200]);
+      const now = (await as(round % 2 ? a : b).token('GET', `/api_keys/${key.id}`)).body;
+      assert.deepEqual([now.description, now.metadata], [`d${round}`, `m${round}`]);
+    }
+  });
+
+  test('two servers racing for one hostport: exactly one 201 and one 409 envelope', async () => {
+    for (let round = 0; round < 5; round++) {
+      const hostport = `race${round}.tcp.example.com:${20000 + round}`;
+      const results = await Promise.all([a, b].map((server) => as(server).token('POST', '/edges/tcp', { hostports: [hostport] })));
+      assert.deepEqual(results.map((r) => r.status).sort(), [201, 409], JSON.stringify(results.map((r) => r.body)));
+      assertError(results.find((r) => r.status === 409)!, 409, 7122, /is already used by TCP edge/);
+    }
+  });
+
+  test('an agent session connected through A is listed and commandable through B', async () => {
+    const credential = (await as(a).token('POST', '/credentials', { acl: [] })).body;
+    const session = await a.request('POST', '/_burrow/agents', { token: credential.token }, asOperator);
+    assert.equal(session.status, 201, JSON.stringify(session.body));
+    const listed = (await as(b).token('GET', '/tunnel_sessions')).body.tunnel_sessions.map((s: { id: string }) => s.id);
+    assert.ok(listed.includes(session.body.id));
+    assert.equal((await as(b).token('POST', `/tunnel_sessions/${session.body.id}/stop`, {})).status, 204);
+    assert.equal((await as(a).token('GET', `/tunnel_sessions/${session.body.id}`)).status, 404);
+  });
+
+  test('a key deleted through A is refused by B at once', async () => {
+    const key = (await as(a).token('POST', '/api_keys', {})).body;
+    assert.equal((await b.request('GET', '/api_keys?limit=1', undefined, { token: key.token })).status, 200);
+    assert.equal((await as(a).token('DELETE', `/api_keys/${key.id}`)).status, 204);
+    assertError(await b.request('GET', '/api_keys?limit=1', undefined, { token: key.token }), 401, 203, /unknown or was deleted/);
+  });
+
+  test('kill -9 of A during writes loses no acknowledged write, and A restarts on the same database', async () => {
+    const acknowledged: string[] = [];
+    let failed = 0;
+    const writer = async () => {
+      for (;;) {
+        const res = await as(a).token('POST', '/ip_policies', { description: 'before the kill' }).catch(() => undefined);
+        if (!res) return;
+        if (res.status === 201) acknowledged.push(res.body.id);
+        else failed++;
+      }
+    };
+    const writers = Array.from({ length: 8 }, writer);
+    while (acknowledged.length < 100) await new Promise((resolve) => setTimeout(resolve, 10));
+    await a.stop('SIGKILL');
+    await Promise.all(writers);
+    assert.equal(failed, 0);
+    for (const id of acknowledged) assert.equal((await as(b).token('GET', `/ip_policies/${id}`)).status, 200, `${id} was acknowledged`);
+    a = await serve();
+    assert.equal(a.token, undefined, 'the restart finds the default account');
+    const again = await as(a).token('GET', `/ip_policies/${acknowledged.at(-1)}`);
+    assert.equal(again.status, 200);
+    console.log(`# two servers: kill -9 after ${acknowledged.length} acknowledged writes; all readable through B and through the restarted A`);
+  });
+});
