@@ -26,10 +26,26 @@ function findTests(dir: string): string[] {
   });
 }
 
-function runFiles(label: string, files: string[], env: NodeJS.ProcessEnv): Promise<number> {
-  console.log(`${label}: running ${files.length} test files: ${files.map((f) => relative(root, f)).join(' ')}`);
-  const child = spawn(process.execPath, ['--import', 'tsx', '--test', '--test-reporter=spec', ...files], { stdio: 'inherit', env });
-  return new Promise((resolve) => child.on('exit', (code, signal) => resolve(signal ? 1 : (code ?? 1))));
+/**
+ * Runs `files` in one node:test process. With `held`, its output is kept until `held` resolves,
+ * then printed and followed live, so two passes can run at once without mixing their reports.
+ */
+function runFiles(label: string, files: string[], env: NodeJS.ProcessEnv, held?: Promise<unknown>): Promise<number> {
+  const heading = `${label}: running ${files.length} test files: ${files.map((f) => relative(root, f)).join(' ')}\n`;
+  const child = spawn(process.execPath, ['--import', 'tsx', '--test', '--test-reporter=spec', ...files], { stdio: ['ignore', 'pipe', 'pipe'], env });
+  const kept: [NodeJS.WriteStream, Buffer][] = [];
+  let live = held === undefined;
+  if (live) process.stdout.write(heading);
+  void held?.then(() => {
+    process.stdout.write(heading);
+    for (const [stream, chunk] of kept.splice(0)) stream.write(chunk);
+    live = true;
+  });
+  const forward = (stream: NodeJS.WriteStream) => (chunk: Buffer) => (live ? stream.write(chunk) : kept.push([stream, chunk]));
+  child.stdout!.on('data', forward(process.stdout));
+  child.stderr!.on('data', forward(process.stderr));
+  const exited = new Promise<number>((resolve) => child.on('close', (code, signal) => resolve(signal ? 1 : (code ?? 1))));
+  return held ? Promise.all([exited, held]).then(([code]) => code) : exited;
 }
 
 const filters = process.argv.slice(2);
@@ -52,11 +68,13 @@ if (postgresBinDir()) {
 
 let code = 1;
 try {
-  code = await runFiles('memory and file stores', files, env);
+  // The second pass runs beside the first: node:test runs one file at a time on this 2-core size.
   const postgresFiles = files.filter((file) => POSTGRES_PASS.test(file));
-  if (cluster && postgresFiles.length > 0) {
-    code = Math.max(code, await runFiles('the HTTP API suite on PostgreSQL', postgresFiles, { ...env, BURROW_TEST_STORE: 'postgres' }));
-  }
+  const first = runFiles('memory and file stores', files, env);
+  const second = cluster && postgresFiles.length > 0
+    ? runFiles('the HTTP API suite on PostgreSQL', postgresFiles, { ...env, BURROW_TEST_STORE: 'postgres' }, first)
+    : Promise.resolve(0);
+  code = Math.max(await first, await second);
   if (!cluster && process.env.CI) {
     console.error(`CI=true: ${POSTGRES_MISSING}`);
     code = 1;

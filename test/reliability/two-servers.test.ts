@@ -49,7 +49,7 @@ describe('two servers on one PostgreSQL database', { skip: cluster ? false : POS
     token = printed[0]!;
     assert.equal(await countRows(url, `kind = 'account'`), 1);
     assert.equal(await countRows(url, `kind = 'api_key'`), 1);
-    for (const server of [a, b]) assert.equal((await server.request('GET', '/api_keys', undefined, { token })).body.api_keys.length, 1);
+    for (const server of [a, b]) assert.equal((await server.request('GET', '/api_keys', undefined, { token })).body.keys.length, 1);
   });
 
   test('a write through A is read through B at once, and a delete through B is seen by A', async () => {
