@@ -14,7 +14,7 @@ import { installPackedBurrow, REPO, type PackedInstall } from './packed.ts';
 
 const run = promisify(execFile);
 const TSC = join(REPO, 'node_modules', 'typescript', 'bin', 'tsc');
-const ENTRY_POINTS = ['burrow', 'burrow/memory', 'burrow/json-file', 'burrow/http'];
+const ENTRY_POINTS = ['burrow', 'burrow/memory', 'burrow/json-file', 'burrow/postgres', 'burrow/http'];
 /** The inspector page's files, which tsc does not emit: the build copies them beside the compiled adapter. */
 const INSPECTOR_FILES = ['index.html', 'inspector.css', 'inspector.js'].map((name) => `dist/adapters/http/inspector/${name}`);
 
@@ -40,16 +40,19 @@ const durable = createBurrow({ store: file });
 const second = await durable.createAccount();
 const listed = await durable.client(second.token).resource('api_keys').list();
 await file.close();
-console.log(JSON.stringify({ status: response.status, description: key.description, uri: key.uri, keys: listed.keys.length, listener: typeof createNodeListener }));
+const postgres = new PostgresStore({ url: 'postgres://burrow@127.0.0.1:1/burrow' });
+await postgres.close();
+console.log(JSON.stringify({ status: response.status, description: key.description, uri: key.uri, keys: listed.keys.length, listener: typeof createNodeListener, postgres: postgres.where }));
 `;
 
 function checkScenario(stdout: string) {
-  const result = JSON.parse(stdout) as { status: number; description: string; uri: string; keys: number; listener: string };
+  const result = JSON.parse(stdout) as { status: number; description: string; uri: string; keys: number; listener: string; postgres: string };
   assert.equal(result.status, 201);
   assert.equal(result.description, 'packed');
   assert.match(result.uri, /^http:\/\/burrow\.test\/api_keys\/ak_/);
   assert.equal(result.keys, 1);
   assert.equal(result.listener, 'function');
+  assert.equal(result.postgres, 'burrow@127.0.0.1:1/burrow');
 }
 
 describe('the npm package', () => {
@@ -82,6 +85,7 @@ describe('the npm package', () => {
 import { createBurrow } from 'burrow';
 import { MemoryStore } from 'burrow/memory';
 import { openJsonFileStore } from 'burrow/json-file';
+import { PostgresStore } from 'burrow/postgres';
 import { createFetchHandler, createNodeListener } from 'burrow/http';
 ${SCENARIO}`;
     writeFileSync(join(app.dir, 'esm.mjs'), script);
@@ -93,6 +97,7 @@ ${SCENARIO}`;
 const { createBurrow } = require('burrow');
 const { MemoryStore } = require('burrow/memory');
 const { openJsonFileStore } = require('burrow/json-file');
+const { PostgresStore } = require('burrow/postgres');
 const { createFetchHandler, createNodeListener } = require('burrow/http');
 (async () => {${SCENARIO}})().catch((error) => { console.error(error); process.exit(1); });`;
     writeFileSync(join(app.dir, 'cjs.cjs'), script);
