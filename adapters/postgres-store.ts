@@ -222,6 +222,18 @@ function statements(schema: string) {
   };
 }
 
+/**
+ * jsonb cannot hold U+0000 or a lone surrogate, which JSON (and so an API description) may
+ * contain. A record with one is stored as its JSON text (where they are `\u` escapes) under ESCAPED.
+ */
+const ESCAPED = '$burrow_json';
+const UNSTORABLE = /\\u(0000|d[89a-f])/i;
+const encode = (record: StoredRecord) => {
+  const json = JSON.stringify(record);
+  return UNSTORABLE.test(json) ? JSON.stringify({ id: record.id, [ESCAPED]: json }) : json;
+};
+const decode = (data: Record<string, unknown>) => (typeof data[ESCAPED] === 'string' ? JSON.parse(data[ESCAPED]) : data) as StoredRecord;
+
 type Query = (text: string, values: unknown[]) => Promise<pg.QueryResult>;
 
 /** The contract's reads and writes as SQL; remembers the first database error it saw. */
@@ -245,18 +257,19 @@ class SqlTransaction implements StoreTransaction {
   }
 
   async get(scope: Scope, id: string): Promise<StoredRecord | undefined> {
-    return (await this.#run(this.#sql.get, [scope.account, scope.kind, id])).rows[0]?.data;
+    const row = (await this.#run(this.#sql.get, [scope.account, scope.kind, id])).rows[0];
+    return row && decode(row.data);
   }
 
   async page(scope: Scope, query: PageQuery): Promise<StoredRecord[]> {
     const result = query.beforeId === undefined
       ? await this.#run(this.#sql.first, [scope.account, scope.kind, query.limit])
       : await this.#run(this.#sql.before, [scope.account, scope.kind, query.beforeId, query.limit]);
-    return result.rows.map((row) => row.data);
+    return result.rows.map((row) => decode(row.data));
   }
 
   async put(scope: Scope, record: StoredRecord): Promise<void> {
-    await this.#run(this.#sql.put, [scope.account, scope.kind, record.id, JSON.stringify(record)]);
+    await this.#run(this.#sql.put, [scope.account, scope.kind, record.id, encode(record)]);
   }
 
   async delete(scope: Scope, id: string): Promise<boolean> {

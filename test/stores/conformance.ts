@@ -38,6 +38,13 @@ export function runStoreConformance(name: string, factory: StoreFactory): void {
       assert.deepEqual(await store.get(KEYS, id(1)), record);
     });
 
+    test('strings keep every character: NUL, a lone surrogate, escapes, emoji', async () => {
+      const record = { id: id(1), description: 'a\u0000b', metadata: '\\u0000 is not NUL', nested: { text: '\u0000', lone: 'x\ud800y', emoji: '🦡', quote: '"\\' } };
+      await putAll(store, KEYS, [record]);
+      assert.deepEqual(await store.get(KEYS, id(1)), record);
+      assert.deepEqual(await store.page(KEYS, { limit: 1 }), [record]);
+    });
+
     test('a missing id is undefined', async () => {
       assert.equal(await store.get(KEYS, id(9)), undefined);
     });
