@@ -74,12 +74,20 @@ export function issueApiKey(instance: Instance, accountId: string, ownerId: stri
 export async function ensureDefaultAccount(instance: Instance, token?: string): Promise<{ accountId: string; token?: string; created: boolean }> {
   const setting = await instance.reader.get(SETTINGS, DEFAULT_ACCOUNT_SETTING);
   if (!setting) {
+    let lost = false;
     const remember = async (ctx: OperationContext, accountId: string) => {
-      if (await ctx.tx.get(SETTINGS, DEFAULT_ACCOUNT_SETTING)) fail('CONFLICT', 'the default account was created concurrently; start again');
+      lost = (await ctx.tx.get(SETTINGS, DEFAULT_ACCOUNT_SETTING)) !== undefined;
+      if (lost) fail('CONFLICT', 'the default account was created concurrently');
       await ctx.tx.put(SETTINGS, { id: DEFAULT_ACCOUNT_SETTING, value: accountId });
     };
-    const account = await bootstrap(instance, { name: 'default', ...(token ? { token } : {}) }, 'admin key created with the account', remember);
-    return { accountId: account.accountId, created: true, ...(token ? {} : { token: account.token }) };
+    try {
+      const account = await bootstrap(instance, { name: 'default', ...(token ? { token } : {}) }, 'admin key created with the account', remember);
+      return { accountId: account.accountId, created: true, ...(token ? {} : { token: account.token }) };
+    } catch (error) {
+      // Another server sharing the store created it first (servers starting at once): use theirs.
+      if (lost) return ensureDefaultAccount(instance, token);
+      throw error;
+    }
   }
   const accountId = String(setting.value);
   if (token) {

@@ -108,6 +108,21 @@ describe('postgres: schema', { skip }, () => {
     assert.equal((await query(url, `SELECT rolsuper FROM pg_roles WHERE rolname = current_user`)).rows[0].rolsuper, false);
   });
 
+  test('instances bootstrapping the default account at once create one account with one key', async () => {
+    const url = await createDatabase(cluster!, 'bootstrap');
+    const stores = await Promise.all(Array.from({ length: 4 }, () => openPostgresStore({ url })));
+    try {
+      const results = await Promise.all(stores.map((store) => createBurrow({ store }).ensureDefaultAccount()));
+      assert.equal(results.filter((r) => r.created).length, 1);
+      assert.equal(new Set(results.map((r) => r.accountId)).size, 1);
+      assert.deepEqual(results.filter((r) => r.token !== undefined).length, 1);
+      assert.equal((await query(url, `SELECT count(*) AS n FROM burrow.records WHERE kind = 'account'`)).rows[0].n, '1');
+      assert.equal((await query(url, `SELECT count(*) AS n FROM burrow.records WHERE kind = 'api_key'`)).rows[0].n, '1');
+    } finally {
+      await Promise.all(stores.map((store) => store.close()));
+    }
+  });
+
   test('a schema newer than this Burrow is refused with a message', async () => {
     const url = await createDatabase(cluster!, 'newer');
     await (await openPostgresStore({ url })).close();
