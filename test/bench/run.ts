@@ -13,10 +13,12 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import autocannon from 'autocannon';
+import pg from 'pg';
 import { MemoryStore } from '../../adapters/memory-store.ts';
 import { createBurrow } from '../../lib/index.ts';
 import { tempDir } from '../fixtures/openssh.ts';
 import { installPackedBurrow } from '../package/packed.ts';
+import { createDatabase, POSTGRES_MISSING, postgresBinDir, startPostgresCluster } from '../fixtures/postgres-cluster.ts';
 
 const quick = process.argv.includes('--quick');
 // `-- --startup` measures start-up alone (about a minute).
@@ -267,6 +269,63 @@ async function httpScenarios() {
   }
 }
 
+/**
+ * The PostgreSQL store (a throwaway local cluster, fsync off: this measures Burrow and its round
+ * trips, not the disk) with 100,000 IP policies inserted by SQL, in rounds with a memory-store
+ * server holding as many (seeded over HTTP).
+ */
+async function postgresScenarios() {
+  if (!postgresBinDir()) {
+    console.warn(`postgres figures skipped: ${POSTGRES_MISSING}`);
+    return;
+  }
+  const count = quick ? 10_000 : 100_000;
+  const cluster = await startPostgresCluster();
+  let servers: Server[] = [];
+  try {
+    const url = await createDatabase(cluster, 'bench');
+    await (await startBurrow(['--quiet', '--data', url])).stop();
+    const client = new pg.Client({ connectionString: url });
+    await client.connect();
+    const id = (n: string) => `'ipp_' || lpad(${n}::text, 27, '0')`;
+    await client.query(
+      `INSERT INTO burrow.records (account, kind, id, data)
+       SELECT (SELECT data->>'value' FROM burrow.records WHERE kind = 'setting' AND id = 'default_account'), 'ip_policy', ${id('i')},
+              jsonb_build_object('id', ${id('i')}, 'created_at', '2026-01-01T00:00:00Z', 'description', 'policy ' || i, 'metadata', '')
+       FROM generate_series(0, $1 - 1) AS i`,
+      [count],
+    );
+    await client.query('ANALYZE burrow.records');
+    await client.end();
+    const postgres = await startBurrow(['--quiet', '--data', url]);
+    const memory = await startBurrow();
+    servers = [postgres, memory];
+    const memoryId = await seedOverHttp(memory, count, '/ip_policies', 'ip_policies');
+    const postgresId = `ipp_${String(5).padStart(27, '0')}`;
+    const at = `_${count}`;
+    await rounds(
+      {
+        [`postgres_get${at}`]: { server: postgres, method: 'GET', path: `/ip_policies/${postgresId}` },
+        [`memory_get${at}`]: { server: memory, method: 'GET', path: `/ip_policies/${memoryId}` },
+        [`postgres_list${at}`]: { server: postgres, method: 'GET', path: '/ip_policies?limit=100' },
+        [`memory_list${at}`]: { server: memory, method: 'GET', path: '/ip_policies?limit=100' },
+        [`postgres_post${at}`]: { server: postgres, method: 'POST', path: '/ip_policies', body: { description: 'x' } },
+        [`memory_post${at}`]: { server: memory, method: 'POST', path: '/ip_policies', body: { description: 'x' } },
+        [`postgres_patch${at}`]: { server: postgres, method: 'PATCH', path: `/ip_policies/${postgresId}`, body: { description: 'y' } },
+      },
+      [
+        ['postgres_get_vs_memory', `postgres_get${at}`, `memory_get${at}`],
+        ['postgres_list_vs_memory', `postgres_list${at}`, `memory_list${at}`],
+        ['postgres_post_vs_memory', `postgres_post${at}`, `memory_post${at}`],
+      ],
+      quick ? 1 : 3,
+    );
+  } finally {
+    await Promise.all(servers.map((server) => server.stop()));
+    await cluster.stop();
+  }
+}
+
 /** Median ops/s of `count` sequential calls, over `rounds` rounds. */
 async function timeOps(count: number, op: (i: number) => Promise<unknown> | unknown): Promise<number> {
   const started = performance.now();
@@ -389,6 +448,7 @@ async function memory() {
 try {
   const load = readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
   if (!startupOnly) await httpScenarios();
+  if (!startupOnly) await postgresScenarios();
   // Before the in-process scenarios, so that the first in-process instance runs cold code.
   await startUp();
   if (!startupOnly) await inProcessScenarios();
