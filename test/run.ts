@@ -8,7 +8,7 @@
  * test instance on a PostgresStore (BURROW_TEST_STORE=postgres). Without PostgreSQL installed the
  * run says so loudly and skips those; under CI=true it fails instead.
  */
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { readdirSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { PG_ADMIN_URL_ENV, PG_URL_ENV, POSTGRES_MISSING, postgresBinDir, startPostgresCluster, type PostgresCluster } from './fixtures/postgres-cluster.ts';
@@ -30,9 +30,12 @@ function findTests(dir: string): string[] {
  * Runs `files` in one node:test process. With `held`, its output is kept until `held` resolves,
  * then printed and followed live, so two passes can run at once without mixing their reports.
  */
+const children = new Set<ChildProcess>();
+
 function runFiles(label: string, files: string[], env: NodeJS.ProcessEnv, held?: Promise<unknown>): Promise<number> {
   const heading = `${label}: running ${files.length} test files: ${files.map((f) => relative(root, f)).join(' ')}\n`;
   const child = spawn(process.execPath, ['--import', 'tsx', '--test', '--test-reporter=spec', ...files], { stdio: ['ignore', 'pipe', 'pipe'], env });
+  children.add(child);
   const kept: [NodeJS.WriteStream, Buffer][] = [];
   let live = held === undefined;
   if (live) process.stdout.write(heading);
@@ -61,7 +64,12 @@ if (postgresBinDir()) {
   cluster = await startPostgresCluster();
   env[PG_URL_ENV] = cluster.url;
   env[PG_ADMIN_URL_ENV] = cluster.adminUrl;
-  for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => void cluster!.stop().then(() => process.exit(1)));
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+    process.once(signal, () => {
+      for (const child of children) child.kill(signal);
+      void cluster!.stop().then(() => process.exit(1));
+    });
+  }
 } else {
   console.warn(`\n${'!'.repeat(100)}\n!!! ${POSTGRES_MISSING}\n${'!'.repeat(100)}\n`);
 }
