@@ -235,7 +235,27 @@ describe('policy module', () => {
   });
 
   test('an unknown action type is refused, listing the types', async () => {
-    assertError(await put(rule([{ type: 'redirect', config: {} }])), 400, 215, /^inbound\[0\]\.actions\[0\]\.type: must be one of url-rewrite, custom-response, deny, log \(got "redirect"\)/);
+    assertError(await put(rule([{ type: 'redirect', config: {} }])), 400, 215, /^inbound\[0\]\.actions\[0\]\.type: must be one of url-rewrite, custom-response, deny, log, terminate-tls \(got "redirect"\)/);
+  });
+
+  test('terminate-tls: versions, certificate with key (key answered null), mutual TLS; inbound only', async () => {
+    const config = {
+      min_version: '1.3',
+      max_version: '1.3',
+      server_certificate: '-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----',
+      server_private_key: '-----BEGIN PRIVATE KEY-----\nsecret\n-----END PRIVATE KEY-----',
+      mutual_tls_certificate_authorities: ['ca_1'],
+      mutual_tls_verification_strategy: 'require-any',
+    };
+    const res = await put(rule([{ type: 'terminate-tls', config }, { type: 'terminate-tls' }]));
+    assert.equal(res.status, 200, JSON.stringify(res.body));
+    assert.deepEqual(res.body.inbound[0].actions, [{ type: 'terminate-tls', config: { ...config, server_private_key: null } }, { type: 'terminate-tls', config: null }]);
+    assert.ok(!res.text.includes('secret'));
+    assertError(await put(rule([{ type: 'terminate-tls', config: { min_version: '1.1' } }])), 400, 219, /config\.min_version: "1\.1" is not a supported TLS version/);
+    assertError(await put(rule([{ type: 'terminate-tls', config: { min_version: '1.3', max_version: '1.2' } }])), 400, 215, /config\.min_version: must not be above max_version/);
+    assertError(await put(rule([{ type: 'terminate-tls', config: { server_certificate: 'pem' } }])), 400, 215, /config\.server_certificate: server_certificate and server_private_key go together/);
+    assertError(await put(rule([{ type: 'terminate-tls', config: { mutual_tls_verification_strategy: 'maybe' } }])), 400, 215, /mutual_tls_verification_strategy: must be one of require-and-verify, require-any, request/);
+    assertError(await put({ outbound: [{ name: 'r', expressions: [], actions: [{ type: 'log' }, { type: 'terminate-tls' }] }] }), 400, 215, /^outbound\[0\]\.actions\[1\]\.type: terminate-tls acts on the incoming connection/);
   });
 
   test('url-rewrite `from` is an RE2 pattern: named groups as Go writes them pass, lookahead does not', async () => {
@@ -300,6 +320,49 @@ describe('oidc module', () => {
   test('a cookie prefix and scopes are kept', async () => {
     const res = await put({ ...base, cookie_prefix: 'app.', scopes: ['openid', 'email'], options_passthrough: true });
     assert.deepEqual([res.body.cookie_prefix, res.body.scopes, res.body.options_passthrough], ['app.', ['openid', 'email'], true]);
+  });
+});
+
+describe('authentication modules on routes (OAuth, OIDC, SAML)', () => {
+  const google = { provider: { google: {} } };
+  const oidc = { issuer: 'https://id.example.com', client_id: 'c', client_secret: 's' };
+  const saml = { idp_metadata: SAML_METADATA };
+  async function edgeWithRoutes(...matches: string[]) {
+    const edge = await ok('POST', '/edges/https', {});
+    const routes = [];
+    for (const match of matches) routes.push(await ok('POST', `/edges/https/${edge.id}/routes`, { match_type: 'path_prefix', match }));
+    return { edge, paths: routes.map((route) => `/edges/https/${edge.id}/routes/${route.id}`), ids: routes.map((route) => route.id as string) };
+  }
+
+  test('one of them enabled per route (7079); a disabled one does not count', async () => {
+    const { paths } = await edgeWithRoutes('/');
+    await ok('PUT', `${paths[0]}/oidc`, oidc);
+    assertError(await api.request('PUT', `${paths[0]}/saml`, saml), 400, 7079, /^oidc, saml: only one of OAuth, OIDC and SAML may be enabled on a route/);
+    assertError(await api.request('PATCH', paths[0]!, { oauth: google }), 400, 7079, /^oauth, oidc: only one/);
+    await ok('PUT', `${paths[0]}/saml`, { ...saml, enabled: false });
+    await ok('PUT', `${paths[0]}/oidc`, { ...oidc, enabled: false });
+    await ok('PUT', `${paths[0]}/saml`, saml);
+  });
+
+  test('OAuth only on the route for "/" (7127), also in a route create and when the match moves', async () => {
+    const { edge, paths } = await edgeWithRoutes('/', '/api');
+    assertError(await api.request('PUT', `${paths[1]}/oauth`, google), 400, 7127, /^oauth: OAuth may only be set on the route for "\/", not on the route for "\/api"/);
+    assertError(await api.request('POST', `/edges/https/${edge.id}/routes`, { match_type: 'exact_path', match: '/login', oauth: google }), 400, 7127, /"\/login"/);
+    await ok('PUT', `${paths[0]}/oauth`, google);
+    assertError(await api.request('PATCH', paths[0]!, { match: '/home' }), 400, 7127, /"\/home"/);
+    await ok('PUT', `${paths[1]}/oidc`, { ...oidc, enabled: false });
+  });
+
+  test('on one route of an edge (7155), naming the route that has one', async () => {
+    const { edge, paths, ids } = await edgeWithRoutes('/', '/admin');
+    await ok('PUT', `${paths[1]}/saml`, saml);
+    const res = await api.request('PUT', `${paths[0]}/oidc`, oidc);
+    assertError(res, 400, 7155, new RegExp(`^oidc: HTTPS edge '${edge.id}' already has saml enabled on route '${ids[1]}'`));
+    assert.equal(res.body.details.used_by, ids[1]);
+    assert.equal((await api.request('DELETE', `${paths[1]}/saml`)).status, 204);
+    await ok('PUT', `${paths[0]}/oidc`, oidc);
+    const other = await ok('POST', '/edges/https', {});
+    await ok('POST', `/edges/https/${other.id}/routes`, { match_type: 'exact_path', match: '/', oauth: google });
   });
 });
 

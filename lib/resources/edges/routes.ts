@@ -7,7 +7,7 @@ import { coded, description, metadata, zeroIsUnset } from '../../conventions/fie
 import { updateReferences } from '../../references.ts';
 import { getRecord, scopeOf } from '../../resource.ts';
 import { httpsEdges, ROUTE_LABEL, ROUTE_MODULES, routePath, routeReferences, routeResponse, type HttpsEdgeRecord, type MatchType, type RouteRecord } from './https.ts';
-import { moduleFields, patchModules, storeModules } from './modules.ts';
+import { moduleFields, patchModules, storeModules, type StoredModule } from './modules.ts';
 import { stripEdgeIds } from './shared.ts';
 
 /**
@@ -55,11 +55,36 @@ export async function loadRoute(ctx: OperationContext, params: Readonly<Record<s
   return { edge, route: findRoute(edge, params.id!) };
 }
 
+const AUTH_MODULES = ['oauth', 'oidc', 'saml'] as const;
+
+const enabledAuth = (route: RouteRecord) => AUTH_MODULES.filter((name) => (route[name] as StoredModule | null | undefined)?.enabled);
+
+/**
+ * The vendor's rules for the authentication modules of routes: at most one of OAuth, OIDC and
+ * SAML enabled on a route (7079), on at most one route of an edge (7155), and OAuth set only on the
+ * route whose match is `/` (7127; either match type, and also while disabled, as the vendor's
+ * message speaks of configuring it). Disabled OIDC and SAML modules count for nothing.
+ */
+function checkAuthModules(edge: HttpsEdgeRecord, route: RouteRecord): void {
+  const enabled = enabledAuth(route);
+  if (enabled.length > 1) {
+    throw new ApiError(ERRORS.ROUTE_AUTH_MODULES_CONFLICT, `${enabled.join(', ')}: only one of OAuth, OIDC and SAML may be enabled on a route`);
+  }
+  if (route.oauth && route.match !== '/') {
+    throw new ApiError(ERRORS.ROUTE_OAUTH_ONLY_ROOT, `oauth: OAuth may only be set on the route for "/", not on the route for ${JSON.stringify(route.match)}`);
+  }
+  const other = enabled.length === 0 ? undefined : edge.routes.find((r) => r.id !== route.id && enabledAuth(r).length > 0);
+  if (other) {
+    throw new ApiError(ERRORS.ROUTE_AUTH_ON_MANY_ROUTES, `${enabled[0]}: HTTPS edge '${edge.id}' already has ${enabledAuth(other)[0]} enabled on route '${other.id}'; OAuth, OIDC and SAML may be enabled on one route of an edge`, { used_by: other.id });
+  }
+}
+
 /**
  * Writes a route change into its edge (`previous` undefined: added; `next` undefined: removed) and
  * moves the route's entries in the reverse-reference index. Answers the edge as saved.
  */
 export async function saveRoute(ctx: OperationContext, edge: HttpsEdgeRecord, previous: RouteRecord | undefined, next: RouteRecord | undefined): Promise<HttpsEdgeRecord> {
+  if (next) checkAuthModules(edge, next);
   const others = edge.routes.filter((r) => r.id !== (previous ?? next)!.id);
   const routes = next === undefined ? others : previous === undefined ? [...edge.routes, next] : edge.routes.map((r) => (r.id === next.id ? next : r));
   const saved = { ...edge, routes };
