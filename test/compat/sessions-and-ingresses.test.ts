@@ -26,6 +26,34 @@ describe('official client: tunnel sessions and agent ingresses', () => {
     assert.deepEqual(await client.tunnelSessions.list(), []);
   });
 
+  test("the client's known defects against correct answers: what happened and what it reports", async () => {
+    const { client, server } = official;
+    const credential = await client.credentials.create({});
+    const connect = () => server.request('POST', '/_burrow/agents', { token: credential.token, os: 'linux', agent_version: '3.1.1' }, { token: server.operatorToken! });
+    const session = (await connect()).body;
+    const command = (name: string) =>
+      fetch(`${server.url}/tunnel_sessions/${session.id}/${name}`, { method: 'POST', headers: { Authorization: `Bearer ${server.token}`, 'Content-Type': 'application/json' }, body: '{}' });
+
+    // update() sends {id}, which Burrow accepts; the agent starts updating (a second update is
+    // refused because one is under way), but the client parses the correct empty 204 as JSON.
+    await assert.rejects(client.tunnelSessions.update({ id: session.id }), (error: any) => error instanceof SyntaxError && error.statusCode === undefined);
+    const again = await command('update');
+    assert.equal(again.status, 409);
+    assert.match(((await again.json()) as { msg: string }).msg, /is already updating to 3\.18\.4/);
+
+    // stop() and restart() post the bare id, not JSON: refused with 213 as the vendor does (its
+    // issue ngrok-api-typescript#23); the session is untouched.
+    await assert.rejects(client.tunnelSessions.stop(session.id), (error: any) => error.statusCode === 400 && error.errorCode === 'ERR_BURROW_213');
+    await assert.rejects(client.tunnelSessions.restart(session.id), (error: any) => error.statusCode === 400 && error.errorCode === 'ERR_BURROW_213');
+    assert.deepEqual((await client.tunnelSessions.list()).map((s: any) => s.id), [session.id]);
+    assert.equal((await command('stop')).status, 204);
+
+    // delete() parses the empty 204 too: the record is gone although the call rejects.
+    const policy = await client.ipPolicies.create({});
+    await assert.rejects(client.ipPolicies.delete(policy.id), (error: any) => error instanceof SyntaxError);
+    await assert.rejects(client.ipPolicies.get(policy.id), (error: any) => error.statusCode === 404);
+  });
+
   test('creates, reads, updates and lists agent ingresses', async () => {
     const { client } = official;
     const ingress = await client.agentIngresses.create({ domain: 'connect.example.org', certificateManagementPolicy: { privateKeyType: 'ecdsa' } });
