@@ -170,7 +170,7 @@ describe('inspector page in headless Chromium', () => {
     await page.locator('td', { hasText: 'runner-23' }).waitFor();
     assert.equal(await rows.count(), 20, 'newest first, 20 to a page');
     await page.click('#older');
-    await page.locator('td', { hasText: 'runner-1' }).first().waitFor();
+    await page.locator('td:text-is("runner-1")').waitFor();
     assert.deepEqual(await page.locator('tbody td:nth-child(2)').allInnerTexts(), ['runner-3', 'runner-2', 'runner-1']);
     assert.equal(await page.locator('#older').count(), 0, 'the last page has no older link');
     await page.locator('a', { hasText: '← newest' }).click();
@@ -225,6 +225,8 @@ describe('inspector page in headless Chromium', () => {
     const account = await burrow.createAccount({ name: 'clock' });
     const tab = await signIn(`#/accounts/${account.accountId}`);
     const { page } = tab;
+    // The header fills in with the first poll after signing in.
+    await page.locator('#clock-now', { hasText: /^\d{4}-/ }).waitFor();
     const before = new Date(await page.locator('#clock-now').innerText());
     await page.fill('#advance-seconds', '3600');
     await page.click('#advance button');

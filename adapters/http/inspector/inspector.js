@@ -297,17 +297,17 @@ function requestTable(entries, empty, { compact = false } = {}) {
 
 function requestsView(account) {
   const data = h('div');
-  const status = h('select', { id: 'journal-status', 'aria-label': 'status', onchange: () => refreshView() },
+  const status = h('select', { id: 'journal-status', 'aria-label': 'status', onchange: () => refreshAll() },
     [['', 'every status'], ['failed', 'failed (≥ 400)'], ['2xx', '2xx'], ['4xx', '4xx'], ['5xx', '5xx']].map(([value, label]) => h('option', { value }, label)));
-  const whose = h('select', { id: 'journal-whose', 'aria-label': 'whose requests', onchange: () => refreshView() },
+  const whose = h('select', { id: 'journal-whose', 'aria-label': 'whose requests', onchange: () => refreshAll() },
     h('option', { value: account }, 'this account'), h('option', { value: 'none' }, 'without a valid API key'));
-  const path = h('input', { id: 'journal-path', type: 'search', placeholder: 'path contains…', 'aria-label': 'path contains', oninput: () => refreshView() });
+  const path = h('input', { id: 'journal-path', type: 'search', placeholder: 'path contains…', 'aria-label': 'path contains', oninput: () => refreshAll() });
   const clear = h('button', {
     type: 'button',
     onclick: () => act(async () => {
       const res = await call('DELETE', `requests?account_id=${enc(whose.value)}`);
       toast(`Cleared ${plural(res.removed, 'request')}`);
-      await refreshView();
+      await refreshAll();
     }),
   }, 'Clear');
   return {
