@@ -135,6 +135,9 @@ function batchedLines(out: NodeJS.WritableStream) {
   };
 }
 
+/** How long a stopping server lets requests already running finish before it cuts their connections. */
+const SHUTDOWN_GRACE_MS = 2000;
+
 const isPostgresUrl = (data: string) => /^postgres(ql)?:\/\//i.test(data);
 
 /** The store `--data` names: none → memory, a postgres:// URL → PostgreSQL, else a JSON file. */
@@ -244,15 +247,23 @@ async function main(): Promise<void> {
     stopping = true;
     requestLog.flush();
     say(`burrow: ${signal} received, shutting down`, { signal });
-    server.close();
-    server.closeAllConnections();
-    store.close().then(
-      () => process.exit(0),
-      (error) => {
-        console.error(`burrow: ${(error as Error).message}`);
-        process.exit(1);
-      },
-    );
+    // Requests already running finish against an open store (a closed one would answer 500);
+    // connections still busy after the grace period are cut.
+    let closing: Promise<void> | undefined;
+    const closeStore = () =>
+      (closing ??= store.close().then(
+        () => process.exit(0),
+        (error) => {
+          console.error(`burrow: ${(error as Error).message}`);
+          process.exit(1);
+        },
+      ));
+    server.close(() => void closeStore());
+    server.closeIdleConnections();
+    setTimeout(() => {
+      server.closeAllConnections();
+      void closeStore();
+    }, SHUTDOWN_GRACE_MS).unref();
   };
   process.on('SIGINT', () => stop('SIGINT'));
   process.on('SIGTERM', () => stop('SIGTERM'));
