@@ -18,7 +18,7 @@ export { parseRateLimit, type RateLimit } from './rate-limit.ts';
 
 // Control plane
 export type { ControlOperation } from './context.ts';
-export { RequestJournal, DEFAULT_JOURNAL_SIZE, type JournalEntry, type JournalFilter, type RequestRecord } from './request-journal.ts';
+export { RequestJournal, DEFAULT_JOURNAL_SIZE, redactQuery, type JournalEntry, type JournalFilter, type RequestRecord } from './request-journal.ts';
 
 // Conventions
 export { ManualClock, systemClock, formatTime, type Clock } from './conventions/clock.ts';

@@ -64,6 +64,7 @@ export interface JournalFilter {
 export const DEFAULT_JOURNAL_SIZE = 1000;
 export const MAX_JOURNAL_PAGE = 1000;
 
+/** Query parameter names whose values may be secrets: never kept in the journal or a log line. */
 const SECRET_NAME = /token|secret|password|passwd|auth|key|signature|sig$/i;
 
 /** One kept entry as `list` sees it. */
@@ -134,7 +135,7 @@ export class RequestJournal {
     const key = record.account ?? ANONYMOUS;
     let ring = this.#rings.get(key);
     if (!ring) this.#rings.set(key, (ring = new Ring(this.size)));
-    const kept = record.search === '' || !SECRET_NAME.test(record.search) ? record : { ...record, search: redactQuery(record.search) };
+    const kept = record.search === '' || !SECRET_NAME.test(record.search) ? record : { ...record, search: redactQuery(record.search, 'REDACTED') };
     ring.push(kept, ++this.#seq, this.#now());
   }
 
@@ -191,10 +192,11 @@ function toEntry(slot: Slot): JournalEntry {
   };
 }
 
-function redactQuery(search: string): string {
+/** The query string with the value of every secret-looking parameter replaced by `mask`. */
+export function redactQuery(search: string, mask: string): string {
   const params = new URLSearchParams(search);
   for (const name of new Set(params.keys())) {
-    if (SECRET_NAME.test(name)) params.set(name, 'REDACTED');
+    if (SECRET_NAME.test(name)) params.set(name, mask);
   }
   const text = params.toString();
   return text ? `?${text}` : '';

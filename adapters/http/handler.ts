@@ -1,4 +1,4 @@
-import { ApiError, ERRORS, errorBody, fail, StoreUnavailableError, StoreWriteError, type Burrow, type Operation } from '../../lib/index.ts';
+import { ApiError, ERRORS, errorBody, fail, redactQuery, StoreUnavailableError, StoreWriteError, type Burrow, type Operation } from '../../lib/index.ts';
 import { JSON_TYPE, readJsonBody, type HttpRequest, type HttpResponse } from './body.ts';
 import { createControlPlane } from './control-plane.ts';
 import { createRouter, routeMiss, type Router } from './router.ts';
@@ -95,7 +95,7 @@ export function createHttpHandler(burrow: Burrow, options: HttpHandlerOptions = 
       time: new Date().toISOString(),
       method: sent.method,
       path: `${sent.mountPath ?? ''}${sent.path}`,
-      query: loggableQuery(sent.search),
+      query: sent.search === '' ? '' : redactQuery(sent.search, '***'),
       status: response.status,
       ...(response.errorCode ? { errorCode: response.errorCode } : {}),
       ms,
@@ -138,16 +138,6 @@ function withinBasePath(request: HttpRequest, basePath: string): HttpRequest | u
     ...(request.sourceIp ? { sourceIp: request.sourceIp } : {}),
     ...(request.mountPath ? { mountPath: request.mountPath } : {}),
   };
-}
-
-const SECRET_LIKE = /token|key|secret|password|auth/i;
-
-/** The query string for the log; a value that could be a secret is never written there. */
-function loggableQuery(search: string): string {
-  if (search === '') return '';
-  const params = new URLSearchParams(search);
-  for (const [name] of params) if (SECRET_LIKE.test(name)) params.set(name, '***');
-  return `?${params}`;
 }
 
 async function serveApi(burrow: Burrow, router: Router<Operation>, request: HttpRequest, baseUrlOf: (request: HttpRequest) => string, trace: Trace): Promise<HttpResponse> {
