@@ -6,6 +6,7 @@ import { ManualClock, formatTime } from './conventions/clock.ts';
 import { fail } from './conventions/errors.ts';
 import { description, parseInput, rfc3339 } from './conventions/fields.ts';
 import { openApiDocument } from './openapi.ts';
+import { REFERRER_KIND } from './references.ts';
 import { INSTANCE_SCOPE, readAll, type StoredRecord } from './store.ts';
 import { VERSION } from './version.ts';
 
@@ -18,6 +19,8 @@ import { VERSION } from './version.ts';
 
 /** Kinds that a reset keeps, so that the account's users, bots and API keys keep working. */
 const KEPT_ON_RESET = new Set(['user', 'bot', 'api_key']);
+/** Reference records whose referrer is of a kept kind (an API key's owner) stay too. */
+const KEPT_REFERRER = /^(ak|usr|bot)_/;
 
 const ResetBody = v.strictObject({ account_id: v.optional(v.string()) });
 const AccountBody = v.strictObject({ name: v.optional(description), token: v.optional(v.pipe(v.string(), v.minLength(16, 'must be at least 16 characters'))) });
@@ -44,10 +47,14 @@ async function resetAccount(instance: Instance, accountId: string): Promise<numb
   return instance.perform(operatorIn(accountId), async ({ tx }) => {
     let removed = 0;
     for (const scope of scopes) {
+      let beforeId: string | undefined;
       for (;;) {
-        const page = await tx.page(scope, { limit: 500 });
+        const page = await tx.page(scope, beforeId === undefined ? { limit: 500 } : { beforeId, limit: 500 });
         if (page.length === 0) break;
+        beforeId = page[page.length - 1]!.id;
         for (const record of page) {
+          // A kept API key still references the bot that owns it, so that bot stays undeletable.
+          if (scope.kind === REFERRER_KIND && KEPT_REFERRER.test(String(record.member))) continue;
           // Credential tokens are indexed instance-wide; drop those of this account's credentials.
           if (typeof record.token_hash === 'string') await unindexToken(tx, record.token_hash);
           removed += (await tx.delete(scope, record.id)) ? 1 : 0;

@@ -15,7 +15,10 @@ export interface Referrer {
   readonly label: string;
 }
 
-const referrers = (ctx: OperationContext): PairIndex => ({ account: ctx.account, kind: '_referrer' });
+/** The store kind of the reverse-reference records. */
+export const REFERRER_KIND = '_referrer';
+
+const referrers = (ctx: OperationContext): PairIndex => ({ account: ctx.account, kind: REFERRER_KIND });
 
 /** The records that reference `target`, oldest first (ids sort by creation time after their prefix). */
 export async function referrersOf(ctx: OperationContext, target: string): Promise<readonly Referrer[]> {

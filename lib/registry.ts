@@ -3,6 +3,9 @@ import { CORE_CONTROL_OPERATIONS } from './control.ts';
 import { childOperations, type ChildDefinition } from './children.ts';
 import { definitionOperations, type ResourceDefinition } from './resource.ts';
 import { apiKeys } from './resources/api-keys.ts';
+import { botUsers } from './resources/bot-users.ts';
+import { APPLICATION_CONTROL_OPERATIONS, applicationSessions, applicationUsers } from './resources/applications.ts';
+import { ABUSE_REPORT_CONTROL_OPERATIONS, abuseReports } from './resources/abuse-reports.ts';
 import { credentials } from './resources/credentials.ts';
 import { sshCredentials } from './resources/ssh/ssh-credentials.ts';
 import { ipPolicies, ipPolicyRules } from './resources/ip-policies/policies.ts';
@@ -60,6 +63,10 @@ export const REGISTRY = {
   tcp_edges: tcpEdges,
   tls_edges: tlsEdges,
   https_edges: httpsEdges,
+  bot_users: botUsers,
+  application_users: applicationUsers,
+  application_sessions: applicationSessions,
+  abuse_reports: abuseReports,
 } satisfies Record<string, ResourceDefinition<any, any, any>>;
 
 /** The name of a resource kind: `api_keys`, `credentials`, … */
@@ -88,6 +95,8 @@ export const CONTROL_OPERATIONS: readonly ControlOperation[] = [
   ...AGENT_INGRESS_CONTROL_OPERATIONS,
   ...REQUEST_JOURNAL_CONTROL_OPERATIONS,
   ...INSPECTION_CONTROL_OPERATIONS,
+  ...APPLICATION_CONTROL_OPERATIONS,
+  ...ABUSE_REPORT_CONTROL_OPERATIONS,
 ];
 
 /** All API operations, in routing order. */

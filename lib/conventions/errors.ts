@@ -45,6 +45,8 @@ export const ERRORS = {
   SSH_KEY_INVALID: e(612, 400),
   OWNER_FORBIDDEN: e(628, 403),
   OWNER_UNKNOWN: e(630, 400),
+  OWNER_INACTIVE: e(636, 400),
+  OWNER_INACTIVE_CREDENTIAL: e(636, 403),
   // IP policies, rules and restrictions (vendor 1400–1423, 1800–1808)
   IP_POLICY_NOT_FOUND: e(1402, 404),
   IP_RULE_NOT_FOUND: e(1404, 404),

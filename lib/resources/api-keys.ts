@@ -2,6 +2,7 @@ import * as v from 'valibot';
 import { indexToken, resolveOwner, unindexToken } from '../auth.ts';
 import { description, metadata } from '../conventions/fields.ts';
 import { defineResource, type BaseRecord } from '../resource.ts';
+import { ownerReferences } from './bot-users.ts';
 
 /**
  * API keys (/api_keys): bearer keys for this API. The token is `<ksuid of the id>_<secret>`, shown
@@ -47,6 +48,7 @@ export const apiKeys = defineResource<ApiKeyRecord, typeof ApiKeyCreate, typeof 
     const token_hash = await indexToken(ctx.tx, token, { account: ctx.account, kind: API_KEY_KIND, record_id: base.id });
     return { record: { ...base, owner_id, token_hash }, reveal: { token } };
   },
+  references: ownerReferences,
   toResponse: (_ctx, record, base) => ({ ...base, owner_id: record.owner_id, token: null }),
   async beforeDelete(ctx, record) {
     await unindexToken(ctx.tx, record.token_hash);

@@ -5,6 +5,7 @@ import { description, metadata, stringList } from '../conventions/fields.ts';
 import { endSessionsOfCredential } from './tunnel-sessions.ts';
 import { defineResource, type BaseRecord } from '../resource.ts';
 import { AclRuleError, parseAcl } from './acl.ts';
+import { ownerReferences } from './bot-users.ts';
 
 /**
  * Tunnel credentials (/credentials): authtokens that agents start sessions with, limited by ACL
@@ -65,6 +66,7 @@ export const credentials = defineResource<CredentialRecord, typeof CredentialCre
     const token_hash = await indexToken(ctx.tx, token, { account: ctx.account, kind: CREDENTIAL_KIND, record_id: base.id });
     return { record: { ...base, owner_id, acl, token_hash }, reveal: { token } };
   },
+  references: ownerReferences,
   update: (_ctx, record, patch) => (patch.acl === undefined ? record : { ...record, acl: validAcl(patch.acl) }),
   toResponse: (_ctx, record, base) => ({
     ...base,

@@ -1,8 +1,9 @@
 import * as v from 'valibot';
-import { lookupToken } from '../auth.ts';
+import { lookupToken, ownerKind } from '../auth.ts';
 import { operatorIn, type ControlOperation, type Instance, type Principal } from '../context.ts';
 import { ApiError, ERRORS, fail } from '../conventions/errors.ts';
 import { metadata, parseInput } from '../conventions/fields.ts';
+import { inactiveOwnerError, isInactive } from '../resources/bot-users.ts';
 import { aclPermits, describeAcl, type AclBind } from '../resources/acl.ts';
 import { evaluateRestriction } from '../resources/ip-policies/restrictions.ts';
 import { CREDENTIAL_KIND } from '../resources/credentials.ts';
@@ -20,7 +21,7 @@ import { compareVersions } from './settings.ts';
  * ACL, and an enforced `agent` IP restriction must allow the agent's address; otherwise the
  * connection is refused with an error naming the bind, the rules or the restriction. Connecting
  * and disconnecting emit agent_session_start.v0 / agent_session_stop.v0. Deleting a credential
- * disconnects its agents.
+ * disconnects its agents. A credential of an inactive bot user cannot connect (403, vendor 636).
  */
 
 export const AgentConnectInput = v.strictObject({
@@ -107,6 +108,9 @@ export async function connectAgent(instance: Instance, request: AgentConnect, ba
   const agent = async (reader: StoreReader) => principalOf((credential = await resolveCredential(reader, input)));
   return instance.perform(agent, async (ctx) => {
     checkBinds(credential, binds);
+    if (isInactive(await ctx.tx.get({ account: credential.account, kind: ownerKind(credential.ownerId) }, credential.ownerId))) {
+      throw inactiveOwnerError(credential.ownerId, `${credential.kind === 'credential' ? 'tunnel' : 'SSH'} credential '${credential.id}'`);
+    }
     const verdict = await evaluateRestriction(ctx.tx, credential.account, 'agent', ip);
     if (verdict && !verdict.allowed && verdict.enforced) {
       throw new ApiError(ERRORS.IP_RESTRICTED, `ip: agent IP restriction '${verdict.restrictionId}' denies ${ip}`, { restriction_id: verdict.restrictionId, ip });

@@ -5,6 +5,7 @@ import { defineResource, type BaseRecord } from '../../resource.ts';
 import { CredentialUpdate, credentialFields, validAcl } from '../credentials.ts';
 import { parseSshPublicKey, SshKeyError } from './ssh-keys.ts';
 import { endSessionsOfCredential } from '../tunnel-sessions.ts';
+import { ownerReferences } from '../bot-users.ts';
 
 /**
  * SSH credentials (/ssh_credentials): public keys that agents authenticate with through the SSH
@@ -55,6 +56,7 @@ export const sshCredentials = defineResource<SshCredentialRecord, typeof SshCred
     const owner_id = await resolveOwner(ctx, input.owner_id);
     return { ...base, owner_id, acl, public_key: key.authorizedKey, fingerprint: key.fingerprint };
   },
+  references: ownerReferences,
   update: (_ctx, record, patch) => (patch.acl === undefined ? record : { ...record, acl: validAcl(patch.acl) }),
   toResponse: (_ctx, record, base) => ({
     ...base,
