@@ -13,6 +13,8 @@ const { Ngrok } = ngrokApi as unknown as { Ngrok: new (config: { apiToken: strin
 export interface OfficialClientFixture {
   readonly server: RunningServer;
   readonly client: any;
+  /** Another official client on the same server, calling with `token` (a bot's key, a member's). */
+  clientWith(token: string): any;
   /** DELETE `path` with plain fetch; returns the status. */
   deleteWithFetch(path: string): Promise<number>;
 }
@@ -34,6 +36,9 @@ export function useOfficialClient(args: string[] = ['--quiet']): OfficialClientF
     },
     get client() {
       return client;
+    },
+    clientWith(token) {
+      return new Ngrok({ apiToken: token, baseUrl: server!.url });
     },
     async deleteWithFetch(path) {
       const res = await fetch(`${server!.url}${path}`, { method: 'DELETE', headers: { Authorization: `Bearer ${server!.token}`, 'Ngrok-Version': '2' } });

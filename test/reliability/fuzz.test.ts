@@ -18,6 +18,7 @@ const FIELDS = [
   'description', 'metadata', 'acl', 'owner_id', 'public_key', 'cidr', 'action', 'ip_policy_id', 'ip_policy_ids', 'type', 'enforced',
   'private_key_type', 'elliptic_curve', 'key_size', 'ssh_certificate_authority_id', 'principals', 'valid_after', 'valid_until',
   'critical_options', 'extensions', 'format', 'target', 'sources', 'destination_ids', 'domain', 'certificate_management_policy', 'id',
+  'name', 'active', 'urls',
 ];
 
 const body = fc.oneof(

@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { ManualClock } from '../../lib/index.ts';
+import { ManualClock, RESOURCES } from '../../lib/index.ts';
 import { sshKeygen, tempDir } from '../fixtures/openssh.ts';
+import { generateTestCertificates } from '../fixtures/x509.ts';
 import { createTestInstance, OPERATOR_TOKEN, startServer, type TestInstance } from '../helpers.ts';
 
 const dir = tempDir('burrow-security-');
@@ -48,6 +49,7 @@ describe('account isolation', () => {
     const credential = await api.request('POST', '/credentials', {});
     const policy = await api.request('POST', '/ip_policies', {});
     const ca = await api.request('POST', '/ssh_certificate_authorities', {});
+    const appUser = (await api.request('POST', `/_burrow/accounts/${api.accountId}/application_users`, {}, { token: OPERATOR_TOKEN })).body.id;
     const destination = await api.request('POST', '/event_destinations', { format: 'json', target: { logs: { auth: { role: { role_ref: 'r' } }, log_group_ref: 'g' } } });
     const created: Record<string, string> = {
       '/api_keys': (await api.request('POST', '/api_keys', {})).body.id,
@@ -65,20 +67,28 @@ describe('account isolation', () => {
       '/tunnel_sessions': (await api.request('POST', '/_burrow/agents', { token: credential.body.token }, { token: OPERATOR_TOKEN })).body.id,
       '/backends/weighted': (await api.request('POST', '/backends/weighted', {})).body.id,
       '/backends/http_response': (await api.request('POST', '/backends/http_response', {})).body.id,
+      '/backends/failover': (await api.request('POST', '/backends/failover', {})).body.id,
+      '/backends/static': (await api.request('POST', '/backends/static', { address: 'example.com:443' })).body.id,
+      '/backends/tunnel_group': (await api.request('POST', '/backends/tunnel_group', { labels: { app: 'web' } })).body.id,
+      '/certificate_authorities': (await api.request('POST', '/certificate_authorities', { ca_pem: generateTestCertificates().ca })).body.id,
       '/edges/tcp': (await api.request('POST', '/edges/tcp', {})).body.id,
       '/edges/tls': (await api.request('POST', '/edges/tls', {})).body.id,
       '/edges/https': (await api.request('POST', '/edges/https', {})).body.id,
+      '/bot_users': (await api.request('POST', '/bot_users', { name: 'isolated' })).body.id,
+      '/app/users': appUser,
+      '/app/sessions': (await api.request('POST', `/_burrow/accounts/${api.accountId}/application_sessions`, { application_user_id: appUser, public_url: 'https://app.example.com' }, { token: OPERATOR_TOKEN })).body.id,
+      '/abuse_reports': (await api.request('POST', '/abuse_reports', { urls: ['https://bad.example.com'] })).body.id,
     };
+    const served = new Set(api.burrow.operations.map((op) => `${op.method} ${op.path}`));
+    for (const kind of RESOURCES.filter((def) => served.has(`GET ${def.path}/:id`))) assert.ok(kind.path in created, `the sweep covers ${kind.path}`);
     const asB = { token: other.token };
     for (const [path, id] of Object.entries(created)) {
       assert.match(id, /_/, `${path} was created`);
       assert.equal((await api.request('GET', `${path}/${id}`, undefined, asB)).status, 404, `GET ${path}`);
       const list = await api.request('GET', path, undefined, asB);
       assert.ok(!list.text.includes(id), `list ${path}`);
-      if (path !== '/tunnel_sessions') {
-        assert.equal((await api.request('PATCH', `${path}/${id}`, { description: 'stolen' }, asB)).status, 404, `PATCH ${path}`);
-        assert.equal((await api.request('DELETE', `${path}/${id}`, undefined, asB)).status, 404, `DELETE ${path}`);
-      }
+      if (served.has(`PATCH ${path}/:id`)) assert.equal((await api.request('PATCH', `${path}/${id}`, { description: 'stolen' }, asB)).status, 404, `PATCH ${path}`);
+      if (served.has(`DELETE ${path}/:id`)) assert.equal((await api.request('DELETE', `${path}/${id}`, undefined, asB)).status, 404, `DELETE ${path}`);
       const mine = await api.request('GET', `${path}/${id}`);
       assert.equal(mine.status, 200, `A still has ${path}`);
       assert.notEqual(mine.body.description, 'stolen');
