@@ -32,6 +32,9 @@ import { httpsEdgeRoutes } from './resources/edges/routes.ts';
 import { httpsEdges } from './resources/edges/https.ts';
 import { tcpEdges } from './resources/edges/tcp.ts';
 import { tlsEdges } from './resources/edges/tls.ts';
+import { RESERVED_DOMAIN_CONTROL_OPERATIONS, reservedDomains } from './resources/reserved-domains.ts';
+import { reservedAddrs } from './resources/reserved-addrs.ts';
+import { tlsCertificates } from './resources/tls-certificates.ts';
 
 /**
  * Every resource kind Burrow serves, by its name (the operation-id prefix). Adding a kind = its
@@ -67,6 +70,9 @@ export const REGISTRY = {
   application_users: applicationUsers,
   application_sessions: applicationSessions,
   abuse_reports: abuseReports,
+  tls_certificates: tlsCertificates,
+  reserved_domains: reservedDomains,
+  reserved_addrs: reservedAddrs,
 } satisfies Record<string, ResourceDefinition<any, any, any>>;
 
 /** The name of a resource kind: `api_keys`, `credentials`, … */
@@ -93,6 +99,7 @@ export const CONTROL_OPERATIONS: readonly ControlOperation[] = [
   ...EVENT_CONTROL_OPERATIONS,
   ...SIMULATOR_CONTROL_OPERATIONS,
   ...AGENT_INGRESS_CONTROL_OPERATIONS,
+  ...RESERVED_DOMAIN_CONTROL_OPERATIONS,
   ...REQUEST_JOURNAL_CONTROL_OPERATIONS,
   ...INSPECTION_CONTROL_OPERATIONS,
   ...APPLICATION_CONTROL_OPERATIONS,

@@ -72,7 +72,8 @@ export interface ResourceDefinition<R extends BaseRecord = BaseRecord, Create ex
   readonly unique?: readonly UniqueField<R>[];
   /**
    * Commands on one record: `POST <path>/:id/<name>` with an empty body, answered 204 (the agent
-   * commands of tunnel sessions). The engine loads the record; the command acts on it.
+   * commands of tunnel sessions), or `DELETE <path>/:id/<name>` (a reserved domain's certificate).
+   * The engine loads the record; the command acts on it.
    */
   readonly commands?: Readonly<Record<string, RecordCommand<R>>>;
   /** Refuses a delete or cleans up what the record owns; runs after the reference check. */
@@ -89,6 +90,10 @@ export interface UniqueField<R extends BaseRecord> {
 /** A command on one record of a kind (see `ResourceDefinition.commands`). */
 export interface RecordCommand<R extends BaseRecord> {
   readonly summary: string;
+  /** `POST` with `{}` (the default: agent commands) or `DELETE` without a body (detaching a part of the record). */
+  readonly method?: 'POST' | 'DELETE';
+  /** The verb of the operation id `<kind name>.<verb>` (default: the command's name). */
+  readonly verb?: string;
   run(ctx: OperationContext, record: R): Promise<void>;
 }
 
@@ -232,6 +237,11 @@ export async function updateRecord<R extends BaseRecord>(ctx: OperationContext, 
   if (patch.description !== undefined) next = { ...next, description: patch.description };
   if (patch.metadata !== undefined) next = { ...next, metadata: patch.metadata };
   if (def.update) next = await def.update(ctx, next, patch);
+  return replaceRecord(ctx, def, current, next);
+}
+
+/** Stores `next` in place of `current` with its indexes and emits `<event>_updated`; answers the response. */
+export async function replaceRecord<R extends BaseRecord>(ctx: OperationContext, def: ResourceDefinition<R>, current: R, next: R): Promise<Record<string, unknown>> {
   await ctx.tx.put(scopeOf(ctx, def.kind), next);
   await keepIndexes(ctx, def, current, next);
   const response = respond(ctx, def, next);
@@ -309,20 +319,21 @@ const CRUD_BUILDERS: Record<CrudOperation, (def: ResourceDefinition<any, any, an
 
 const NoFields = v.strictObject({});
 
-/** The command operations of a definition: `POST <path>/:id/<name>` with `{}`, 204. */
+/** The command operations of a definition: `POST <path>/:id/<name>` with `{}` (or `DELETE` without a body), 204. */
 export function commandOperations<R extends BaseRecord>(def: ResourceDefinition<R>): Operation[] {
-  return Object.entries(def.commands ?? {}).map(([name, command]) =>
-    operationOf(def, name, 'POST', `${def.path}/:id/${name}`, 204, {
+  return Object.entries(def.commands ?? {}).map(([name, command]) => {
+    const method = command.method ?? 'POST';
+    return operationOf(def, command.verb ?? name, method, `${def.path}/:id/${name}`, 204, {
       mutates: true,
-      body: NoFields,
+      ...(method === 'POST' ? { body: NoFields } : {}),
       summary: command.summary,
       async run(ctx, input) {
-        parseInput(NoFields, stripPathIds(input.body ?? {}, input.params));
+        if (method === 'POST') parseInput(NoFields, stripPathIds(input.body ?? {}, input.params));
         await command.run(ctx, await getRecord(ctx, def, input.params.id!));
         return undefined;
       },
-    }),
-  );
+    });
+  });
 }
 
 /** Every operation of a definition: its CRUD operations, then its commands. */

@@ -86,7 +86,7 @@ const KEY_USAGE_OID = Buffer.from([0x55, 0x1d, 0x0f]);
  * them, so the Extensions of the TBSCertificate are walked in DER: Certificate → tbsCertificate →
  * [3] → Extension { OID 2.5.29.15, critical?, OCTET STRING { BIT STRING } }.
  */
-function keyUsages(der: Buffer): string[] {
+export function keyUsages(der: Buffer): string[] {
   const tbs = childrenOf(der, readTlv(der, 0))[0]!;
   const extensions = childrenOf(der, tbs).find((tlv) => tlv.tag === 0xa3);
   if (!extensions) return [];
@@ -112,12 +112,22 @@ function refuse(name: ErrorName, message: string): never {
 
 const PEM_BLOCK = /-----BEGIN ([A-Z0-9 ]+)-----([\s\S]*?)-----END \1-----/g;
 
+/** The PEM blocks of a text, in order: their type (`CERTIFICATE`) and base64 body (with any headers). */
+export function pemBlocks(text: string): { type: string; body: string }[] {
+  return [...text.matchAll(PEM_BLOCK)].map((m) => ({ type: m[1]!, body: m[2]! }));
+}
+
+/** Extended key usages by name (`server_auth`), unknown ones as dotted OIDs. */
+export function extendedKeyUsages(cert: X509Certificate): string[] {
+  return (cert.keyUsage ?? []).map((oid) => EXTENDED_KEY_USAGES[oid] ?? oid);
+}
+
 /** Reads `ca_pem` into the response fields, or throws the 400 that says what is wrong with it. */
 export function parseCaPem(pem: string): CaCertificateFields {
   if (pem.trim() === '') refuse('CA_PEM_EMPTY', 'is empty; send one PEM-encoded CA certificate');
   const bytes = Buffer.byteLength(pem, 'utf8');
   if (bytes > MAX_PEM_BYTES) refuse('CA_PEM_TOO_LARGE', `must be at most ${MAX_PEM_BYTES} bytes (got ${bytes})`);
-  const blocks = [...pem.matchAll(PEM_BLOCK)].map((m) => ({ type: m[1]!, body: m[2]! }));
+  const blocks = pemBlocks(pem);
   if (blocks.length === 0) refuse('CA_PEM_NOT_PEM', `no PEM block found (expected -----BEGIN CERTIFICATE----- … -----END CERTIFICATE-----; got ${JSON.stringify(pem.slice(0, 40))}…)`);
   const wrong = blocks.find((block) => block.type !== 'CERTIFICATE');
   if (wrong) refuse('CA_PEM_WRONG_TYPE', `holds a PEM block of type ${JSON.stringify(wrong.type)}; it must be "CERTIFICATE" (never send a private key)`);
@@ -140,7 +150,7 @@ export function parseCaPem(pem: string): CaCertificateFields {
     not_before: formatTime(new Date(cert.validFrom)),
     not_after: formatTime(new Date(cert.validTo)),
     key_usages: keyUsages(cert.raw),
-    extended_key_usages: (cert.keyUsage ?? []).map((oid) => EXTENDED_KEY_USAGES[oid] ?? oid),
+    extended_key_usages: extendedKeyUsages(cert),
   };
 }
 

@@ -1,7 +1,8 @@
 /**
  * What the simulated service looks like: the agent releases it knows, its regions, the name
  * servers agent-ingress domains delegate to, the one certificate authority it manages certificates
- * with, and its own zone (agent ingresses must be third-party domains outside it). All of it can be
+ * with, its own zone (agent ingresses must be third-party domains outside it) and the ports of its
+ * reserved TCP addresses. All of it can be
  * changed with `createBurrow({ simulation: { … } })`.
  */
 export interface SimulationSettings {
@@ -15,6 +16,8 @@ export interface SimulationSettings {
   readonly certificateAuthority: string;
   /** The service's own zone. */
   readonly serviceZone: string;
+  /** The ports reserved TCP addresses are allocated from (inclusive), on each of a region's nine TCP hosts. */
+  readonly reservedAddrPorts: { readonly first: number; readonly last: number };
 }
 
 export const DEFAULT_SIMULATION: SimulationSettings = {
@@ -23,6 +26,7 @@ export const DEFAULT_SIMULATION: SimulationSettings = {
   ingressNameServers: ['ns1.burrow.internal.', 'ns2.burrow.internal.', 'ns3.burrow.internal.', 'ns4.burrow.internal.'],
   certificateAuthority: 'letsencrypt',
   serviceZone: 'burrow.internal',
+  reservedAddrPorts: { first: 10000, last: 29999 },
 };
 
 /** Compares dotted versions numerically: negative when a < b. */

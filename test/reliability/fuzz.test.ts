@@ -19,6 +19,7 @@ const FIELDS = [
   'private_key_type', 'elliptic_curve', 'key_size', 'ssh_certificate_authority_id', 'principals', 'valid_after', 'valid_until',
   'critical_options', 'extensions', 'format', 'target', 'sources', 'destination_ids', 'domain', 'certificate_management_policy', 'id',
   'name', 'active', 'urls',
+  'certificate_id', 'region', 'certificate_pem', 'private_key_pem', 'addr',
 ];
 
 const body = fc.oneof(

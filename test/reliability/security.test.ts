@@ -3,10 +3,12 @@ import { after, before, describe, test } from 'node:test';
 import { ManualClock, RESOURCES } from '../../lib/index.ts';
 import { sshKeygen, tempDir } from '../fixtures/openssh.ts';
 import { generateTestCertificates } from '../fixtures/x509.ts';
+import { generateTlsFixtures } from '../fixtures/tls.ts';
 import { createTestInstance, OPERATOR_TOKEN, startServer, type TestInstance } from '../helpers.ts';
 
 const dir = tempDir('burrow-security-');
 after(() => dir.remove());
+const tls = generateTlsFixtures();
 
 /** A concrete path for an operation, with placeholder ids. */
 const concrete = (path: string) => path.replace(/:([A-Za-z_]+)/g, (_m, name: string) => (name === 'type' ? 'api_key_created.v0' : `${name}_placeholder`));
@@ -78,6 +80,9 @@ describe('account isolation', () => {
       '/app/users': appUser,
       '/app/sessions': (await api.request('POST', `/_burrow/accounts/${api.accountId}/application_sessions`, { application_user_id: appUser, public_url: 'https://app.example.com' }, { token: OPERATOR_TOKEN })).body.id,
       '/abuse_reports': (await api.request('POST', '/abuse_reports', { urls: ['https://bad.example.com'] })).body.id,
+      '/tls_certificates': (await api.request('POST', '/tls_certificates', { certificate_pem: tls.ecdsa.cert, private_key_pem: tls.ecdsa.key })).body.id,
+      '/reserved_domains': (await api.request('POST', '/reserved_domains', { domain: 'iso.example.net' })).body.id,
+      '/reserved_addrs': (await api.request('POST', '/reserved_addrs', {})).body.id,
     };
     const served = new Set(api.burrow.operations.map((op) => `${op.method} ${op.path}`));
     for (const kind of RESOURCES.filter((def) => served.has(`GET ${def.path}/:id`))) assert.ok(kind.path in created, `the sweep covers ${kind.path}`);
@@ -97,6 +102,10 @@ describe('account isolation', () => {
       assert.equal((await api.request('POST', `/tunnel_sessions/${created['/tunnel_sessions']}/${name}`, {}, asB)).status, 404);
     }
     assert.equal((await api.request('GET', `/event_subscriptions/${created['/event_subscriptions']}/sources`, undefined, asB)).status, 404);
+    for (const part of ['certificate', 'certificate_management_policy']) {
+      assert.equal((await api.request('DELETE', `/reserved_domains/${created['/reserved_domains']}/${part}`, undefined, asB)).status, 404);
+    }
+    assert.equal((await api.request('POST', '/reserved_domains', { domain: 'b.example.net', certificate_id: created['/tls_certificates'] }, asB)).status, 404, 'no foreign certificates');
     assert.equal((await api.request('POST', '/ip_policy_rules', { ip_policy_id: policy.body.id, cidr: '10.0.0.0/8', action: 'allow' }, asB)).status, 404, 'no referencing foreign ids');
   });
 
@@ -113,7 +122,7 @@ describe('account isolation', () => {
 });
 
 describe('secrets', () => {
-  test('tokens and CA private keys appear in no response after creation and in no log line', async () => {
+  test('tokens, CA and TLS private keys appear in no response after creation and in no log line', async () => {
     const server = await startServer(['--log-format', 'json']);
     try {
       const secrets: string[] = [server.token!];
@@ -121,10 +130,13 @@ describe('secrets', () => {
       const credential = await server.request('POST', '/credentials', {});
       secrets.push(key.body.token, credential.body.token);
       await server.request('POST', '/ssh_certificate_authorities', { private_key_type: 'ecdsa' });
+      assert.equal((await server.request('POST', '/tls_certificates', { certificate_pem: tls.leaf.cert, private_key_pem: tls.leaf.key })).status, 201);
+      assert.equal((await server.request('POST', '/tls_certificates', { certificate_pem: tls.ecdsa.cert, private_key_pem: tls.leaf.key })).status, 400);
+      secrets.push(tls.leaf.key.split('\n')[1]!);
       await server.request('POST', '/event_destinations', { format: 'json', target: { stream: { auth: { creds: { cloud_access_key_id: 'id', cloud_secret_access_key: 'cloud-secret-value' } }, stream_ref: 's' } } });
       secrets.push('cloud-secret-value');
       const reads = [];
-      for (const path of ['/api_keys', '/credentials', '/ssh_certificate_authorities', '/event_destinations']) {
+      for (const path of ['/api_keys', '/credentials', '/ssh_certificate_authorities', '/event_destinations', '/tls_certificates']) {
         const list = await server.request('GET', path);
         reads.push(list.text);
         for (const item of Object.values(list.body).find(Array.isArray) as { id: string }[]) reads.push((await server.request('GET', `${path}/${item.id}`)).text);

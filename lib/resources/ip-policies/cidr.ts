@@ -41,6 +41,11 @@ function parseAddress(text: string): ipaddr.IPv4 | ipaddr.IPv6 | undefined {
 }
 
 /** Parses `a.b.c.d/n` or `v6/n`. A bare address, host bits or an unparseable value throw CidrError. */
+/** An IP address in its canonical text (IPv6 compressed, lower-case, RFC 5952); other text unchanged. */
+export function canonicalAddress(text: string): string {
+  return parseAddress(text)?.toString() ?? text;
+}
+
 export function parseCidr(input: string): Cidr {
   const text = input.trim();
   const slash = text.indexOf('/');

@@ -1,0 +1,156 @@
+import assert from 'node:assert/strict';
+import { before, beforeEach, describe, test } from 'node:test';
+import { assertError, BASE, createTestInstance, OPERATOR_TOKEN, type TestInstance } from '../helpers.ts';
+import { generateTlsFixtures, type TlsFixtures } from '../fixtures/tls.ts';
+
+let tls: TlsFixtures;
+let api: TestInstance;
+before(() => {
+  tls = generateTlsFixtures();
+});
+beforeEach(async () => {
+  api = await createTestInstance();
+});
+
+const reserve = (body: Record<string, unknown>, token?: string) => api.request('POST', '/reserved_domains', body, token ? { token } : {});
+const uploadCertificate = async () => (await api.request('POST', '/tls_certificates', { certificate_pem: tls.leaf.cert, private_key_pem: tls.leaf.key })).body;
+const provisioning = (id: string, outcome: string) =>
+  api.request('POST', `/_burrow/accounts/${api.accountId}/reserved_domains/${id}/provisioning`, { outcome }, { token: OPERATOR_TOKEN });
+
+describe('POST /reserved_domains', () => {
+  test('a domain of your own gets a CNAME target under the service zone; region is "" unless sent', async () => {
+    const res = await reserve({ domain: 'App.Example.COM.', description: 'app' });
+    assert.equal(res.status, 201, JSON.stringify(res.body));
+    assert.match(res.body.id, /^rd_[0-9A-Za-z]{27}$/);
+    assert.match(res.body.cname_target, /^[0-9a-z]{17}\.[0-9a-z]{16}\.cname\.burrow\.internal$/);
+    assert.deepEqual(res.body, {
+      id: res.body.id,
+      uri: `${BASE}/reserved_domains/${res.body.id}`,
+      created_at: '2026-03-01T12:00:00Z',
+      description: 'app',
+      metadata: '',
+      domain: 'app.example.com',
+      region: '',
+      cname_target: res.body.cname_target,
+      certificate: null,
+      certificate_management_policy: null,
+      certificate_management_status: null,
+      acme_challenge_cname_target: null,
+    });
+    assert.deepEqual((await api.request('GET', `/reserved_domains/${res.body.id}`)).body, res.body);
+    assert.deepEqual((await api.request('GET', '/reserved_domains')).body.reserved_domains, [res.body]);
+    assert.equal((await reserve({ domain: 'eu.example.com', region: 'eu' })).body.region, 'eu');
+    assertError(await reserve({ domain: 'mars.example.com', region: 'mars' }), 400, 400, /^region: must be one of us, eu, .* \(got "mars"\)/);
+  });
+
+  test('a name under the service zone needs no CNAME; wildcards get an ACME challenge target', async () => {
+    const own = await reserve({ domain: 'myapp.burrow.internal' });
+    assert.equal(own.status, 201);
+    assert.equal(own.body.cname_target, null);
+    assert.equal(own.body.acme_challenge_cname_target, null);
+    const wildcard = await reserve({ domain: '*.example.org' });
+    assert.match(wildcard.body.cname_target, /\.cname\.burrow\.internal$/);
+    assert.match(wildcard.body.acme_challenge_cname_target, /^[0-9a-z]{17}\.[0-9a-z]{16}\.acme\.burrow\.internal$/);
+  });
+
+  test('refuses invalid names with the vendor codes', async () => {
+    assertError(await reserve({ domain: 'not a domain' }), 400, 406, /^domain: "not a domain" is not a valid domain name/);
+    assertError(await reserve({ domain: '192.0.2.1' }), 400, 406, /not an IP address/);
+    assertError(await reserve({ domain: 'localhost' }), 400, 406, /at least two labels/);
+    assertError(await reserve({ domain: `${'a'.repeat(64)}.example.com` }), 400, 406, /labels of at most 63/);
+    assertError(await reserve({ domain: 'app.*.example.com' }), 400, 402, /only the first label may be a wildcard/);
+    assertError(await reserve({ domain: 'a*.example.com' }), 400, 403, /must be the whole first label/);
+    assertError(await reserve({ domain: 'burrow.internal' }), 400, 404, /service's own zone/);
+    assertError(await reserve({ domain: 'a.b.burrow.internal' }), 400, 450, /only a single label/);
+    assertError(await reserve({ domain: '*.burrow.internal' }), 400, 450, /only a single label/);
+    assertError(await reserve({}), 400, 215, /^domain: is required/);
+  });
+
+  test('a domain is reserved once in the instance: 413 in your account, 414 in another', async () => {
+    const first = await reserve({ domain: 'taken.example.com' });
+    assertError(await reserve({ domain: 'TAKEN.example.com' }), 409, 413, new RegExp(`already reserved by this account \\(${first.body.id}\\)`));
+    const other = await api.burrow.createAccount({ name: 'other' });
+    const refused = await reserve({ domain: 'taken.example.com' }, other.token);
+    assertError(refused, 409, 414, /already reserved by another account$/);
+    assert.ok(!refused.text.includes(first.body.id));
+    assert.equal((await api.request('DELETE', `/reserved_domains/${first.body.id}`)).status, 204);
+    assert.equal((await reserve({ domain: 'taken.example.com' }, other.token)).status, 201);
+  });
+});
+
+describe('certificates of reserved domains', () => {
+  test('certificate_id attaches an uploaded certificate; DELETE …/certificate detaches it', async () => {
+    const cert = await uploadCertificate();
+    const domain = await reserve({ domain: 'app.example.com', certificate_id: cert.id });
+    assert.equal(domain.status, 201, JSON.stringify(domain.body));
+    assert.deepEqual(domain.body.certificate, { id: cert.id, uri: `${BASE}/tls_certificates/${cert.id}` });
+    assert.equal((await api.request('DELETE', `/reserved_domains/${domain.body.id}/certificate`)).status, 204);
+    assert.equal((await api.request('GET', `/reserved_domains/${domain.body.id}`)).body.certificate, null);
+    assert.equal((await api.request('DELETE', `/reserved_domains/${domain.body.id}/certificate`)).status, 204, 'detaching again is a no-op');
+    const patched = await api.request('PATCH', `/reserved_domains/${domain.body.id}`, { certificate_id: cert.id });
+    assert.equal(patched.body.certificate.id, cert.id);
+    assertError(await reserve({ domain: 'x.example.com', certificate_id: 'cert_0000000000000000000000000000' }), 404, 1965, /TLS certificate 'cert_0+' was not found/);
+    assert.equal((await reserve({ domain: 'zero.example.com', certificate_id: '' })).body.certificate, null, '"" counts as not sent');
+  });
+
+  test('certificate_id and a policy together are refused (434); setting one replaces the other', async () => {
+    const cert = await uploadCertificate();
+    assertError(await reserve({ domain: 'both.example.com', certificate_id: cert.id, certificate_management_policy: {} }), 400, 434, /give at most one/);
+    const domain = await reserve({ domain: 'app.example.com', certificate_id: cert.id });
+    const managed = await api.request('PATCH', `/reserved_domains/${domain.body.id}`, { certificate_management_policy: { private_key_type: 'rsa' } });
+    assert.equal(managed.body.certificate, null);
+    assert.deepEqual(managed.body.certificate_management_policy, { authority: 'letsencrypt', private_key_type: 'rsa' });
+    assertError(await api.request('DELETE', `/reserved_domains/${domain.body.id}/certificate`), 409, 436, /detach the policy instead/);
+    assert.equal((await api.request('DELETE', `/tls_certificates/${cert.id}`)).status, 204, 'the certificate is free again');
+  });
+
+  test('a policy defaults to letsencrypt and ecdsa and runs a provisioning job on the instance clock', async () => {
+    const domain = (await reserve({ domain: 'managed.example.com', certificate_management_policy: { authority: '', private_key_type: '' } })).body;
+    assert.deepEqual(domain.certificate_management_policy, { authority: 'letsencrypt', private_key_type: 'ecdsa' });
+    assert.deepEqual(domain.certificate_management_status, {
+      renews_at: null,
+      provisioning_job: { error_code: null, msg: 'provisioning a certificate', started_at: '2026-03-01T12:00:00Z', retries_at: null },
+    });
+    api.clock.advance(60);
+    const failed = await provisioning(domain.id, 'DNS_ERROR');
+    assert.equal(failed.status, 200, JSON.stringify(failed.body));
+    const status = (await api.request('GET', `/reserved_domains/${domain.id}`)).body.certificate_management_status;
+    assert.equal(status.provisioning_job.error_code, 'DNS_ERROR');
+    assert.equal(status.provisioning_job.msg, `the CNAME record of managed.example.com does not point at ${domain.cname_target}`);
+    await api.request('PATCH', `/reserved_domains/${domain.id}`, { certificate_management_policy: {} });
+    assert.equal((await provisioning(domain.id, 'success')).status, 200);
+    assert.deepEqual((await api.request('GET', `/reserved_domains/${domain.id}`)).body.certificate_management_status, { renews_at: '2026-04-30T12:01:00Z', provisioning_job: null });
+    assert.equal((await api.request('DELETE', `/reserved_domains/${domain.id}/certificate_management_policy`)).status, 204);
+    const off = (await api.request('GET', `/reserved_domains/${domain.id}`)).body;
+    assert.equal(off.certificate_management_policy, null);
+    assert.equal(off.certificate_management_status, null);
+    assertError(await api.request('PATCH', `/reserved_domains/${domain.id}`, { certificate_management_policy: { authority: 'other-ca' } }), 400, 215, /the only supported authority is letsencrypt/);
+  });
+
+  test('names under the service zone take neither a certificate nor a policy', async () => {
+    const cert = await uploadCertificate();
+    assertError(await reserve({ domain: 'own.burrow.internal', certificate_management_policy: {} }), 400, 439, /must be null for own\.burrow\.internal/);
+    assertError(await reserve({ domain: 'own.burrow.internal', certificate_id: cert.id }), 400, 440, /served with the service's certificate/);
+  });
+});
+
+describe('PATCH and DELETE /reserved_domains/{id}', () => {
+  test('domain and region are fixed; description and metadata change', async () => {
+    const domain = (await reserve({ domain: 'app.example.com', region: 'us' })).body;
+    assertError(await api.request('PATCH', `/reserved_domains/${domain.id}`, { domain: 'b.example.com' }), 400, 215, /^domain: cannot be changed/);
+    assertError(await api.request('PATCH', `/reserved_domains/${domain.id}`, { region: 'eu' }), 400, 451, /^region: cannot be changed/);
+    const patched = await api.request('PATCH', `/reserved_domains/${domain.id}`, { id: domain.id, metadata: 'm' });
+    assert.deepEqual(patched.body, { ...domain, metadata: 'm' });
+  });
+
+  test('emits domain_created/updated/deleted.v0 audit events', async () => {
+    const destination = await api.request('POST', '/event_destinations', { format: 'json', target: { logs: { auth: { role: { role_ref: 'r' } }, log_group_ref: 'g' } } });
+    const types = ['domain_created.v0', 'domain_updated.v0', 'domain_deleted.v0'];
+    await api.request('POST', '/event_subscriptions', { destination_ids: [destination.body.id], sources: types.map((type) => ({ type })) });
+    const domain = (await reserve({ domain: 'events.example.com' })).body;
+    await api.request('PATCH', `/reserved_domains/${domain.id}`, { description: 'x' });
+    await api.request('DELETE', `/reserved_domains/${domain.id}`);
+    const outbox = await api.burrow.outbox(api.accountId, destination.body.id);
+    assert.deepEqual(outbox.events.map((event: any) => [event.event_type, event.object.id]), types.map((type) => [type, domain.id]));
+  });
+});
