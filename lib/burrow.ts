@@ -16,6 +16,8 @@ import { DEFAULT_SIMULATION, type SimulationSettings } from './simulator/setting
 import { clearOutbox, readOutbox, type Delivery, type EventSink, type OutboxContents } from './resources/events/outbox.ts';
 import { recordEvents } from './resources/events/recorder.ts';
 import { DEFAULT_JOURNAL_SIZE, RequestJournal } from './request-journal.ts';
+import { readSecretValue } from './resources/vaults/secrets.ts';
+import { parseSecretsKey } from './resources/vaults/sealing.ts';
 import type { Store, StoreReader, StoreTransaction } from './store.ts';
 
 /** Options of `createBurrow`. Only `store` is required. */
@@ -44,6 +46,12 @@ export interface BurrowOptions {
   onSinkError?: (error: unknown, delivery: Delivery) => void;
   /** API requests kept per account in the request journal (default 1000; 0 turns it off). */
   requestJournalSize?: number;
+  /**
+   * The key that seals secret values at rest: 32 bytes (or 64 hex digits, or base64). Without it the
+   * state keeps a key of its own beside the values; with it the store holds only a check value, and
+   * every server of one state needs the same key (README, "Vaults and secrets").
+   */
+  secretsKey?: Uint8Array | string;
 }
 
 
@@ -103,6 +111,7 @@ export class Burrow implements Instance {
       simulation: { ...DEFAULT_SIMULATION, ...options.simulation },
       eventTypes: new Set(eventCatalogue(RESOURCES)),
       outboxLimit: options.outboxLimit ?? 1000,
+      ...(options.secretsKey !== undefined ? { secretsKey: parseSecretsKey(options.secretsKey) } : {}),
     };
   }
 
@@ -221,6 +230,15 @@ export class Burrow implements Instance {
    */
   ensureDefaultAccount(token?: string): Promise<{ accountId: string; token?: string; created: boolean }> {
     return ensureDefaultAccount(this, token);
+  }
+
+  /**
+   * The value of a secret of an account, unsealed, for an embedder that acts on secrets (a
+   * traffic-policy evaluator). No API operation answers a value; this in-process call is the only
+   * way to read one back. Throws the secret's 404 for an unknown id.
+   */
+  revealSecretValue(accountId: string, secretId: string): Promise<string> {
+    return readSecretValue(this.store, this.services.secretsKey, accountId, secretId);
   }
 
   /** Flushes and closes the store. */

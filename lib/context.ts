@@ -50,6 +50,8 @@ export interface Services {
   readonly eventTypes: ReadonlySet<string>;
   /** Events kept per event destination's outbox before the oldest are dropped. */
   readonly outboxLimit: number;
+  /** The operator's key for sealing secret values; absent: the state keeps its own (vaults/sealing.ts). */
+  readonly secretsKey?: Uint8Array;
 }
 
 /** Who performs a write: a principal, or a read inside the transaction that finds it (agents). */

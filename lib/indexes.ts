@@ -85,6 +85,19 @@ export async function pairsOf(reader: StoreReader, index: PairIndex, key: string
   }
 }
 
+/** Up to `limit` member ids of `key`, highest first, below `beforeMember` when given (one page read). */
+export async function pageOfPairs(reader: StoreReader, index: PairIndex, key: string, query: { readonly beforeMember?: string; readonly limit: number }): Promise<string[]> {
+  const prefix = pairPrefix(key);
+  const beforeId = query.beforeMember === undefined ? `${encodeURIComponent(key)}!` : `${prefix}${query.beforeMember}`;
+  const page = await reader.page(index, { beforeId, limit: query.limit });
+  const out: string[] = [];
+  for (const entry of page) {
+    if (!entry.id.startsWith(prefix)) break;
+    out.push(String(entry.member));
+  }
+  return out;
+}
+
 /** The member ids of `key`, ascending (see `pairsOf` for `atMost`). */
 export async function membersOf(reader: StoreReader, index: PairIndex, key: string, atMost?: number): Promise<string[]> {
   return (await pairsOf(reader, index, key, atMost)).map((pair) => pair.member);

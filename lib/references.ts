@@ -1,6 +1,6 @@
 import type { OperationContext } from './context.ts';
 import { ApiError, ERRORS, type ErrorSpec } from './conventions/errors.ts';
-import { addPair, pairsOf, removePair, type PairIndex } from './indexes.ts';
+import { addPair, pageOfPairs, pairsOf, removePair, type PairIndex } from './indexes.ts';
 
 /**
  * The reverse-reference index: which records point at a record. Definitions declare what a record
@@ -26,6 +26,25 @@ export async function referrersOf(ctx: OperationContext, target: string): Promis
   return (await pairsOf(ctx.tx, referrers(ctx), target))
     .map((pair) => ({ id: pair.member, label: String(pair.label) }))
     .sort((a, b) => (created(a.id) < created(b.id) ? -1 : created(a.id) > created(b.id) ? 1 : 0));
+}
+
+/**
+ * One page of the ids of the records that reference `target` and whose ids start with `prefix`
+ * (one kind), highest id first (newest first), below `beforeId` when given: O(limit) reads when
+ * only that kind references `target`.
+ */
+export async function referrerPage(ctx: OperationContext, target: string, prefix: string, page: { readonly beforeId?: string; readonly limit: number }): Promise<string[]> {
+  const out: string[] = [];
+  let before = page.beforeId;
+  for (;;) {
+    const members = await pageOfPairs(ctx.tx, referrers(ctx), target, before === undefined ? { limit: page.limit } : { beforeMember: before, limit: page.limit });
+    for (const member of members) {
+      if (member.startsWith(prefix)) out.push(member);
+      if (out.length === page.limit) return out;
+    }
+    if (members.length < page.limit) return out;
+    before = members[members.length - 1];
+  }
 }
 
 /** Records that `user` now references `next` instead of `previous` (ids may repeat; order is irrelevant). */

@@ -35,6 +35,8 @@ import { tlsEdges } from './resources/edges/tls.ts';
 import { RESERVED_DOMAIN_CONTROL_OPERATIONS, reservedDomains } from './resources/reserved-domains.ts';
 import { reservedAddrs } from './resources/reserved-addrs.ts';
 import { tlsCertificates } from './resources/tls-certificates.ts';
+import { secrets } from './resources/vaults/secrets.ts';
+import { vaults } from './resources/vaults/vaults.ts';
 
 /**
  * Every resource kind Burrow serves, by its name (the operation-id prefix). Adding a kind = its
@@ -73,6 +75,8 @@ export const REGISTRY = {
   tls_certificates: tlsCertificates,
   reserved_domains: reservedDomains,
   reserved_addrs: reservedAddrs,
+  vaults,
+  secrets,
 } satisfies Record<string, ResourceDefinition<any, any, any>>;
 
 /** The name of a resource kind: `api_keys`, `credentials`, … */

@@ -6,7 +6,7 @@ import { parseInput, type Schema } from './conventions/fields.ts';
 import { listEnvelope, parsePageRequest } from './conventions/paging.ts';
 import { absoluteUri, makeRef, type Ref } from './conventions/refs.ts';
 import { claimUnique, releaseUnique } from './indexes.ts';
-import { refuseIfReferenced, updateReferences } from './references.ts';
+import { referrerPage, refuseIfReferenced, updateReferences } from './references.ts';
 import { readAll, type StoredRecord } from './store.ts';
 
 /**
@@ -78,6 +78,13 @@ export interface ResourceDefinition<R extends BaseRecord = BaseRecord, Create ex
   readonly commands?: Readonly<Record<string, RecordCommand<R>>>;
   /** Refuses a delete or cleans up what the record owns; runs after the reference check. */
   beforeDelete?(ctx: OperationContext, record: R): Awaitable<void>;
+  /**
+   * A list of this kind under one record of a kind it references (`GET /vaults/:id/secrets`):
+   * `GET <parent path>/:id/<segment>`, operation `<parent name>.<operation>`, answering the records
+   * of this kind that reference that record, newest first, paged as the kind's own list (through
+   * the reverse-reference index, so a page costs O(limit)).
+   */
+  readonly listedUnder?: { readonly parent: ResourceDefinition<any, any, any>; readonly segment: string; readonly operation: string };
 }
 
 /** A field whose value identifies one record of its kind in an account. */
@@ -274,6 +281,26 @@ export async function listRecords<R extends BaseRecord>(ctx: OperationContext, d
   );
 }
 
+/** One page of the records of `def` that reference the record `parentId` of `parent`, newest first. */
+export async function listReferrers<R extends BaseRecord>(ctx: OperationContext, def: ResourceDefinition<R>, parent: ResourceDefinition<any, any, any>, parentId: string, segment: string, query: OperationInput['query']): Promise<Record<string, unknown>> {
+  const page = parsePageRequest(query);
+  const target = await getRecord(ctx, parent, parentId);
+  const ids = await referrerPage(ctx, target.id, `${def.prefix}_`, { ...page, limit: page.limit + 1 });
+  const items: R[] = [];
+  for (const id of ids.slice(0, page.limit)) {
+    const record = await ctx.tx.get(scopeOf(ctx, def.kind), id);
+    if (record) items.push(record as unknown as R);
+  }
+  return listEnvelope(
+    def.listKey,
+    items.map((record) => respond(ctx, def, record)),
+    absoluteUri(ctx.baseUrl, `${parent.path}/${target.id}/${segment}`),
+    page,
+    ids[Math.min(ids.length, page.limit) - 1],
+    ids.length > page.limit,
+  );
+}
+
 /** What every operation of a definition shares: id `<name>.<verb>`, tag, method, path and status. */
 function operationOf(def: ResourceDefinition<any, any, any>, verb: string, method: Operation['method'], path: string, status: Operation['status'], rest: Pick<Operation, 'mutates' | 'summary' | 'run'> & Partial<Operation>): Operation {
   return { id: `${def.name}.${verb}`, tag: def.name, method, path, status, ...rest };
@@ -336,9 +363,23 @@ export function commandOperations<R extends BaseRecord>(def: ResourceDefinition<
   });
 }
 
-/** Every operation of a definition: its CRUD operations, then its commands. */
+/** The list under a parent record of a definition that has one (`listedUnder`). */
+export function listedUnderOperations<R extends BaseRecord>(def: ResourceDefinition<R>): Operation[] {
+  const under = def.listedUnder;
+  if (!under) return [];
+  return [
+    operationOf(under.parent, under.operation, 'GET', `${under.parent.path}/:id/${under.segment}`, 200, {
+      mutates: false,
+      query: ['before_id', 'limit'],
+      summary: `List the ${def.label}s of a ${under.parent.label}`,
+      run: (ctx, input) => listReferrers(ctx, def, under.parent, input.params.id!, under.segment, input.query),
+    }),
+  ];
+}
+
+/** Every operation of a definition: its CRUD operations, its commands, then its list under a parent. */
 export function definitionOperations<R extends BaseRecord>(def: ResourceDefinition<R>): Operation[] {
-  return [...crudOperations(def), ...commandOperations(def)];
+  return [...crudOperations(def), ...commandOperations(def), ...listedUnderOperations(def)];
 }
 
 /** The create/get/list/update/delete operations of a definition (those it enables), in that order. */
