@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-import { realpathSync, statSync } from 'node:fs';
+import { readFileSync, realpathSync, statSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -11,6 +11,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { openPostgresStore, PostgresStore } from '../adapters/postgres-store.ts';
 import { createBurrow, ManualClock, parseRateLimit, type Store } from '../lib/index.ts';
 import { isRfc3339 } from '../lib/conventions/fields.ts';
+import { parseSecretsKey } from '../lib/resources/vaults/sealing.ts';
 import { VERSION } from '../lib/version.ts';
 
 const HELP = `Usage: burrow [serve] [options]      (in a clone of the repository: npm start -- [options])
@@ -43,6 +44,10 @@ Options:
                      and Retry-After then count this clock's seconds
   --seed SEED        deterministic ids, tokens and key material from this seed (env BURROW_SEED);
                      they depend only on the order of successful creates in each account
+  --secrets-key-file FILE
+                     seal secret values with the 32-byte key in FILE (64 hex digits or base64;
+                     env BURROW_SECRETS_KEY holds the key itself); without it the state keeps a
+                     key of its own. Every server of one state needs the same key
   --quiet            no request log lines
   --log-format FMT   text (default) or json, for the request log and the start-up lines
   --version          print the version and exit
@@ -67,6 +72,7 @@ export function parseCli(argv: string[], env: NodeJS.ProcessEnv) {
       clock: { type: 'string' },
       'journal-size': { type: 'string' },
       seed: { type: 'string' },
+      'secrets-key-file': { type: 'string' },
       quiet: { type: 'boolean' },
       'log-format': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
@@ -89,6 +95,15 @@ export function parseCli(argv: string[], env: NodeJS.ProcessEnv) {
   const journalSizeText = values['journal-size'] ?? env.BURROW_JOURNAL_SIZE;
   const journalSize = journalSizeText === undefined ? undefined : /^\d{1,9}$/.test(journalSizeText) ? Number(journalSizeText) : Number.NaN;
   if (Number.isNaN(journalSize)) throw new Error(`--journal-size must be a whole number of at least 0 (got ${journalSizeText})`);
+  const secretsKeyFile = values['secrets-key-file'];
+  let secretsKey: Uint8Array | undefined;
+  try {
+    const text = secretsKeyFile !== undefined ? readFileSync(secretsKeyFile, 'utf8') : env.BURROW_SECRETS_KEY;
+    secretsKey = text === undefined ? undefined : parseSecretsKey(text);
+  } catch (error) {
+    const source = secretsKeyFile !== undefined ? `--secrets-key-file ${secretsKeyFile}` : 'BURROW_SECRETS_KEY';
+    throw new Error(`${source}: ${(error as Error).message.replace(/^burrow: /, '')}`);
+  }
   if (clock !== undefined && !isRfc3339(clock)) throw new Error(`--clock must be an RFC 3339 time such as 2026-01-01T00:00:00Z (got ${clock})`);
   return {
     help: values.help === true,
@@ -97,6 +112,7 @@ export function parseCli(argv: string[], env: NodeJS.ProcessEnv) {
     clock,
     seed: values.seed ?? env.BURROW_SEED,
     journalSize,
+    secretsKey,
     host: values.host ?? env.BURROW_HOST ?? '127.0.0.1',
     port,
     data,
@@ -185,6 +201,7 @@ async function main(): Promise<void> {
     ...(settings.seed !== undefined ? { seed: settings.seed } : {}),
     ...(settings.rateLimit ? { rateLimit: settings.rateLimit } : {}),
     ...(settings.journalSize !== undefined ? { requestJournalSize: settings.journalSize } : {}),
+    ...(settings.secretsKey !== undefined ? { secretsKey: settings.secretsKey } : {}),
   });
   const account = await burrow.ensureDefaultAccount(settings.apiKey);
   // The operator can reset or export every account, so no account's key may double as its token.

@@ -64,8 +64,11 @@ export interface JournalFilter {
 export const DEFAULT_JOURNAL_SIZE = 1000;
 export const MAX_JOURNAL_PAGE = 1000;
 
-/** Query parameter names whose values may be secrets: never kept in the journal or a log line. */
-const SECRET_NAME = /token|secret|password|passwd|auth|key|signature|sig$/i;
+/**
+ * Query parameter names whose values may be secrets: never kept in the journal or a log line
+ * (`value`: a secret's value, should a client send it in the query).
+ */
+const SECRET_NAME = /token|secret|password|passwd|auth|key|signature|sig$|^value$/i;
 
 /** One kept entry as `list` sees it. */
 interface Slot {

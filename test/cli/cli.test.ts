@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { execFile, spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -108,6 +108,53 @@ describe('burrow serve', () => {
     } finally {
       await second.stop();
     }
+  });
+
+  test('secret values: the data file never holds one; --secrets-key-file keeps only a check value and is needed after restarts', async () => {
+    const file = join(dir, 'vault.json');
+    const keyFile = join(dir, 'secrets.key');
+    const key = Buffer.alloc(32, 9).toString('hex');
+    writeFileSync(keyFile, `${key}\n`, { mode: 0o600 });
+    const plaintext = 'cli-plaintext-value-7f3a';
+    const first = await startServer(['--data', file, '--api-key', 'k', '--secrets-key-file', keyFile]);
+    let secretId: string;
+    try {
+      const vault = await first.request('POST', '/vaults', { name: 'v' }, { token: 'k' });
+      const stray = await first.request('POST', `/vault_secrets?value=${plaintext}`, { name: 'Q', value: plaintext, vault_id: vault.body.id }, { token: 'k' });
+      assert.equal(stray.status, 201, 'a create ignores its query, and the log masks a `value` sent there');
+      const created = await first.request('POST', '/vault_secrets', { name: 'S', value: plaintext, vault_id: vault.body.id }, { token: 'k' });
+      assert.equal(created.status, 201, created.text);
+      secretId = created.body.id;
+      const lines = await first.outputUntil((seen) => seen.some((line) => line.includes('secrets.create') && line.includes(' 201 ')));
+      assert.ok(!lines.join('\n').includes(plaintext), 'the request log never shows a value');
+    } finally {
+      await first.stop();
+    }
+    const raw = readFileSync(file, 'utf8');
+    assert.ok(!raw.includes(plaintext) && !raw.includes(key), 'neither the value nor the key is in the data file');
+    assert.match(raw, /A256GCM/);
+    const keyed = await startServer(['--data', file, '--api-key', 'k', '--quiet'], { BURROW_SECRETS_KEY: Buffer.alloc(32, 9).toString('base64') });
+    try {
+      assert.equal((await keyed.request('PATCH', `/vault_secrets/${secretId}`, { value: 'rotated' }, { token: 'k' })).status, 200, 'the same key, from the environment');
+    } finally {
+      await keyed.stop();
+    }
+    const keyless = await startServer(['--data', file, '--api-key', 'k', '--quiet']);
+    try {
+      const refused = await keyless.request('PATCH', `/vault_secrets/${secretId}`, { value: 'again' }, { token: 'k' });
+      assert.equal(refused.status, 500);
+      assert.equal(refused.body.error_code, 'ERR_BURROW_9040');
+      assert.equal((await keyless.request('GET', `/vault_secrets/${secretId}`, undefined, { token: 'k' })).status, 200, 'reads need no key');
+    } finally {
+      await keyless.stop();
+    }
+    writeFileSync(keyFile, 'too-short');
+    await assert.rejects(run(process.execPath, ['--import', 'tsx', BIN, 'serve', '--secrets-key-file', keyFile]), (error: any) => {
+      assert.equal(error.code, 2);
+      assert.match(error.stderr, /--secrets-key-file .*: secretsKey must be 32 bytes/);
+      assert.ok(!error.stderr.includes('too-short'));
+      return true;
+    });
   });
 
   test('a second server on the same data file refuses to start, naming the process', async () => {

@@ -20,6 +20,7 @@ const FIELDS = [
   'critical_options', 'extensions', 'format', 'target', 'sources', 'destination_ids', 'domain', 'certificate_management_policy', 'id',
   'name', 'active', 'urls',
   'certificate_id', 'region', 'certificate_pem', 'private_key_pem', 'addr',
+  'value', 'vault_id', 'vault_name',
 ];
 
 const body = fc.oneof(
@@ -59,7 +60,9 @@ describe('fuzzing every endpoint', () => {
   test(`${RUNS} random requests per endpoint: no 5xx, always the envelope, refused requests store nothing`, async () => {
     const api = await createTestInstance();
     const policy = await api.request('POST', '/ip_policies', {});
-    const realIds = [policy.body.id, (await api.request('POST', '/credentials', {})).body.id, (await api.request('POST', '/api_keys', {})).body.id];
+    const vault = await api.request('POST', '/vaults', { name: 'fuzz' });
+    const secret = await api.request('POST', '/vault_secrets', { name: 'S', value: 'v', vault_id: vault.body.id });
+    const realIds = [policy.body.id, (await api.request('POST', '/credentials', {})).body.id, (await api.request('POST', '/api_keys', {})).body.id, vault.body.id, secret.body.id];
     let cases = 0;
     const statuses = new Map<number, number>();
     for (const op of api.burrow.operations) {

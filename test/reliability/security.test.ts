@@ -53,6 +53,7 @@ describe('account isolation', () => {
     const ca = await api.request('POST', '/ssh_certificate_authorities', {});
     const appUser = (await api.request('POST', `/_burrow/accounts/${api.accountId}/application_users`, {}, { token: OPERATOR_TOKEN })).body.id;
     const destination = await api.request('POST', '/event_destinations', { format: 'json', target: { logs: { auth: { role: { role_ref: 'r' } }, log_group_ref: 'g' } } });
+    const vault = await api.request('POST', '/vaults', { name: 'isolated' });
     const created: Record<string, string> = {
       '/api_keys': (await api.request('POST', '/api_keys', {})).body.id,
       '/credentials': credential.body.id,
@@ -83,6 +84,8 @@ describe('account isolation', () => {
       '/tls_certificates': (await api.request('POST', '/tls_certificates', { certificate_pem: tls.ecdsa.cert, private_key_pem: tls.ecdsa.key })).body.id,
       '/reserved_domains': (await api.request('POST', '/reserved_domains', { domain: 'iso.example.net' })).body.id,
       '/reserved_addrs': (await api.request('POST', '/reserved_addrs', {})).body.id,
+      '/vaults': vault.body.id,
+      '/vault_secrets': (await api.request('POST', '/vault_secrets', { name: 'S', value: 'isolated', vault_id: vault.body.id })).body.id,
     };
     const served = new Set(api.burrow.operations.map((op) => `${op.method} ${op.path}`));
     for (const kind of RESOURCES.filter((def) => served.has(`GET ${def.path}/:id`))) assert.ok(kind.path in created, `the sweep covers ${kind.path}`);
@@ -106,6 +109,9 @@ describe('account isolation', () => {
       assert.equal((await api.request('DELETE', `/reserved_domains/${created['/reserved_domains']}/${part}`, undefined, asB)).status, 404);
     }
     assert.equal((await api.request('POST', '/reserved_domains', { domain: 'b.example.net', certificate_id: created['/tls_certificates'] }, asB)).status, 404, 'no foreign certificates');
+    assert.equal((await api.request('GET', `/vaults/${vault.body.id}/secrets`, undefined, asB)).status, 404);
+    assert.equal((await api.request('POST', '/vault_secrets', { name: 'S', value: 'v', vault_id: vault.body.id }, asB)).status, 404, 'no secrets in a foreign vault');
+    assert.equal((await api.request('POST', '/vault_secrets', { name: 'S', value: 'v', vault_name: 'isolated' }, asB)).status, 404, 'nor by its name');
     assert.equal((await api.request('POST', '/ip_policy_rules', { ip_policy_id: policy.body.id, cidr: '10.0.0.0/8', action: 'allow' }, asB)).status, 404, 'no referencing foreign ids');
   });
 

@@ -33,6 +33,10 @@ export async function clientTypes(): Promise<void> {
   await client.resource('event_destinations').update(id, { description: 7 });
   // @ts-expect-error the id of a resource is a string
   await client.resource('api_keys').get(7);
+  // @ts-expect-error a secret's vault cannot be moved: vault_id is not an update field
+  await client.resource('secrets').update(id, { vault_id: 'vault_1' });
+  // @ts-expect-error a secret value is a string
+  await client.resource('secrets').create({ name: 'S', value: 42, vault_id: 'vault_1' });
 }
 
 /** Names and bodies are types of their own, for code that passes them around. */
