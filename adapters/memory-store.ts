@@ -277,6 +277,12 @@ class OverlayTransaction implements StoreTransaction {
     this.#scopeWrites(scopeKey(scope)).set(record.id, freezeRecord(record));
   }
 
+  async insert(scope: Scope, record: StoredRecord): Promise<boolean> {
+    if ((await this.get(scope, record.id)) !== undefined) return false;
+    await this.put(scope, record);
+    return true;
+  }
+
   async delete(scope: Scope, id: string): Promise<boolean> {
     const existed = (await this.get(scope, id)) !== undefined;
     this.#scopeWrites(scopeKey(scope)).set(id, null);

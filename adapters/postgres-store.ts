@@ -49,6 +49,8 @@ export class PostgresStore implements Store {
   readonly #sql: Statements;
   #ready: Promise<void> | undefined;
   #closed = false;
+  /** Counters since the store was made: committed transactions, re-runs after a serialization failure, transactions that gave up (503). */
+  readonly stats = { committed: 0, retried: 0, exhausted: 0 };
 
   constructor(options: PostgresStoreOptions) {
     let url: URL;
@@ -109,6 +111,7 @@ export class PostgresStore implements Store {
         const result = await work(tx);
         if (tx.failure) throw tx.failure;
         await client.query('COMMIT');
+        this.stats.committed++;
         return result;
       } catch (thrown) {
         // A database error that the callback caught still dooms the transaction.
@@ -117,9 +120,11 @@ export class PostgresStore implements Store {
         else await client.query('ROLLBACK').catch((rollback: Error) => void (broken = rollback));
         const retry = RETRYABLE.has(codeOf(error)) || (!began && isUnreachable(error));
         if (retry && attempt < this.#maxAttempts) {
+          if (RETRYABLE.has(codeOf(error))) this.stats.retried++;
           await new Promise((resolve) => setTimeout(resolve, Math.random() * Math.min(100, 2 ** attempt)));
           continue;
         }
+        if (retry && RETRYABLE.has(codeOf(error))) this.stats.exhausted++;
         throw this.#translate(error);
       } finally {
         client.release(broken);
@@ -216,6 +221,7 @@ function statements(schema: string) {
     first: `SELECT data FROM ${table} WHERE account = $1 AND kind = $2 ORDER BY id DESC LIMIT $3`,
     before: `SELECT data FROM ${table} WHERE account = $1 AND kind = $2 AND id < $3 ORDER BY id DESC LIMIT $4`,
     put: `INSERT INTO ${table} (account, kind, id, data) VALUES ($1, $2, $3, $4::jsonb) ON CONFLICT (account, kind, id) DO UPDATE SET data = EXCLUDED.data`,
+    insert: `INSERT INTO ${table} (account, kind, id, data) VALUES ($1, $2, $3, $4::jsonb) ON CONFLICT (account, kind, id) DO NOTHING`,
     delete: `DELETE FROM ${table} WHERE account = $1 AND kind = $2 AND id = $3`,
     deleteAccount: `DELETE FROM ${table} WHERE account = $1`,
     scopes: `SELECT DISTINCT account, kind FROM ${table}`,
@@ -270,6 +276,10 @@ class SqlTransaction implements StoreTransaction {
 
   async put(scope: Scope, record: StoredRecord): Promise<void> {
     await this.#run(this.#sql.put, [scope.account, scope.kind, record.id, encode(record)]);
+  }
+
+  async insert(scope: Scope, record: StoredRecord): Promise<boolean> {
+    return ((await this.#run(this.#sql.insert, [scope.account, scope.kind, record.id, encode(record)])).rowCount ?? 0) > 0;
   }
 
   async delete(scope: Scope, id: string): Promise<boolean> {

@@ -26,8 +26,7 @@ export interface TokenEntry {
 /** Records `token` (as its hash) for the record `recordId`; returns the hash to store on it. */
 export async function indexToken(tx: StoreTransaction, token: string, entry: Omit<TokenEntry, 'id'>): Promise<string> {
   const id = hashToken(token);
-  if (await tx.get(TOKEN_INDEX, id)) fail('CONFLICT', 'this token is already in use; choose another');
-  await tx.put(TOKEN_INDEX, { id, ...entry });
+  if (!(await tx.insert(TOKEN_INDEX, { id, ...entry }))) fail('CONFLICT', 'this token is already in use; choose another');
   return id;
 }
 

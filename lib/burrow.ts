@@ -258,6 +258,7 @@ function readOnly(reader: StoreReader): StoreTransaction {
     get: (scope, id) => reader.get(scope, id),
     page: (scope, query) => reader.page(scope, query),
     put: refuse,
+    insert: refuse,
     delete: refuse,
     deleteAccount: refuse,
   };

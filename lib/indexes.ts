@@ -35,10 +35,10 @@ export async function findByUnique(reader: StoreReader, account: string, kind: s
  * already (and claims nothing then), or undefined once claimed.
  */
 export async function claimUnique(tx: StoreTransaction, account: string, kind: string, field: string, value: string, recordId: string): Promise<string | undefined> {
+  // Insert first, read only when taken: no read of a free value's key (see StoreTransaction.insert).
+  if (await tx.insert({ account, kind: UNIQUE }, { id: uniqueId(kind, field, value), record_id: recordId })) return undefined;
   const holder = await findUnique(tx, account, kind, field, value);
-  if (holder !== undefined && holder !== recordId) return holder;
-  if (holder === undefined) await tx.put({ account, kind: UNIQUE }, { id: uniqueId(kind, field, value), record_id: recordId });
-  return undefined;
+  return holder === recordId ? undefined : holder;
 }
 
 /** Releases `value` of `field` when `recordId` holds it. */

@@ -60,6 +60,14 @@ export interface StoreReader {
 export interface StoreTransaction extends StoreReader {
   /** Inserts or replaces the record with the same id in this scope. */
   put(scope: Scope, record: StoredRecord): Promise<void>;
+  /**
+   * Inserts the record only when the scope holds none with its id (as this transaction sees it):
+   * true when it was inserted, false (and nothing written) when one exists. For index records that
+   * claim a value: a SQL store makes it one `INSERT … ON CONFLICT DO NOTHING`, with no read of the
+   * key before, so concurrent claims of different values never conflict (a read of an absent key
+   * locks the gap around it under serialisable isolation).
+   */
+  insert(scope: Scope, record: StoredRecord): Promise<boolean>;
   /** Removes the record; true when it existed. */
   delete(scope: Scope, id: string): Promise<boolean>;
   /** Removes every record of an account (all kinds); used by reset. */

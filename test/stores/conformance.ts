@@ -138,6 +138,37 @@ export function runStoreConformance(name: string, factory: StoreFactory): void {
       assert.deepEqual((await store.page(KEYS, { limit: 10 })).map((r) => r.id), [id(4), id(2), id(1)]);
     });
 
+    test('insert puts a record only when its id is free, as the transaction sees it', async () => {
+      await putAll(store, KEYS, [{ id: id(1), v: 'old' }]);
+      const answers = await store.transaction(async (tx) => [
+        await tx.insert(KEYS, { id: id(1), v: 'new' }),
+        await tx.insert(KEYS, { id: id(2), v: 'first' }),
+        await tx.insert(KEYS, { id: id(2), v: 'second' }),
+        await tx.insert({ ...KEYS, kind: 'other' }, { id: id(1), v: 'other kind' }),
+        await tx.delete(KEYS, id(1)),
+        await tx.insert(KEYS, { id: id(1), v: 'after delete' }),
+        (await tx.get(KEYS, id(2)))?.v,
+      ]);
+      assert.deepEqual(answers, [false, true, false, true, true, true, 'first']);
+      assert.deepEqual(await store.page(KEYS, { limit: 10 }), [{ id: id(2), v: 'first' }, { id: id(1), v: 'after delete' }]);
+      await assert.rejects(
+        store.transaction(async (tx) => {
+          assert.equal(await tx.insert(KEYS, { id: id(3) }), true);
+          throw new Error('boom');
+        }),
+        /boom/,
+      );
+      assert.equal(await store.get(KEYS, id(3)), undefined, 'an insert in a failed transaction is not kept');
+    });
+
+    test('of parallel inserts of one id exactly one wins; the others see it taken', async () => {
+      const wins = await Promise.all(
+        Array.from({ length: 20 }, (_, n) => store.transaction((tx) => tx.insert(KEYS, { id: id(1), by: n }))),
+      );
+      assert.equal(wins.filter(Boolean).length, 1);
+      assert.equal((await store.get(KEYS, id(1)))?.by, wins.indexOf(true));
+    });
+
     test('parallel read-modify-write transactions lose no update', async () => {
       await putAll(store, KEYS, [{ id: id(1), count: 0 }]);
       await Promise.all(
