@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import pg from 'pg';
 import { StoreUnavailableError, type PageQuery, type Scope, type Store, type StoreReader, type StoreTransaction, type StoredRecord } from '../lib/store.ts';
 import { MIGRATIONS } from './postgres/migrations.ts';
@@ -100,12 +101,21 @@ export class PostgresStore implements Store {
 
   async transaction<T>(work: (tx: StoreTransaction) => Promise<T>): Promise<T> {
     await this.open();
+    // Records that runs of this transaction wrote before failing: the next run locks them first.
+    const contended = new Set<string>();
     for (let attempt = 1; ; attempt++) {
       const client = await this.#connect();
       const tx = new SqlTransaction((text, values) => client.query(text, values), this.#sql);
       let broken: Error | undefined;
       let began = false;
+      let locked = false;
+      let failure: unknown;
       try {
+        if (contended.size > 0) {
+          // Taken before BEGIN, so this run's snapshot starts after the holder before it committed.
+          locked = true;
+          await client.query(this.#sql.lock, [lockKeys(this.#schema, contended)]);
+        }
         await client.query('BEGIN ISOLATION LEVEL SERIALIZABLE');
         began = true;
         const result = await work(tx);
@@ -115,20 +125,25 @@ export class PostgresStore implements Store {
         return result;
       } catch (thrown) {
         // A database error that the callback caught still dooms the transaction.
-        const error = tx.failure ?? thrown;
-        if (isUnreachable(error)) broken = error as Error;
-        else await client.query('ROLLBACK').catch((rollback: Error) => void (broken = rollback));
-        const retry = RETRYABLE.has(codeOf(error)) || (!began && isUnreachable(error));
-        if (retry && attempt < this.#maxAttempts) {
-          if (RETRYABLE.has(codeOf(error))) this.stats.retried++;
-          await new Promise((resolve) => setTimeout(resolve, Math.random() * Math.min(100, 2 ** attempt)));
-          continue;
-        }
-        if (retry && RETRYABLE.has(codeOf(error))) this.stats.exhausted++;
-        throw this.#translate(error);
+        failure = tx.failure ?? thrown;
+        if (isUnreachable(failure)) broken = failure as Error;
+        else if (began) await client.query('ROLLBACK').catch((rollback: Error) => void (broken = rollback));
       } finally {
+        if (locked && !broken) await client.query('SELECT pg_advisory_unlock_all()').catch((unlock: Error) => void (broken = unlock));
         client.release(broken);
       }
+      const conflict = RETRYABLE.has(codeOf(failure));
+      if (!conflict && !(!began && isUnreachable(failure))) throw this.#translate(failure);
+      if (attempt >= this.#maxAttempts) {
+        if (conflict) this.stats.exhausted++;
+        throw this.#translate(failure);
+      }
+      if (conflict) {
+        this.stats.retried++;
+        for (const key of tx.written) contended.add(key);
+      }
+      // Jittered exponential backoff: up to 2, 4, 8, … ms, at most 100 ms.
+      await new Promise((resolve) => setTimeout(resolve, Math.random() * Math.min(100, 2 ** attempt)));
     }
   }
 
@@ -225,6 +240,8 @@ function statements(schema: string) {
     delete: `DELETE FROM ${table} WHERE account = $1 AND kind = $2 AND id = $3`,
     deleteAccount: `DELETE FROM ${table} WHERE account = $1`,
     scopes: `SELECT DISTINCT account, kind FROM ${table}`,
+    /** Session-level advisory locks on record keys, in the order given (ascending: no deadlock between lockers). */
+    lock: `SELECT pg_advisory_lock(key) FROM unnest($1::bigint[]) AS key`,
   };
 }
 
@@ -240,11 +257,22 @@ const encode = (record: StoredRecord) => {
 };
 const decode = (data: Record<string, unknown>) => (typeof data[ESCAPED] === 'string' ? JSON.parse(data[ESCAPED]) : data) as StoredRecord;
 
+/** At most this many record locks per run; beyond them, the run relies on retries alone. */
+const MAX_LOCKS = 32;
+
+/** 64-bit advisory lock keys of records (`schema account kind id`), ascending. */
+function lockKeys(schema: string, records: Iterable<string>): string[] {
+  const keys = [...records].map((record) => createHash('sha256').update(`${schema}\0${record}`).digest().readBigInt64BE(0));
+  return keys.sort((a, b) => (a < b ? -1 : a > b ? 1 : 0)).slice(0, MAX_LOCKS).map(String);
+}
+
 type Query = (text: string, values: unknown[]) => Promise<pg.QueryResult>;
 
 /** The contract's reads and writes as SQL; remembers the first database error it saw. */
 class SqlTransaction implements StoreTransaction {
   failure: unknown;
+  /** The records this run wrote (`account kind id`, NUL-separated). */
+  readonly written = new Set<string>();
   readonly #query: Query;
   readonly #sql: Statements;
 
@@ -275,14 +303,17 @@ class SqlTransaction implements StoreTransaction {
   }
 
   async put(scope: Scope, record: StoredRecord): Promise<void> {
+    this.written.add(`${scope.account}\0${scope.kind}\0${record.id}`);
     await this.#run(this.#sql.put, [scope.account, scope.kind, record.id, encode(record)]);
   }
 
   async insert(scope: Scope, record: StoredRecord): Promise<boolean> {
+    this.written.add(`${scope.account}\0${scope.kind}\0${record.id}`);
     return ((await this.#run(this.#sql.insert, [scope.account, scope.kind, record.id, encode(record)])).rowCount ?? 0) > 0;
   }
 
   async delete(scope: Scope, id: string): Promise<boolean> {
+    this.written.add(`${scope.account}\0${scope.kind}\0${id}`);
     return ((await this.#run(this.#sql.delete, [scope.account, scope.kind, id])).rowCount ?? 0) > 0;
   }
 

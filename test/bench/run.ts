@@ -14,8 +14,10 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import autocannon from 'autocannon';
 import pg from 'pg';
+import { openJsonFileStore } from '../../adapters/json-file-store.ts';
 import { MemoryStore } from '../../adapters/memory-store.ts';
-import { createBurrow } from '../../lib/index.ts';
+import { openPostgresStore } from '../../adapters/postgres-store.ts';
+import { createBurrow, INSTANCE_SCOPE, StoreUnavailableError } from '../../lib/index.ts';
 import { tempDir } from '../fixtures/openssh.ts';
 import { installPackedBurrow } from '../package/packed.ts';
 import { createDatabase, POSTGRES_MISSING, postgresBinDir, startPostgresCluster } from '../fixtures/postgres-cluster.ts';
@@ -23,6 +25,8 @@ import { createDatabase, POSTGRES_MISSING, postgresBinDir, startPostgresCluster 
 const quick = process.argv.includes('--quick');
 // `-- --startup` measures start-up alone (about a minute).
 const startupOnly = process.argv.includes('--startup');
+// `-- --stores` measures the three stores at 100k records and PostgreSQL contention alone.
+const storesOnly = process.argv.includes('--stores');
 const DURATION = quick ? 1.5 : 4;
 const ROUNDS = quick ? 3 : 5;
 const CONNECTIONS = 32;
@@ -34,6 +38,8 @@ const dir = tempDir('burrow-bench-');
 const figures: Record<string, number> = {};
 /** Every sample behind a median, for the JSON line. */
 const samples: Record<string, number[]> = {};
+/** 503 answers per load, summed over its rounds (a store too contended or unreachable to answer). */
+const unavailable: Record<string, number> = {};
 /** Same-round ratios: median and spread. */
 const ratios: Record<string, { median: number; min: number; max: number }> = {};
 
@@ -109,8 +115,12 @@ interface Load {
   body?: unknown;
 }
 
-/** One autocannon run: requests per second and the server's CPU µs per request. */
-async function run(load: Load): Promise<{ rate: number; cpu: number }> {
+/**
+ * One autocannon run: requests per second (2xx only), the server's CPU µs per request, and how
+ * many 503s it answered (counted, not fatal: a store may refuse under contention); any other
+ * non-2xx or a connection error stops the bench.
+ */
+async function run(load: Load): Promise<{ rate: number; cpu: number; unavailable: number }> {
   const pid = load.server.process.pid!;
   const before = cpuMicros(pid);
   const result = await autocannon({
@@ -121,8 +131,14 @@ async function run(load: Load): Promise<{ rate: number; cpu: number }> {
     connections: CONNECTIONS,
     duration: DURATION,
   });
-  if (result.non2xx > 0 || result.errors > 0) throw new Error(`${load.method} ${load.path}: ${result.non2xx} non-2xx, ${result.errors} errors`);
-  return { rate: Math.round(result.requests.average), cpu: Math.round(((cpuMicros(pid) - before) / result.requests.total) * 10) / 10 };
+  const refused = (result.statusCodeStats as Record<string, { count: number }> | undefined)?.['503']?.count ?? 0;
+  if (result.non2xx > refused || result.errors > 0) throw new Error(`${load.method} ${load.path}: ${result.non2xx} non-2xx (${refused} of them 503), ${result.errors} errors`);
+  const answered = result.requests.total - refused;
+  return {
+    rate: Math.round((result.requests.average * answered) / Math.max(1, result.requests.total)),
+    cpu: Math.round(((cpuMicros(pid) - before) / result.requests.total) * 10) / 10,
+    unavailable: refused,
+  };
 }
 
 const median = (values: readonly number[]) => {
@@ -147,7 +163,8 @@ async function rounds(loads: Record<string, Load>, pairs: [string, string, strin
   const cpus: Record<string, number[]> = {};
   for (let i = 0; i < rounds; i++) {
     for (const [name, load] of Object.entries(loads)) {
-      const { rate, cpu } = await run(load);
+      const { rate, cpu, unavailable: refused } = await run(load);
+      unavailable[name] = (unavailable[name] ?? 0) + refused;
       (rates[name] ??= []).push(rate);
       (cpus[name] ??= []).push(cpu);
     }
@@ -270,59 +287,123 @@ async function httpScenarios() {
 }
 
 /**
- * The PostgreSQL store (a throwaway local cluster, fsync off: this measures Burrow and its round
- * trips, not the disk) with 100,000 IP policies inserted by SQL, in rounds with a memory-store
- * server holding as many (seeded over HTTP).
+ * The three stores at 100,000 IP policies (10,000 with --quick), in rounds in the same run: the
+ * PostgreSQL store (a throwaway local cluster, fsync off: this measures Burrow and its round trips,
+ * not the disk) and the JSON-file store (durable) are seeded directly through their own store,
+ * the memory store over HTTP; each is served by `burrow serve`. Ratios are against the memory
+ * store measured in the same rounds. Then the contention figures: PostgreSQL serialization
+ * retries for 200 parallel creates and for 32 clients PATCHing one record (in-process).
  */
-async function postgresScenarios() {
+async function storeScenarios() {
   if (!postgresBinDir()) {
     console.warn(`postgres figures skipped: ${POSTGRES_MISSING}`);
     return;
   }
   const count = quick ? 10_000 : 100_000;
   const cluster = await startPostgresCluster();
-  let servers: Server[] = [];
+  const servers: Server[] = [];
   try {
     const url = await createDatabase(cluster, 'bench');
     await (await startBurrow(['--quiet', '--data', url])).stop();
+    const id = (n: string) => `'ipp_' || lpad(${n}::text, 27, '0')`;
     const client = new pg.Client({ connectionString: url });
     await client.connect();
-    const id = (n: string) => `'ipp_' || lpad(${n}::text, 27, '0')`;
-    await client.query(
-      `INSERT INTO burrow.records (account, kind, id, data)
-       SELECT (SELECT data->>'value' FROM burrow.records WHERE kind = 'setting' AND id = 'default_account'), 'ip_policy', ${id('i')},
-              jsonb_build_object('id', ${id('i')}, 'created_at', '2026-01-01T00:00:00Z', 'description', 'policy ' || i, 'metadata', '')
-       FROM generate_series(0, $1 - 1) AS i`,
-      [count],
-    );
-    await client.query('ANALYZE burrow.records');
-    await client.end();
+    try {
+      await client.query(
+        `INSERT INTO burrow.records (account, kind, id, data)
+         SELECT (SELECT data->>'value' FROM burrow.records WHERE kind = 'setting' AND id = 'default_account'), 'ip_policy', ${id('i')},
+                jsonb_build_object('id', ${id('i')}, 'created_at', '2026-01-01T00:00:00Z', 'description', 'policy ' || i, 'metadata', '')
+         FROM generate_series(0, $1 - 1) AS i`,
+        [count],
+      );
+      await client.query('ANALYZE burrow.records');
+    } finally {
+      await client.end();
+    }
+    // The JSON file: the CLI creates it with the default account, then the same records go in.
+    const file = join(dir.path, `stores-${count}.json`);
+    await (await startBurrow(['--quiet', '--data', file])).stop();
+    const store = await openJsonFileStore(file);
+    try {
+      const account = String((await store.get({ account: INSTANCE_SCOPE, kind: 'setting' }, 'default_account'))!.value);
+      for (let from = 0; from < count; from += 10_000) {
+        await store.transaction(async (tx) => {
+          for (let i = from; i < Math.min(count, from + 10_000); i++) {
+            const policyId = `ipp_${String(i).padStart(27, '0')}`;
+            await tx.put({ account, kind: 'ip_policy' }, { id: policyId, created_at: '2026-01-01T00:00:00Z', description: `policy ${i}`, metadata: '' });
+          }
+        });
+      }
+    } finally {
+      await store.close();
+    }
     const postgres = await startBurrow(['--quiet', '--data', url]);
+    servers.push(postgres);
+    const jsonFile = await startBurrow(['--quiet', '--data', file]);
+    servers.push(jsonFile);
     const memory = await startBurrow();
-    servers = [postgres, memory];
+    servers.push(memory);
     const memoryId = await seedOverHttp(memory, count, '/ip_policies', 'ip_policies');
-    const postgresId = `ipp_${String(5).padStart(27, '0')}`;
+    const seededId = `ipp_${String(5).padStart(27, '0')}`;
     const at = `_${count}`;
-    await rounds(
-      {
-        [`postgres_get${at}`]: { server: postgres, method: 'GET', path: `/ip_policies/${postgresId}` },
-        [`memory_get${at}`]: { server: memory, method: 'GET', path: `/ip_policies/${memoryId}` },
-        [`postgres_list${at}`]: { server: postgres, method: 'GET', path: '/ip_policies?limit=100' },
-        [`memory_list${at}`]: { server: memory, method: 'GET', path: '/ip_policies?limit=100' },
-        [`postgres_post${at}`]: { server: postgres, method: 'POST', path: '/ip_policies', body: { description: 'x' } },
-        [`memory_post${at}`]: { server: memory, method: 'POST', path: '/ip_policies', body: { description: 'x' } },
-        [`postgres_patch${at}`]: { server: postgres, method: 'PATCH', path: `/ip_policies/${postgresId}`, body: { description: 'y' } },
-      },
-      [
-        ['postgres_get_vs_memory', `postgres_get${at}`, `memory_get${at}`],
-        ['postgres_list_vs_memory', `postgres_list${at}`, `memory_list${at}`],
-        ['postgres_post_vs_memory', `postgres_post${at}`, `memory_post${at}`],
-      ],
-      quick ? 1 : 3,
-    );
+    const loads: Record<string, Load> = {};
+    for (const [name, server, policy] of [['memory', memory, memoryId], ['file', jsonFile, seededId], ['postgres', postgres, seededId]] as const) {
+      loads[`${name}_get${at}`] = { server, method: 'GET', path: `/ip_policies/${policy}` };
+      loads[`${name}_list${at}`] = { server, method: 'GET', path: '/ip_policies?limit=100' };
+      loads[`${name}_post${at}`] = { server, method: 'POST', path: '/ip_policies', body: { description: 'x' } };
+      // 32 clients changing one record: the worst case for serialisable transactions.
+      loads[`${name}_patch_one${at}`] = { server, method: 'PATCH', path: `/ip_policies/${policy}`, body: { description: 'y' } };
+    }
+    const pairs: [string, string, string][] = [];
+    for (const op of ['get', 'list', 'post', 'patch_one']) {
+      for (const store of ['file', 'postgres']) pairs.push([`${store}_${op}_vs_memory${at}`, `${store}_${op}${at}`, `memory_${op}${at}`]);
+    }
+    await rounds(loads, pairs, quick ? 1 : 3);
   } finally {
     await Promise.all(servers.map((server) => server.stop()));
+  }
+  try {
+    await contention(await createDatabase(cluster, 'contention'));
+  } finally {
     await cluster.stop();
+  }
+}
+
+/** PostgreSQL serialization retries under contention, counted by the store itself (in-process). */
+async function contention(url: string) {
+  const store = await openPostgresStore({ url });
+  try {
+    const burrow = createBurrow({ store, baseUrl: 'http://bench.local' });
+    const { token } = await burrow.createAccount();
+    const client = burrow.client(token);
+    const reset = () => Object.assign(store.stats, { committed: 0, retried: 0, exhausted: 0 });
+    const creates: number[] = [];
+    for (let round = 0; round < 3; round++) {
+      reset();
+      await Promise.all(Array.from({ length: 200 }, (_, n) => client.resource('credentials').create({ description: `c${n}` })));
+      creates.push(store.stats.retried);
+    }
+    record('pg_retries_per_200_parallel_creates', creates);
+    const policy = await client.resource('ip_policies').create({ description: 'hot' });
+    reset();
+    const deadline = Date.now() + DURATION * 1000;
+    let refused = 0;
+    await Promise.all(
+      Array.from({ length: CONNECTIONS }, async () => {
+        while (Date.now() < deadline) {
+          await client.resource('ip_policies').update(policy.id, { description: `d${Math.random()}` }).catch((error: Error) => {
+            if (!(error instanceof StoreUnavailableError)) throw error;
+            refused++;
+          });
+        }
+      }),
+    );
+    figures.pg_patch_one_record_committed = store.stats.committed;
+    figures.pg_patch_one_record_retries = store.stats.retried;
+    figures.pg_patch_one_record_gave_up = store.stats.exhausted;
+    unavailable.pg_patch_one_record_in_process = refused;
+  } finally {
+    await store.close();
   }
 }
 
@@ -447,12 +528,13 @@ async function memory() {
 
 try {
   const load = readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
-  if (!startupOnly) await httpScenarios();
-  if (!startupOnly) await postgresScenarios();
+  const all = !startupOnly && !storesOnly;
+  if (all) await httpScenarios();
+  if (!startupOnly) await storeScenarios();
   // Before the in-process scenarios, so that the first in-process instance runs cold code.
-  await startUp();
-  if (!startupOnly) await inProcessScenarios();
-  if (!startupOnly) await memory();
+  if (!storesOnly) await startUp();
+  if (all) await inProcessScenarios();
+  if (all) await memory();
   const r = (name: string) => ratios[name]?.median ?? Number.NaN;
   const targets: [string, boolean][] = [
     ['GET by id ≥ 0.5 of bare node:http', r('get_vs_bare') >= 0.5],
@@ -469,11 +551,13 @@ try {
   console.log(`\nBurrow benchmark (${quick ? 'quick' : 'full'}): ${DURATION} s per HTTP run, ${CONNECTIONS} connections, ${ROUNDS} rounds; load average before: ${load}, after: ${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')}\n`);
   console.log('| figure (median) | value | samples |\n|---|---|---|');
   for (const [name, value] of Object.entries(figures)) console.log(`| ${name} | ${value} | ${samples[name]?.join(', ') ?? ''} |`);
+  console.log('\n| 503 answers (all rounds) | count |\n|---|---|');
+  for (const [name, n] of Object.entries(unavailable)) if (n > 0 || /postgres|pg_/.test(name)) console.log(`| ${name} | ${n} |`);
   console.log('\n| same-round ratio | median | min–max |\n|---|---|---|');
   for (const [name, { median: m, min, max }] of Object.entries(ratios)) console.log(`| ${name} | ${m} | ${min}–${max} |`);
   console.log('\n| target | met |\n|---|---|');
-  for (const [name, met] of targets) if (!startupOnly || /start|instance|bare node -e/.test(name)) console.log(`| ${name} | ${met ? 'yes' : 'NO'} |`);
-  console.log(`\n${JSON.stringify({ quick, figures, samples, ratios, targets: Object.fromEntries(targets) })}`);
+  if (!storesOnly) for (const [name, met] of targets) if (!startupOnly || /start|instance|bare node -e/.test(name)) console.log(`| ${name} | ${met ? 'yes' : 'NO'} |`);
+  console.log(`\n${JSON.stringify({ quick, figures, samples, ratios, unavailable, targets: Object.fromEntries(targets) })}`);
 } finally {
   dir.remove();
 }

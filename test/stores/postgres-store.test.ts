@@ -78,6 +78,39 @@ describe('postgres: transactions', { skip }, () => {
     }
   });
 
+  test('a re-run locks the records its failed run wrote, so contended re-runs take turns instead of conflicting again', async () => {
+    // Two stores (two servers) on one schema; 32 increments of one record whose first runs all
+    // read before any writes: one commits, 31 conflict. With two runs at most, every re-run must
+    // succeed, which it does only because re-runs of one record wait for each other.
+    const schema = freshSchema();
+    const stores = await Promise.all([0, 1].map(() => openPostgresStore({ url: cluster!.url, schema, maxAttempts: 2, poolSize: 16 })));
+    try {
+      await stores[0]!.transaction((tx) => tx.put(SCOPE, { id: 'c', n: 0 }));
+      const parties = 32;
+      let arrived = 0;
+      let release!: () => void;
+      const allRead = new Promise<void>((resolve) => (release = resolve));
+      const increment = (store: PostgresStore) => {
+        let runs = 0;
+        return store.transaction(async (tx) => {
+          const current = await tx.get(SCOPE, 'c');
+          if (++runs === 1) {
+            if (++arrived === parties) release();
+            await allRead;
+          }
+          await tx.put(SCOPE, { id: 'c', n: Number(current!.n) + 1 });
+        });
+      };
+      const results = await Promise.allSettled(Array.from({ length: parties }, (_, n) => increment(stores[n % 2]!)));
+      assert.deepEqual(results.filter((r) => r.status === 'rejected').map((r) => String((r as PromiseRejectedResult).reason)), []);
+      assert.equal((await stores[1]!.get(SCOPE, 'c'))?.n, parties);
+      assert.equal(stores[0]!.stats.retried + stores[1]!.stats.retried, parties - 1);
+      assert.equal(stores[0]!.stats.exhausted + stores[1]!.stats.exhausted, 0);
+    } finally {
+      await Promise.all(stores.map((store) => store.close()));
+    }
+  });
+
   test('a database error that the callback caught still fails the transaction, and nothing is kept', async () => {
     const store = await openPostgresStore({ url: cluster!.url, schema: freshSchema() });
     try {
