@@ -275,6 +275,13 @@ describe('secret values are write-only', () => {
     assert.ok(journal.body.requests.length >= seen.length, journal.text.slice(0, 200));
     assert.ok(!journal.text.includes(PLAINTEXT));
 
+    for (const path of [`/_burrow/accounts/${api.accountId}/resources/secrets`, `/_burrow/accounts/${api.accountId}/records/${secret.id}`]) {
+      const inspected = await api.request('GET', path, undefined, { token: OPERATOR_TOKEN });
+      assert.equal(inspected.status, 200, inspected.text);
+      assert.match(inspected.text, new RegExp(secret.id));
+      assert.ok(!inspected.text.includes(PLAINTEXT), `the inspector's ${path}`);
+    }
+
     const snapshot = await api.request('GET', '/_burrow/snapshot', undefined, { token: OPERATOR_TOKEN });
     assert.equal(snapshot.status, 200);
     assert.ok(!snapshot.text.includes(PLAINTEXT));
@@ -290,6 +297,7 @@ describe('secret values are write-only', () => {
     const create = doc.paths['/vault_secrets'].post.requestBody.content['application/json'].schema;
     assert.deepEqual(Object.keys(create.properties).sort(), ['description', 'metadata', 'name', 'value', 'vault_id', 'vault_name']);
     assert.equal(create.properties.value.examples, undefined);
+    assert.equal(create.properties.value.writeOnly, true);
     assert.ok(!Object.keys(doc.paths['/vault_secrets/{id}'].patch.requestBody.content['application/json'].schema.properties).includes('vault_id'));
   });
 });

@@ -2,6 +2,8 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import pg from 'pg';
 import { createDatabase, POSTGRES_MISSING, testCluster } from '../fixtures/postgres-cluster.ts';
+import { openPostgresStore } from '../../adapters/postgres-store.ts';
+import { createBurrow } from '../../lib/index.ts';
 import { assertError, startServer, type RunningServer } from '../helpers.ts';
 
 /**
@@ -94,6 +96,24 @@ describe('two servers on one PostgreSQL database', { skip: cluster ? false : POS
       assert.deepEqual([viaA.status, viaB.status], [200, 200]);
       const now = (await as(round % 2 ? a : b).token('GET', `/api_keys/${key.id}`)).body;
       assert.deepEqual([now.description, now.metadata], [`d${round}`, `m${round}`]);
+    }
+  });
+
+  test('first secrets written through A and B at once are sealed with one key, kept once in the database', async () => {
+    const vault = await as(a).token('POST', '/vaults', { name: 'shared' });
+    assert.equal(vault.status, 201);
+    const writes = await Promise.all(
+      Array.from({ length: 10 }, (_, i) => as(i % 2 ? b : a).token('POST', '/vault_secrets', { name: `S${i}`, value: `two-servers-value-${i}`, vault_id: vault.body.id })),
+    );
+    assert.deepEqual(writes.map((w) => w.status), Array(10).fill(201));
+    assert.equal(await countRows(url, `kind = 'setting' AND id = 'secrets_key'`), 1);
+    assert.equal(await countRows(url, `kind = 'secret' AND data::text LIKE '%two-servers-value-%'`), 0, 'no plaintext in the database');
+    const reader = createBurrow({ store: await openPostgresStore({ url }) });
+    try {
+      const accountId = (await reader.authenticate(`Bearer ${token}`)).account;
+      for (const [i, w] of writes.entries()) assert.equal(await reader.revealSecretValue(accountId, w.body.id), `two-servers-value-${i}`);
+    } finally {
+      await reader.close();
     }
   });
 

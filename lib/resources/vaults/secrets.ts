@@ -45,6 +45,7 @@ const secretName = v.pipe(
 // Messages about a value never quote it: only its emptiness or its size.
 const secretValue = v.pipe(
   v.string(),
+  v.metadata({ writeOnly: true, description: 'The secret value: write-only (never answered), at most 64 KiB.' }),
   v.check((value) => value !== '', coded('SECRET_VALUE_EMPTY', 'must not be empty')),
   v.check(
     (value) => Buffer.byteLength(value, 'utf8') <= SECRET_VALUE_MAX_BYTES,
