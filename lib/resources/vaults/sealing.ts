@@ -69,9 +69,8 @@ function mismatch(message: string): never {
   throw new ApiError(ERRORS.SECRETS_KEY_MISMATCH, `secrets key: ${message}; secret values cannot be sealed or opened until the servers of this state share one key`);
 }
 
-/** The key of this state as a reader sees it, or undefined while none was made. Throws on a mismatch. */
-async function currentKey(reader: StoreReader, operatorKey: Uint8Array | undefined): Promise<Uint8Array | undefined> {
-  const stored = (await reader.get(KEY_SETTING.scope, KEY_SETTING.id)) as KeySetting | undefined;
+/** The key of this state, given what the store keeps about it; undefined while none was made. Throws on a mismatch. */
+function keyOf(stored: KeySetting | undefined, operatorKey: Uint8Array | undefined): Uint8Array | undefined {
   if (!stored) return operatorKey;
   if (operatorKey) {
     if (stored.check === undefined) mismatch('this server was given a secretsKey, but the values of this state are sealed with the key kept in the store');
@@ -82,10 +81,12 @@ async function currentKey(reader: StoreReader, operatorKey: Uint8Array | undefin
   return Buffer.from(stored.key, 'base64');
 }
 
+const readSetting = async (reader: StoreReader) => (await reader.get(KEY_SETTING.scope, KEY_SETTING.id)) as KeySetting | undefined;
+
 /** The key to seal with inside a write, made (and kept) by the first write that needs one. */
 async function sealingKey(tx: StoreTransaction, operatorKey: Uint8Array | undefined): Promise<Uint8Array> {
-  const existing = await currentKey(tx, operatorKey);
-  const stored = await tx.get(KEY_SETTING.scope, KEY_SETTING.id);
+  const stored = await readSetting(tx);
+  const existing = keyOf(stored, operatorKey);
   if (existing && stored) return existing;
   const key = existing ?? randomBytes(KEY_BYTES);
   const setting: KeySetting = operatorKey ? { id: KEY_SETTING.id, check: keyCheck(key) } : { id: KEY_SETTING.id, key: Buffer.from(key).toString('base64') };
@@ -110,7 +111,7 @@ export async function sealSecretValue(ctx: OperationContext, secretId: string, v
  * operation calls it. Throws when the key is not this state's or the sealed value was altered.
  */
 export async function unsealSecretValue(reader: StoreReader, operatorKey: Uint8Array | undefined, account: string, secretId: string, sealed: SealedValue): Promise<string> {
-  const key = await currentKey(reader, operatorKey);
+  const key = keyOf(await readSetting(reader), operatorKey);
   if (!key) mismatch('this state holds no secrets key');
   const decipher = createDecipheriv('aes-256-gcm', key, Buffer.from(sealed.iv, 'base64'));
   decipher.setAAD(boundTo(account, secretId));
