@@ -18,7 +18,7 @@ const SERVICES = require('@ngrok/ngrok-api/lib/services') as Record<string, new 
 const { Ngrok } = require('@ngrok/ngrok-api') as { Ngrok: new (config: { apiToken: string; baseUrl: string }) => any };
 
 /** 0.11.0 service classes that Burrow does not serve yet (their paths answer 404 `no API route`). */
-const PENDING_011 = new Set(['Endpoints', 'ReservedAddrs', 'ReservedDomains', 'TLSCertificates', 'Tunnels']);
+const PENDING_011 = new Set(['Endpoints', 'Tunnels']);
 
 /** What only the newer clients (0.12–0.17) call, probed over plain HTTP; `missing` tells "not served yet". */
 const NEWER: Record<string, { method: string; path: string; body?: unknown; missing: (res: { status: number; code: string }) => boolean }> = {
