@@ -33,7 +33,7 @@ const NEWER: Record<string, { method: string; path: string; body?: unknown; miss
 };
 
 /** Newer-client services and parameters that Burrow does not serve yet. */
-const PENDING_NEWER = new Set(['EdgeRouteTrafficPolicyModule', 'TCPEdgeTrafficPolicyModule', 'TLSEdgeTrafficPolicyModule', 'Vaults', 'Secrets', 'Endpoints (cloud endpoint create)', 'filter list parameter']);
+const PENDING_NEWER = new Set(['EdgeRouteTrafficPolicyModule', 'TCPEdgeTrafficPolicyModule', 'TLSEdgeTrafficPolicyModule', 'Endpoints (cloud endpoint create)', 'filter list parameter']);
 
 function noRoute(res: { status: number; code: string }): boolean {
   return res.status === 404 && res.code === 'ERR_BURROW_9002';
