@@ -32,6 +32,8 @@ export interface PostgresStoreOptions {
   readonly connectTimeoutMs?: number;
 }
 
+/** How long `close` waits for calls already running. */
+const CLOSE_WAIT_MS = 5000;
 const RETRYABLE = new Set(['40001', '40P01']);
 const UNREACHABLE = /^(08|57P0|53300)|^E(CONNREFUSED|CONNRESET|TIMEDOUT|NOTFOUND|HOSTUNREACH|NETUNREACH|PIPE|AI_AGAIN)$/;
 
@@ -50,6 +52,10 @@ export class PostgresStore implements Store {
   readonly #sql: Statements;
   #ready: Promise<void> | undefined;
   #closed = false;
+  #closing: Promise<void> | undefined;
+  /** Calls running now; `close` waits for them. */
+  #running = 0;
+  #idle: (() => void) | undefined;
   /** Counters since the store was made: committed transactions, re-runs after a serialization failure, transactions that gave up (503). */
   readonly stats = { committed: 0, retried: 0, exhausted: 0 };
 
@@ -99,7 +105,11 @@ export class PostgresStore implements Store {
     return this.#read(async () => (await this.#pool.query<Scope>(this.#sql.scopes)).rows);
   }
 
-  async transaction<T>(work: (tx: StoreTransaction) => Promise<T>): Promise<T> {
+  transaction<T>(work: (tx: StoreTransaction) => Promise<T>): Promise<T> {
+    return this.#tracked(() => this.#transaction(work));
+  }
+
+  async #transaction<T>(work: (tx: StoreTransaction) => Promise<T>): Promise<T> {
     await this.open();
     // Records that runs of this transaction wrote before failing: the next run locks them first.
     const contended = new Set<string>();
@@ -147,14 +157,40 @@ export class PostgresStore implements Store {
     }
   }
 
-  async close(): Promise<void> {
-    if (this.#closed) return;
-    this.#closed = true;
-    await this.#pool.end();
+  /**
+   * Refuses new calls (StoreUnavailableError, so a server answers 503), lets the calls already
+   * running finish (for up to 5 s), then closes the connections.
+   */
+  close(): Promise<void> {
+    this.#closing ??= (async () => {
+      this.#closed = true;
+      if (this.#running > 0) {
+        await new Promise<void>((resolve) => {
+          this.#idle = resolve;
+          setTimeout(resolve, CLOSE_WAIT_MS).unref();
+        });
+      }
+      await this.#pool.end();
+    })();
+    return this.#closing;
+  }
+
+  async #tracked<T>(call: () => Promise<T>): Promise<T> {
+    if (this.#closed) throw new StoreUnavailableError(`the PostgreSQL store (${this.where}) is closed`);
+    this.#running++;
+    try {
+      return await call();
+    } finally {
+      if (--this.#running === 0) this.#idle?.();
+    }
   }
 
   /** Runs reads on the pool; a dropped connection is retried once (reads are idempotent). */
-  async #read<T>(read: (reader: StoreReader) => Promise<T>): Promise<T> {
+  #read<T>(read: (reader: StoreReader) => Promise<T>): Promise<T> {
+    return this.#tracked(() => this.#readOnce(read));
+  }
+
+  async #readOnce<T>(read: (reader: StoreReader) => Promise<T>): Promise<T> {
     await this.open();
     const reader = new SqlTransaction((text, values) => this.#pool.query(text, values), this.#sql);
     try {
@@ -170,7 +206,6 @@ export class PostgresStore implements Store {
   }
 
   async #connect(): Promise<pg.PoolClient> {
-    if (this.#closed) throw new Error('the PostgreSQL store is closed');
     try {
       return await this.#pool.connect();
     } catch (error) {

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 import { readFileSync, realpathSync, statSync } from 'node:fs';
-import { createServer } from 'node:http';
+import { createServer, type ServerResponse } from 'node:http';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -218,7 +218,7 @@ async function main(): Promise<void> {
     const source = settings.seed !== undefined ? 'derived from --seed' : 'shown once';
     say(`operator token for /_burrow (${source}): ${operatorToken}`, { operator_token: operatorToken });
   }
-  const server = createServer(createNodeListener(burrow, {
+  const listener = createNodeListener(burrow, {
     trustProxy: settings.trustProxy,
     cors: settings.cors,
     operatorToken,
@@ -231,7 +231,16 @@ async function main(): Promise<void> {
               ? JSON.stringify(entry)
               : `${entry.time} ${entry.method} ${entry.path}${entry.query} ${entry.status}${entry.errorCode ? ` ${entry.errorCode}` : ''} ${entry.ms}ms ${entry.operationId}${entry.operation ? ` ${entry.operation}` : ''}${entry.warning ? ` warning: ${entry.warning}` : ''}`),
         }),
-  }));
+  });
+  // Responses not yet sent; once stopping, each closes its connection (see `stop`).
+  const unanswered = new Set<ServerResponse>();
+  let stopping = false;
+  const server = createServer((req, res) => {
+    if (stopping) res.shouldKeepAlive = false;
+    unanswered.add(res);
+    res.once('close', () => unanswered.delete(res));
+    listener(req, res);
+  });
   try {
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
@@ -258,14 +267,15 @@ async function main(): Promise<void> {
     account: account.accountId,
   });
 
-  let stopping = false;
   const stop = (signal: string) => {
     if (stopping) return;
     stopping = true;
     requestLog.flush();
     say(`burrow: ${signal} received, shutting down`, { signal });
-    // Requests already running finish against an open store (a closed one would answer 500);
-    // connections still busy after the grace period are cut.
+    // Requests already running finish against an open store (a closed one would answer 500), and
+    // their answers close their connections, so keep-alive clients send nothing more here and the
+    // server's close completes; connections still busy after the grace period are cut.
+    for (const res of unanswered) if (!res.headersSent) res.shouldKeepAlive = false;
     let closing: Promise<void> | undefined;
     const closeStore = () =>
       (closing ??= store.close().then(
