@@ -154,3 +154,28 @@ describe('PATCH and DELETE /reserved_domains/{id}', () => {
     assert.deepEqual(outbox.events.map((event: any) => [event.event_type, event.object.id]), types.map((type) => [type, domain.id]));
   });
 });
+
+describe('in-process and in the OpenAPI document', () => {
+  test('the typed client reserves, lists and detaches like HTTP', async () => {
+    const client = api.burrow.client(api.token, BASE);
+    const cert = await client.resource('tls_certificates').create({ certificate_pem: tls.ecdsa.cert, private_key_pem: tls.ecdsa.key });
+    const domain = await client.resource('reserved_domains').create({ domain: 'inproc.example.com', certificate_id: cert.id });
+    assert.deepEqual(domain.certificate, { id: cert.id, uri: `${BASE}/tls_certificates/${cert.id}` });
+    assert.deepEqual((await client.resource('reserved_domains').list()).reserved_domains.map((d: any) => d.id), [domain.id]);
+    await client.call('reserved_domains.delete_certificate', { params: { id: domain.id } });
+    assert.equal((await client.resource('reserved_domains').get(domain.id)).certificate, null);
+    const addr = await client.resource('reserved_addrs').create({ region: 'jp' });
+    assert.match(addr.addr, /\.tcp\.jp\.burrow\.internal:\d+$/);
+  });
+
+  test('the document lists every operation of the three services', async () => {
+    const paths = (await api.request('GET', '/openapi.json', undefined, { token: null })).body.paths;
+    assert.deepEqual(Object.keys(paths['/reserved_domains/{id}/certificate']), ['delete']);
+    assert.deepEqual(Object.keys(paths['/reserved_domains/{id}/certificate_management_policy']), ['delete']);
+    for (const path of ['/reserved_domains', '/tls_certificates', '/reserved_addrs']) {
+      assert.deepEqual(Object.keys(paths[path]).sort(), ['get', 'post'], path);
+      assert.deepEqual(Object.keys(paths[`${path}/{id}`]).sort(), ['delete', 'get', 'patch'], path);
+    }
+    assert.ok(paths['/tls_certificates'].post.requestBody.content['application/json'].schema.properties.private_key_pem);
+  });
+});

@@ -31,6 +31,12 @@ export async function clientTypes(): Promise<void> {
   await client.resource('ip_policy_rules').create({ ip_policy_id: 'ipp_1', action: 'allow' });
   // @ts-expect-error description is a string
   await client.resource('event_destinations').update(id, { description: 7 });
+  await client.resource('reserved_domains').create({ domain: 'app.example.com', certificate_management_policy: { private_key_type: 'rsa' } });
+  await client.resource('tls_certificates').create({ certificate_pem: '…', private_key_pem: '…' });
+  // @ts-expect-error a reserved domain needs its domain
+  await client.resource('reserved_domains').create({ region: 'us' });
+  // @ts-expect-error the region of a reserved address cannot change
+  await client.resource('reserved_addrs').update(id, { region: 'eu' });
   // @ts-expect-error the id of a resource is a string
   await client.resource('api_keys').get(7);
   // @ts-expect-error a secret's vault cannot be moved: vault_id is not an update field
