@@ -2,7 +2,7 @@ import * as v from 'valibot';
 import type { OperationContext } from '../context.ts';
 import { ApiError, ERRORS } from '../conventions/errors.ts';
 import { description, metadata, refusedField, zeroIsUnset } from '../conventions/fields.ts';
-import { claimUnique, releaseUnique } from '../indexes.ts';
+import { claimUnique, findUnique, releaseUnique } from '../indexes.ts';
 import { defineResource, type BaseRecord } from '../resource.ts';
 import { INSTANCE_SCOPE } from '../store.ts';
 
@@ -86,3 +86,9 @@ export const reservedAddrs = defineResource<ReservedAddrRecord, typeof AddrCreat
     await releaseUnique(ctx.tx, INSTANCE_SCOPE, RESERVED_ADDR_KIND, 'addr', record.addr, holderOf(ctx.account, record.id));
   },
 });
+
+/** The id of the caller's reserved address `addr` (`host:port`), or undefined (one index read). */
+export async function findReservedAddr(ctx: OperationContext, addr: string): Promise<string | undefined> {
+  const holder = await findUnique(ctx.tx, INSTANCE_SCOPE, RESERVED_ADDR_KIND, 'addr', addr.toLowerCase());
+  return holder?.startsWith(`${ctx.account}/`) ? holder.slice(ctx.account.length + 1) : undefined;
+}

@@ -54,12 +54,15 @@ describe('POST /reserved_addrs', () => {
 });
 
 describe('PATCH and DELETE /reserved_addrs/{id}', () => {
-  test('region and addr are fixed; description and metadata change', async () => {
+  test('region and addr are fixed; description and metadata change; an address a TCP edge uses is not deleted', async () => {
     const created = (await api.request('POST', '/reserved_addrs', {})).body;
     assertError(await api.request('PATCH', `/reserved_addrs/${created.id}`, { region: 'eu' }), 400, 215, /^region: cannot be changed/);
     assertError(await api.request('PATCH', `/reserved_addrs/${created.id}`, { addr: '1.tcp.us.burrow.internal:10000' }), 400, 215, /^addr: is allocated by the service/);
     const patched = await api.request('PATCH', `/reserved_addrs/${created.id}`, { id: created.id, metadata: '{"device":1}' });
     assert.deepEqual(patched.body, { ...created, metadata: '{"device":1}' });
+    const edge = (await api.request('POST', '/edges/tcp', { hostports: [created.addr] })).body;
+    assertError(await api.request('DELETE', `/reserved_addrs/${created.id}`), 409, 9007, new RegExp(`reserved address '${created.id}' is still used by TCP edge '${edge.id}'`));
+    assert.equal((await api.request('DELETE', `/edges/tcp/${edge.id}`)).status, 204);
     assert.equal((await api.request('DELETE', `/reserved_addrs/${created.id}`)).status, 204);
     assertError(await api.request('GET', `/reserved_addrs/${created.id}`), 404, 9001, /reserved address 'ra_.*' was not found/);
   });

@@ -143,6 +143,21 @@ describe('PATCH and DELETE /reserved_domains/{id}', () => {
     assert.deepEqual(patched.body, { ...domain, metadata: 'm' });
   });
 
+  test('a domain an edge uses is not deleted (446) until the edge lets go of it', async () => {
+    const exact = (await reserve({ domain: 'app.example.com' })).body;
+    const wildcard = (await reserve({ domain: '*.example.org' })).body;
+    const edge = (await api.request('POST', '/edges/https', { hostports: ['app.example.com:443', 'shop.example.org:443', 'free.example.net:443'] })).body;
+    const tlsEdge = (await api.request('POST', '/edges/tls', { hostports: ['api.example.org:443'] })).body;
+    const refused = await api.request('DELETE', `/reserved_domains/${exact.id}`);
+    assertError(refused, 409, 446, new RegExp(`reserved domain '${exact.id}' is still used by HTTPS edge '${edge.id}'`));
+    assert.equal(refused.body.details.used_by, edge.id);
+    assertError(await api.request('DELETE', `/reserved_domains/${wildcard.id}`), 409, 446, new RegExp(`used by HTTPS edge '${edge.id}', TLS edge '${tlsEdge.id}'`));
+    assert.equal((await api.request('PATCH', `/edges/https/${edge.id}`, { hostports: ['free.example.net:443'] })).status, 200);
+    assert.equal((await api.request('DELETE', `/reserved_domains/${exact.id}`)).status, 204);
+    assert.equal((await api.request('DELETE', `/edges/tls/${tlsEdge.id}`)).status, 204);
+    assert.equal((await api.request('DELETE', `/reserved_domains/${wildcard.id}`)).status, 204);
+  });
+
   test('emits domain_created/updated/deleted.v0 audit events', async () => {
     const destination = await api.request('POST', '/event_destinations', { format: 'json', target: { logs: { auth: { role: { role_ref: 'r' } }, log_group_ref: 'g' } } });
     const types = ['domain_created.v0', 'domain_updated.v0', 'domain_deleted.v0'];

@@ -5,6 +5,8 @@ import { description, metadata } from '../../conventions/fields.ts';
 import { claimUnique, findUnique, releaseUnique } from '../../indexes.ts';
 import { defineResource, keepIndexes, scopeOf, stripPathIds, type BaseRecord, type ResourceDefinition } from '../../resource.ts';
 import { parseHostPort } from '../backends/shared.ts';
+import { findReservedAddr } from '../reserved-addrs.ts';
+import { findReservedDomain } from '../reserved-domains.ts';
 import { moduleFields, moduleReferences, moduleResponses, patchModules, storeModules, type ModuleSpec, type StoredModules } from './modules.ts';
 
 /**
@@ -15,10 +17,29 @@ import { moduleFields, moduleReferences, moduleResponses, patchModules, storeMod
  * Hostports are `host:port` (DNS name, IPv4 or [IPv6]; port 1–65535, 7112), stored canonical, and
  * unique across all edges of the account (409 7122): a unique index (lib/indexes.ts, kind `edge`,
  * field `hostport`) names the edge that holds each, so the check costs O(hostports sent).
+ *
+ * A hostport that is one of the account's reserved addresses, or whose host one of its reserved
+ * domains covers, references that reservation (`reservations`), so the reservation is not deleted
+ * while the edge uses it (446 for domains). The vendor requires every hostport to be reserved;
+ * Burrow does not (yet), so edges on names nobody reserved keep working.
  */
 
 export interface EdgeRecord extends BaseRecord {
   readonly hostports: readonly string[];
+  /** Ids of the reserved domains and addresses the hostports use (absent in records from before they were tracked). */
+  readonly reservations?: readonly string[];
+}
+
+/** The reserved addresses and domains of the account that `hostports` use. */
+async function reservationsOf(ctx: OperationContext, hostports: readonly string[]): Promise<string[]> {
+  const ids = new Set<string>();
+  for (const hostport of hostports) {
+    const addr = await findReservedAddr(ctx, hostport);
+    const domain = addr === undefined ? await findReservedDomain(ctx, hostport.slice(0, hostport.lastIndexOf(':'))) : undefined;
+    const id = addr ?? domain?.id;
+    if (id !== undefined) ids.add(id);
+  }
+  return [...ids];
 }
 
 const EDGE_LABELS: Record<string, string> = { edgtcp: 'TCP edge', edgtls: 'TLS edge', edghts: 'HTTPS edge' };
@@ -98,20 +119,21 @@ export function defineEdge<R extends EdgeRecord>(options: EdgeKindOptions<R>): E
     notFoundError: ERRORS.EDGE_NOT_FOUND,
     createSchema: schema,
     updateSchema: schema,
-    references: (record) => moduleReferences(options.modules, record),
+    references: (record) => [...moduleReferences(options.modules, record), ...(record.reservations ?? [])],
     async create(ctx, input, base) {
       const modules = await storeModules(ctx, options.modules, input);
       const record = { ...base, ...options.initial?.(), ...modules, hostports: [] as string[] } as unknown as R;
       options.checkModules?.(record, Object.keys(modules).filter((name) => modules[name] !== null));
       const hostports = await claimHostports(ctx, base.id, [], (input.hostports as string[] | null | undefined) ?? [], options.hostportRule);
-      return { ...record, hostports };
+      return { ...record, hostports, reservations: await reservationsOf(ctx, hostports) };
     },
     async update(ctx, record, patch) {
       const modules: StoredModules = await patchModules(ctx, options.modules, patch, `${options.path}/${record.id}`);
       const next = { ...record, ...modules } as R;
       options.checkModules?.(next, Object.keys(modules));
       if (patch.hostports === undefined) return next;
-      return { ...next, hostports: await claimHostports(ctx, record.id, record.hostports, (patch.hostports as string[] | null) ?? [], options.hostportRule) };
+      const hostports = await claimHostports(ctx, record.id, record.hostports, (patch.hostports as string[] | null) ?? [], options.hostportRule);
+      return { ...next, hostports, reservations: await reservationsOf(ctx, hostports) };
     },
     toResponse: (ctx, record, base) => ({
       ...base,
