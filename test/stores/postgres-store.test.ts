@@ -172,6 +172,30 @@ describe('postgres: schema', { skip }, () => {
   });
 });
 
+describe('postgres: instance-wide unique values across servers', { skip }, () => {
+  test('two instances on one database never hand out one reserved address twice', async () => {
+    const url = await createDatabase(cluster!, 'addrs');
+    const stores = await Promise.all([openPostgresStore({ url }), openPostgresStore({ url })]);
+    try {
+      // One port on each of the region's nine hosts: 18 parallel requests for 9 addresses.
+      const simulation = { regions: ['us'], reservedAddrPorts: { first: 40000, last: 40000 } };
+      const [a, b] = stores.map((store) => createBurrow({ store, simulation }));
+      const { token } = await a!.ensureDefaultAccount();
+      await b!.ensureDefaultAccount();
+      const clients = [a!.client(token!), b!.client(token!)];
+      const results = await Promise.allSettled(Array.from({ length: 18 }, (_, n) => clients[n % 2]!.resource('reserved_addrs').create({})));
+      const addrs = results.flatMap((r) => (r.status === 'fulfilled' ? [r.value.addr as string] : []));
+      const refused = results.flatMap((r) => (r.status === 'rejected' ? [(r.reason as { code: number; status: number })] : []));
+      assert.equal(addrs.length, 9);
+      assert.equal(new Set(addrs).size, 9, `an address was handed out twice: ${addrs.join(' ')}`);
+      assert.deepEqual(refused.map((e) => [e.status, e.code]), Array(9).fill([409, 503]));
+      assert.equal((await query(url, `SELECT count(*) AS n FROM burrow.records WHERE kind = 'reserved_addr'`)).rows[0].n, '9');
+    } finally {
+      await Promise.all(stores.map((store) => store.close()));
+    }
+  });
+});
+
 describe('postgres: a database that goes away', { skip }, () => {
   test('answers 503 envelopes while it is unreachable, and serves again when it is back', async () => {
     const relay = await cuttableRelay(Number(new URL(cluster!.url).port));
