@@ -1,9 +1,9 @@
 import * as v from 'valibot';
-import { operatorIn, type ControlOperation, type OperationContext } from '../context.ts';
+import { operatorIn, type ControlOperation, type Instance, type OperationContext } from '../context.ts';
 import { formatTime } from '../conventions/clock.ts';
 import { fail } from '../conventions/errors.ts';
 import { parseInput, zeroIsUnset } from '../conventions/fields.ts';
-import { emitAudit, respond, type BaseRecord, type ResourceDefinition } from '../resource.ts';
+import { replaceRecord, type BaseRecord, type ResourceDefinition } from '../resource.ts';
 
 /**
  * Automatic certificate management, shared by agent ingresses and reserved domains: a
@@ -94,11 +94,25 @@ const ProvisioningBody = v.strictObject({
 });
 
 /**
+ * What a successful provisioning job leaves behind besides the renewal time (reserved domains: an
+ * issued TLS certificate). `prepare` runs before the transaction (key generation is slow) on the
+ * record as read then; `apply` runs inside it and answers the record to store.
+ */
+export interface CertificateIssuance<R, P> {
+  prepare(instance: Instance, record: R): Promise<P>;
+  apply(ctx: OperationContext, record: R, prepared: P): Promise<R>;
+}
+
+/**
  * The control-plane operation that decides how the current provisioning job of a record of `def`
  * ends: `POST /_burrow/accounts/{account_id}<path>/{id}/provisioning` with `{outcome, msg?}`.
  * `dnsError` is the default message of a DNS_ERROR (what the user's DNS lacks).
  */
-export function provisioningControlOperation<R extends BaseRecord & ManagedCertificateFields>(def: ResourceDefinition<R, any, any>, dnsError: (record: R) => string): ControlOperation {
+export function provisioningControlOperation<R extends BaseRecord & ManagedCertificateFields, P = never>(
+  def: ResourceDefinition<R, any, any>,
+  dnsError: (record: R) => string,
+  issuance?: CertificateIssuance<R, P>,
+): ControlOperation {
   return {
     id: `control.${def.name}.provisioning`,
     method: 'POST',
@@ -110,6 +124,8 @@ export function provisioningControlOperation<R extends BaseRecord & ManagedCerti
       const body = parseInput(ProvisioningBody, input.body ?? {});
       const account = input.params.account_id!;
       const scope = { account, kind: def.kind };
+      const seen = issuance && body.outcome === 'success' ? ((await instance.reader.get(scope, input.params.id!)) as R | undefined) : undefined;
+      const prepared = seen?.certificate_management_policy ? await issuance!.prepare(instance, seen) : undefined;
       return instance.perform(operatorIn(account), async (ctx) => {
         const record = (await ctx.tx.get(scope, input.params.id!)) as R | undefined;
         if (!record) fail('NOT_FOUND', `${def.label} '${input.params.id}' was not found in account '${account}'`);
@@ -118,7 +134,7 @@ export function provisioningControlOperation<R extends BaseRecord & ManagedCerti
         if (!record.certificate_management_policy || !job || job.error_code !== null) {
           fail('CONFLICT', `${def.label} '${record.id}' has no certificate provisioning job in progress`);
         }
-        const next: R =
+        let next: R =
           body.outcome === 'success'
             ? { ...record, provisioning_job: null, renews_at: formatTime(new Date(now.getTime() + RENEW_AFTER_SECONDS * 1000)) }
             : {
@@ -130,8 +146,8 @@ export function provisioningControlOperation<R extends BaseRecord & ManagedCerti
                   retries_at: body.outcome === 'INTERNAL_ERROR' ? formatTime(new Date(now.getTime() + RETRY_SECONDS * 1000)) : null,
                 },
               };
-        await ctx.tx.put(scope, next);
-        emitAudit(ctx, def, 'updated', respond(ctx, def, next));
+        if (prepared !== undefined) next = await issuance!.apply(ctx, next, prepared);
+        await replaceRecord(ctx, def, record, next);
         return { id: record.id, outcome: body.outcome, decided_at: formatTime(now) };
       });
     },

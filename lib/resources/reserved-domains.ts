@@ -1,5 +1,5 @@
 import * as v from 'valibot';
-import type { ControlOperation, OperationContext } from '../context.ts';
+import type { ControlOperation, Instance, OperationContext } from '../context.ts';
 import { ApiError, ERRORS } from '../conventions/errors.ts';
 import { description, metadata, refusedField, zeroIsUnset } from '../conventions/fields.ts';
 import { claimUnique, findUnique, releaseUnique } from '../indexes.ts';
@@ -7,7 +7,8 @@ import { defineResource, getRecord, refTo, replaceRecord, type BaseRecord } from
 import { INSTANCE_SCOPE } from '../store.ts';
 import { isDnsName } from './acl.ts';
 import { applyCertificatePolicy, CertificatePolicyInput, certificateStatus, provisioningControlOperation, type ManagedCertificateFields } from './certificate-management.ts';
-import { tlsCertificates } from './tls-certificates.ts';
+import { issueCertificate, type IssuedCertificate } from './simulated-issuer.ts';
+import { storeIssuedCertificate, tlsCertificates } from './tls-certificates.ts';
 
 /**
  * Reserved domains (/reserved_domains): hostnames an account listens on. A domain is either a
@@ -20,8 +21,12 @@ import { tlsCertificates } from './tls-certificates.ts';
  * TLS: either an uploaded certificate (`certificate_id`, a TLS certificate of the account, which is
  * then not deleted while the domain uses it) or a `certificate_management_policy` (default key
  * type ecdsa; simulated issuance, ./certificate-management.ts), never both in one request (434).
- * Setting one replaces the other. `DELETE …/certificate` detaches the uploaded certificate (436
- * while a policy manages it) and `DELETE …/certificate_management_policy` turns management off.
+ * Setting one replaces the other. A provisioning job that succeeds issues a real certificate
+ * (./simulated-issuer.ts), stored as a TLS certificate of the account with `issued_at`, which
+ * becomes the domain's `certificate` (the last one issued; a policy set again keeps it until the
+ * next one, an upload replaces it). `DELETE …/certificate` detaches the certificate (436 while a
+ * policy manages it) and `DELETE …/certificate_management_policy` turns management off (the
+ * issued certificate stays until detached).
  * Domains of the service's zone take neither (439, 440): the service's own certificate covers them.
  *
  * A domain that an edge or endpoint uses (a referrer record, lib/references.ts) is not deleted (446).
@@ -36,7 +41,10 @@ export interface ReservedDomainRecord extends BaseRecord, ManagedCertificateFiel
   readonly region: string;
   readonly cname_target: string | null;
   readonly acme_challenge_cname_target: string | null;
+  /** The uploaded certificate. */
   readonly certificate_id: string | null;
+  /** The certificate automatic management issued last (absent in records from before issuance). */
+  readonly issued_certificate_id?: string | null;
 }
 
 const region = (ctx: OperationContext, value: string | undefined): string => {
@@ -108,12 +116,13 @@ function cnameTarget(ctx: OperationContext, purpose: 'cname' | 'acme'): string {
 /** The certificate fields after a request that may set `certificate_id` and/or a policy. */
 async function certificateFields(
   ctx: OperationContext,
-  record: Pick<ReservedDomainRecord, 'domain' | 'certificate_id'> & Partial<ManagedCertificateFields>,
+  record: Pick<ReservedDomainRecord, 'domain' | 'certificate_id' | 'issued_certificate_id'> & Partial<ManagedCertificateFields>,
   serviceOwned: boolean,
   input: { certificate_id?: string | undefined; certificate_management_policy?: v.InferOutput<typeof CertificatePolicyInput> | undefined },
-): Promise<Pick<ReservedDomainRecord, 'certificate_id'> & ManagedCertificateFields> {
+): Promise<Pick<ReservedDomainRecord, 'certificate_id' | 'issued_certificate_id'> & ManagedCertificateFields> {
   const current = {
     certificate_id: record.certificate_id,
+    issued_certificate_id: record.issued_certificate_id ?? null,
     certificate_management_policy: record.certificate_management_policy ?? null,
     renews_at: record.renews_at ?? null,
     provisioning_job: record.provisioning_job ?? null,
@@ -125,14 +134,17 @@ async function certificateFields(
   if (input.certificate_id !== undefined) {
     if (serviceOwned) throw new ApiError(ERRORS.RESERVED_DOMAIN_SERVICE_UPLOAD, `certificate_id: ${record.domain} is in the service's zone and is served with the service's certificate`);
     await getRecord(ctx, tlsCertificates, input.certificate_id);
-    return { ...current, certificate_id: input.certificate_id, ...applyCertificatePolicy(ctx, undefined, null, 'ecdsa') };
+    return { ...current, certificate_id: input.certificate_id, issued_certificate_id: null, ...applyCertificatePolicy(ctx, undefined, null, 'ecdsa') };
   }
   if (policy === undefined) return current;
   if (policy && serviceOwned) {
     throw new ApiError(ERRORS.RESERVED_DOMAIN_SERVICE_POLICY, `certificate_management_policy: must be null for ${record.domain}: it is in the service's zone and is served with the service's certificate`);
   }
-  return { certificate_id: policy ? null : current.certificate_id, ...applyCertificatePolicy(ctx, current, policy, 'ecdsa') };
+  return { ...current, certificate_id: policy ? null : current.certificate_id, ...applyCertificatePolicy(ctx, current, policy, 'ecdsa') };
 }
+
+/** The certificate the domain is served with: the uploaded one, else the one last issued for it. */
+const attachedCertificate = (record: ReservedDomainRecord) => record.certificate_id ?? record.issued_certificate_id ?? null;
 
 const isServiceOwned = (ctx: OperationContext, domain: string) => domain.endsWith(`.${ctx.services.simulation.serviceZone}`);
 
@@ -157,7 +169,7 @@ export const reservedDomains = defineResource<ReservedDomainRecord, typeof Domai
       }
       throw new ApiError(ERRORS.RESERVED_DOMAIN_TAKEN, `domain: ${parsed.domain} is already reserved by another account`, { domain: parsed.domain });
     }
-    const certificates = await certificateFields(ctx, { domain: parsed.domain, certificate_id: null }, parsed.serviceOwned, input);
+    const certificates = await certificateFields(ctx, { domain: parsed.domain, certificate_id: null, issued_certificate_id: null }, parsed.serviceOwned, input);
     return {
       ...base,
       domain: parsed.domain,
@@ -176,12 +188,12 @@ export const reservedDomains = defineResource<ReservedDomainRecord, typeof Domai
     domain: record.domain,
     region: record.region,
     cname_target: record.cname_target,
-    certificate: record.certificate_id ? refTo(ctx, tlsCertificates, record.certificate_id) : null,
+    certificate: attachedCertificate(record) ? refTo(ctx, tlsCertificates, attachedCertificate(record)!) : null,
     certificate_management_policy: record.certificate_management_policy,
     certificate_management_status: certificateStatus(record, ctx.clock.now()),
     acme_challenge_cname_target: record.acme_challenge_cname_target,
   }),
-  references: (record) => (record.certificate_id ? [record.certificate_id] : []),
+  references: (record) => [record.certificate_id, record.issued_certificate_id].filter((id): id is string => typeof id === 'string'),
   commands: {
     certificate: {
       method: 'DELETE',
@@ -191,7 +203,7 @@ export const reservedDomains = defineResource<ReservedDomainRecord, typeof Domai
         if (record.certificate_management_policy) {
           throw new ApiError(ERRORS.RESERVED_DOMAIN_CERTIFICATE_MANAGED, `reserved domain '${record.id}' has its certificate managed by its certificate_management_policy; detach the policy instead`, { id: record.id });
         }
-        if (record.certificate_id) await replaceRecord(ctx, reservedDomains, record, { ...record, certificate_id: null });
+        if (attachedCertificate(record)) await replaceRecord(ctx, reservedDomains, record, { ...record, certificate_id: null, issued_certificate_id: null });
       },
     },
     certificate_management_policy: {
@@ -223,11 +235,29 @@ export async function findReservedDomain(ctx: OperationContext, hostname: string
   return undefined;
 }
 
+/** A successful job issues a certificate for the domain and makes it the domain's certificate. */
+const issuance = {
+  prepare: (instance: Instance, record: ReservedDomainRecord) =>
+    issueCertificate({
+      domain: record.domain,
+      keyType: record.certificate_management_policy!.private_key_type,
+      now: instance.clock.now(),
+      serial: instance.ids.bytes(16),
+      issuerName: `Burrow Simulated ACME (${record.certificate_management_policy!.authority})`,
+    }),
+  async apply(ctx: OperationContext, record: ReservedDomainRecord, issued: IssuedCertificate): Promise<ReservedDomainRecord> {
+    return { ...record, issued_certificate_id: await storeIssuedCertificate(ctx, issued.certificatePem, issued.privateKeyPem) };
+  },
+};
+
 /** Control plane: decide how the current certificate provisioning job of a reserved domain ends. */
 export const RESERVED_DOMAIN_CONTROL_OPERATIONS: readonly ControlOperation[] = [
-  provisioningControlOperation(reservedDomains, (record) =>
-    record.domain.startsWith('*.')
-      ? `the CNAME record of _acme-challenge.${record.domain.slice(2)} does not point at ${record.acme_challenge_cname_target}`
-      : `the CNAME record of ${record.domain} does not point at ${record.cname_target}`,
+  provisioningControlOperation(
+    reservedDomains,
+    (record) =>
+      record.domain.startsWith('*.')
+        ? `the CNAME record of _acme-challenge.${record.domain.slice(2)} does not point at ${record.acme_challenge_cname_target}`
+        : `the CNAME record of ${record.domain} does not point at ${record.cname_target}`,
+    issuance,
   ),
 ];

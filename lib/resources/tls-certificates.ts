@@ -3,7 +3,8 @@ import * as v from 'valibot';
 import { formatTime } from '../conventions/clock.ts';
 import { ApiError, ERRORS, type ErrorName } from '../conventions/errors.ts';
 import { description, maxBytes, metadata, refusedField } from '../conventions/fields.ts';
-import { defineResource, type BaseRecord } from '../resource.ts';
+import type { OperationContext } from '../context.ts';
+import { defineResource, emitAudit, keepIndexes, respond, scopeOf, type BaseRecord } from '../resource.ts';
 import { canonicalAddress } from './ip-policies/cidr.ts';
 import { extendedKeyUsages, keyUsages, pemBlocks } from './x509-certificate-authorities.ts';
 
@@ -14,8 +15,9 @@ import { extendedKeyUsages, keyUsages, pemBlocks } from './x509-certificate-auth
  * PEM key (rsa, ecdsa or ed25519) that belongs to the leaf. The response says what the leaf
  * says: subject fields, SANs, validity, key usages, issuer, serial.
  *
- * The private key is stored (the service would serve it) and never answered, logged or put in an
- * event or an error message. Only description and metadata change after creation; a certificate
+ * Automatic certificate management adds the certificates it issues (`issued_at` set; uploads
+ * answer null). The private key is stored (the service would serve it) and never answered, logged
+ * or put in an event or an error message. Only description and metadata change after creation; a certificate
  * a reserved domain uses is not deleted (409 naming the domain).
  */
 
@@ -46,6 +48,8 @@ export interface TlsCertificateFields {
 export interface TlsCertificateRecord extends BaseRecord, TlsCertificateFields {
   /** Never answered. */
   readonly private_key_pem: string;
+  /** When automatic certificate management issued it; absent for uploads. */
+  readonly issued_at?: string;
 }
 
 const TlsCertificateCreate = v.strictObject({
@@ -183,7 +187,7 @@ export const tlsCertificates = defineResource<TlsCertificateRecord, typeof TlsCe
     certificate_pem: record.certificate_pem,
     subject_common_name: record.subject_common_name,
     subject_alternative_names: { dns_names: [...record.subject_alternative_names.dns_names], ips: [...record.subject_alternative_names.ips] },
-    issued_at: null,
+    issued_at: record.issued_at ?? null,
     not_before: record.not_before,
     not_after: record.not_after,
     key_usages: [...record.key_usages],
@@ -198,3 +202,22 @@ export const tlsCertificates = defineResource<TlsCertificateRecord, typeof TlsCe
     subject_country: record.subject_country,
   }),
 });
+
+/**
+ * Stores a certificate that automatic certificate management issued (PEM leaf and key from
+ * ./simulated-issuer.ts), as a create would, with `issued_at` now; answers the new record's id.
+ */
+export async function storeIssuedCertificate(ctx: OperationContext, certificatePem: string, privateKeyPem: string): Promise<string> {
+  const record: TlsCertificateRecord = {
+    id: ctx.ids.id(tlsCertificates.prefix),
+    created_at: formatTime(ctx.clock.now()),
+    description: '',
+    metadata: '',
+    ...parseTlsCertificate(certificatePem, privateKeyPem),
+    issued_at: formatTime(ctx.clock.now()),
+  };
+  await ctx.tx.put(scopeOf(ctx, tlsCertificates.kind), record);
+  await keepIndexes(ctx, tlsCertificates, undefined, record);
+  emitAudit(ctx, tlsCertificates, 'created', respond(ctx, tlsCertificates, record));
+  return record.id;
+}

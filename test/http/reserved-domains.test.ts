@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { X509Certificate } from 'node:crypto';
 import { before, beforeEach, describe, test } from 'node:test';
 import { assertError, BASE, createTestInstance, OPERATOR_TOKEN, type TestInstance } from '../helpers.ts';
 import { generateTlsFixtures, type TlsFixtures } from '../fixtures/tls.ts';
@@ -104,7 +105,7 @@ describe('certificates of reserved domains', () => {
     assert.equal((await api.request('DELETE', `/tls_certificates/${cert.id}`)).status, 204, 'the certificate is free again');
   });
 
-  test('a policy defaults to letsencrypt and ecdsa and runs a provisioning job on the instance clock', async () => {
+  test('a policy defaults to letsencrypt and ecdsa, runs a provisioning job on the instance clock and issues a certificate', async () => {
     const domain = (await reserve({ domain: 'managed.example.com', certificate_management_policy: { authority: '', private_key_type: '' } })).body;
     assert.deepEqual(domain.certificate_management_policy, { authority: 'letsencrypt', private_key_type: 'ecdsa' });
     assert.deepEqual(domain.certificate_management_status, {
@@ -119,12 +120,53 @@ describe('certificates of reserved domains', () => {
     assert.equal(status.provisioning_job.msg, `the CNAME record of managed.example.com does not point at ${domain.cname_target}`);
     await api.request('PATCH', `/reserved_domains/${domain.id}`, { certificate_management_policy: {} });
     assert.equal((await provisioning(domain.id, 'success')).status, 200);
-    assert.deepEqual((await api.request('GET', `/reserved_domains/${domain.id}`)).body.certificate_management_status, { renews_at: '2026-04-30T12:01:00Z', provisioning_job: null });
+    const issued = (await api.request('GET', `/reserved_domains/${domain.id}`)).body;
+    assert.deepEqual(issued.certificate_management_status, { renews_at: '2026-04-30T12:01:00Z', provisioning_job: null });
+
+    // The job issued a real certificate for the domain: a TLS certificate of the account.
+    assert.match(issued.certificate.id, /^cert_/);
+    const cert = (await api.request('GET', `/tls_certificates/${issued.certificate.id}`)).body;
+    assert.equal(cert.issued_at, '2026-03-01T12:01:00Z');
+    assert.equal(cert.not_before, '2026-03-01T12:01:00Z');
+    assert.equal(cert.not_after, '2026-05-30T12:01:00Z');
+    assert.equal(cert.subject_common_name, 'managed.example.com');
+    assert.deepEqual(cert.subject_alternative_names, { dns_names: ['managed.example.com'], ips: [] });
+    assert.equal(cert.private_key_type, 'ecdsa');
+    assert.equal(cert.issuer_common_name, 'Burrow Simulated ACME (letsencrypt)');
+    assert.deepEqual(cert.extended_key_usages, ['server_auth']);
+    assert.equal(new X509Certificate(cert.certificate_pem).checkHost('managed.example.com'), 'managed.example.com');
+    assertError(await api.request('DELETE', `/tls_certificates/${cert.id}`), 409, 9007, new RegExp(`used by reserved domain '${domain.id}'`));
+    assertError(await api.request('DELETE', `/reserved_domains/${domain.id}/certificate`), 409, 436, /detach the policy instead/);
+
     assert.equal((await api.request('DELETE', `/reserved_domains/${domain.id}/certificate_management_policy`)).status, 204);
     const off = (await api.request('GET', `/reserved_domains/${domain.id}`)).body;
     assert.equal(off.certificate_management_policy, null);
     assert.equal(off.certificate_management_status, null);
+    assert.equal(off.certificate.id, cert.id, 'the issued certificate stays until detached');
+    assert.equal((await api.request('DELETE', `/reserved_domains/${domain.id}/certificate`)).status, 204);
+    assert.equal((await api.request('DELETE', `/tls_certificates/${cert.id}`)).status, 204);
     assertError(await api.request('PATCH', `/reserved_domains/${domain.id}`, { certificate_management_policy: { authority: 'other-ca' } }), 400, 215, /the only supported authority is letsencrypt/);
+  });
+
+  test('an issued certificate stays through a new policy until the next issuance; an upload replaces it', async () => {
+    const domain = (await reserve({ domain: '*.example.org', certificate_management_policy: { private_key_type: 'rsa' } })).body;
+    await provisioning(domain.id, 'success');
+    const first = (await api.request('GET', `/reserved_domains/${domain.id}`)).body.certificate;
+    const cert = (await api.request('GET', `/tls_certificates/${first.id}`)).body;
+    assert.equal(cert.private_key_type, 'rsa');
+    assert.deepEqual(cert.subject_alternative_names.dns_names, ['*.example.org']);
+    assert.deepEqual(cert.key_usages, ['digital_signature', 'key_encipherment']);
+    const renewing = await api.request('PATCH', `/reserved_domains/${domain.id}`, { certificate_management_policy: { private_key_type: 'ecdsa' } });
+    assert.deepEqual(renewing.body.certificate, first);
+    await provisioning(domain.id, 'success');
+    const second = (await api.request('GET', `/reserved_domains/${domain.id}`)).body.certificate;
+    assert.notEqual(second.id, first.id);
+    assert.equal((await api.request('DELETE', `/tls_certificates/${first.id}`)).status, 204, 'the older issued certificate is free');
+    const upload = await uploadCertificate();
+    const uploaded = await api.request('PATCH', `/reserved_domains/${domain.id}`, { certificate_id: upload.id });
+    assert.equal(uploaded.body.certificate.id, upload.id);
+    assert.equal(uploaded.body.certificate_management_policy, null);
+    assert.equal((await api.request('DELETE', `/tls_certificates/${second.id}`)).status, 204);
   });
 
   test('names under the service zone take neither a certificate nor a policy', async () => {
