@@ -15,6 +15,8 @@ import { sshHostCertificates, sshUserCertificates } from './resources/ssh/certif
 import { AGENT_INGRESS_CONTROL_OPERATIONS, agentIngresses } from './resources/agent-ingresses.ts';
 import { EVENT_CONTROL_OPERATIONS } from './resources/events/control.ts';
 import { tunnelSessions } from './resources/tunnel-sessions.ts';
+import { tunnels } from './resources/tunnels.ts';
+import { ENDPOINT_OPERATIONS, endpoints } from './resources/endpoints.ts';
 import { SIMULATOR_CONTROL_OPERATIONS } from './simulator/agents.ts';
 import { REQUEST_JOURNAL_CONTROL_OPERATIONS } from './request-journal-control.ts';
 import { INSPECTION_CONTROL_OPERATIONS } from './inspection.ts';
@@ -58,6 +60,8 @@ export const REGISTRY = {
   event_destinations: eventDestinations,
   event_subscriptions: eventSubscriptions,
   tunnel_sessions: tunnelSessions,
+  tunnels,
+  endpoints,
   agent_ingresses: agentIngresses,
   weighted_backends: weightedBackends,
   failover_backends: failoverBackends,
@@ -91,8 +95,8 @@ export const CHILD_REGISTRY = {
   https_edge_routes: httpsEdgeRoutes,
 } satisfies Record<string, ChildDefinition<any, any, any, any>>;
 
-/** Operations that no definition describes yet: the module endpoints (one table, module-endpoints.ts). */
-export const EXTRA_OPERATIONS: readonly Operation[] = EDGE_MODULE_OPERATIONS;
+/** Operations that no definition describes yet: the module endpoints (one table, module-endpoints.ts) and the filtered endpoint list. */
+export const EXTRA_OPERATIONS: readonly Operation[] = [...EDGE_MODULE_OPERATIONS, ...ENDPOINT_OPERATIONS];
 
 /** Checks run before every API request (IP restrictions of type `api`). */
 export const GUARDS: readonly RequestGuard[] = [apiRestrictionGuard];

@@ -7,6 +7,7 @@ import { defineResource, respond, scopeOf, type BaseRecord } from '../resource.t
 import { availableUpdate } from '../simulator/settings.ts';
 import { addPair, membersOf, removePair, type PairIndex } from '../indexes.ts';
 import { changeOnlineTunnels } from './backends/tunnel-group.ts';
+import { endTunnels, labeledTunnelOf, startTunnels } from './tunnels.ts';
 
 /**
  * Tunnel sessions (/tunnel_sessions): read-only, online sessions only; they exist because agents
@@ -35,6 +36,10 @@ export interface TunnelSessionRecord extends BaseRecord {
   readonly transport: 'burrow/v2' | 'ssh';
   readonly binds: { readonly domains: readonly string[]; readonly addresses: readonly string[]; readonly labels: Readonly<Record<string, string>> };
   readonly update_checks: boolean;
+  /** The owner (user or bot) of the agent's credential; its endpoints' `principal`. */
+  readonly owner_id?: string;
+  /** Where the agent's tunnels forward to (tunnels.ts has the defaults). */
+  readonly forwards_to?: string;
   /** Set by a successful update command until the agent restarts. */
   readonly update: { readonly version: string; readonly started_at: string } | null;
 }
@@ -74,7 +79,7 @@ export const tunnelSessions = defineResource<TunnelSessionRecord>({
 });
 
 /** What a new session copies from its agent: everything but id and times. */
-export type SessionTemplate = Pick<TunnelSessionRecord, 'metadata' | 'agent_version' | 'credential' | 'ip' | 'os' | 'region' | 'transport' | 'binds' | 'update_checks'>;
+export type SessionTemplate = Pick<TunnelSessionRecord, 'metadata' | 'agent_version' | 'credential' | 'ip' | 'os' | 'region' | 'transport' | 'binds' | 'update_checks' | 'owner_id' | 'forwards_to'>;
 
 /** Stores a new online session for an agent and emits agent_session_start.v0. */
 export async function startSession(ctx: OperationContext, agent: SessionTemplate): Promise<TunnelSessionRecord> {
@@ -89,6 +94,8 @@ export async function startSession(ctx: OperationContext, agent: SessionTemplate
     transport: agent.transport,
     binds: agent.binds,
     update_checks: agent.update_checks,
+    ...(agent.owner_id === undefined ? {} : { owner_id: agent.owner_id }),
+    ...(agent.forwards_to === undefined ? {} : { forwards_to: agent.forwards_to }),
     id: ctx.ids.id('ts'),
     created_at: now,
     started_at: now,
@@ -98,22 +105,21 @@ export async function startSession(ctx: OperationContext, agent: SessionTemplate
   await ctx.tx.put(scopeOf(ctx, TUNNEL_SESSION_KIND), record);
   await addPair(ctx.tx, sessionsOfCredential(ctx), record.credential.id, record.id);
   ctx.emit('agent_session_start.v0', respond(ctx, tunnelSessions, record));
-  if (Object.keys(record.binds.labels).length > 0) await changeOnlineTunnels(ctx, { online: { id: tunnelOf(record), labels: record.binds.labels } });
+  await startTunnels(ctx, { ...record, owner_id: record.owner_id ?? ctx.principal.ownerId });
+  if (Object.keys(record.binds.labels).length > 0) await changeOnlineTunnels(ctx, { online: { id: labeledTunnelOf(record.id), labels: record.binds.labels } });
   return record;
 }
 
 /** Pair index (credential id, session id): the online sessions of each credential. */
 const sessionsOfCredential = (ctx: OperationContext): PairIndex => ({ account: ctx.account, kind: '_credential_session' });
 
-/** The tunnel a labeled session runs: `tn_` + the session's KSUID (tunnel group backends list it). */
-const tunnelOf = (session: TunnelSessionRecord) => `tn_${session.id.slice(session.id.indexOf('_') + 1)}`;
-
 /** Removes a session (its agent went offline) and emits agent_session_stop.v0. */
 export async function endSession(ctx: OperationContext, record: TunnelSessionRecord): Promise<void> {
   await ctx.tx.delete(scopeOf(ctx, TUNNEL_SESSION_KIND), record.id);
   await removePair(ctx.tx, sessionsOfCredential(ctx), record.credential.id, record.id);
   ctx.emit('agent_session_stop.v0', respond(ctx, tunnelSessions, record));
-  if (Object.keys(record.binds.labels).length > 0) await changeOnlineTunnels(ctx, { goneId: tunnelOf(record) });
+  if (Object.keys(record.binds.labels).length > 0) await changeOnlineTunnels(ctx, { goneId: labeledTunnelOf(record.id) });
+  await endTunnels(ctx, record.id);
 }
 
 /** Ends the sessions of a credential that is being deleted: its agents can no longer stay online. */

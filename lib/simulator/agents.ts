@@ -41,6 +41,8 @@ export const AgentConnectInput = v.strictObject({
   region: v.optional(v.string()),
   ip: v.optional(v.string()),
   metadata: v.optional(metadata),
+  /** Where the agent's tunnels forward traffic (`forwards_to` of its tunnels, `upstream_url` of its endpoints). */
+  forwards_to: v.optional(v.pipe(v.string(), v.minLength(1, 'must not be empty'), v.maxLength(1024, 'must be at most 1024 characters'))),
   update_checks: v.optional(v.boolean()),
 });
 
@@ -125,6 +127,8 @@ export async function connectAgent(instance: Instance, request: AgentConnect, ba
       transport: credential.kind === 'credential' ? 'burrow/v2' : 'ssh',
       binds,
       update_checks: input.update_checks ?? true,
+      owner_id: credential.ownerId,
+      ...(input.forwards_to === undefined ? {} : { forwards_to: input.forwards_to }),
     });
     return { ...respond(ctx, tunnelSessions, session), account_id: credential.account };
   }, baseUrl);

@@ -3,6 +3,7 @@ import type { OperationContext } from '../../context.ts';
 import { coded, zeroIsUnset } from '../../conventions/fields.ts';
 import { makeRef } from '../../conventions/refs.ts';
 import { allRecords, scopeOf, type BaseRecord } from '../../resource.ts';
+import { relinkBackend } from '../tunnels.ts';
 import { BACKEND_KINDS, backendCommonFields, defineBackend } from './shared.ts';
 
 /**
@@ -14,6 +15,8 @@ import { BACKEND_KINDS, backendCommonFields, defineBackend } from './shared.ts';
  * Which tunnels are online is told by the agent simulator through `changeOnlineTunnels`: one record
  * per online tunnel, every backend is re-matched when it changes, and a backend created or updated
  * later is matched against it. Until the simulator reports labeled tunnels, `tunnels` is `[]`.
+ * Each matched tunnel lists the backend in its own `backends` (lib/resources/tunnels.ts), kept in
+ * step here on every change of either side.
  */
 
 export interface TunnelGroupBackendRecord extends BaseRecord {
@@ -61,11 +64,18 @@ export const tunnelGroupBackends = defineBackend<TunnelGroupBackendRecord, typeo
   createSchema: TunnelGroupCreate,
   updateSchema: TunnelGroupUpdate,
   async create(ctx, input, base) {
-    return { ...base, labels: input.labels, tunnel_ids: matching(await onlineTunnels(ctx), input.labels) };
+    const tunnel_ids = matching(await onlineTunnels(ctx), input.labels);
+    await relinkBackend(ctx, base.id, [], tunnel_ids);
+    return { ...base, labels: input.labels, tunnel_ids };
   },
   async update(ctx, record, patch) {
     if (patch.labels === undefined) return record;
-    return { ...record, labels: patch.labels, tunnel_ids: matching(await onlineTunnels(ctx), patch.labels) };
+    const tunnel_ids = matching(await onlineTunnels(ctx), patch.labels);
+    await relinkBackend(ctx, record.id, record.tunnel_ids, tunnel_ids);
+    return { ...record, labels: patch.labels, tunnel_ids };
+  },
+  async beforeDelete(ctx, record) {
+    await relinkBackend(ctx, record.id, record.tunnel_ids, []);
   },
   toResponse: (ctx, record, base) => ({
     ...base,
@@ -85,6 +95,8 @@ export async function changeOnlineTunnels(ctx: OperationContext, change: { onlin
   const tunnels = await onlineTunnels(ctx);
   for (const record of await allRecords<TunnelGroupBackendRecord>(ctx, KIND)) {
     const tunnel_ids = matching(tunnels, record.labels);
-    if (tunnel_ids.join() !== record.tunnel_ids.join()) await ctx.tx.put(scopeOf(ctx, KIND), { ...record, tunnel_ids });
+    if (tunnel_ids.join() === record.tunnel_ids.join()) continue;
+    await ctx.tx.put(scopeOf(ctx, KIND), { ...record, tunnel_ids });
+    await relinkBackend(ctx, record.id, record.tunnel_ids, tunnel_ids);
   }
 }
