@@ -27,6 +27,13 @@ const PAGE_PARAMETERS = [
   { name: 'before_id', in: 'query', required: false, schema: { type: 'string' }, description: 'Return items older than this id (alias: beforeId).' },
 ];
 
+const PAGE_PARAMETER_NAMES = new Set(['limit', 'before_id', 'beforeId']);
+
+/** A list filter beyond paging (endpoints' `id`, `url`): repeated or comma-separated values. */
+function filterParameter(name: string): JsonObject {
+  return { name, in: 'query', required: false, style: 'form', explode: true, schema: { type: 'array', items: { type: 'string' } }, description: `Only items with one of these ${name} values (repeat the parameter or separate values with commas).` };
+}
+
 function bodySchema(schema: Schema): JsonObject {
   const json = toJsonSchema(schema, { errorMode: 'ignore', target: 'draft-2020-12' }) as JsonObject;
   delete json.$schema;
@@ -58,7 +65,11 @@ function describeOperation(op: { id: string; method: string; path: string; statu
     summary: op.summary,
     tags: [tag],
     security,
-    parameters: [...params.map((name) => ({ name, in: 'path', required: true, schema: { type: 'string' } })), ...(isList ? PAGE_PARAMETERS : [])],
+    parameters: [
+      ...params.map((name) => ({ name, in: 'path', required: true, schema: { type: 'string' } })),
+      ...(isList ? PAGE_PARAMETERS : []),
+      ...(op.query ?? []).filter((name) => !PAGE_PARAMETER_NAMES.has(name)).map(filterParameter),
+    ],
     responses: {
       [String(op.status)]: successResponse(op.status, isList),
       default: { description: 'Any error, in the one envelope.', content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } },

@@ -35,6 +35,11 @@ import { isDnsName } from './acl.ts';
 
 export const ENDPOINT_KIND = 'endpoint';
 
+const SCHEMES = ['http', 'https', 'tls', 'tcp'] as const;
+const DEFAULT_PORTS: Readonly<Record<string, number>> = { http: 80, https: 443, tls: 443 };
+const BINDINGS: readonly Binding[] = ['public', 'internal', 'kubernetes'];
+const UPSTREAM_PROTOCOLS = ['http1', 'http2'];
+
 export type EndpointType = 'agent' | 'cloud';
 export type Binding = 'public' | 'internal' | 'kubernetes';
 
@@ -55,11 +60,6 @@ export interface EndpointRecord extends BaseRecord {
   readonly tunnel_id: string | null;
   readonly session_id: string | null;
 }
-
-const SCHEMES = ['http', 'https', 'tls', 'tcp'] as const;
-const DEFAULT_PORTS: Readonly<Record<string, number>> = { http: 80, https: 443, tls: 443 };
-const BINDINGS: readonly Binding[] = ['public', 'internal', 'kubernetes'];
-const UPSTREAM_PROTOCOLS = ['http1', 'http2'];
 
 /** A parsed endpoint URL in canonical form. */
 export interface EndpointUrl {

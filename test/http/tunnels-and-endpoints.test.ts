@@ -396,3 +396,17 @@ describe('in-process client', () => {
     assert.equal((await client.resource('endpoints').list()).endpoints.length, 1);
   });
 });
+
+describe('OpenAPI document', () => {
+  test('describes the endpoint filters and the cloud endpoint body', async () => {
+    const doc = (await api.request('GET', '/openapi.json', undefined, { token: null })).body;
+    const list = doc.paths['/endpoints'].get;
+    assert.deepEqual(list.parameters.map((p: any) => p.name), ['limit', 'before_id', 'id', 'url']);
+    assert.deepEqual(list.parameters[2].schema, { type: 'array', items: { type: 'string' } });
+    const create = doc.paths['/endpoints'].post.requestBody.content['application/json'].schema;
+    assert.deepEqual(create.required.sort(), ['traffic_policy', 'url']);
+    assert.equal(create.additionalProperties, false);
+    assert.ok(doc.paths['/tunnels/{id}'].get);
+    assert.equal(doc.paths['/tunnels'].post, undefined);
+  });
+});

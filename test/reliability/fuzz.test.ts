@@ -21,6 +21,7 @@ const FIELDS = [
   'name', 'active', 'urls',
   'certificate_id', 'region', 'certificate_pem', 'private_key_pem', 'addr',
   'value', 'vault_id', 'vault_name',
+  'url', 'traffic_policy', 'bindings', 'pooling_enabled', 'upstream_protocol',
 ];
 
 const body = fc.oneof(
@@ -38,7 +39,7 @@ const headers = fc.record(
   { requiredKeys: [] },
 );
 
-const query = fc.dictionary(fc.constantFrom('limit', 'before_id', 'beforeId', 'x', 'limit[]'), fc.string({ maxLength: 12 }), { maxKeys: 3 });
+const query = fc.dictionary(fc.constantFrom('limit', 'before_id', 'beforeId', 'x', 'limit[]', 'id', 'url'), fc.string({ maxLength: 12 }), { maxKeys: 3 });
 
 /** A digest of everything in the store, to prove that refused requests change nothing. */
 async function stateDigest(store: Store): Promise<string> {

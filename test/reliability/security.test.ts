@@ -68,6 +68,8 @@ describe('account isolation', () => {
       '/event_subscriptions': (await api.request('POST', '/event_subscriptions', { destination_ids: [destination.body.id] })).body.id,
       '/agent_ingresses': (await api.request('POST', '/agent_ingresses', { domain: 'iso.example.com' })).body.id,
       '/tunnel_sessions': (await api.request('POST', '/_burrow/agents', { token: credential.body.token }, { token: OPERATOR_TOKEN })).body.id,
+      '/tunnels': (await api.request('POST', '/_burrow/agents', { token: credential.body.token, binds: { domains: ['iso.example.net'] } }, { token: OPERATOR_TOKEN })) && (await api.request('GET', '/tunnels')).body.tunnels[0].id,
+      '/endpoints': (await api.request('POST', '/endpoints', { url: 'https://iso.example.org', type: 'cloud', traffic_policy: '{}' })).body.id,
       '/backends/weighted': (await api.request('POST', '/backends/weighted', {})).body.id,
       '/backends/http_response': (await api.request('POST', '/backends/http_response', {})).body.id,
       '/backends/failover': (await api.request('POST', '/backends/failover', {})).body.id,
@@ -90,6 +92,8 @@ describe('account isolation', () => {
     const served = new Set(api.burrow.operations.map((op) => `${op.method} ${op.path}`));
     for (const kind of RESOURCES.filter((def) => served.has(`GET ${def.path}/:id`))) assert.ok(kind.path in created, `the sweep covers ${kind.path}`);
     const asB = { token: other.token };
+    const agentEndpoint = (await api.request('GET', `/tunnels/${created['/tunnels']}`)).body.endpoint.id;
+    assert.equal((await api.request('GET', `/endpoints/${agentEndpoint}`, undefined, asB)).status, 404, 'GET agent endpoint');
     for (const [path, id] of Object.entries(created)) {
       assert.match(id, /_/, `${path} was created`);
       assert.equal((await api.request('GET', `${path}/${id}`, undefined, asB)).status, 404, `GET ${path}`);
