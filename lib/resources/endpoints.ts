@@ -5,27 +5,34 @@ import { ApiError, ERRORS } from '../conventions/errors.ts';
 import { coded, description, metadata, zeroIsUnset } from '../conventions/fields.ts';
 import { listEnvelope, parsePageRequest, type QueryParams } from '../conventions/paging.ts';
 import { absoluteUri, makeRef, type Ref } from '../conventions/refs.ts';
-import { addPair, claimUnique, membersOf, releaseUnique, removePair } from '../indexes.ts';
+import { addPair, claimUnique, findUnique, membersOf, releaseUnique, removePair } from '../indexes.ts';
 import { defineResource, listRecords, respond, scopeOf, type BaseRecord } from '../resource.ts';
 import { INSTANCE_SCOPE } from '../store.ts';
 import { isDnsName } from './acl.ts';
+import { RESERVED_ADDR_KIND } from './reserved-addrs.ts';
+import { findReservedDomain } from './reserved-domains.ts';
 
 /**
- * Endpoints (/endpoints): where traffic enters. Two types:
+ * Endpoints (/endpoints): where traffic enters. Three types:
  *
  * - `agent`: one per domain or address tunnel of a simulated agent (lib/resources/tunnels.ts), with
  *   the tunnel's KSUID (`tn_X` ↔ `ep_X`), its session, `upstream_url` (the tunnel's `forwards_to`)
  *   and the binding `public`. They come and go with their agent and are read-only: PATCH and
  *   DELETE answer 400 9040 (stop the agent instead). The 0.11.0 client's documentation calls these
  *   `ephemeral`; the vendor's current API and its list filters say `agent`.
+ * - `edge`: one per hostport of a TCP, TLS or HTTPS edge (`tcp://`, `tls://`, `https://` urls), with
+ *   the `edge` Ref; they follow the edge's hostports and are read-only like agent endpoints.
  * - `cloud`: created through the API (POST, 0.13+ clients) and kept until deleted. `url` is
  *   `scheme://host[:port]` with scheme http, https, tls or tcp (18022), a DNS host (a leading `*.`
  *   allowed), no path, query or credentials (18001), and a port where the scheme has no default
  *   (tcp; 18003); it is stored canonical (lower-cased, default port dropped). `bindings` holds one
  *   of `public`, `internal`, `kubernetes` (default: `internal` for a `.internal` host, else
- *   `public`); only `internal` endpoints may and must use `.internal` hosts (9029). A cloud URL is
- *   unique in the account (409 18009) and a `public` one in the whole instance, because a public
- *   host belongs to one account. `traffic_policy` (a JSON or YAML document) is required: a cloud
+ *   `public`); only `internal` endpoints may and must use `.internal` hosts (9029; names in the
+ *   service's own zone `burrow.internal` are public, like the vendor's `ngrok.app`). A public
+ *   endpoint serves on a reserved domain of the account (http, https, tls) or a reserved address
+ *   (tcp), 9041 otherwise, and references it: such a domain is not deleted while used (446). A
+ *   cloud URL is unique in the account (409 18009) and a `public` one in the whole instance.
+ *   `traffic_policy` (a JSON or YAML document) is required: a cloud
  *   endpoint does nothing else. `upstream_protocol` is `http1` or `http2` when given.
  *
  * The list takes `id` and `url` filters (0.17 clients; repeated or comma-separated, either one
@@ -40,7 +47,7 @@ const DEFAULT_PORTS: Readonly<Record<string, number>> = { http: 80, https: 443, 
 const BINDINGS: readonly Binding[] = ['public', 'internal', 'kubernetes'];
 const UPSTREAM_PROTOCOLS = ['http1', 'http2'];
 
-export type EndpointType = 'agent' | 'cloud';
+export type EndpointType = 'agent' | 'cloud' | 'edge';
 export type Binding = 'public' | 'internal' | 'kubernetes';
 
 export interface EndpointRecord extends BaseRecord {
@@ -59,6 +66,11 @@ export interface EndpointRecord extends BaseRecord {
   readonly owner_id: string;
   readonly tunnel_id: string | null;
   readonly session_id: string | null;
+  /** The reserved domain (http, https, tls) or address (tcp) a public cloud endpoint serves on. */
+  readonly domain_id?: string | null;
+  readonly tcp_addr_id?: string | null;
+  /** The edge whose hostport an `edge` endpoint is. */
+  readonly edge_id?: string | null;
 }
 
 /** A parsed endpoint URL in canonical form. */
@@ -159,8 +171,14 @@ const CloudEndpointUpdate = v.strictObject({
   upstream_protocol: zeroIsUnset(upstreamProtocol),
 });
 
-function checkBindings(requested: readonly string[] | undefined, host: string, field = 'bindings'): Binding[] {
-  const internalHost = host.endsWith('.internal');
+/** A `.internal` host outside the service's own zone (whose names are public, like the vendor's). */
+function isInternalHost(ctx: OperationContext, host: string): boolean {
+  const zone = ctx.services.simulation.serviceZone;
+  return host.endsWith('.internal') && host !== zone && !host.endsWith(`.${zone}`);
+}
+
+function checkBindings(ctx: OperationContext, requested: readonly string[] | undefined, host: string, field = 'bindings'): Binding[] {
+  const internalHost = isInternalHost(ctx, host);
   const bindings = requested ?? [internalHost ? 'internal' : 'public'];
   if (bindings.length !== 1) throw new ApiError(ERRORS.INVALID_FIELD, `${field}: must hold exactly one binding, one of ${BINDINGS.join(', ')} (got ${bindings.length})`);
   const binding = bindings[0] as Binding;
@@ -194,9 +212,29 @@ async function releaseUrl(ctx: OperationContext, record: EndpointRecord): Promis
   await removePair(ctx.tx, byUrl(ctx), record.url, record.id);
 }
 
+/**
+ * What a public cloud endpoint serves on: a reserved domain of the account covering its host (http,
+ * https, tls; the exact name or a wildcard one label up) or its reserved address (tcp). The
+ * endpoint references it, so the domain or address is not deleted while the endpoint uses it
+ * (446 for domains). Internal and kubernetes endpoints need neither.
+ */
+async function reservationOf(ctx: OperationContext, record: EndpointRecord): Promise<{ domain_id: string | null; tcp_addr_id: string | null }> {
+  if (record.bindings[0] !== 'public') return { domain_id: null, tcp_addr_id: null };
+  if (record.scheme === 'tcp') {
+    const addr = `${record.host}:${record.port}`;
+    const holder = await findUnique(ctx.tx, INSTANCE_SCOPE, RESERVED_ADDR_KIND, 'addr', addr);
+    if (holder?.startsWith(`${ctx.account}/`)) return { domain_id: null, tcp_addr_id: holder.slice(ctx.account.length + 1) };
+    throw new ApiError(ERRORS.ENDPOINT_NOT_RESERVED, `url: ${addr} is not a reserved address of this account; a public tcp endpoint needs one (POST /reserved_addrs)`, { url: record.url });
+  }
+  const domain = await findReservedDomain(ctx, record.host);
+  if (domain) return { domain_id: domain.id, tcp_addr_id: null };
+  throw new ApiError(ERRORS.ENDPOINT_NOT_RESERVED, `url: ${record.host} is not a reserved domain of this account; a public endpoint needs one (POST /reserved_domains)`, { url: record.url });
+}
+
 function refuseAgentEndpoint(record: EndpointRecord, verb: string): void {
   if (record.type === 'cloud') return;
-  throw new ApiError(ERRORS.ENDPOINT_NOT_CLOUD, `endpoint '${record.id}' is an agent endpoint: it exists while its agent runs tunnel '${record.tunnel_id}', and only cloud endpoints can be ${verb}`, {
+  const why = record.type === 'edge' ? `an edge endpoint: it exists while edge '${record.edge_id}' has hostport ${record.host}:${record.port}` : `an agent endpoint: it exists while its agent runs tunnel '${record.tunnel_id}'`;
+  throw new ApiError(ERRORS.ENDPOINT_NOT_CLOUD, `endpoint '${record.id}' is ${why}, and only cloud endpoints can be ${verb}`, {
     id: record.id,
     type: record.type,
   });
@@ -224,7 +262,7 @@ export const endpoints = defineResource<EndpointRecord, typeof CloudEndpointCrea
       updated_at: base.created_at,
       ...url,
       region: 'global',
-      bindings: checkBindings(input.bindings, url.host),
+      bindings: checkBindings(ctx, input.bindings, url.host),
       traffic_policy: checkTrafficPolicy(input.traffic_policy),
       upstream_url: '',
       upstream_protocol: input.upstream_protocol ?? '',
@@ -233,8 +271,9 @@ export const endpoints = defineResource<EndpointRecord, typeof CloudEndpointCrea
       tunnel_id: null,
       session_id: null,
     };
-    await claimUrl(ctx, record);
-    return record;
+    const reserved = { ...record, ...(await reservationOf(ctx, record)) };
+    await claimUrl(ctx, reserved);
+    return reserved;
   },
   async update(ctx, record, patch) {
     refuseAgentEndpoint(record, 'updated');
@@ -242,18 +281,19 @@ export const endpoints = defineResource<EndpointRecord, typeof CloudEndpointCrea
     const next: EndpointRecord = {
       ...record,
       ...(patch.url === undefined ? {} : { url: url.url, scheme: url.scheme, host: url.host, port: url.port }),
-      bindings: patch.bindings !== undefined ? checkBindings(patch.bindings, url.host) : patch.url !== undefined ? checkBindings(record.bindings, url.host) : record.bindings,
+      bindings: patch.bindings !== undefined ? checkBindings(ctx, patch.bindings, url.host) : patch.url !== undefined ? checkBindings(ctx, record.bindings, url.host) : record.bindings,
       ...(patch.traffic_policy === undefined ? {} : { traffic_policy: checkTrafficPolicy(patch.traffic_policy) }),
       ...(patch.upstream_protocol === undefined ? {} : { upstream_protocol: patch.upstream_protocol }),
       ...(patch.pooling_enabled === undefined ? {} : { pooling_enabled: patch.pooling_enabled }),
       updated_at: formatTime(ctx.clock.now()),
     };
-    if (next.url !== record.url || next.bindings[0] !== record.bindings[0]) {
-      await releaseUrl(ctx, record);
-      await claimUrl(ctx, next);
-    }
-    return next;
+    if (next.url === record.url && next.bindings[0] === record.bindings[0]) return next;
+    const reserved = { ...next, ...(await reservationOf(ctx, next)) };
+    await releaseUrl(ctx, record);
+    await claimUrl(ctx, reserved);
+    return reserved;
   },
+  references: (record) => [record.domain_id, record.tcp_addr_id].filter((id): id is string => typeof id === 'string'),
   async beforeDelete(ctx, record) {
     refuseAgentEndpoint(record, 'deleted');
     await releaseUrl(ctx, record);
@@ -274,14 +314,14 @@ export const endpoints = defineResource<EndpointRecord, typeof CloudEndpointCrea
       type: record.type,
       metadata: record.metadata,
       description: record.description,
-      domain: null,
-      tcp_addr: null,
+      domain: record.domain_id ? makeRef(ctx.baseUrl, '/reserved_domains', record.domain_id) : null,
+      tcp_addr: record.tcp_addr_id ? makeRef(ctx.baseUrl, '/reserved_addrs', record.tcp_addr_id) : null,
       tunnel: record.tunnel_id === null ? null : makeRef(ctx.baseUrl, '/tunnels', record.tunnel_id),
-      edge: null,
+      edge: record.edge_id ? makeRef(ctx.baseUrl, EDGE_KINDS[record.edge_id.slice(0, record.edge_id.indexOf('_'))]?.path ?? '/edges', record.edge_id) : null,
       upstream_url: record.upstream_url,
       upstream_protocol: record.upstream_protocol,
       url: record.url,
-      principal: principalRef(ctx.baseUrl, record.owner_id),
+      principal: record.owner_id ? principalRef(ctx.baseUrl, record.owner_id) : null,
       traffic_policy: record.traffic_policy,
       bindings: [...record.bindings],
       tunnel_session: record.session_id === null ? null : makeRef(ctx.baseUrl, '/tunnel_sessions', record.session_id),
@@ -335,6 +375,72 @@ export async function removeAgentEndpoint(ctx: OperationContext, id: string): Pr
   if (!record) return;
   await ctx.tx.delete(scopeOf(ctx, ENDPOINT_KIND), id);
   await removePair(ctx.tx, byUrl(ctx), record.url, record.id);
+}
+
+const EDGE_KINDS: Readonly<Record<string, { scheme: string; path: string }>> = {
+  edgtcp: { scheme: 'tcp', path: '/edges/tcp' },
+  edgtls: { scheme: 'tls', path: '/edges/tls' },
+  edghts: { scheme: 'https', path: '/edges/https' },
+};
+
+/** Pair index (edge id, endpoint id): the endpoints of an edge's hostports. */
+const ofEdge = (ctx: OperationContext) => ({ account: ctx.account, kind: '_edge_endpoint' });
+
+/**
+ * Keeps the `edge` endpoints of edge `edgeId` in step with its hostports (canonical `host:port`):
+ * one endpoint per hostport; a hostport that goes takes its endpoint along. Called by the edges on
+ * every hostport change, in the same transaction. O(hostports of the edge).
+ */
+export async function syncEdgeEndpoints(ctx: OperationContext, edgeId: string, hostports: readonly string[]): Promise<void> {
+  const kind = EDGE_KINDS[edgeId.slice(0, edgeId.indexOf('_'))];
+  if (!kind) return;
+  const scope = scopeOf(ctx, ENDPOINT_KIND);
+  const kept = new Set<string>();
+  for (const id of await membersOf(ctx.tx, ofEdge(ctx), edgeId)) {
+    const record = (await ctx.tx.get(scope, id)) as EndpointRecord | undefined;
+    const hostport = record ? `${record.host}:${record.port}` : undefined;
+    if (record && hostport !== undefined && hostports.includes(hostport) && !kept.has(hostport)) {
+      kept.add(hostport);
+      continue;
+    }
+    if (record) {
+      await ctx.tx.delete(scope, id);
+      await removePair(ctx.tx, byUrl(ctx), record.url, id);
+    }
+    await removePair(ctx.tx, ofEdge(ctx), edgeId, id);
+  }
+  const now = formatTime(ctx.clock.now());
+  for (const hostport of hostports) {
+    if (kept.has(hostport)) continue;
+    const at = hostport.lastIndexOf(':');
+    const host = hostport.slice(0, at);
+    const port = Number(hostport.slice(at + 1));
+    const record: EndpointRecord = {
+      id: ctx.ids.id('ep'),
+      created_at: now,
+      updated_at: now,
+      description: '',
+      metadata: '',
+      type: 'edge',
+      url: `${kind.scheme}://${host}${port === DEFAULT_PORTS[kind.scheme] ? '' : `:${port}`}`,
+      scheme: kind.scheme,
+      host,
+      port,
+      region: 'global',
+      bindings: ['public'],
+      traffic_policy: '',
+      upstream_url: '',
+      upstream_protocol: '',
+      pooling_enabled: false,
+      owner_id: ctx.principal.ownerId,
+      tunnel_id: null,
+      session_id: null,
+      edge_id: edgeId,
+    };
+    await ctx.tx.put(scope, record);
+    await addPair(ctx.tx, byUrl(ctx), record.url, record.id);
+    await addPair(ctx.tx, ofEdge(ctx), edgeId, record.id);
+  }
 }
 
 const FILTERS = ['id', 'url'] as const;

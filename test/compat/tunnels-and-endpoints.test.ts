@@ -30,8 +30,10 @@ describe('official client: tunnels and endpoints', () => {
     assert.deepEqual((await client.backends.tunnelGroupBackends.get(backend.id)).tunnels.map((t: any) => t.id), [labeled.id]);
     assert.equal((await client.tunnels.get(https.id)).publicUrl, 'https://app.example.com');
 
+    const domain = await client.reservedDomains.create({ domain: 'cloud.example.com' });
     const created = await server.request('POST', '/endpoints', { url: 'https://cloud.example.com', type: 'cloud', traffic_policy: 'on_http_request: []' });
     assert.equal(created.status, 201, JSON.stringify(created.body));
+    assert.equal((await client.endpoints.get(created.body.id)).domain.id, domain.id);
     const endpoints = await client.endpoints.list();
     assert.deepEqual(endpoints.map((e: any) => e.type), ['cloud', 'agent']);
     const agentEndpoint = await client.endpoints.get(https.endpoint.id);

@@ -15,6 +15,7 @@ import { assertError, BASE, createTestInstance, type TestInstance } from '../hel
 let api: TestInstance;
 beforeEach(async () => {
   api = await createTestInstance();
+  assert.equal((await api.request('POST', '/reserved_domains', { domain: '*.example.com' })).status, 201);
 });
 
 const PYTHON = { 'Service-Version': null, 'ngrok-version': '2', 'User-Agent': 'ngrok-api-python/0.17.0/3.12.3' };

@@ -5,6 +5,7 @@ import { assertError, BASE, createTestInstance, OPERATOR_TOKEN, type TestInstanc
 let api: TestInstance;
 beforeEach(async () => {
   api = await createTestInstance();
+  assert.equal((await api.request('POST', '/reserved_domains', { domain: '*.example.com' })).status, 201);
 });
 
 async function agent(binds: Record<string, unknown>, extra: Record<string, unknown> = {}) {
@@ -185,6 +186,7 @@ describe('POST /endpoints (cloud endpoints)', () => {
     const res = await cloud({ url: 'HTTPS://API.Example.com:443', description: 'front door', metadata: '{"team":"a"}' });
     assert.equal(res.status, 201, JSON.stringify(res.body));
     assert.match(res.body.id, /^ep_/);
+    const wildcard = (await api.request('GET', '/reserved_domains')).body.reserved_domains[0];
     assert.deepEqual(res.body, {
       id: res.body.id,
       region: 'global',
@@ -199,7 +201,7 @@ describe('POST /endpoints (cloud endpoints)', () => {
       type: 'cloud',
       metadata: '{"team":"a"}',
       description: 'front door',
-      domain: null,
+      domain: { id: wildcard.id, uri: `${BASE}/reserved_domains/${wildcard.id}` },
       tcp_addr: null,
       tunnel: null,
       edge: null,
@@ -218,8 +220,10 @@ describe('POST /endpoints (cloud endpoints)', () => {
   });
 
   test('takes tcp, tls, http, wildcard, internal and kubernetes urls', async () => {
+    const addr = (await api.request('POST', '/reserved_addrs', {})).body;
+    assert.equal((await api.request('POST', '/reserved_domains', { domain: '*.example.org' })).status, 201);
     const cases: Array<[Record<string, unknown>, string, string, number]> = [
-      [{ url: 'tcp://1.tcp.example.net:20002' }, 'tcp://1.tcp.example.net:20002', 'public', 20002],
+      [{ url: `tcp://${addr.addr}` }, `tcp://${addr.addr}`, 'public', Number(addr.addr.split(':')[1])],
       [{ url: 'tls://secure.example.com' }, 'tls://secure.example.com', 'public', 443],
       [{ url: 'http://plain.example.com:8080' }, 'http://plain.example.com:8080', 'public', 8080],
       [{ url: 'https://*.example.org' }, 'https://*.example.org', 'public', 443],
@@ -280,11 +284,11 @@ describe('POST /endpoints (cloud endpoints)', () => {
     assertError(await cloud({ url: 'https://ONE.example.com:443' }), 409, 18009, new RegExp(`already has cloud endpoint '${first.body.id}' on https://one.example.com`));
     assert.equal((await cloud({ url: 'http://one.example.com' })).status, 201, 'another scheme is another url');
     const other = await api.burrow.createAccount({ name: 'B' });
-    assertError(await cloud({ url: 'https://one.example.com' }, other.token), 409, 18009, /is served by another account/);
+    assertError(await cloud({ url: 'https://one.example.com' }, other.token), 400, 9041, /one\.example\.com is not a reserved domain of this account/);
     assert.equal((await cloud({ url: 'https://svc.internal' })).status, 201);
     assert.equal((await cloud({ url: 'https://svc.internal' }, other.token)).status, 201, 'internal urls are per account');
     assert.equal((await api.request('DELETE', `/endpoints/${first.body.id}`)).status, 204);
-    assert.equal((await cloud({ url: 'https://one.example.com' }, other.token)).status, 201, 'a deleted endpoint frees its url');
+    assert.equal((await cloud({ url: 'https://one.example.com' })).status, 201, 'a deleted endpoint frees its url');
   });
 
   test('an agent endpoint on the same url does not block a cloud endpoint', async () => {
@@ -294,11 +298,81 @@ describe('POST /endpoints (cloud endpoints)', () => {
   });
 });
 
+describe('cloud endpoints and reserved domains and addresses', () => {
+  test('a public endpoint needs a reserved domain of the account, and the domain is not deleted while it is used (446)', async () => {
+    assertError(await cloud({ url: 'https://free.example.org' }), 400, 9041, /^url: free\.example\.org is not a reserved domain of this account; a public endpoint needs one/);
+    const domain = (await api.request('POST', '/reserved_domains', { domain: 'free.example.org' })).body;
+    const created = await cloud({ url: 'https://free.example.org' });
+    assert.equal(created.status, 201, created.text);
+    assert.deepEqual(created.body.domain, { id: domain.id, uri: `${BASE}/reserved_domains/${domain.id}` });
+    assertError(await api.request('DELETE', `/reserved_domains/${domain.id}`), 409, 446, new RegExp(`still used by endpoint '${created.body.id}'`));
+    const wildcard = (await api.request('GET', '/reserved_domains')).body.reserved_domains.find((d: any) => d.domain === '*.example.com');
+    const covered = (await cloud({ url: 'tls://deep.example.com' })).body;
+    assert.equal(covered.domain.id, wildcard.id, 'a wildcard domain covers the names one label down');
+    assert.equal((await api.request('DELETE', `/endpoints/${created.body.id}`)).status, 204);
+    assert.equal((await api.request('DELETE', `/reserved_domains/${domain.id}`)).status, 204);
+  });
+
+  test("another account's reserved domain is not this account's", async () => {
+    const other = await api.burrow.createAccount({ name: 'B' });
+    assert.equal((await api.request('POST', '/reserved_domains', { domain: 'theirs.example.net' }, { token: other.token })).status, 201);
+    assertError(await cloud({ url: 'https://theirs.example.net' }), 400, 9041, /not a reserved domain of this account/);
+  });
+
+  test('a public tcp endpoint needs a reserved address; it is referenced as tcp_addr', async () => {
+    assertError(await cloud({ url: 'tcp://1.tcp.example.net:20002' }), 400, 9041, /1\.tcp\.example\.net:20002 is not a reserved address of this account/);
+    const addr = (await api.request('POST', '/reserved_addrs', {})).body;
+    const created = await cloud({ url: `tcp://${addr.addr}` });
+    assert.equal(created.status, 201, created.text);
+    assert.deepEqual(created.body.tcp_addr, { id: addr.id, uri: `${BASE}/reserved_addrs/${addr.id}` });
+    assert.equal(created.body.domain, null);
+    assert.equal((await api.request('DELETE', `/reserved_addrs/${addr.id}`)).status, 409);
+  });
+
+  test("names in the service's own zone are public, not internal", async () => {
+    assert.equal((await api.request('POST', '/reserved_domains', { domain: 'app.burrow.internal' })).status, 201);
+    const created = await cloud({ url: 'https://app.burrow.internal' });
+    assert.equal(created.status, 201, created.text);
+    assert.deepEqual(created.body.bindings, ['public']);
+  });
+
+  test('internal and kubernetes endpoints need no reservation; moving one to a public url does', async () => {
+    const internal = (await cloud({ url: 'https://svc.internal' })).body;
+    assert.equal(internal.domain, null);
+    assertError(await api.request('PATCH', `/endpoints/${internal.id}`, { url: 'https://nowhere.example.org', bindings: ['public'] }), 400, 9041, /not a reserved domain/);
+    assert.equal((await api.request('GET', `/endpoints/${internal.id}`)).body.url, 'https://svc.internal');
+  });
+});
+
+describe('edge endpoints', () => {
+  test("each hostport of an edge is a read-only edge endpoint that follows the edge's hostports", async () => {
+    const edge = (await api.request('POST', '/edges/tcp', { hostports: ['1.tcp.example.net:20001'] })).body;
+    const [endpoint] = (await api.request('GET', '/endpoints')).body.endpoints;
+    assert.equal(endpoint.type, 'edge');
+    assert.equal(endpoint.url, 'tcp://1.tcp.example.net:20001');
+    assert.equal(endpoint.hostport, '1.tcp.example.net:20001');
+    assert.deepEqual(endpoint.edge, { id: edge.id, uri: `${BASE}/edges/tcp/${edge.id}` });
+    assert.equal(endpoint.tunnel, null);
+    assertError(await api.request('PATCH', `/endpoints/${endpoint.id}`, { description: 'x' }), 400, 9040, new RegExp(`is an edge endpoint: it exists while edge '${edge.id}' has hostport`));
+    assertError(await api.request('DELETE', `/endpoints/${endpoint.id}`), 400, 9040, /only cloud endpoints can be deleted/);
+
+    assert.equal((await api.request('PATCH', `/edges/tcp/${edge.id}`, { hostports: ['1.tcp.example.net:20001', '2.tcp.example.net:20002'] })).status, 200);
+    const two = (await api.request('GET', '/endpoints')).body.endpoints;
+    assert.deepEqual(two.map((e: any) => e.url), ['tcp://2.tcp.example.net:20002', 'tcp://1.tcp.example.net:20001']);
+    assert.equal(two[1].id, endpoint.id, 'a kept hostport keeps its endpoint');
+    const https = (await api.request('POST', '/edges/https', { hostports: ['www.example.com:443'] })).body;
+    assert.deepEqual((await api.request('GET', '/endpoints?url=https://www.example.com')).body.endpoints.map((e: any) => e.edge.id), [https.id]);
+    assert.equal((await api.request('PATCH', `/edges/tcp/${edge.id}`, { hostports: [] })).status, 200);
+    assert.equal((await api.request('DELETE', `/edges/https/${https.id}`)).status, 204);
+    assert.deepEqual((await api.request('GET', '/endpoints')).body.endpoints, []);
+  });
+});
+
 describe('PATCH /endpoints/{id}', () => {
   test('changes only the fields sent and stamps updated_at', async () => {
     const created = (await cloud({ url: 'https://edit.example.com', description: 'd', pooling_enabled: true })).body;
     api.clock.advance(60);
-    const res = await api.request('PATCH', `/endpoints/${created.id}`, { id: created.id, url: 'https://moved.example.com', traffic_policy: 'on_tcp_connect:\n  - actions: []\n' });
+    const res = await api.request('PATCH', `/endpoints/${created.id}`, { id: created.id, url: 'https://moved.example.com', traffic_policy: 'on_http_request:\n  - actions:\n      - type: deny\n' });
     assert.equal(res.status, 200, res.text);
     assert.deepEqual(res.body, {
       ...created,
@@ -306,7 +380,7 @@ describe('PATCH /endpoints/{id}', () => {
       public_url: 'https://moved.example.com',
       host: 'moved.example.com',
       hostport: 'moved.example.com:443',
-      traffic_policy: 'on_tcp_connect:\n  - actions: []\n',
+      traffic_policy: 'on_http_request:\n  - actions:\n      - type: deny\n',
       updated_at: '2026-03-01T12:01:00Z',
     });
     assert.equal((await cloud({ url: 'https://edit.example.com' })).status, 201, 'the old url is free again');

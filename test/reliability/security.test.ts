@@ -69,7 +69,7 @@ describe('account isolation', () => {
       '/agent_ingresses': (await api.request('POST', '/agent_ingresses', { domain: 'iso.example.com' })).body.id,
       '/tunnel_sessions': (await api.request('POST', '/_burrow/agents', { token: credential.body.token }, { token: OPERATOR_TOKEN })).body.id,
       '/tunnels': (await api.request('POST', '/_burrow/agents', { token: credential.body.token, binds: { domains: ['iso.example.net'] } }, { token: OPERATOR_TOKEN })) && (await api.request('GET', '/tunnels')).body.tunnels[0].id,
-      '/endpoints': (await api.request('POST', '/endpoints', { url: 'https://iso.example.org', type: 'cloud', traffic_policy: '{}' })).body.id,
+      '/endpoints': (await api.request('POST', '/endpoints', { url: 'https://iso.internal', type: 'cloud', traffic_policy: '{}' })).body.id,
       '/backends/weighted': (await api.request('POST', '/backends/weighted', {})).body.id,
       '/backends/http_response': (await api.request('POST', '/backends/http_response', {})).body.id,
       '/backends/failover': (await api.request('POST', '/backends/failover', {})).body.id,

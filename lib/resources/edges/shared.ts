@@ -7,6 +7,7 @@ import { defineResource, keepIndexes, scopeOf, stripPathIds, type BaseRecord, ty
 import { parseHostPort } from '../backends/shared.ts';
 import { findReservedAddr } from '../reserved-addrs.ts';
 import { findReservedDomain } from '../reserved-domains.ts';
+import { syncEdgeEndpoints } from '../endpoints.ts';
 import { moduleFields, moduleReferences, moduleResponses, patchModules, storeModules, type ModuleSpec, type StoredModules } from './modules.ts';
 
 /**
@@ -22,6 +23,7 @@ import { moduleFields, moduleReferences, moduleResponses, patchModules, storeMod
  * domains covers, references that reservation (`reservations`), so the reservation is not deleted
  * while the edge uses it (446 for domains). The vendor requires every hostport to be reserved;
  * Burrow does not (yet), so edges on names nobody reserved keep working.
+ * Each hostport is also an `edge` endpoint (lib/resources/endpoints.ts), kept in step here.
  */
 
 export interface EdgeRecord extends BaseRecord {
@@ -71,6 +73,7 @@ async function claimHostports(ctx: OperationContext, edgeId: string, previous: r
   }
   for (const hostport of previous) if (!next.includes(hostport)) await releaseUnique(ctx.tx, ctx.account, 'edge', 'hostport', hostport, edgeId);
   for (const hostport of next) await claimUnique(ctx.tx, ctx.account, 'edge', 'hostport', hostport, edgeId);
+  await syncEdgeEndpoints(ctx, edgeId, next);
   return next;
 }
 
