@@ -18,7 +18,7 @@ const SERVICES = require('@ngrok/ngrok-api/lib/services') as Record<string, new 
 const { Ngrok } = require('@ngrok/ngrok-api') as { Ngrok: new (config: { apiToken: string; baseUrl: string }) => any };
 
 /** 0.11.0 service classes that Burrow does not serve yet (their paths answer 404 `no API route`). */
-const PENDING_011 = new Set(['Endpoints', 'Tunnels']);
+const PENDING_011 = new Set<string>();
 
 /** What only the newer clients (0.12–0.17) call, probed over plain HTTP; `missing` tells "not served yet". */
 const NEWER: Record<string, { method: string; path: string; body?: unknown; missing: (res: { status: number; code: string }) => boolean }> = {
@@ -33,7 +33,7 @@ const NEWER: Record<string, { method: string; path: string; body?: unknown; miss
 };
 
 /** Newer-client services and parameters that Burrow does not serve yet. */
-const PENDING_NEWER = new Set(['EdgeRouteTrafficPolicyModule', 'TCPEdgeTrafficPolicyModule', 'TLSEdgeTrafficPolicyModule', 'Endpoints (cloud endpoint create)', 'filter list parameter']);
+const PENDING_NEWER = new Set(['EdgeRouteTrafficPolicyModule', 'TCPEdgeTrafficPolicyModule', 'TLSEdgeTrafficPolicyModule', 'filter list parameter']);
 
 function noRoute(res: { status: number; code: string }): boolean {
   return res.status === 404 && res.code === 'ERR_BURROW_9002';
