@@ -60,6 +60,8 @@ describe('architecture', () => {
       'itty-router': 'adapters/http/router.ts',
       '@valibot/to-json-schema': 'lib/openapi.ts',
       re2js: 'lib/conventions/patterns.ts',
+      '@marcbachmann/cel-js': 'lib/conventions/cel.ts',
+      yaml: 'lib/conventions/traffic-policy.ts',
     };
     for (const file of [...sources('lib'), ...sources('adapters'), ...sources('bin')]) {
       for (const spec of imports(file)) {

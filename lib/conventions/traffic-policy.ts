@@ -1,0 +1,248 @@
+import * as v from 'valibot';
+import { parse as parseYaml } from 'yaml';
+import { celSyntaxProblem } from './cel.ts';
+import { re2Problem } from './patterns.ts';
+
+/**
+ * Traffic policy documents, as the vendor's newer API takes them: a string (`traffic_policy.value`
+ * on edges and routes, `traffic_policy` on cloud endpoints) holding JSON or YAML. Burrow parses the
+ * string, checks it as a traffic policy and stores the string exactly as given (responses echo it).
+ *
+ * A document maps phases to lists of rules:
+ *
+ *     on_http_request:
+ *       - name: block bots
+ *         expressions: ["req.headers['user-agent'].exists(h, h.contains('bot'))"]
+ *         actions: [{type: deny, config: {status_code: 403}}]
+ *
+ * Phases: `on_tcp_connect` (every connection), `on_http_request`, `on_http_response` (HTTP only);
+ * the holder says which it has. A rule has an optional `name`, optional `expressions` (CEL,
+ * checked for syntax; all must hold for the rule to apply, none = always) and at least one action
+ * `{type, config}`. Action types and the phases each runs in follow the vendor's action reference;
+ * the configuration of the common actions is checked field by field (other fields of a config are
+ * let through, as the vendor adds fields over time), and patterns (url-rewrite and redirect `from`)
+ * are RE2, like every pattern in the vendor's Go service.
+ *
+ * YAML is parsed with the `yaml` package (YAML 1.2 core schema, so `on`/`yes` stay strings, no
+ * custom tags; duplicate keys and alias bombs refused). This is the only module that imports it.
+ */
+
+/** The phases of a traffic policy document. */
+export const TRAFFIC_POLICY_PHASES = ['on_tcp_connect', 'on_http_request', 'on_http_response'] as const;
+export type TrafficPolicyPhase = (typeof TRAFFIC_POLICY_PHASES)[number];
+
+/** The phases of TCP and TLS traffic (edges, `tcp://` and `tls://` endpoints). */
+export const CONNECTION_PHASES: readonly TrafficPolicyPhase[] = ['on_tcp_connect'];
+/** The phases of an HTTPS edge route: a route is chosen per request, after the connection phase. */
+export const HTTP_REQUEST_PHASES: readonly TrafficPolicyPhase[] = ['on_http_request', 'on_http_response'];
+
+const TCP: TrafficPolicyPhase = 'on_tcp_connect';
+const REQ: TrafficPolicyPhase = 'on_http_request';
+const RES: TrafficPolicyPhase = 'on_http_response';
+
+/** Every action type the vendor documents, with the phases it runs in. */
+export const ACTION_PHASES: Readonly<Record<string, readonly TrafficPolicyPhase[]>> = {
+  'add-headers': [REQ, RES],
+  'basic-auth': [REQ],
+  'circuit-breaker': [REQ],
+  'close-connection': [TCP, REQ],
+  'compress-response': [REQ, RES],
+  'custom-response': [REQ, RES],
+  deny: [TCP, REQ],
+  'forward-internal': [TCP, REQ],
+  'http-request': [REQ, RES],
+  'jwt-validation': [REQ],
+  log: [TCP, REQ, RES],
+  oauth: [REQ],
+  oidc: [REQ],
+  'owasp-crs-request': [REQ],
+  'owasp-crs-response': [RES],
+  'rate-limit': [REQ],
+  redirect: [REQ],
+  'remove-headers': [REQ, RES],
+  'request-body-find-replace': [REQ],
+  'response-body-find-replace': [RES],
+  'restrict-ips': [TCP, REQ, RES],
+  'set-vars': [TCP, REQ, RES],
+  'terminate-tls': [TCP],
+  'url-rewrite': [REQ],
+  'verify-webhook': [REQ],
+};
+
+const MAX_HEADERS = 10;
+const statusCode = (min: number, max: number) =>
+  v.pipe(v.number(), v.check((n) => Number.isInteger(n) && n >= min && n <= max, (issue) => `must be an integer from ${min} to ${max} (got ${issue.input})`));
+const nonEmpty = v.pipe(v.string(), v.minLength(1, 'must not be empty'));
+const pattern = v.pipe(
+  v.string(),
+  v.rawCheck(({ dataset, addIssue }) => {
+    const problem = dataset.typed ? re2Problem(dataset.value) : undefined;
+    if (problem) addIssue({ message: `must be an RE2 regular expression (the vendor's Go syntax): ${problem} (got ${JSON.stringify(dataset.value)})` });
+  }),
+);
+const headerMap = v.pipe(
+  v.record(v.pipe(v.string(), v.regex(/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/, 'must be an HTTP header name')), v.string()),
+  v.check((map) => Object.keys(map).length <= MAX_HEADERS, `at most ${MAX_HEADERS} headers`),
+);
+const TLS_VERSIONS = ['1.2', '1.3'] as const;
+const tlsVersion = v.picklist(TLS_VERSIONS, (issue) => `must be one of ${TLS_VERSIONS.join(', ')} (got ${JSON.stringify(issue.input)})`);
+
+/** A Go duration such as `60s`, `10m`, `1h30m`, in seconds; NaN when it is not one. */
+function durationSeconds(text: string): number {
+  const match = /^(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?$/.exec(text);
+  if (!match || text === '') return Number.NaN;
+  return Number(match[1] ?? 0) * 3600 + Number(match[2] ?? 0) * 60 + Number(match[3] ?? 0);
+}
+
+const config = <T extends v.ObjectEntries>(entries: T) => v.looseObject(entries);
+const optionalConfig = <T extends v.ObjectEntries>(entries: T) => v.optional(v.nullable(config(entries)));
+
+/** Configuration checks of the actions whose fields the vendor's reference spells out. */
+const ACTION_CONFIGS: Readonly<Record<string, v.GenericSchema>> = {
+  'add-headers': config({
+    headers: v.pipe(headerMap, v.check((map) => Object.keys(map).length >= 1, 'needs at least one header')),
+  }),
+  'remove-headers': config({
+    headers: v.pipe(v.array(nonEmpty), v.minLength(1, 'needs at least one header'), v.maxLength(MAX_HEADERS, `at most ${MAX_HEADERS} headers`)),
+  }),
+  'custom-response': optionalConfig({ status_code: v.optional(statusCode(100, 599)), content: v.optional(v.string()), body: v.optional(v.string()), headers: v.optional(headerMap) }),
+  deny: optionalConfig({ status_code: v.optional(statusCode(100, 599)) }),
+  'close-connection': optionalConfig({}),
+  'url-rewrite': config({ from: v.optional(pattern), to: v.string() }),
+  redirect: config({ from: v.optional(pattern), to: v.string(), status_code: v.optional(statusCode(300, 399)), headers: v.optional(headerMap) }),
+  log: optionalConfig({ metadata: v.optional(v.record(v.string(), v.unknown())) }),
+  'rate-limit': config({
+    name: v.pipe(nonEmpty, v.maxLength(1023, 'must be shorter than 1024 characters')),
+    algorithm: v.picklist(['sliding_window'], (issue) => `must be sliding_window (got ${JSON.stringify(issue.input)})`),
+    capacity: statusCode(1, 2_000_000_000),
+    rate: v.pipe(
+      v.string(),
+      v.check((text) => {
+        const seconds = durationSeconds(text);
+        return seconds >= 60 && seconds <= 86_400 && seconds % 10 === 0;
+      }, (issue) => `must be a duration from 60s to 24h in whole tens of seconds, such as "60s" or "10m" (got ${JSON.stringify(issue.input)})`),
+    ),
+    bucket_key: v.pipe(v.array(nonEmpty), v.maxLength(10, 'at most 10 bucket keys')),
+  }),
+  'restrict-ips': config({
+    enforce: v.optional(v.boolean()),
+    allow: v.optional(v.array(nonEmpty)),
+    deny: v.optional(v.array(nonEmpty)),
+    ip_policies: v.optional(v.array(nonEmpty)),
+  }),
+  'basic-auth': config({
+    credentials: v.pipe(v.array(v.pipe(v.string(), v.regex(/^[^:]+:.+$/, 'must be "username:password"'))), v.minLength(1, 'needs at least one credential')),
+    realm: v.optional(v.string()),
+    enforce: v.optional(v.boolean()),
+  }),
+  'forward-internal': config({ url: nonEmpty }),
+  'verify-webhook': config({ provider: nonEmpty, secret: v.optional(v.string()) }),
+  'terminate-tls': v.optional(
+    v.nullable(
+      v.pipe(
+        config({ min_version: v.optional(tlsVersion), max_version: v.optional(tlsVersion) }),
+        v.forward(v.check((c) => (c.min_version ?? '1.2') <= (c.max_version ?? '1.3'), 'must not be above max_version'), ['min_version']),
+      ),
+    ),
+  ),
+};
+
+const anyConfig = v.optional(v.nullable(v.record(v.string(), v.unknown())));
+
+const Action = v.strictObject({ type: v.string(), config: v.optional(v.unknown()) });
+const Rule = v.strictObject({
+  name: v.optional(v.nullable(v.string())),
+  expressions: v.optional(v.nullable(v.array(v.string()))),
+  actions: v.pipe(v.array(Action), v.minLength(1, 'a rule needs at least one action')),
+});
+
+const EXPECTED: Record<string, string> = { string: 'a string', number: 'a number', boolean: 'a boolean', Object: 'an object', Array: 'a list' };
+
+type Path = readonly (string | number)[];
+const at = (path: Path) => path.reduce<string>((out, key) => (typeof key === 'number' ? `${out}[${key}]` : out ? `${out}.${key}` : key), '');
+
+/** Checks `value` against `schema`; the first problem as `path: message`, the path relative to `base`. */
+function schemaProblem(schema: v.GenericSchema, value: unknown, base: Path): string | undefined {
+  const result = v.safeParse(schema, value);
+  if (result.success) return undefined;
+  const issue = result.issues[0];
+  const path = [...base, ...(issue.path ?? []).map((item) => item.key as string | number)];
+  if (issue.type === 'strict_object' && issue.expected === 'never') return `${at(path)}: unknown field`;
+  if (issue.kind === 'schema' && issue.input === undefined) return `${at(path)}: is required`;
+  if (issue.kind === 'schema' && issue.message.startsWith('Invalid type')) return `${at(path)}: must be ${EXPECTED[issue.expected ?? ''] ?? issue.expected} (got ${issue.received})`;
+  return `${at(path)}: ${issue.message}`;
+}
+
+/** Parses a JSON or YAML document; throws with the parser's reason. */
+function parseDocument(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return parseYaml(text, { schema: 'core', uniqueKeys: true, maxAliasCount: 50, merge: false });
+  }
+}
+
+/** Options of a traffic policy check: the phases the holder has (all three when absent). */
+export interface TrafficPolicyOptions {
+  readonly phases?: readonly TrafficPolicyPhase[];
+}
+
+/**
+ * Why `text` is not a traffic policy for a holder with these phases, or undefined when it is. The
+ * reason starts with the path inside the document: `on_http_request[0].actions[1].type: unknown
+ * action "x"`.
+ */
+export function trafficPolicyProblem(text: string, options: TrafficPolicyOptions = {}): string | undefined {
+  if (text.trim() === '') return 'must be a traffic policy document (JSON or YAML), not empty';
+  let document: unknown;
+  try {
+    document = parseDocument(text);
+  } catch (error) {
+    return `is neither JSON nor YAML: ${String((error as Error).message).split('\n')[0]!.replace(/:$/, '')}`;
+  }
+  if (document === null || typeof document !== 'object' || Array.isArray(document)) {
+    return `must be a traffic policy document: a mapping of phases (${TRAFFIC_POLICY_PHASES.join(', ')}) to rules`;
+  }
+  const phases = options.phases ?? TRAFFIC_POLICY_PHASES;
+  for (const [phase, rules] of Object.entries(document)) {
+    if (!(TRAFFIC_POLICY_PHASES as readonly string[]).includes(phase)) return `${phase}: unknown phase; phases: ${phases.join(', ')}`;
+    if (!phases.includes(phase as TrafficPolicyPhase)) return `${phase}: not a phase of this traffic (it has ${phases.join(', ')})`;
+    if (rules === null) continue;
+    const problem = schemaProblem(v.array(Rule), rules, [phase]) ?? rulesProblem(phase as TrafficPolicyPhase, rules as v.InferOutput<typeof Rule>[]);
+    if (problem) return problem;
+  }
+  return undefined;
+}
+
+function rulesProblem(phase: TrafficPolicyPhase, rules: readonly v.InferOutput<typeof Rule>[]): string | undefined {
+  for (const [r, rule] of rules.entries()) {
+    for (const [e, expression] of (rule.expressions ?? []).entries()) {
+      const problem = celSyntaxProblem(expression);
+      if (problem) return `${phase}[${r}].expressions[${e}]: not a CEL expression: ${problem}`;
+    }
+    for (const [a, action] of rule.actions.entries()) {
+      const where = `${phase}[${r}].actions[${a}]`;
+      const runsIn = ACTION_PHASES[action.type];
+      if (!runsIn) return `${where}.type: unknown action ${JSON.stringify(action.type)}`;
+      if (!runsIn.includes(phase)) return `${where}.type: ${action.type} does not run in ${phase} (it runs in ${runsIn.join(', ')})`;
+      const problem = schemaProblem(ACTION_CONFIGS[action.type] ?? anyConfig, action.config, [phase, r, 'actions', a, 'config']);
+      if (problem) return problem;
+    }
+  }
+  return undefined;
+}
+
+/**
+ * A request field holding a traffic policy document (JSON or YAML string) for a holder with these
+ * phases: a 400 names the field and the path inside the document.
+ */
+export function trafficPolicyValue(options: TrafficPolicyOptions = {}) {
+  return v.pipe(
+    v.string(),
+    v.rawCheck(({ dataset, addIssue }) => {
+      if (!dataset.typed) return;
+      const problem = trafficPolicyProblem(dataset.value, options);
+      if (problem) addIssue({ message: problem });
+    }),
+  );
+}
