@@ -1,5 +1,6 @@
 import { toJsonSchema } from '@valibot/to-json-schema';
 import type { ControlOperation, Operation } from './context.ts';
+import { MAX_FILTER_LENGTH } from './conventions/cel.ts';
 import type { Schema } from './conventions/fields.ts';
 
 /**
@@ -27,12 +28,14 @@ const PAGE_PARAMETERS = [
   { name: 'before_id', in: 'query', required: false, schema: { type: 'string' }, description: 'Return items older than this id (alias: beforeId).' },
 ];
 
-const PAGE_PARAMETER_NAMES = new Set(['limit', 'before_id', 'beforeId']);
+const PAGE_PARAMETER_NAMES = new Set(['limit', 'before_id', 'beforeId', 'filter']);
 
 /** A list filter beyond paging (endpoints' `id`, `url`): repeated or comma-separated values. */
 function filterParameter(name: string): JsonObject {
   return { name, in: 'query', required: false, style: 'form', explode: true, schema: { type: 'array', items: { type: 'string' } }, description: `Only items with one of these ${name} values (repeat the parameter or separate values with commas).` };
 }
+
+const FILTER_PARAMETER = { name: 'filter', in: 'query', required: false, schema: { type: 'string', maxLength: MAX_FILTER_LENGTH }, description: 'A CEL expression over obj, the resource as answered; only matching items are listed.' };
 
 function bodySchema(schema: Schema): JsonObject {
   const json = toJsonSchema(schema, { errorMode: 'ignore', target: 'draft-2020-12' }) as JsonObject;
@@ -68,6 +71,7 @@ function describeOperation(op: { id: string; method: string; path: string; statu
     parameters: [
       ...params.map((name) => ({ name, in: 'path', required: true, schema: { type: 'string' } })),
       ...(isList ? PAGE_PARAMETERS : []),
+      ...(op.query?.includes('filter') ? [FILTER_PARAMETER] : []),
       ...(op.query ?? []).filter((name) => !PAGE_PARAMETER_NAMES.has(name)).map(filterParameter),
     ],
     responses: {

@@ -3,9 +3,10 @@ import type { Operation, OperationContext, OperationInput, ResourceKind } from '
 import { formatTime } from './conventions/clock.ts';
 import { ApiError, fail, notFound, type ErrorSpec } from './conventions/errors.ts';
 import { parseInput, type Schema } from './conventions/fields.ts';
-import { listEnvelope, parsePageRequest } from './conventions/paging.ts';
+import { FILTERED_PAGING_PARAMS, listEnvelope, parsePageRequest } from './conventions/paging.ts';
 import { absoluteUri, makeRef, type Ref } from './conventions/refs.ts';
 import { claimUnique, releaseUnique } from './indexes.ts';
+import { filteredPage } from './list-filter.ts';
 import { referrerPage, refuseIfReferenced, updateReferences } from './references.ts';
 import { readAll, type StoredRecord } from './store.ts';
 
@@ -47,6 +48,11 @@ export interface ResourceDefinition<R extends BaseRecord = BaseRecord, Create ex
   readonly inUseError?: ErrorSpec;
   /** Which CRUD operations exist (all by default). */
   readonly operations?: readonly CrudOperation[];
+  /**
+   * The list takes the vendor's `filter` parameter, a CEL expression over each record's response
+   * (`obj`); true where the vendor's newer clients send it (lib/list-filter.ts).
+   */
+  readonly filterable?: boolean;
   readonly createSchema: Create;
   readonly updateSchema: Update;
   /**
@@ -268,7 +274,11 @@ export async function deleteRecord<R extends BaseRecord>(ctx: OperationContext, 
 
 /** One page of the records of `def`, newest first, in the list envelope. */
 export async function listRecords<R extends BaseRecord>(ctx: OperationContext, def: ResourceDefinition<R>, query: OperationInput['query']): Promise<Record<string, unknown>> {
-  const page = parsePageRequest(query);
+  const page = def.filterable ? parsePageRequest(query, FILTERED_PAGING_PARAMS) : parsePageRequest(query);
+  if (page.filter !== undefined) {
+    const { items, lastId, hasMore } = await filteredPage<R>(ctx, scopeOf(ctx, def.kind), { ...page, filter: page.filter }, (record) => respond(ctx, def, record));
+    return listEnvelope(def.listKey, items, absoluteUri(ctx.baseUrl, def.path), page, lastId, hasMore);
+  }
   const rows = await ctx.tx.page(scopeOf(ctx, def.kind), { ...page, limit: page.limit + 1 });
   const items = rows.slice(0, page.limit) as unknown as R[];
   return listEnvelope(
@@ -325,7 +335,7 @@ const CRUD_BUILDERS: Record<CrudOperation, (def: ResourceDefinition<any, any, an
   list: (def) =>
     operationOf(def, 'list', 'GET', def.path, 200, {
       mutates: false,
-      query: ['before_id', 'limit'],
+      query: def.filterable ? ['before_id', 'limit', 'filter'] : ['before_id', 'limit'],
       summary: `List ${def.label}s`,
       run: (ctx, input) => listRecords(ctx, def, input.query),
     }),

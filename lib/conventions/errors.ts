@@ -37,6 +37,7 @@ export const ERRORS = {
   REPEATED_QUERY_PARAM: e(232, 400),
   INVALID_LIMIT: e(233, 400),
   INVALID_TIME: e(241, 400),
+  FILTER_INVALID: e(250, 400),
   BODY_TOO_LARGE: e(812, 413),
   // Endpoints (vendor 248, 18001–18025; 9029 is the vendor's agent-side rule for internal bindings)
   ENDPOINT_TYPE_INVALID: e(248, 400),

@@ -14,9 +14,14 @@ export type QueryParams = Readonly<Record<string, string | readonly string[] | u
 export interface PageRequest {
   limit: number;
   beforeId?: string;
+  /** The `filter` parameter (a CEL expression over `obj`), on lists that take it. */
+  filter?: string;
 }
 
 const PAGING_PARAMS = ['before_id', 'beforeId', 'limit'];
+
+/** The parameters of lists that take the vendor's `filter` (lib/list-filter.ts). */
+export const FILTERED_PAGING_PARAMS = [...PAGING_PARAMS, 'filter'];
 
 /** Reads and validates paging parameters; any other parameter is an error naming the allowed ones. */
 export function parsePageRequest(query: QueryParams = {}, allowed: readonly string[] = PAGING_PARAMS): PageRequest {
@@ -41,10 +46,11 @@ export function parsePageRequest(query: QueryParams = {}, allowed: readonly stri
   }
   const beforeId = single.before_id ?? single.beforeId;
   if (beforeId !== undefined && beforeId === '') fail('INVALID_QUERY', 'before_id: must not be empty');
-  return beforeId === undefined ? { limit } : { limit, beforeId };
+  const page: PageRequest = beforeId === undefined ? { limit } : { limit, beforeId };
+  return single.filter === undefined ? page : { ...page, filter: single.filter };
 }
 
-/** The list envelope `{ <listKey>: [...], uri, next_page_uri }`. */
+/** The list envelope `{ <listKey>: [...], uri, next_page_uri }`; the next page keeps the filter. */
 export function listEnvelope<T>(
   listKey: string,
   items: T[],
@@ -53,6 +59,7 @@ export function listEnvelope<T>(
   lastId: string | undefined,
   hasMore: boolean,
 ): Record<string, unknown> {
-  const next = hasMore && lastId !== undefined ? `${listUri}?limit=${page.limit}&before_id=${encodeURIComponent(lastId)}` : null;
+  const filter = page.filter === undefined ? '' : `&filter=${encodeURIComponent(page.filter)}`;
+  const next = hasMore && lastId !== undefined ? `${listUri}?limit=${page.limit}&before_id=${encodeURIComponent(lastId)}${filter}` : null;
   return { [listKey]: items, uri: listUri, next_page_uri: next };
 }

@@ -60,6 +60,7 @@ export const agentIngresses = defineResource<AgentIngressRecord, typeof IngressC
   prefix: 'agin',
   path: '/agent_ingresses',
   listKey: 'ingresses',
+  filterable: true,
   event: 'agent_ingress',
   createSchema: IngressCreate,
   updateSchema: IngressUpdate,

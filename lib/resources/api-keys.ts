@@ -39,6 +39,7 @@ export const apiKeys = defineResource<ApiKeyRecord, typeof ApiKeyCreate, typeof 
   prefix: 'ak',
   path: '/api_keys',
   listKey: 'keys',
+  filterable: true,
   event: 'api_key',
   createSchema: ApiKeyCreate,
   updateSchema: ApiKeyUpdate,

@@ -56,6 +56,7 @@ export const credentials = defineResource<CredentialRecord, typeof CredentialCre
   prefix: 'cr',
   path: '/credentials',
   listKey: 'credentials',
+  filterable: true,
   event: 'tunnel_credential',
   createSchema: CredentialCreate,
   updateSchema: CredentialUpdate,

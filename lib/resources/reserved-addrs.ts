@@ -69,6 +69,7 @@ export const reservedAddrs = defineResource<ReservedAddrRecord, typeof AddrCreat
   prefix: 'ra',
   path: '/reserved_addrs',
   listKey: 'reserved_addrs',
+  filterable: true,
   event: 'tcp_address',
   createSchema: AddrCreate,
   updateSchema: AddrUpdate,

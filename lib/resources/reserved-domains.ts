@@ -155,6 +155,7 @@ export const reservedDomains = defineResource<ReservedDomainRecord, typeof Domai
   prefix: 'rd',
   path: '/reserved_domains',
   listKey: 'reserved_domains',
+  filterable: true,
   event: 'domain',
   inUseError: ERRORS.RESERVED_DOMAIN_IN_USE,
   createSchema: DomainCreate,

@@ -177,6 +177,7 @@ export const tlsCertificates = defineResource<TlsCertificateRecord, typeof TlsCe
   prefix: 'cert',
   path: '/tls_certificates',
   listKey: 'tls_certificates',
+  filterable: true,
   event: 'tls_certificate',
   notFoundError: ERRORS.TLS_CERTIFICATE_NOT_FOUND,
   createSchema: TlsCertificateCreate,

@@ -53,6 +53,7 @@ export const tunnelSessions = defineResource<TunnelSessionRecord>({
   prefix: 'ts',
   path: '/tunnel_sessions',
   listKey: 'tunnel_sessions',
+  filterable: true,
   operations: ['get', 'list'],
   commands: {
     restart: { summary: 'Restart the agent behind a tunnel session', run: restartAgent },

@@ -24,8 +24,8 @@ const SAML_METADATA = '<md:EntityDescriptor xmlns:md="urn:oasis:names:tc:SAML:2.
 
 /** The module endpoints the spec and facts list, by holder. */
 const EXPECTED: Record<string, readonly string[]> = {
-  tcp: ['backend', 'ip_restriction', 'policy'],
-  tls: ['backend', 'ip_restriction', 'mutual_tls', 'tls_termination', 'policy'],
+  tcp: ['backend', 'ip_restriction', 'policy', 'traffic_policy'],
+  tls: ['backend', 'ip_restriction', 'mutual_tls', 'tls_termination', 'policy', 'traffic_policy'],
   https: ['mutual_tls', 'tls_termination'],
   route: [
     'backend',
@@ -41,6 +41,7 @@ const EXPECTED: Record<string, readonly string[]> = {
     'websocket_tcp_converter',
     'user_agent_filter',
     'policy',
+    'traffic_policy',
   ],
 };
 
@@ -86,6 +87,10 @@ async function samples(holder: string): Promise<Record<string, { body: unknown; 
         ? { body: { terminate_at: 'edge', min_version: '1.3' }, expect: { enabled: true, terminate_at: 'edge', min_version: '1.3' } }
         : { body: { min_version: '1.3' }, expect: { enabled: true, terminate_at: 'edge', min_version: '1.3' } },
     policy: { body: rules, expect: { enabled: true, inbound: rules.inbound, outbound: [] } },
+    traffic_policy:
+      holder === 'route'
+        ? { body: { value: 'on_http_request:\n  - actions: [{type: deny}]\n' }, expect: { enabled: true, value: 'on_http_request:\n  - actions: [{type: deny}]\n' } }
+        : { body: { enabled: false, value: '{"on_tcp_connect":[{"actions":[{"type":"restrict-ips","config":{"allow":["10.0.0.0/8"]}}]}]}' }, expect: { enabled: false, value: '{"on_tcp_connect":[{"actions":[{"type":"restrict-ips","config":{"allow":["10.0.0.0/8"]}}]}]}' } },
     circuit_breaker: { body: { error_threshold_percentage: 0.2 }, expect: { enabled: true, error_threshold_percentage: 0.2, tripped_duration: 10 } },
     compression: { body: {}, expect: { enabled: true } },
     request_headers: { body: { add: { 'X-Env': 'prod' }, remove: ['x-debug'] }, expect: { enabled: true, add: { 'X-Env': 'prod' }, remove: ['x-debug'] } },

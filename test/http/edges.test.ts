@@ -38,6 +38,7 @@ describe('/edges/tcp', () => {
       backend: null,
       ip_restriction: null,
       policy: null,
+      traffic_policy: null,
     });
   });
 
@@ -143,11 +144,11 @@ describe('hostports', () => {
 });
 
 describe('/edges/tls', () => {
-  test('create answers all five module keys and the TLS modules resolved', async () => {
+  test('create answers all six module keys and the TLS modules resolved', async () => {
     const c = await ca();
     const edge = await created('POST', '/edges/tls', { mutual_tls: { certificate_authority_ids: [c] }, tls_termination: { terminate_at: 'edge', min_version: '1.3' } });
     assert.match(edge.id, /^edgtls_/);
-    assert.deepEqual(Object.keys(edge).sort(), ['backend', 'created_at', 'description', 'hostports', 'id', 'ip_restriction', 'metadata', 'mutual_tls', 'policy', 'tls_termination', 'uri']);
+    assert.deepEqual(Object.keys(edge).sort(), ['backend', 'created_at', 'description', 'hostports', 'id', 'ip_restriction', 'metadata', 'mutual_tls', 'policy', 'tls_termination', 'traffic_policy', 'uri']);
     assert.deepEqual(edge.mutual_tls, { enabled: true, certificate_authorities: [ref('/certificate_authorities', c)] });
     assert.deepEqual(edge.tls_termination, { enabled: true, terminate_at: 'edge', min_version: '1.3' });
     assert.deepEqual((await api.request('GET', '/edges/tls')).body.tls_edges.map((e: any) => e.id), [edge.id]);
@@ -269,6 +270,7 @@ describe('/edges/https/{edge_id}/routes', () => {
       websocket_tcp_converter: null,
       user_agent_filter: null,
       policy: null,
+      traffic_policy: null,
     });
     assert.deepEqual((await api.request('GET', `/edges/https/${edgeId}`)).body.routes, [route]);
     assert.deepEqual((await api.request('GET', `${routes()}/${route.id}`)).body, route);

@@ -1,6 +1,7 @@
 import type { OperationContext } from '../../context.ts';
 import { ApiError, ERRORS } from '../../conventions/errors.ts';
 import { absoluteUri } from '../../conventions/refs.ts';
+import { HTTP_REQUEST_PHASES } from '../../conventions/traffic-policy.ts';
 import { updateReferences } from '../../references.ts';
 import type { BaseRecord } from '../../resource.ts';
 import {
@@ -16,6 +17,7 @@ import {
   OIDC_MODULE,
   POLICY_MODULE,
   REQUEST_HEADERS_MODULE,
+  trafficPolicyModule,
   RESPONSE_HEADERS_MODULE,
   SAML_MODULE,
   USER_AGENT_FILTER_MODULE,
@@ -61,6 +63,7 @@ export const ROUTE_MODULES = [
   WEBSOCKET_TCP_CONVERTER_MODULE,
   USER_AGENT_FILTER_MODULE,
   POLICY_MODULE,
+  trafficPolicyModule(HTTP_REQUEST_PHASES),
 ] as const;
 
 export const ROUTE_LABEL = 'HTTPS edge route';

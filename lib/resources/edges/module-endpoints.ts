@@ -2,7 +2,7 @@ import { singletonOperations, type SingletonHolder } from '../../children.ts';
 import type { Operation } from '../../context.ts';
 import { getRecord } from '../../resource.ts';
 import { httpsEdges, ROUTE_LABEL, ROUTE_MODULES } from './https.ts';
-import type { ModuleSpec, StoredModule } from './modules.ts';
+import { displacedModules, type ModuleSpec, type StoredModule } from './modules.ts';
 import { loadRoute, saveRoute } from './routes.ts';
 import { saveEdge, stripEdgeIds, type EdgeDefinition, type EdgeRecord } from './shared.ts';
 import { tcpEdges } from './tcp.ts';
@@ -15,7 +15,8 @@ import { tlsEdges } from './tls.ts';
  *
  * PUT takes the bare module, or the `{ id, module }` wrapper (`{ edge_id, id, module }` for routes)
  * that the official TS client sends; ids in the wrapper must match the path. A PUT is checked like
- * the same module in a PATCH of its holder (references, TLS termination rules). GET of a module
+ * the same module in a PATCH of its holder (references, TLS termination rules); a PUT of `policy`
+ * unsets `traffic_policy` and the other way round (modules.ts). GET of a module
  * that is not set is a 404; DELETE of one is a no-op (204), so deletes can be repeated.
  */
 
@@ -36,7 +37,7 @@ function edgeHolder<R extends EdgeRecord>(id: string, def: EdgeDefinition<R>): M
         id: record.id,
         record,
         async set(name, stored) {
-          const next = { ...record, [name]: stored } as unknown as R;
+          const next = { ...record, ...displacedModules(def.modules, name, stored as StoredModule | null), [name]: stored } as unknown as R;
           def.checkModules?.(next, [name]);
           await saveEdge(ctx, def, record, next);
         },
@@ -52,7 +53,11 @@ const routeHolder: ModuleHolder = {
   modules: ROUTE_MODULES,
   async load(ctx, params) {
     const { edge, route } = await loadRoute(ctx, params);
-    return { id: route.id, record: route, set: async (name, stored) => void (await saveRoute(ctx, edge, route, { ...route, [name]: stored })) };
+    return {
+      id: route.id,
+      record: route,
+      set: async (name, stored) => void (await saveRoute(ctx, edge, route, { ...route, ...displacedModules(ROUTE_MODULES, name, stored as StoredModule | null), [name]: stored })),
+    };
   },
 };
 

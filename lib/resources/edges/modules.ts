@@ -3,6 +3,7 @@ import type { OperationContext } from '../../context.ts';
 import { ApiError, ERRORS, fail } from '../../conventions/errors.ts';
 import { coded, refusedField, stringList, zeroIsUnset, type Schema } from '../../conventions/fields.ts';
 import { re2Pattern } from '../../conventions/patterns.ts';
+import { trafficPolicyValue, type TrafficPolicyPhase } from '../../conventions/traffic-policy.ts';
 import { absoluteUri, makeRef } from '../../conventions/refs.ts';
 import { existingIds } from '../../references.ts';
 import { scopeOf } from '../../resource.ts';
@@ -41,6 +42,12 @@ export interface ModuleSpec {
   store(ctx: OperationContext, input: any, field: string): Awaitable<StoredModule>;
   /** Ids the stored module points at, for the reverse-reference index. */
   references?(stored: StoredModule): readonly string[];
+  /**
+   * The older module this one replaced (`traffic_policy` replaced the 0.11.0 clients' `policy`): an
+   * edge or route holds one of the two, so setting either unsets the other, and one body may not
+   * send both.
+   */
+  readonly replaces?: string;
   /** The response shape; `holderId` is the id of the edge or route that holds the module. */
   respond(ctx: OperationContext, stored: StoredModule, holderId: string): Record<string, unknown>;
 }
@@ -229,7 +236,7 @@ const respondRules = (rules: readonly StoredRule[]) =>
   }));
 
 /**
- * The traffic policy module: inbound and outbound rules, each a name, CEL expressions (an empty
+ * The policy module of the 0.11.0 API (replaced by traffic_policy below): inbound and outbound rules, each a name, CEL expressions (an empty
  * list applies the rule to all traffic; Burrow stores them, it evaluates no traffic) and at least
  * one action. Actions: url-rewrite {from (an RE2 pattern), to}, custom-response {status_code, content?,
  * headers?}, deny {status_code?} or null, log {metadata?} or null, and terminate-tls (above), which
@@ -237,7 +244,7 @@ const respondRules = (rules: readonly StoredRule[]) =>
  */
 export const POLICY_MODULE: ModuleSpec = {
   name: 'policy',
-  label: 'traffic policy',
+  label: 'policy',
   schema: v.strictObject({ enabled, inbound: v.optional(v.nullable(v.array(rule))), outbound: v.optional(v.nullable(v.array(rule))) }),
   store(_ctx, input: { enabled?: boolean; inbound?: PolicyRule[] | null; outbound?: PolicyRule[] | null }, field) {
     (input.outbound ?? []).forEach((r, index) => {
@@ -248,6 +255,24 @@ export const POLICY_MODULE: ModuleSpec = {
   },
   respond: (_ctx, stored) => ({ enabled: stored.enabled, inbound: respondRules(stored.inbound as StoredRule[]), outbound: respondRules(stored.outbound as StoredRule[]) }),
 };
+
+/**
+ * The traffic policy module of the newer API (0.12 on), which replaced `policy`: `{enabled, value}`,
+ * `value` a traffic policy document in JSON or YAML (lib/conventions/traffic-policy.ts), checked
+ * for the phases of the holder's traffic and stored and answered exactly as sent. An edge or route
+ * holds one traffic policy: setting `traffic_policy` unsets `policy` and the other way round (the
+ * vendor's responses carry both keys, the old one null), and a body may not send both.
+ */
+export function trafficPolicyModule(phases: readonly TrafficPolicyPhase[]): ModuleSpec {
+  return {
+    name: 'traffic_policy',
+    label: 'traffic policy',
+    replaces: 'policy',
+    schema: v.strictObject({ enabled, value: trafficPolicyValue({ phases }) }),
+    store: (_ctx, input: { enabled?: boolean; value: string }) => ({ enabled: input.enabled ?? true, value: input.value }),
+    respond: (_ctx, stored) => ({ enabled: stored.enabled, value: stored.value }),
+  };
+}
 
 // --- HTTP route modules --------------------------------------------------------------------------
 
@@ -512,9 +537,26 @@ export function moduleFields(specs: readonly ModuleSpec[]): Record<string, Schem
 
 /** Stores the modules of a create body; absent and null modules are unset. */
 export async function storeModules(ctx: OperationContext, specs: readonly ModuleSpec[], input: Record<string, unknown>): Promise<StoredModules> {
+  refuseBothReplacements(specs, input);
   const out: StoredModules = {};
   for (const spec of specs) out[spec.name] = input[spec.name] == null ? null : await spec.store(ctx, input[spec.name], spec.name);
   return out;
+}
+
+/** A body may set `policy` or `traffic_policy`, not both: they are one policy in two dialects. */
+function refuseBothReplacements(specs: readonly ModuleSpec[], body: Record<string, unknown>): void {
+  for (const spec of specs) {
+    if (spec.replaces && body[spec.name] != null && body[spec.replaces] != null) {
+      fail('INVALID_FIELD', `${spec.name}: send either ${spec.replaces} (the 0.11.0 clients' form) or ${spec.name}, not both; an edge or route has one traffic policy`);
+    }
+  }
+}
+
+/** What setting module `name` unsets besides: the module it replaced, or the one that replaced it. */
+export function displacedModules(specs: readonly ModuleSpec[], name: string, stored: StoredModule | null): StoredModules {
+  if (!stored) return {};
+  const other = specs.find((spec) => spec.name === name)?.replaces ?? specs.find((spec) => spec.replaces === name)?.name;
+  return other && specs.some((spec) => spec.name === other) ? { [other]: null } : {};
 }
 
 /**
@@ -522,12 +564,14 @@ export async function storeModules(ctx: OperationContext, specs: readonly Module
  * and `null` is refused, because modules are removed only through their own DELETE endpoint.
  */
 export async function patchModules(ctx: OperationContext, specs: readonly ModuleSpec[], patch: Record<string, unknown>, endpoint: string): Promise<StoredModules> {
+  refuseBothReplacements(specs, patch);
   const out: StoredModules = {};
   for (const spec of specs) {
     const value = patch[spec.name];
     if (value === undefined) continue;
     if (value === null) fail('INVALID_FIELD', `${spec.name}: a module cannot be removed by an update; use DELETE ${endpoint}/${spec.name}`);
     out[spec.name] = await spec.store(ctx, value, spec.name);
+    Object.assign(out, displacedModules(specs, spec.name, out[spec.name] ?? null));
   }
   return out;
 }

@@ -1,9 +1,10 @@
-import { BACKEND_MODULE, IP_RESTRICTION_MODULE, POLICY_MODULE } from './modules.ts';
+import { CONNECTION_PHASES } from '../../conventions/traffic-policy.ts';
+import { BACKEND_MODULE, IP_RESTRICTION_MODULE, POLICY_MODULE, trafficPolicyModule } from './modules.ts';
 import { defineEdge } from './shared.ts';
 
 /**
- * TCP edges (/edges/tcp): hostports (any `host:port`) plus the backend, ip_restriction and policy
- * modules. TCP traffic is never decrypted, so there is nothing like TLS termination here.
+ * TCP edges (/edges/tcp): hostports (any `host:port`) plus the backend, ip_restriction, policy and
+ * traffic_policy modules (its phase: on_tcp_connect). TCP traffic is never decrypted, so there is nothing like TLS termination here.
  */
 export const tcpEdges = defineEdge({
   prefix: 'edgtcp',
@@ -12,5 +13,5 @@ export const tcpEdges = defineEdge({
   kind: 'tcp_edge',
   path: '/edges/tcp',
   listKey: 'tcp_edges',
-  modules: [BACKEND_MODULE, IP_RESTRICTION_MODULE, POLICY_MODULE],
+  modules: [BACKEND_MODULE, IP_RESTRICTION_MODULE, POLICY_MODULE, trafficPolicyModule(CONNECTION_PHASES)],
 });

@@ -1,10 +1,11 @@
 import { ApiError, ERRORS } from '../../conventions/errors.ts';
-import { BACKEND_MODULE, IP_RESTRICTION_MODULE, MUTUAL_TLS_MODULE, POLICY_MODULE, TLS_TERMINATION_MODULE, type StoredModule } from './modules.ts';
+import { CONNECTION_PHASES } from '../../conventions/traffic-policy.ts';
+import { BACKEND_MODULE, IP_RESTRICTION_MODULE, MUTUAL_TLS_MODULE, POLICY_MODULE, TLS_TERMINATION_MODULE, trafficPolicyModule, type StoredModule } from './modules.ts';
 import { defineEdge, type EdgeRecord } from './shared.ts';
 
 /**
  * TLS edges (/edges/tls): hostports plus the backend, ip_restriction, mutual_tls, tls_termination
- * and policy modules.
+ * policy and traffic_policy modules (its phase: on_tcp_connect, as TLS traffic is not HTTP).
  *
  * With enabled TLS termination at `upstream` the edge passes the TLS stream through undecrypted,
  * so modules that need the decrypted traffic (mutual_tls, policy) cannot apply. Such combinations
@@ -31,6 +32,6 @@ export const tlsEdges = defineEdge({
   kind: 'tls_edge',
   path: '/edges/tls',
   listKey: 'tls_edges',
-  modules: [BACKEND_MODULE, IP_RESTRICTION_MODULE, MUTUAL_TLS_MODULE, TLS_TERMINATION_MODULE, POLICY_MODULE],
+  modules: [BACKEND_MODULE, IP_RESTRICTION_MODULE, MUTUAL_TLS_MODULE, TLS_TERMINATION_MODULE, POLICY_MODULE, trafficPolicyModule(CONNECTION_PHASES)],
   checkModules: refuseUndecryptedModules,
 });

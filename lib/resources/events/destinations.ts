@@ -166,6 +166,7 @@ export const eventDestinations = defineResource<EventDestinationRecord, typeof D
   prefix: 'ed',
   path: '/event_destinations',
   listKey: 'event_destinations',
+  filterable: true,
   event: 'event_destination',
   notFoundError: ERRORS.EVENT_DESTINATION_NOT_FOUND,
   inUseError: ERRORS.EVENT_DESTINATION_IN_USE,

@@ -94,6 +94,7 @@ export const eventSubscriptions = defineResource<EventSubscriptionRecord, typeof
   prefix: 'esb',
   path: '/event_subscriptions',
   listKey: 'event_subscriptions',
+  filterable: true,
   event: 'event_subscription',
   notFoundError: ERRORS.EVENT_SUBSCRIPTION_NOT_FOUND,
   createSchema: SubscriptionCreate,

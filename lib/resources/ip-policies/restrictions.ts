@@ -56,6 +56,7 @@ export const ipRestrictions = defineResource<IpRestrictionRecord, typeof Restric
   prefix: 'ipx',
   path: '/ip_restrictions',
   listKey: 'ip_restrictions',
+  filterable: true,
   event: 'ip_restriction',
   createSchema: RestrictionCreate,
   updateSchema: RestrictionUpdate,

@@ -68,6 +68,7 @@ export const sshCertificateAuthorities = defineResource<SshCaRecord, typeof CaCr
   prefix: 'sshca',
   path: '/ssh_certificate_authorities',
   listKey: 'ssh_certificate_authorities',
+  filterable: true,
   event: 'ssh_certificate_authority',
   notFoundError: ERRORS.SSH_CA_NOT_FOUND,
   inUseError: ERRORS.SSH_CA_IN_USE,

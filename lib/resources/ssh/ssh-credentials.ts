@@ -41,6 +41,7 @@ export const sshCredentials = defineResource<SshCredentialRecord, typeof SshCred
   prefix: 'sshcr',
   path: '/ssh_credentials',
   listKey: 'ssh_credentials',
+  filterable: true,
   event: 'ssh_public_key',
   createSchema: SshCredentialCreate,
   updateSchema: CredentialUpdate,
