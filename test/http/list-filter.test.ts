@@ -124,6 +124,12 @@ describe('GET /<list>?filter=… (CEL over obj)', () => {
     assert.deepEqual(creds.body.credentials.map((c: { id: string }) => c.id), [credential.id]);
   });
 
+  test('reserved domains by prefix (the guide\'s example), with the domain as answered', async () => {
+    for (const domain of ['myapi.example.com', 'myapi-eu.example.com', 'web.example.com']) assert.equal((await api.request('POST', '/reserved_domains', { domain })).status, 201);
+    const res = await get(`/reserved_domains${goQuery({ filter: 'obj.domain.startsWith("myapi")' })}`);
+    assert.deepEqual(res.body.reserved_domains.map((d: { domain: string }) => d.domain), ['myapi-eu.example.com', 'myapi.example.com']);
+  });
+
   test('a bad filter is a 400 250 naming filter', async () => {
     await createPolicies(['x']);
     const refused = async (filter: string, message: RegExp) => assertError(await get(`/ip_policies${goQuery({ filter })}`), 400, 250, message);
