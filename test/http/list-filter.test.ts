@@ -130,6 +130,17 @@ describe('GET /<list>?filter=… (CEL over obj)', () => {
     assert.deepEqual(res.body.reserved_domains.map((d: { domain: string }) => d.domain), ['myapi-eu.example.com', 'myapi.example.com']);
   });
 
+  test('vaults and secrets by name; a secret\'s value is not in obj, so no filter reads it', async () => {
+    const vault = (await api.request('POST', '/vaults', { name: 'prod' })).body;
+    await api.request('POST', '/vaults', { name: 'dev' });
+    const vaults = await get(`/vaults${goQuery({ filter: 'obj.name == "prod"' })}`);
+    assert.deepEqual(vaults.body.vaults.map((x: { id: string }) => x.id), [vault.id]);
+    assert.equal((await api.request('POST', '/vault_secrets', { name: 'DB', value: 'hunter2', vault_id: vault.id })).status, 201);
+    const secrets = await get(`/vault_secrets${goQuery({ filter: 'obj.name == "DB"' })}`);
+    assert.equal(secrets.body.secrets.length, 1);
+    assertError(await get(`/vault_secrets${goQuery({ filter: 'obj.value == "hunter2"' })}`), 400, 250, /No such key: value/);
+  });
+
   test('a bad filter is a 400 250 naming filter', async () => {
     await createPolicies(['x']);
     const refused = async (filter: string, message: RegExp) => assertError(await get(`/ip_policies${goQuery({ filter })}`), 400, 250, message);

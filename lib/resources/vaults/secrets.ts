@@ -102,6 +102,7 @@ export const secrets = defineResource<SecretRecord, typeof SecretCreate, typeof 
   prefix: 'secret',
   path: '/vault_secrets',
   listKey: 'secrets',
+  filterable: true,
   event: 'secret',
   createSchema: SecretCreate,
   updateSchema: SecretUpdate,

@@ -58,6 +58,7 @@ export const vaults = defineResource<VaultRecord, typeof VaultCreate, typeof Vau
   prefix: 'vault',
   path: '/vaults',
   listKey: 'vaults',
+  filterable: true,
   event: 'vault',
   inUseError: ERRORS.VAULT_NOT_EMPTY,
   createSchema: VaultCreate,
