@@ -33,7 +33,7 @@ const NEWER: Record<string, { method: string; path: string; body?: unknown; miss
 };
 
 /** Newer-client services and parameters that Burrow does not serve yet. */
-const PENDING_NEWER = new Set(['EdgeRouteTrafficPolicyModule', 'TCPEdgeTrafficPolicyModule', 'TLSEdgeTrafficPolicyModule', 'filter list parameter']);
+const PENDING_NEWER = new Set<string>([]);
 
 function noRoute(res: { status: number; code: string }): boolean {
   return res.status === 404 && res.code === 'ERR_BURROW_9002';
