@@ -26,14 +26,30 @@ function invalidFilter(problem: FilterProblem): ApiError {
   return new ApiError(ERRORS.FILTER_INVALID, `filter: invalid CEL query: ${problem.message}`);
 }
 
-/** Compiles `filter` for the caller's clock, or throws the 400. */
+/** The 400 for a filter problem; other errors pass through. */
+function rethrow(error: unknown): never {
+  if (error instanceof FilterProblem) throw invalidFilter(error);
+  throw error;
+}
+
+/**
+ * Compiles `filter` for the caller's clock, or throws the 400; the predicate throws the 400 too
+ * when evaluating it on a response fails.
+ */
 export function compileListFilter(ctx: OperationContext, filter: string): FilterPredicate {
+  let predicate: FilterPredicate;
   try {
-    return compileFilter(filter, () => ctx.clock.now());
+    predicate = compileFilter(filter, () => ctx.clock.now());
   } catch (error) {
-    if (error instanceof FilterProblem) throw invalidFilter(error);
-    throw error;
+    rethrow(error);
   }
+  return (response) => {
+    try {
+      return predicate(response);
+    } catch (error) {
+      rethrow(error);
+    }
+  };
 }
 
 /**
@@ -54,14 +70,7 @@ export async function filteredPage<R extends StoredRecord>(
     const rows = (await ctx.tx.page(scope, cursor === undefined ? { limit: SCAN_BATCH } : { beforeId: cursor, limit: SCAN_BATCH })) as R[];
     for (const record of rows) {
       const response = respond(record);
-      let matched: boolean;
-      try {
-        matched = matches(response);
-      } catch (error) {
-        if (error instanceof FilterProblem) throw invalidFilter(error);
-        throw error;
-      }
-      if (!matched) continue;
+      if (!matches(response)) continue;
       if (items.length === page.limit) return { items, lastId, hasMore: true };
       items.push(response);
       lastId = record.id;

@@ -2,12 +2,14 @@ import * as v from 'valibot';
 import type { Operation, OperationContext, OperationInput } from '../context.ts';
 import { formatTime } from '../conventions/clock.ts';
 import { ApiError, ERRORS } from '../conventions/errors.ts';
+import { CONNECTION_PHASES, TRAFFIC_POLICY_PHASES, trafficPolicyProblem } from '../conventions/traffic-policy.ts';
 import { coded, description, metadata, zeroIsUnset } from '../conventions/fields.ts';
 import { listEnvelope, parsePageRequest, type QueryParams } from '../conventions/paging.ts';
 import { absoluteUri, makeRef, type Ref } from '../conventions/refs.ts';
 import { addPair, claimUnique, findUnique, membersOf, releaseUnique, removePair } from '../indexes.ts';
 import { defineResource, listRecords, respond, scopeOf, type BaseRecord } from '../resource.ts';
 import { INSTANCE_SCOPE } from '../store.ts';
+import { compileListFilter } from '../list-filter.ts';
 import { isDnsName } from './acl.ts';
 import { RESERVED_ADDR_KIND } from './reserved-addrs.ts';
 import { findReservedDomain } from './reserved-domains.ts';
@@ -111,27 +113,15 @@ export function parseEndpointUrl(text: string, field = 'url'): EndpointUrl {
 }
 
 /**
- * Checks a traffic policy document: a non-empty JSON object or YAML mapping. The full validation
- * (phases, actions) belongs to the traffic-policy validator; until it is wired in, a JSON document
- * must parse to an object and a YAML one must at least look like a mapping.
+ * Checks a cloud endpoint's traffic policy with the shared validator (lib/conventions/traffic-policy.ts):
+ * tcp and tls endpoints carry connections only (`on_tcp_connect`); http and https endpoints also
+ * run the HTTP phases. Checked on create, when the policy changes and when the url's scheme does.
  */
-function checkTrafficPolicy(text: string, field = 'traffic_policy'): string {
-  const invalid = (why: string): never => {
-    throw new ApiError(ERRORS.ENDPOINT_TRAFFIC_POLICY_INVALID, `${field}: ${why}`);
-  };
-  const trimmed = text.trim();
-  if (trimmed === '') invalid('a cloud endpoint needs a traffic policy (a JSON or YAML document)');
-  if (trimmed.startsWith('{') || trimmed.startsWith('[')) {
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(trimmed);
-    } catch (error) {
-      invalid(`is not valid JSON: ${(error as Error).message}`);
-    }
-    if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) invalid('must be a JSON object or a YAML mapping');
-  } else if (!/^[A-Za-z_][\w-]*\s*:/m.test(trimmed)) {
-    invalid('must be a JSON object or a YAML mapping');
-  }
+function checkTrafficPolicy(text: string, scheme: string, field = 'traffic_policy'): string {
+  if (text.trim() === '') throw new ApiError(ERRORS.ENDPOINT_TRAFFIC_POLICY_INVALID, `${field}: a cloud endpoint needs a traffic policy (a JSON or YAML document)`);
+  const phases = scheme === 'tcp' || scheme === 'tls' ? CONNECTION_PHASES : TRAFFIC_POLICY_PHASES;
+  const problem = trafficPolicyProblem(text, { phases });
+  if (problem) throw new ApiError(ERRORS.ENDPOINT_TRAFFIC_POLICY_INVALID, `${field}: ${problem}`);
   return text;
 }
 
@@ -251,6 +241,7 @@ export const endpoints = defineResource<EndpointRecord, typeof CloudEndpointCrea
   prefix: 'ep',
   path: '/endpoints',
   listKey: 'endpoints',
+  filterable: true,
   operations: ['create', 'get', 'update', 'delete'],
   createSchema: CloudEndpointCreate,
   updateSchema: CloudEndpointUpdate,
@@ -263,7 +254,7 @@ export const endpoints = defineResource<EndpointRecord, typeof CloudEndpointCrea
       ...url,
       region: 'global',
       bindings: checkBindings(ctx, input.bindings, url.host),
-      traffic_policy: checkTrafficPolicy(input.traffic_policy),
+      traffic_policy: checkTrafficPolicy(input.traffic_policy, url.scheme),
       upstream_url: '',
       upstream_protocol: input.upstream_protocol ?? '',
       pooling_enabled: input.pooling_enabled ?? false,
@@ -282,7 +273,7 @@ export const endpoints = defineResource<EndpointRecord, typeof CloudEndpointCrea
       ...record,
       ...(patch.url === undefined ? {} : { url: url.url, scheme: url.scheme, host: url.host, port: url.port }),
       bindings: patch.bindings !== undefined ? checkBindings(ctx, patch.bindings, url.host) : patch.url !== undefined ? checkBindings(ctx, record.bindings, url.host) : record.bindings,
-      ...(patch.traffic_policy === undefined ? {} : { traffic_policy: checkTrafficPolicy(patch.traffic_policy) }),
+      ...(patch.traffic_policy === undefined && url.scheme === record.scheme ? {} : { traffic_policy: checkTrafficPolicy(patch.traffic_policy ?? record.traffic_policy, url.scheme) }),
       ...(patch.upstream_protocol === undefined ? {} : { upstream_protocol: patch.upstream_protocol }),
       ...(patch.pooling_enabled === undefined ? {} : { pooling_enabled: patch.pooling_enabled }),
       updated_at: formatTime(ctx.clock.now()),
@@ -444,7 +435,7 @@ export async function syncEdgeEndpoints(ctx: OperationContext, edgeId: string, h
 }
 
 const FILTERS = ['id', 'url'] as const;
-const LIST_PARAMS = ['before_id', 'beforeId', 'limit', ...FILTERS];
+const LIST_PARAMS = ['before_id', 'beforeId', 'limit', 'filter', ...FILTERS];
 
 /** The values of a list filter: repeated parameters and comma-separated lists, empty ones dropped. */
 function filterValues(value: QueryParams[string]): string[] {
@@ -478,15 +469,18 @@ export async function listEndpoints(ctx: OperationContext, query: QueryParams = 
     candidates = ids.length === 0 ? matches : new Set(ids.filter((candidate) => matches.has(candidate)));
   }
   const inPage = [...candidates].filter((candidate) => page.beforeId === undefined || candidate < page.beforeId).sort((a, b) => (a < b ? 1 : -1));
-  const records: EndpointRecord[] = [];
+  const matches = page.filter === undefined ? undefined : compileListFilter(ctx, page.filter);
+  const records: { id: string; response: Record<string, unknown> }[] = [];
   for (const candidate of inPage) {
     if (records.length > page.limit) break;
     const record = (await ctx.tx.get(scopeOf(ctx, ENDPOINT_KIND), candidate)) as EndpointRecord | undefined;
-    if (record) records.push(record);
+    if (!record) continue;
+    const response = respond(ctx, endpoints, record);
+    if (matches === undefined || matches(response)) records.push({ id: record.id, response });
   }
   const items = records.slice(0, page.limit);
   const listUri = absoluteUri(ctx.baseUrl, endpoints.path);
-  const envelope = listEnvelope(endpoints.listKey, items.map((record) => respond(ctx, endpoints, record)), listUri, page, items.at(-1)?.id, records.length > page.limit);
+  const envelope = listEnvelope(endpoints.listKey, items.map((item) => item.response), listUri, page, items.at(-1)?.id, records.length > page.limit);
   if (typeof envelope.next_page_uri === 'string') {
     const keep = new URLSearchParams([...ids.map((value) => ['id', value]), ...filterValues(url).map((value) => ['url', value])]);
     envelope.next_page_uri = `${envelope.next_page_uri}&${keep.toString()}`;
@@ -504,7 +498,7 @@ export const ENDPOINT_OPERATIONS: readonly Operation[] = [
     status: 200,
     mutates: false,
     query: LIST_PARAMS.filter((name) => name !== 'beforeId'),
-    summary: 'List endpoints (filters: id, url)',
+    summary: 'List endpoints (filters: id, url, filter)',
     run: (ctx: OperationContext, input: OperationInput) => listEndpoints(ctx, input.query),
   },
 ];

@@ -18,7 +18,10 @@ async function agent(binds: Record<string, unknown>, extra: Record<string, unkno
 const ksuid = (id: string) => id.slice(id.indexOf('_') + 1);
 const ids = (list: any[]) => list.map((item) => item.id);
 const POLICY = '{"on_http_request":[{"actions":[{"type":"custom-response","config":{"status_code":200}}]}]}';
-const cloud = (body: Record<string, unknown>, token?: string) => api.request('POST', '/endpoints', { type: 'cloud', traffic_policy: POLICY, ...body }, token === undefined ? {} : { token });
+const TCP_POLICY = '{"on_tcp_connect":[{"actions":[{"type":"deny"}]}]}';
+/** A cloud endpoint with a policy of its url's phases (tcp and tls endpoints carry connections only). */
+const cloud = (body: Record<string, unknown>, token?: string) =>
+  api.request('POST', '/endpoints', { type: 'cloud', traffic_policy: /^(tcp|tls):/.test(String(body.url)) ? TCP_POLICY : POLICY, ...body }, token === undefined ? {} : { token });
 
 describe('GET /tunnels', () => {
   test('an agent runs one tunnel per bound domain and address, and one labeled tunnel', async () => {
@@ -262,9 +265,12 @@ describe('POST /endpoints (cloud endpoints)', () => {
     assertError(await cloud({ url: 'https://a.internal', bindings: ['public'] }), 400, 9029, /only reachable with the internal binding/);
     assertError(await cloud({ url: 'https://a.example.com', upstream_protocol: 'http3' }), 400, 215, /upstream_protocol: must be one of http1, http2/);
     assertError(await cloud({ url: 'https://a.example.com', traffic_policy: '' }), 400, 18002, /needs a traffic policy/);
-    assertError(await cloud({ url: 'https://a.example.com', traffic_policy: '{"on_http_request": [' }), 400, 18002, /not valid JSON/);
-    assertError(await cloud({ url: 'https://a.example.com', traffic_policy: '[]' }), 400, 18002, /JSON object or a YAML mapping/);
-    assertError(await cloud({ url: 'https://a.example.com', traffic_policy: 'just words' }), 400, 18002, /JSON object or a YAML mapping/);
+    assertError(await cloud({ url: 'https://a.example.com', traffic_policy: '{"on_http_request": [' }), 400, 18002, /^traffic_policy: is neither JSON nor YAML/);
+    assertError(await cloud({ url: 'https://a.example.com', traffic_policy: '[]' }), 400, 18002, /^traffic_policy: must be a traffic policy document: a mapping of phases/);
+    assertError(await cloud({ url: 'https://a.example.com', traffic_policy: 'just words' }), 400, 18002, /must be a traffic policy document/);
+    assertError(await cloud({ url: 'https://a.example.com', traffic_policy: '{"on_http_request":[{"actions":[{"type":"teleport"}]}]}' }), 400, 18002, /^traffic_policy: on_http_request\[0\]\.actions\[0\]\.type: unknown action "teleport"/);
+    assertError(await cloud({ url: 'https://a.example.com', traffic_policy: '{"on_http_request":[{"expressions":["req.url.path =="],"actions":[{"type":"deny"}]}]}' }), 400, 18002, /on_http_request\[0\]\.expressions\[0\]: not a CEL expression/);
+    assertError(await cloud({ url: 'tcp://1.tcp.example.net:20000', traffic_policy: POLICY }), 400, 18002, /^traffic_policy: on_http_request: not a phase of this traffic \(it has on_tcp_connect\)/);
     assertError(await api.request('POST', '/endpoints', { url: 'https://a.example.com', type: 'cloud' }), 400, 215, /traffic_policy: is required/);
     assertError(await api.request('POST', '/endpoints', { type: 'cloud', traffic_policy: POLICY }), 400, 215, /url: is required/);
     assertError(await cloud({ url: 'https://a.example.com', name: 'x' }), 400, 214, /name: unknown field/);
@@ -435,8 +441,31 @@ describe('GET /endpoints with id and url filters', () => {
     const byUrl = await get('url=https://a.example.com,https://b.example.com,https://c.example.com&limit=1');
     assert.deepEqual(ids(byUrl.endpoints), [c]);
     assert.deepEqual(new URL(byUrl.next_page_uri).searchParams.getAll('url'), ['https://a.example.com', 'https://b.example.com', 'https://c.example.com']);
-    assertError(await api.request('GET', '/endpoints?ids=x'), 400, 231, /unknown query parameter 'ids'; supported: before_id, limit, id, url/);
+    assertError(await api.request('GET', '/endpoints?ids=x'), 400, 231, /unknown query parameter 'ids'; supported: before_id, limit, filter, id, url/);
     assertError(await api.request('GET', '/endpoints?limit=0&id=x'), 400, 233, /limit/);
+  });
+
+  test('the CEL filter works alone and together with id/url, and pages keep it', async () => {
+    const made: Record<string, string> = {};
+    for (const name of ['a', 'b', 'c']) made[name] = (await cloud({ url: `https://${name}.example.com`, description: name === 'b' ? 'skip' : 'keep' })).body.id;
+    await agent({ domains: ['agent.example.com'] });
+    const get = async (query: string) => (await api.request('GET', `/endpoints?${query}`)).body;
+    const filter = encodeURIComponent('obj.type == "cloud" && obj.description == "keep"');
+    assert.deepEqual(ids((await get(`filter=${filter}`)).endpoints), [made.c, made.a]);
+    const page1 = await get(`filter=${filter}&limit=1`);
+    assert.deepEqual(ids(page1.endpoints), [made.c]);
+    const next = new URL(page1.next_page_uri);
+    assert.equal(next.searchParams.get('filter'), 'obj.type == "cloud" && obj.description == "keep"');
+    const page2 = (await api.request('GET', `${next.pathname}${next.search}`)).body;
+    assert.deepEqual(ids(page2.endpoints), [made.a]);
+    assert.equal(page2.next_page_uri, null);
+    assert.deepEqual(ids((await get(`filter=${filter}&id=${made.a},${made.b}`)).endpoints), [made.a], 'both: an endpoint must match the ids and the filter');
+    const withIds = await get(`filter=${filter}&id=${made.a},${made.b},${made.c}&limit=1`);
+    assert.deepEqual(ids(withIds.endpoints), [made.c]);
+    assert.equal(new URL(withIds.next_page_uri).searchParams.get('filter'), 'obj.type == "cloud" && obj.description == "keep"');
+    assert.deepEqual((await get(`filter=${encodeURIComponent('obj.type == "agent"')}`)).endpoints.map((e: any) => e.url), ['https://agent.example.com']);
+    assertError(await api.request('GET', `/endpoints?filter=${encodeURIComponent('obj.type ==')}`), 400, 250, /^filter: invalid CEL query/);
+    assertError(await api.request('GET', `/endpoints?id=${made.a}&filter=${encodeURIComponent('obj.type + 1 == 2')}`), 400, 250, /^filter: invalid CEL query/);
   });
 
   test('a url filter finds agent endpoints too', async () => {
@@ -475,8 +504,9 @@ describe('OpenAPI document', () => {
   test('describes the endpoint filters and the cloud endpoint body', async () => {
     const doc = (await api.request('GET', '/openapi.json', undefined, { token: null })).body;
     const list = doc.paths['/endpoints'].get;
-    assert.deepEqual(list.parameters.map((p: any) => p.name), ['limit', 'before_id', 'id', 'url']);
-    assert.deepEqual(list.parameters[2].schema, { type: 'array', items: { type: 'string' } });
+    assert.deepEqual(list.parameters.map((p: any) => p.name), ['limit', 'before_id', 'filter', 'id', 'url']);
+    assert.deepEqual(list.parameters[2].schema, { type: 'string', maxLength: 2048 });
+    assert.deepEqual(list.parameters[3].schema, { type: 'array', items: { type: 'string' } });
     const create = doc.paths['/endpoints'].post.requestBody.content['application/json'].schema;
     assert.deepEqual(create.required.sort(), ['traffic_policy', 'url']);
     assert.equal(create.additionalProperties, false);
