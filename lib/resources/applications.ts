@@ -6,7 +6,7 @@ import { maxBytes, rfc3339 } from '../conventions/fields.ts';
 import { absoluteUri, makeRef, type Ref } from '../conventions/refs.ts';
 import { knownAccount } from '../control.ts';
 import { addPair, membersOf, removePair, type PairIndex } from '../indexes.ts';
-import { createRecord, defineResource, getRecord, scopeOf, type BaseRecord } from '../resource.ts';
+import { createRecord, defineResource, getRecord, scopeOf, type BaseRecord, type ResourceDefinition } from '../resource.ts';
 import { httpsEdges, routePath, type HttpsEdgeRecord } from './edges/https.ts';
 
 /**
@@ -248,30 +248,24 @@ export const applicationSessions = defineResource<ApplicationSessionRecord, type
   },
 });
 
+/** A control-plane create of `def` under an account, through the definition's own create schema. */
+function controlCreate<R extends BaseRecord>(def: ResourceDefinition<R>, path: string, summary: string): ControlOperation {
+  return {
+    id: `control.${path}.create`,
+    method: 'POST',
+    path: `/accounts/:account_id/${path}`,
+    status: 201,
+    body: def.createSchema,
+    summary,
+    async run(instance, input, meta) {
+      const account = await knownAccount(instance, input.params.account_id!);
+      return instance.perform(operatorIn(account), (ctx) => createRecord(ctx, def, input.body), instance.baseUrl ?? meta.baseUrl);
+    },
+  };
+}
+
 /** Control plane: someone signs in (an application user), and opens a browser session. */
 export const APPLICATION_CONTROL_OPERATIONS: readonly ControlOperation[] = [
-  {
-    id: 'control.application_users.create',
-    method: 'POST',
-    path: '/accounts/:account_id/application_users',
-    status: 201,
-    body: ApplicationUserCreate,
-    summary: 'Create an application user (someone who signed in through an OAuth, OIDC or SAML module), as GET /app/users/{id} answers it',
-    async run(instance, input, meta) {
-      const account = await knownAccount(instance, input.params.account_id!);
-      return instance.perform(operatorIn(account), (ctx) => createRecord(ctx, applicationUsers, input.body), instance.baseUrl ?? meta.baseUrl);
-    },
-  },
-  {
-    id: 'control.application_sessions.create',
-    method: 'POST',
-    path: '/accounts/:account_id/application_sessions',
-    status: 201,
-    body: ApplicationSessionCreate,
-    summary: "Open a browser session of an application user (marks the user active), as GET /app/sessions/{id} answers it",
-    async run(instance, input, meta) {
-      const account = await knownAccount(instance, input.params.account_id!);
-      return instance.perform(operatorIn(account), (ctx) => createRecord(ctx, applicationSessions, input.body), instance.baseUrl ?? meta.baseUrl);
-    },
-  },
+  controlCreate(applicationUsers, 'application_users', 'Create an application user (someone who signed in through an OAuth, OIDC or SAML module), as GET /app/users/{id} answers it'),
+  controlCreate(applicationSessions, 'application_sessions', 'Open a browser session of an application user (marks the user active), as GET /app/sessions/{id} answers it'),
 ];
