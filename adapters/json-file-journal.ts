@@ -4,7 +4,7 @@ import type { StoredRecord } from '../lib/store.ts';
 
 /**
  * The JSON-file store's write-ahead journal (`<file>.journal`): one JSON line per group commit,
- * `{"seq": n, "changes": [[scopeKey, id, record | null], …]}`, appended and fdatasync'ed before
+ * `{"seq": n, "changes": [[account, kind, id, record | null], …]}`, appended and fdatasync'ed before
  * the commit is acknowledged. It makes a durable write cost O(change) instead of rewriting the
  * whole file; the store folds the journal into the JSON file from time to time (compaction) and
  * then empties it.
@@ -15,7 +15,7 @@ import type { StoredRecord } from '../lib/store.ts';
  * or, when its line was torn by a crash, not at all.
  */
 
-export type JournalEntry = readonly [key: string, id: string, record: StoredRecord | null];
+export type JournalEntry = readonly [account: string, kind: string, id: string, record: StoredRecord | null];
 
 /** One journal line. `seq` is absent in lines written by Burrow before sequences existed. */
 export interface JournalLine {
@@ -59,10 +59,16 @@ export class Journal {
       } catch (error) {
         throw this.#corrupt(index, (error as Error).message);
       }
-      if (Array.isArray(line)) return { seq: undefined, changes: line as JournalEntry[] };
-      const { seq, changes } = (line ?? {}) as Partial<JournalLine>;
-      if (!Number.isSafeInteger(seq) || !Array.isArray(changes)) throw this.#corrupt(index, 'not a journal line');
-      return { seq, changes };
+      const { seq, changes } = (Array.isArray(line) ? { seq: undefined, changes: line } : (line ?? {})) as { seq?: number; changes?: unknown };
+      if (!(seq === undefined ? Array.isArray(line) : Number.isSafeInteger(seq)) || !Array.isArray(changes)) throw this.#corrupt(index, 'not a journal line');
+      return {
+        seq,
+        changes: changes.map((change, n) => {
+          const entry = journalEntry(change);
+          if (!entry) throw this.#corrupt(index, `change ${n + 1} is not [account, kind, id, record or null] with the record's own id`);
+          return entry;
+        }),
+      };
     });
   }
 
@@ -118,6 +124,29 @@ export class Journal {
     await this.#handle?.close();
     this.#handle = undefined;
   }
+}
+
+/**
+ * A change as the journal holds it. Lines written before version 3 of the data file hold
+ * `[scopeKey, id, record]`, the scope key being account and kind joined by a NUL; read as such.
+ */
+function journalEntry(change: unknown): JournalEntry | undefined {
+  if (!Array.isArray(change)) return undefined;
+  let entry: unknown[] = change;
+  if (change.length === 3 && typeof change[0] === 'string') {
+    const cut = change[0].indexOf('\u0000');
+    if (cut < 0) return undefined;
+    entry = [change[0].slice(0, cut), change[0].slice(cut + 1), change[1], change[2]];
+  }
+  const [account, kind, id, record] = entry;
+  if (entry.length !== 4 || typeof account !== 'string' || typeof kind !== 'string' || typeof id !== 'string') return undefined;
+  if (record !== null && !(isPlainRecord(record) && record.id === id)) return undefined;
+  return [account, kind, id, record as StoredRecord | null];
+}
+
+/** A JSON object (not an array) with a string id, as every stored record is. */
+export function isPlainRecord(value: unknown): value is StoredRecord {
+  return typeof value === 'object' && value !== null && !Array.isArray(value) && typeof (value as { id?: unknown }).id === 'string';
 }
 
 /** fsyncs the directory holding `path`, so a file created or renamed there survives power loss. */

@@ -1,9 +1,9 @@
-import { open, readFile, rename } from 'node:fs/promises';
+import { chmod, open, readFile, rename, stat } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { Low, type Adapter } from 'lowdb';
-import { StoreWriteError, type StoredRecord } from '../lib/store.ts';
+import { StoreWriteError, type Scope, type StoredRecord } from '../lib/store.ts';
 import { describeHolder, FileLockedError, lockFile, type FileLock } from './file-lock.ts';
-import { Journal, syncDirectory, type JournalEntry } from './json-file-journal.ts';
+import { isPlainRecord, Journal, syncDirectory, type JournalEntry } from './json-file-journal.ts';
 import { MemoryStore, type Change } from './memory-store.ts';
 
 /**
@@ -19,17 +19,26 @@ import { MemoryStore, type Change } from './memory-store.ts';
  * replayed over it. If a write fails, every change not yet on disk is reverted in memory and its
  * transaction rejects with a StoreWriteError; what is on disk stays intact. The file is held with
  * a kernel lock on `<file>.lock` (file-lock.ts), and a corrupt or unknown-version file is refused
- * without being touched. Every file is created 0600: the state holds CA private keys.
+ * without being touched, as is one whose records are not objects under their own ids (a token
+ * index damaged that way would make keys stop authenticating without a word). The data file and
+ * the journal are made 0600 when opened and created 0600: the state holds token hashes, sealed
+ * secrets and CA private keys.
  */
 
 export const FILE_FORMAT = 'burrow-store';
-/** Version 2 added `sequence`; version 1 files (and their journals) are read and rewritten as 2. */
-export const FILE_VERSION = 2;
-const READABLE_VERSIONS = [1, 2];
+/**
+ * Version 2 added `sequence`; version 3 journal lines name account and kind apart (earlier ones
+ * joined them with a NUL, which an account or kind may hold). Older files (and their journals) are
+ * read and rewritten as 3, so an older Burrow refuses the file rather than misread the journal.
+ */
+export const FILE_VERSION = 3;
+const READABLE_VERSIONS = [1, 2, 3];
 /** The journal is folded into the file once it passes half the file's size, and at least this. */
 const COMPACT_MIN_BYTES = 256 * 1024;
 
 type Scopes = Record<string, Record<string, Record<string, StoredRecord>>>;
+/** The state as it is read: records by id, by kind, by account. */
+type State = Map<string, Map<string, Map<string, StoredRecord>>>;
 interface FileData {
   format: string;
   version: number;
@@ -80,7 +89,7 @@ class DurableJsonFile implements Adapter<FileData> {
       throw new Error(`data file ${this.#path} is not a Burrow data file (no "format": "${FILE_FORMAT}"); Burrow left it untouched`);
     }
     if (!READABLE_VERSIONS.includes(file.version as number)) {
-      throw new Error(`data file ${this.#path} has format version ${JSON.stringify(file.version)}; this Burrow reads versions ${READABLE_VERSIONS.join(' and ')} only`);
+      throw new Error(`data file ${this.#path} has format version ${JSON.stringify(file.version)}; this Burrow reads versions ${READABLE_VERSIONS.slice(0, -1).join(', ')} and ${READABLE_VERSIONS.at(-1)} only`);
     }
     if (!file.scopes || typeof file.scopes !== 'object') throw new Error(`data file ${this.#path} is corrupt: "scopes" is missing`);
     if (file.version === 1) file.sequence = 0;
@@ -141,12 +150,14 @@ export class JsonFileStore extends MemoryStore {
     const store = new JsonFileStore(path, options);
     store.#lock = await lockDataFile(path, options.lockWaitMs);
     try {
+      for (const file of [path, store.#journal.path]) await ownerOnly(file);
       await store.#db.read();
       store.#fileExists = await readFile(path).then(() => true, () => false);
       store.#fileBytes = store.#fileExists ? JSON.stringify(store.#db.data).length : 0;
-      const upgrade = store.#replayJournal(await store.#journal.read());
-      for (const [account, kinds] of Object.entries(store.#db.data.scopes)) {
-        for (const [kind, records] of Object.entries(kinds)) store.load({ account, kind }, Object.values(records));
+      const state = readState(path, store.#db.data.scopes);
+      const upgrade = store.#replayJournal(await store.#journal.read(), state);
+      for (const [account, kinds] of state) {
+        for (const [kind, records] of kinds) store.load({ account, kind }, records.values());
       }
       if (upgrade) await store.#writeFile(store.#snapshot(), store.#sequence);
     } catch (error) {
@@ -161,7 +172,7 @@ export class JsonFileStore extends MemoryStore {
    * Applies the journal lines the file does not contain, in order, and returns whether the state
    * must be rewritten in the current format (a version 1 file, or lines without sequence numbers).
    */
-  #replayJournal(lines: Awaited<ReturnType<Journal['read']>>): boolean {
+  #replayJournal(lines: Awaited<ReturnType<Journal['read']>>, state: State): boolean {
     const data = this.#db.data;
     let upgrade = this.#fileExists && data.version !== FILE_VERSION;
     let last = data.sequence;
@@ -178,11 +189,10 @@ export class JsonFileStore extends MemoryStore {
       } else {
         last = line.seq;
       }
-      for (const [key, id, record] of line.changes) {
-        const [account, kind] = key.split('\u0000') as [string, string];
-        const records = ((data.scopes[account] ??= {})[kind] ??= {});
-        if (record === null) delete records[id];
-        else records[id] = record;
+      for (const [account, kind, id, record] of line.changes) {
+        const records = recordsOf(state, { account, kind });
+        if (record === null) records.delete(id);
+        else records.set(id, record);
       }
     }
     this.#sequence = last;
@@ -218,7 +228,7 @@ export class JsonFileStore extends MemoryStore {
         if (snapshot) {
           await this.#writeFile(snapshot, sequence);
         } else {
-          await this.#journal.append(sequence, batch.flatMap((waiting) => waiting.changes.map((c): JournalEntry => [c.key, c.id, c.record ?? null])));
+          await this.#journal.append(sequence, batch.flatMap((waiting) => waiting.changes.map((c): JournalEntry => [c.scope.account, c.scope.kind, c.id, c.record ?? null])));
           this.#sequence = sequence;
         }
         this.writes++;
@@ -252,11 +262,10 @@ export class JsonFileStore extends MemoryStore {
   }
 
   #snapshot(): Scopes {
-    const scopes: Scopes = {};
-    for (const [key, data] of this.entries()) {
-      if (data.records.size === 0) continue;
-      const [account, kind] = key.split('\u0000') as [string, string];
-      (scopes[account] ??= {})[kind] = Object.fromEntries(data.records);
+    // Objects without a prototype, so an account or kind named `__proto__` is a key like any other.
+    const scopes: Scopes = Object.create(null);
+    for (const [{ account, kind }, records] of this.entries()) {
+      (scopes[account] ??= Object.create(null))[kind] = Object.fromEntries(records);
     }
     return scopes;
   }
@@ -271,6 +280,54 @@ export class JsonFileStore extends MemoryStore {
     await this.#journal.close();
     this.#lock?.release();
   }
+}
+
+function recordsOf(state: State, { account, kind }: Scope): Map<string, StoredRecord> {
+  let kinds = state.get(account);
+  if (!kinds) state.set(account, (kinds = new Map()));
+  let records = kinds.get(kind);
+  if (!records) kinds.set(kind, (records = new Map()));
+  return records;
+}
+
+/**
+ * The records of a data file's `scopes`, checked: every scope an object of records, every record
+ * an object under its own id. Anything else is damage that would lose records silently (a record
+ * under another id is never found), so the file is refused, naming the first bad place.
+ */
+function readState(path: string, scopes: unknown): State {
+  const corrupt = (where: string, what: string) => new Error(`data file ${path} is corrupt: ${where} ${what}. Burrow left it untouched; restore it or start with another file`);
+  const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+  if (!isObject(scopes)) throw corrupt('"scopes"', 'is not an object');
+  const state: State = new Map();
+  for (const [account, kinds] of Object.entries(scopes)) {
+    if (!isObject(kinds)) throw corrupt(`scopes[${JSON.stringify(account)}]`, 'is not an object of kinds');
+    for (const [kind, records] of Object.entries(kinds)) {
+      const where = `scopes[${JSON.stringify(account)}][${JSON.stringify(kind)}]`;
+      if (!isObject(records)) throw corrupt(where, 'is not an object of records by id');
+      const loaded = recordsOf(state, { account, kind });
+      for (const [id, record] of Object.entries(records)) {
+        if (!isPlainRecord(record) || record.id !== id) throw corrupt(`${where}[${JSON.stringify(id)}]`, 'is not a record with that id');
+        loaded.set(id, record);
+      }
+    }
+  }
+  return state;
+}
+
+/**
+ * Makes an existing data or journal file readable by its owner only: files written by earlier
+ * versions, or copied in, may be 0644, and they hold token hashes and sealed secrets.
+ */
+async function ownerOnly(file: string): Promise<void> {
+  const mode = await stat(file).then((stats) => stats.mode & 0o777, (error: NodeJS.ErrnoException) => {
+    if (error.code === 'ENOENT') return undefined;
+    throw error;
+  });
+  if (mode === undefined || (mode & 0o077) === 0) return;
+  await chmod(file, 0o600).catch((error: NodeJS.ErrnoException) => {
+    throw new Error(`${file} is readable by others (mode 0${mode.toString(8)}) and Burrow could not make it 0600 (${error.code}); it holds token hashes and sealed secrets: fix its mode or owner`);
+  });
 }
 
 async function lockDataFile(path: string, waitMs: number | undefined): Promise<FileLock> {

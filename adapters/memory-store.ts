@@ -14,6 +14,7 @@ import type { PageQuery, Scope, Store, StoreTransaction, StoredRecord } from '..
  */
 
 interface ScopeData {
+  readonly scope: Scope;
   readonly records: Map<string, StoredRecord>;
   /** Ascending ids, possibly with tombstones (ids no longer in `records`). */
   sorted: string[];
@@ -24,14 +25,11 @@ interface ScopeData {
 
 /** One applied change and the record it replaced, so it can be undone. */
 export interface Change {
-  readonly key: string;
+  readonly scope: Scope;
   readonly id: string;
   readonly record: StoredRecord | undefined;
   readonly previous: StoredRecord | undefined;
 }
-
-const SEP = '\u0000';
-const scopeKey = (scope: Scope) => `${scope.account}${SEP}${scope.kind}`;
 
 function deepFreeze<T>(value: T): T {
   if (value && typeof value === 'object' && !Object.isFrozen(value)) {
@@ -46,7 +44,12 @@ function frozenCopy(value: unknown): unknown {
   if (value === null || typeof value !== 'object') return value;
   if (Array.isArray(value)) return Object.freeze(value.map(frozenCopy));
   const out: Record<string, unknown> = {};
-  for (const key of Object.keys(value)) out[key] = frozenCopy((value as Record<string, unknown>)[key]);
+  for (const key of Object.keys(value)) {
+    const copy = frozenCopy((value as Record<string, unknown>)[key]);
+    // An assignment to `__proto__` would set the prototype instead of keeping the field.
+    if (key === '__proto__') Object.defineProperty(out, key, { value: copy, enumerable: true, writable: true, configurable: true });
+    else out[key] = copy;
+  }
   return Object.freeze(out);
 }
 
@@ -80,44 +83,36 @@ function lowerBound(sorted: readonly string[], id: string): number {
   return lo;
 }
 
+/** Scopes by account, then kind: nested maps, so no scope's name can collide with another's. */
+type ByScope<T> = Map<string, Map<string, T>>;
+
+function entryOf<T>(map: ByScope<T>, scope: Scope, create: () => T): T {
+  let kinds = map.get(scope.account);
+  if (!kinds) map.set(scope.account, (kinds = new Map()));
+  let entry = kinds.get(scope.kind);
+  if (!entry) kinds.set(scope.kind, (entry = create()));
+  return entry;
+}
+
+function* valuesOf<T>(map: ByScope<T>): IterableIterator<T> {
+  for (const kinds of map.values()) yield* kinds.values();
+}
+
 export class MemoryStore implements Store {
   readonly name: string = 'memory';
-  readonly #scopes = new Map<string, ScopeData>();
-  /** The same scopes by account, then kind: reads find them without building a key string. */
-  readonly #byAccount = new Map<string, Map<string, ScopeData>>();
+  readonly #scopes: ByScope<ScopeData> = new Map();
   #queue: Promise<unknown> = Promise.resolve();
 
   async get(scope: Scope, id: string): Promise<StoredRecord | undefined> {
-    return this.committedIn(scope, id);
+    return this.committed(scope, id);
   }
 
   async page(scope: Scope, query: PageQuery): Promise<StoredRecord[]> {
-    return this.pageOf(scopeKey(scope), query);
-  }
-
-  protected pageOf(key: string, query: PageQuery): StoredRecord[] {
-    const data = this.#scopes.get(key);
-    if (!data) return [];
-    if (data.pending.length > 0) {
-      data.sorted = mergeIds(data.sorted, data.pending);
-      data.pending = [];
-    }
-    const out: StoredRecord[] = [];
-    let i = query.beforeId === undefined ? data.sorted.length - 1 : lowerBound(data.sorted, query.beforeId) - 1;
-    for (; i >= 0 && out.length < query.limit; i--) {
-      const record = data.records.get(data.sorted[i]!);
-      if (record) out.push(record);
-    }
-    return out;
+    return this.committedPage(scope, query);
   }
 
   async scopes(): Promise<Scope[]> {
-    return [...this.#scopes.entries()]
-      .filter(([, data]) => data.records.size > 0)
-      .map(([key]) => {
-        const [account, kind] = key.split(SEP) as [string, string];
-        return { account, kind };
-      });
+    return [...valuesOf(this.#scopes)].filter((data) => data.records.size > 0).map((data) => data.scope);
   }
 
   async transaction<T>(work: (tx: StoreTransaction) => Promise<T>): Promise<T> {
@@ -150,19 +145,18 @@ export class MemoryStore implements Store {
   protected revert(changes: readonly Change[]): void {
     for (let i = changes.length - 1; i >= 0; i--) {
       const change = changes[i]!;
-      this.#set(change.key, change.id, change.previous);
+      this.#set(change.scope, change.id, change.previous);
     }
   }
 
-  /** Every record, by scope key (for serialisers). */
-  protected entries(): IterableIterator<[string, ScopeData]> {
-    return this.#scopes.entries();
+  /** Every scope holding records, with its records by id (for serialisers). */
+  protected *entries(): IterableIterator<[Scope, ReadonlyMap<string, StoredRecord>]> {
+    for (const data of valuesOf(this.#scopes)) if (data.records.size > 0) yield [data.scope, data.records];
   }
 
   /** Loads records without a transaction (for stores that read a file on open). */
   protected load(scope: Scope, records: Iterable<StoredRecord>): void {
-    const key = scopeKey(scope);
-    for (const record of records) this.#set(key, record.id, deepFreeze(record));
+    for (const record of records) this.#set(scope, record.id, deepFreeze(record));
   }
 
   async close(): Promise<void> {
@@ -170,53 +164,55 @@ export class MemoryStore implements Store {
   }
 
   /** @internal reads of the committed state for transactions. */
-  committed(key: string, id: string): StoredRecord | undefined {
-    return this.#scopes.get(key)?.records.get(id);
+  committed(scope: Scope, id: string): StoredRecord | undefined {
+    return this.#scopes.get(scope.account)?.get(scope.kind)?.records.get(id);
   }
 
   /** @internal */
-  committedIn(scope: Scope, id: string): StoredRecord | undefined {
-    return this.#byAccount.get(scope.account)?.get(scope.kind)?.records.get(id);
+  committedPage(scope: Scope, query: PageQuery): StoredRecord[] {
+    const data = this.#scopes.get(scope.account)?.get(scope.kind);
+    if (!data) return [];
+    if (data.pending.length > 0) {
+      data.sorted = mergeIds(data.sorted, data.pending);
+      data.pending = [];
+    }
+    const out: StoredRecord[] = [];
+    let i = query.beforeId === undefined ? data.sorted.length - 1 : lowerBound(data.sorted, query.beforeId) - 1;
+    for (; i >= 0 && out.length < query.limit; i--) {
+      const record = data.records.get(data.sorted[i]!);
+      if (record) out.push(record);
+    }
+    return out;
   }
 
-  /** @internal */
-  committedPage(key: string, query: PageQuery): StoredRecord[] {
-    return this.pageOf(key, query);
-  }
-
-  /** @internal scope keys of an account. */
-  accountKeys(account: string): string[] {
-    return [...this.#scopes.keys()].filter((key) => key.startsWith(`${account}${SEP}`));
+  /** @internal the kinds of an account that hold or held records. */
+  accountKinds(account: string): string[] {
+    return [...(this.#scopes.get(account)?.keys() ?? [])];
   }
 
   /** @internal ids of a scope. */
-  ids(key: string): string[] {
-    return [...(this.#scopes.get(key)?.records.keys() ?? [])];
+  ids(scope: Scope): string[] {
+    return [...(this.#scopes.get(scope.account)?.get(scope.kind)?.records.keys() ?? [])];
   }
 
-  #apply(writes: Map<string, Map<string, StoredRecord | null>>): Change[] {
+  #apply(writes: ByScope<ScopeWrites>): Change[] {
     const changes: Change[] = [];
-    for (const [key, scopeWrites] of writes) {
-      for (const [id, record] of scopeWrites) {
-        const previous = this.committed(key, id);
+    for (const { scope, records } of valuesOf(writes)) {
+      for (const [id, record] of records) {
+        const previous = this.committed(scope, id);
         if (record === null && previous === undefined) continue;
-        this.#set(key, id, record ?? undefined);
-        changes.push({ key, id, record: record ?? undefined, previous });
+        this.#set(scope, id, record ?? undefined);
+        changes.push({ scope, id, record: record ?? undefined, previous });
       }
     }
     return changes;
   }
 
-  #set(key: string, id: string, record: StoredRecord | undefined): void {
-    let data = this.#scopes.get(key);
+  #set(scope: Scope, id: string, record: StoredRecord | undefined): void {
+    let data = this.#scopes.get(scope.account)?.get(scope.kind);
     if (!data) {
       if (!record) return;
-      data = { records: new Map(), sorted: [], pending: [], dead: new Set() };
-      this.#scopes.set(key, data);
-      const [account, kind] = key.split(SEP) as [string, string];
-      let kinds = this.#byAccount.get(account);
-      if (!kinds) this.#byAccount.set(account, (kinds = new Map()));
-      kinds.set(kind, data);
+      data = entryOf(this.#scopes, scope, () => ({ scope: { account: scope.account, kind: scope.kind }, records: new Map(), sorted: [], pending: [], dead: new Set() }));
     }
     if (!record) {
       if (data.records.delete(id)) data.dead.add(id);
@@ -236,35 +232,42 @@ export class MemoryStore implements Store {
   }
 }
 
-/** A transaction's view: committed state plus its own writes (null = deleted). */
+/** A transaction's writes to one scope: the record, or null for a delete, by id. */
+interface ScopeWrites {
+  readonly scope: Scope;
+  readonly records: Map<string, StoredRecord | null>;
+}
+
+/** A transaction's view: committed state plus its own writes. */
 class OverlayTransaction implements StoreTransaction {
   readonly #store: MemoryStore;
-  readonly #writes = new Map<string, Map<string, StoredRecord | null>>();
+  readonly #writes: ByScope<ScopeWrites> = new Map();
 
   constructor(store: MemoryStore) {
     this.#store = store;
   }
 
-  writes(): Map<string, Map<string, StoredRecord | null>> {
+  writes(): ByScope<ScopeWrites> {
     return this.#writes;
   }
 
-  #scopeWrites(key: string): Map<string, StoredRecord | null> {
-    let writes = this.#writes.get(key);
-    if (!writes) this.#writes.set(key, (writes = new Map()));
-    return writes;
+  #scopeWrites(scope: Scope): Map<string, StoredRecord | null> {
+    return entryOf(this.#writes, scope, () => ({ scope: { account: scope.account, kind: scope.kind }, records: new Map() })).records;
+  }
+
+  #own(scope: Scope): Map<string, StoredRecord | null> | undefined {
+    return this.#writes.size === 0 ? undefined : this.#writes.get(scope.account)?.get(scope.kind)?.records;
   }
 
   async get(scope: Scope, id: string): Promise<StoredRecord | undefined> {
-    const own = this.#writes.size === 0 ? undefined : this.#writes.get(scopeKey(scope))?.get(id);
-    return own === undefined ? this.#store.committedIn(scope, id) : (own ?? undefined);
+    const own = this.#own(scope)?.get(id);
+    return own === undefined ? this.#store.committed(scope, id) : (own ?? undefined);
   }
 
   async page(scope: Scope, query: PageQuery): Promise<StoredRecord[]> {
-    const key = scopeKey(scope);
-    const own = this.#writes.get(key);
-    if (!own || own.size === 0) return this.#store.committedPage(key, query);
-    const base = this.#store.committedPage(key, { ...query, limit: query.limit + own.size });
+    const own = this.#own(scope);
+    if (!own || own.size === 0) return this.#store.committedPage(scope, query);
+    const base = this.#store.committedPage(scope, { ...query, limit: query.limit + own.size });
     const merged = new Map<string, StoredRecord>();
     for (const record of base) if (!own.has(record.id)) merged.set(record.id, record);
     for (const [id, record] of own) {
@@ -274,7 +277,7 @@ class OverlayTransaction implements StoreTransaction {
   }
 
   async put(scope: Scope, record: StoredRecord): Promise<void> {
-    this.#scopeWrites(scopeKey(scope)).set(record.id, freezeRecord(record));
+    this.#scopeWrites(scope).set(record.id, freezeRecord(record));
   }
 
   async insert(scope: Scope, record: StoredRecord): Promise<boolean> {
@@ -285,15 +288,16 @@ class OverlayTransaction implements StoreTransaction {
 
   async delete(scope: Scope, id: string): Promise<boolean> {
     const existed = (await this.get(scope, id)) !== undefined;
-    this.#scopeWrites(scopeKey(scope)).set(id, null);
+    this.#scopeWrites(scope).set(id, null);
     return existed;
   }
 
   async deleteAccount(account: string): Promise<void> {
-    const keys = new Set([...this.#store.accountKeys(account), ...[...this.#writes.keys()].filter((k) => k.startsWith(`${account}${SEP}`))]);
-    for (const key of keys) {
-      const writes = this.#scopeWrites(key);
-      for (const id of this.#store.ids(key)) writes.set(id, null);
+    const kinds = new Set([...this.#store.accountKinds(account), ...(this.#writes.get(account)?.keys() ?? [])]);
+    for (const kind of kinds) {
+      const scope = { account, kind };
+      const writes = this.#scopeWrites(scope);
+      for (const id of this.#store.ids(scope)) writes.set(id, null);
       for (const id of writes.keys()) writes.set(id, null);
     }
   }

@@ -10,6 +10,8 @@ import type { Store, StoredRecord } from '../../lib/store.ts';
 export interface StoreFactory {
   create(): Promise<Store>;
   cleanup?(store: Store): Promise<void>;
+  /** Why accounts, kinds and ids holding U+0000 are out of this store's contract, if they are. */
+  noNulInKeys?: string;
 }
 
 const KEYS = { account: 'ac_1', kind: 'api_key' };
@@ -283,6 +285,51 @@ export function runStoreConformance(name: string, factory: StoreFactory): void {
       assert.deepEqual(await membersOf(store, index, 'ipp_1', 2), [member(448), member(449)]);
       assert.equal(await store.transaction((tx) => removePair(tx, index, 'ipp_1', member(7))), true);
       assert.equal((await membersOf(store, index, 'ipp_1')).length, 449);
+    });
+
+    test('accounts, kinds and ids with odd characters are names like any other', async () => {
+      const names = ['__proto__', 'constructor', 'toString', 'a b', 'a/b', 'a:b', '1:a', '%00', '\u0001', '\u001f', '🦡', 'é'];
+      const scopes = names.flatMap((account) => names.map((kind) => ({ account, kind })));
+      // Every scope holds one record, under a name that differs from scope to scope; one holds them all.
+      const idIn = (n: number) => names[n % names.length]!;
+      await store.transaction(async (tx) => {
+        for (const [n, scope] of scopes.entries()) await tx.put(scope, { id: idIn(n), at: `${scope.account}|${scope.kind}` });
+        for (const name of names) await tx.put(KEYS, { id: name });
+      });
+      for (const [n, scope] of scopes.entries()) {
+        assert.equal((await store.get(scope, idIn(n)))?.at, `${scope.account}|${scope.kind}`);
+        assert.deepEqual((await store.page(scope, { limit: 10 })).map((r) => r.id), [idIn(n)]);
+      }
+      for (const name of names) assert.deepEqual(await store.get(KEYS, name), { id: name });
+      assert.deepEqual((await store.page(KEYS, { limit: 100 })).map((r) => r.id), [...names].sort().reverse());
+      const listed = (await store.scopes()).map((scope) => JSON.stringify([scope.account, scope.kind])).sort();
+      assert.deepEqual(listed, [...scopes, KEYS].map((scope) => JSON.stringify([scope.account, scope.kind])).sort());
+      await store.transaction((tx) => tx.deleteAccount('a'));
+      await store.transaction((tx) => tx.deleteAccount('__proto__'));
+      assert.equal((await store.scopes()).length, (names.length - 1) * names.length + 1);
+      assert.equal(({} as Record<string, unknown>).at, undefined, 'nothing reached Object.prototype');
+    });
+
+    test('a NUL in an account or kind never makes two scopes one (the token index stays whole)', { skip: factory.noNulInKeys ?? false }, async () => {
+      const token = { account: '_instance', kind: 'token' };
+      await putAll(store, token as typeof KEYS, [{ id: 'hash', record_id: 'ak_1' }]);
+      const neighbours = [
+        { account: '_instance\u0000token', kind: 'x' },
+        { account: '_instance', kind: 'token\u0000x' },
+        { account: '_instance\u0000', kind: 'token' },
+        { account: '', kind: '_instance\u0000token' },
+      ];
+      for (const scope of neighbours) await putAll(store, scope as typeof KEYS, [{ id: 'hash', record_id: 'other' }]);
+      assert.equal((await store.get(token, 'hash'))?.record_id, 'ak_1');
+      assert.deepEqual((await store.page(token, { limit: 10 })).map((r) => r.record_id), ['ak_1']);
+      assert.equal((await store.scopes()).length, 5);
+      await store.transaction((tx) => tx.deleteAccount('_instance\u0000'));
+      await store.transaction((tx) => tx.deleteAccount('_instance\u0000token'));
+      assert.equal((await store.get(token, 'hash'))?.record_id, 'ak_1');
+      await store.transaction(async (tx) => {
+        for (const scope of neighbours) await tx.put(scope, { id: 'hash2' });
+      });
+      assert.equal(await store.get(token, 'hash2'), undefined);
     });
 
     test('close is idempotent', async () => {

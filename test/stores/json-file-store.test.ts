@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -74,7 +74,7 @@ describe('json-file: persistence', () => {
     await store.transaction((tx) => tx.put(KEYS, { id: 'ak_1' }));
     const file = JSON.parse(readFileSync(path, 'utf8'));
     assert.equal(file.format, 'burrow-store');
-    assert.equal(file.version, 2);
+    assert.equal(file.version, 3);
     await store.close();
   });
 
@@ -88,10 +88,61 @@ describe('json-file: persistence', () => {
 
   test('a file of another format or version is refused', async () => {
     const path = freshPath();
-    writeFileSync(path, JSON.stringify({ format: 'burrow-store', version: 3, sequence: 0, scopes: {} }));
-    await assert.rejects(openJsonFileStore(path), /format version 3; this Burrow reads versions 1 and 2 only/);
+    writeFileSync(path, JSON.stringify({ format: 'burrow-store', version: 4, sequence: 0, scopes: {} }));
+    await assert.rejects(openJsonFileStore(path), /format version 4; this Burrow reads versions 1, 2 and 3 only/);
     writeFileSync(path, JSON.stringify({ posts: [] }));
     await assert.rejects(openJsonFileStore(path), /not a Burrow data file/);
+  });
+
+  test('records that are not objects under their own ids (a damaged token index) are refused, naming where, the file untouched', async () => {
+    const token = (records: unknown) => JSON.stringify({ format: 'burrow-store', version: 3, sequence: 0, scopes: { _instance: { token: records } } });
+    const cases: [string, RegExp][] = [
+      [token({ ab12: 'ak_1' }), /scopes\["_instance"\]\["token"\]\["ab12"\] is not a record with that id/],
+      [token({ ab12: { account: 'ac_1', record_id: 'ak_1' } }), /\["ab12"\] is not a record with that id/],
+      [token({ ab12: { id: 'cd34', record_id: 'ak_1' } }), /\["ab12"\] is not a record with that id/],
+      [token({ ab12: ['ab12'] }), /\["ab12"\] is not a record with that id/],
+      [token([{ id: 'ab12' }]), /scopes\["_instance"\]\["token"\] is not an object of records by id/],
+      [JSON.stringify({ format: 'burrow-store', version: 3, sequence: 0, scopes: { _instance: [] } }), /scopes\["_instance"\] is not an object of kinds/],
+    ];
+    for (const [text, message] of cases) {
+      const path = freshPath();
+      writeFileSync(path, text);
+      await assert.rejects(openJsonFileStore(path), (error: Error) => {
+        assert.match(error.message, /data file .* is corrupt: /);
+        assert.match(error.message, message);
+        return true;
+      });
+      assert.equal(readFileSync(path, 'utf8'), text);
+    }
+    const path = freshPath();
+    writeFileSync(path, token({}));
+    writeFileSync(`${path}.journal`, `${JSON.stringify({ seq: 1, changes: [['_instance', 'token', 'ab12', { id: 'other' }]] })}\n`);
+    await assert.rejects(openJsonFileStore(path), /journal .* is corrupt at line 1: change 1 is not \[account, kind, id, record or null\]/);
+  });
+
+  test('accounts, kinds and ids such as __proto__ or holding NUL survive the journal and a compaction', async () => {
+    const path = freshPath();
+    const scopes = [
+      { account: '__proto__', kind: 'constructor' },
+      { account: 'ac_1', kind: '__proto__' },
+      { account: 'ac\u0000x', kind: 'k' },
+      { account: 'ac', kind: '\u0000xk' },
+    ];
+    const record = { id: '__proto__', nested: JSON.parse('{"__proto__": {"kept": true}}') };
+    const first = await openJsonFileStore(path);
+    for (const scope of scopes) await first.transaction((tx) => tx.put(scope, { ...record, at: scope.account + scope.kind }));
+    rmSync(`${path}.lock`);
+    for (const stage of ['journal', 'file']) {
+      const store = await openJsonFileStore(path);
+      for (const scope of scopes) {
+        const got = await store.get(scope, '__proto__');
+        assert.equal(got?.at, scope.account + scope.kind, `${stage}: ${JSON.stringify(scope)}`);
+        assert.deepEqual(Object.getOwnPropertyDescriptor(got!.nested, '__proto__')?.value, { kept: true }, `${stage}: a nested __proto__ field is a field`);
+      }
+      assert.equal((await store.scopes()).length, scopes.length);
+      await store.close();
+    }
+    assert.equal(({} as Record<string, unknown>).at, undefined, 'nothing reached Object.prototype');
   });
 
   test('a missing directory is a clear error', async () => {
@@ -259,22 +310,22 @@ describe('json-file: journal replay exactly once', () => {
 
   test('a journal that does not continue the file (a gap in sequence numbers) is refused, both untouched', async () => {
     const path = freshPath();
-    writeFileSync(path, JSON.stringify({ format: 'burrow-store', version: 2, sequence: 4, scopes: {} }));
-    const journal = `${JSON.stringify({ seq: 4, changes: [] })}\n${JSON.stringify({ seq: 6, changes: [['ac_1\u0000thing', 'x', { id: 'x' }]] })}\n`;
+    writeFileSync(path, JSON.stringify({ format: 'burrow-store', version: 3, sequence: 4, scopes: {} }));
+    const journal = `${JSON.stringify({ seq: 4, changes: [] })}\n${JSON.stringify({ seq: 6, changes: [['ac_1', 'thing', 'x', { id: 'x' }]] })}\n`;
     writeFileSync(`${path}.journal`, journal);
     const before = diskBytes(path);
     await assert.rejects(openJsonFileStore(path), /journal .* does not continue data file .*: line 2 has sequence 6, expected 5/);
     assert.equal(diskBytes(path), before);
   });
 
-  test('a version 1 file and its journal (no sequence numbers) are read and rewritten as version 2', async () => {
+  test('a version 1 file and its journal (no sequence numbers) are read and rewritten as version 3', async () => {
     const path = freshPath();
     writeFileSync(path, JSON.stringify({ format: 'burrow-store', version: 1, scopes: { ac_1: { thing: { a: { id: 'a', v: 1 } } } } }));
     writeFileSync(`${path}.journal`, `${JSON.stringify([['ac_1\u0000thing', 'a', null], ['ac_1\u0000thing', 'b', { id: 'b' }]])}\n`);
     const store = await openJsonFileStore(path);
     assert.deepEqual(await store.page(S, { limit: 10 }), [{ id: 'b' }]);
     const file = JSON.parse(readFileSync(path, 'utf8'));
-    assert.equal(file.version, 2);
+    assert.equal(file.version, 3);
     assert.deepEqual(file.scopes, { ac_1: { thing: { b: { id: 'b' } } } });
     assert.equal(readFileSync(`${path}.journal`, 'utf8'), '');
     await store.close();
@@ -291,6 +342,21 @@ describe('json-file: file modes', () => {
     assert.deepEqual([mode(path), mode(`${path}.journal`), mode(`${path}.lock`)], ['600', '600', '600']);
     await store.close();
     assert.equal(mode(path), '600', 'also after the compaction on close');
+  });
+
+  test('an existing data file and journal readable by others are made 0600 on open (token hashes, sealed secrets)', async () => {
+    const path = freshPath();
+    const store = await openJsonFileStore(path);
+    await store.transaction((tx) => tx.put(KEYS, { id: 'ak_1' }));
+    await store.transaction((tx) => tx.put(KEYS, { id: 'ak_2' }));
+    rmSync(`${path}.lock`);
+    chmodSync(path, 0o644);
+    chmodSync(`${path}.journal`, 0o644);
+    const reopened = await openJsonFileStore(path);
+    const mode = (file: string) => (statSync(file).mode & 0o777).toString(8);
+    assert.deepEqual([mode(path), mode(`${path}.journal`)], ['600', '600'], 'before any write');
+    assert.ok(await reopened.get(KEYS, 'ak_2'));
+    await reopened.close();
   });
 });
 
