@@ -5,6 +5,7 @@ import { systemClock, type Clock } from './conventions/clock.ts';
 import { ApiError, ERRORS } from './conventions/errors.ts';
 import { cryptoRandom, IdFactory, seededRandom } from './conventions/ids.ts';
 import { openAccountIds } from './id-sequence.ts';
+import { guardKeys } from './key-guard.ts';
 import type { QueryParams } from './conventions/paging.ts';
 import { rateLimitGuard, type RateLimit } from './rate-limit.ts';
 import { allOperations, CONTROL_OPERATIONS, GUARDS, RESOURCES, type REGISTRY, type ResourceName } from './registry.ts';
@@ -82,6 +83,8 @@ export class Burrow implements Instance {
   /** Wall-clock start time (ms), for the health report's uptime. */
   readonly startedAt = Date.now();
   readonly #byId: Map<string, Operation>;
+  /** The store as lib/ uses it: only storable keys reach it (key-guard.ts). */
+  readonly #store: Store;
   /** The store as the `tx` of read operations. */
   readonly #reader: StoreTransaction;
 
@@ -92,7 +95,8 @@ export class Burrow implements Instance {
     }
     this.options = options;
     this.store = options.store;
-    this.#reader = readOnly(this.store);
+    this.#store = guardKeys(options.store);
+    this.#reader = readOnly(this.#store);
     this.clock = options.clock ?? systemClock;
     const now = () => this.clock.now();
     // Seeded: accounts from the instance's stream, operation ids from a stream of their own (every
@@ -117,7 +121,7 @@ export class Burrow implements Instance {
 
   /** The store, as the reads of `Instance` see it. */
   get reader(): Store {
-    return this.store;
+    return this.#store;
   }
 
   /** The configured base URL for `uri` fields, if any. */
@@ -137,14 +141,14 @@ export class Burrow implements Instance {
 
   /** Resolves an Authorization header value to its caller, or throws a 401 ApiError. */
   authenticate(authorization: string | null | undefined): Promise<Principal> {
-    return authenticate(this.store, authorization);
+    return authenticate(this.#store, authorization);
   }
 
   /** Runs guards, then the operation: a write through `perform`, a read on committed state. */
   async execute(principal: Principal, operation: Operation, input: OperationInput, meta: RequestMeta): Promise<OperationResult> {
     const headers: Record<string, string> = {};
     for (const guard of this.guards) {
-      const added = await guard(this.store, principal, meta);
+      const added = await guard(this.#store, principal, meta);
       if (added) Object.assign(headers, added);
     }
     const prepared = operation.prepare ? { ...input, prepared: await operation.prepare(input) } : input;
@@ -155,7 +159,7 @@ export class Burrow implements Instance {
   }
 
   async perform<T>(actor: Actor, work: (ctx: OperationContext) => Promise<T>, baseUrl = this.options.baseUrl ?? 'http://burrow.local'): Promise<T> {
-    const { body, deliveries } = await this.store.transaction(async (tx) => {
+    const { body, deliveries } = await this.#store.transaction(async (tx) => {
       const principal = typeof actor === 'function' ? await actor(tx) : actor;
       const emitted: EmittedEvent[] = [];
       const sequence = this.options.seed === undefined ? undefined : await openAccountIds(tx, principal.account, this.options.seed, () => this.clock.now());
@@ -188,7 +192,7 @@ export class Burrow implements Instance {
 
   /** The events in an event destination's outbox (oldest first) and how many were dropped. */
   outbox(accountId: string, destinationId: string): Promise<OutboxContents> {
-    return readOutbox(this.store, accountId, destinationId, this.services.outboxLimit);
+    return readOutbox(this.#store, accountId, destinationId, this.services.outboxLimit);
   }
 
   /** Empties an event destination's outbox; answers how many events it held. */
@@ -238,7 +242,7 @@ export class Burrow implements Instance {
    * way to read one back. Throws the secret's 404 for an unknown id.
    */
   revealSecretValue(accountId: string, secretId: string): Promise<string> {
-    return readSecretValue(this.store, this.services.secretsKey, accountId, secretId);
+    return readSecretValue(this.#store, this.services.secretsKey, accountId, secretId);
   }
 
   /** Flushes and closes the store. */

@@ -10,6 +10,9 @@
  *   A SQL store keeps one row per record: `(account, kind, id)` as the primary key, the record as
  *   JSON. Kinds starting with `_` hold lib/'s own index records (lib/indexes.ts); a store treats
  *   them like any other kind.
+ * - Accounts, kinds and ids are strings without U+0000 or unpaired surrogates (what SQL text can
+ *   hold as a key); lib/ never hands a store any other (lib/key-guard.ts). Stores that can hold any
+ *   string (memory, JSON file) still keep every scope apart whatever its names hold.
  * - Ids order records by UTF-16 code unit (for Burrow's ASCII ids: byte order; in SQL
  *   `COLLATE "C"`, never a locale collation). `page` returns them highest first; Burrow's ids sort
  *   by creation time, so this is newest-first paging, and an id range such as "below `k!`, while

@@ -173,3 +173,15 @@ const oneShotHash = (crypto as { hash?: (algorithm: string, data: string, encodi
 export function hashToken(token: string): string {
   return oneShotHash ? oneShotHash('sha256', token, 'hex') : createHash('sha256').update(token).digest('hex');
 }
+
+// NUL, which SQL text cannot hold, and unpaired surrogates, which UTF-8 cannot encode (a database
+// would keep U+FFFD, so two such ids would become one).
+const UNSTORABLE = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+
+/**
+ * Whether `text` can be an account, kind or id in every store (lib/store.ts). No id Burrow makes
+ * holds anything else, so text that fails this names no record.
+ */
+export function isStorableKey(text: string): boolean {
+  return !UNSTORABLE.test(text);
+}

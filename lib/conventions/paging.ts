@@ -1,4 +1,5 @@
 import { fail } from './errors.ts';
+import { isStorableKey } from './ids.ts';
 
 /**
  * Paging of list endpoints: `limit` (1..100, default 100) and `before_id` (the official TS client
@@ -44,8 +45,12 @@ export function parsePageRequest(query: QueryParams = {}, allowed: readonly stri
       fail('INVALID_LIMIT', `limit: must be a whole number between 1 and ${MAX_PAGE_SIZE} (got ${JSON.stringify(single.limit)})`);
     }
   }
-  const beforeId = single.before_id ?? single.beforeId;
-  if (beforeId !== undefined && beforeId === '') fail('INVALID_QUERY', 'before_id: must not be empty');
+  const beforeName = single.before_id === undefined ? 'beforeId' : 'before_id';
+  const beforeId = single[beforeName];
+  if (beforeId !== undefined && beforeId === '') fail('INVALID_QUERY', `${beforeName}: must not be empty`);
+  if (beforeId !== undefined && !isStorableKey(beforeId)) {
+    fail('INVALID_QUERY', `${beforeName}: must be an id, and ids never hold NUL or unpaired surrogates (got ${JSON.stringify(beforeId)})`);
+  }
   const page: PageRequest = beforeId === undefined ? { limit } : { limit, beforeId };
   return single.filter === undefined ? page : { ...page, filter: single.filter };
 }
