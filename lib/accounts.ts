@@ -32,15 +32,21 @@ async function issueKey(ctx: OperationContext, ownerId: string, description: str
   return { id: String(key.id), token: String(key.token) };
 }
 
-async function bootstrap(instance: Instance, options: { name?: string; token?: string }, description: string, remember?: (ctx: OperationContext, accountId: string) => Promise<void>): Promise<CreatedAccount> {
+/**
+ * Creates an account with its admin user and key in one transaction. `claim`, when given, runs
+ * first in that transaction; when it answers false nothing is created and the answer is undefined.
+ */
+async function bootstrap(instance: Instance, options: { name?: string; token?: string }, description: string): Promise<CreatedAccount>;
+async function bootstrap(instance: Instance, options: { name?: string; token?: string }, description: string, claim: (ctx: OperationContext, accountId: string) => Promise<boolean>): Promise<CreatedAccount | undefined>;
+async function bootstrap(instance: Instance, options: { name?: string; token?: string }, description: string, claim?: (ctx: OperationContext, accountId: string) => Promise<boolean>): Promise<CreatedAccount | undefined> {
   const accountId = instance.ids.id('ac');
   const userId = instance.ids.id('usr');
   return instance.perform({ account: accountId, ownerId: userId, admin: true }, async (ctx) => {
+    if (claim && !(await claim(ctx, accountId))) return undefined;
     const created_at = formatTime(ctx.clock.now());
     await ctx.tx.put(ACCOUNTS, { id: accountId, created_at, name: options.name ?? '' });
     await ctx.tx.put({ account: accountId, kind: 'user' }, { id: userId, created_at, name: 'admin', admin: true });
     const key = await issueKey(ctx, userId, description, options.token);
-    await remember?.(ctx, accountId);
     return { accountId, userId, apiKeyId: key.id, token: key.token };
   });
 }
@@ -74,20 +80,13 @@ export function issueApiKey(instance: Instance, accountId: string, ownerId: stri
 export async function ensureDefaultAccount(instance: Instance, token?: string): Promise<{ accountId: string; token?: string; created: boolean }> {
   const setting = await instance.reader.get(SETTINGS, DEFAULT_ACCOUNT_SETTING);
   if (!setting) {
-    let lost = false;
-    const remember = async (ctx: OperationContext, accountId: string) => {
-      lost = (await ctx.tx.get(SETTINGS, DEFAULT_ACCOUNT_SETTING)) !== undefined;
-      if (lost) fail('CONFLICT', 'the default account was created concurrently');
-      await ctx.tx.put(SETTINGS, { id: DEFAULT_ACCOUNT_SETTING, value: accountId });
-    };
-    try {
-      const account = await bootstrap(instance, { name: 'default', ...(token ? { token } : {}) }, 'admin key created with the account', remember);
-      return { accountId: account.accountId, created: true, ...(token ? {} : { token: account.token }) };
-    } catch (error) {
-      // Another server sharing the store created it first (servers starting at once): use theirs.
-      if (lost) return ensureDefaultAccount(instance, token);
-      throw error;
-    }
+    // The setting is claimed before anything else is written, so of servers sharing a store that
+    // start at once exactly one creates the account (and its key, with `token`): the claims of the
+    // others find it taken (or conflict, and their re-run finds it), and they use that account.
+    const claim = (ctx: OperationContext, accountId: string) => ctx.tx.insert(SETTINGS, { id: DEFAULT_ACCOUNT_SETTING, value: accountId });
+    const account = await bootstrap(instance, { name: 'default', ...(token ? { token } : {}) }, 'admin key created with the account', claim);
+    if (!account) return ensureDefaultAccount(instance, token);
+    return { accountId: account.accountId, created: true, ...(token ? {} : { token: account.token }) };
   }
   const accountId = String(setting.value);
   if (token) {

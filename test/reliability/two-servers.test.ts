@@ -167,3 +167,51 @@ describe('two servers on one PostgreSQL database', { skip: cluster ? false : POS
     console.log(`# two servers: kill -9 after ${acknowledged.length} acknowledged writes; all readable through B and through the restarted A`);
   });
 });
+
+describe('two servers started at once on an empty database with the same --api-key', { skip: cluster ? false : POSTGRES_MISSING }, () => {
+  const KEY = 'two-servers-shared-admin-key-0123456789';
+
+  /**
+   * Starts two servers on `url` that bootstrap at the same moment: the records table is locked
+   * until both wait for it (their first read of the default account), then released.
+   */
+  async function startTogether(url: string) {
+    await (await openPostgresStore({ url })).close();
+    const [holder, watcher] = [new pg.Client({ connectionString: url }), new pg.Client({ connectionString: url })];
+    await Promise.all([holder.connect(), watcher.connect()]);
+    try {
+      await holder.query('BEGIN');
+      await holder.query('LOCK TABLE burrow.records IN ACCESS EXCLUSIVE MODE');
+      const starting = Promise.allSettled([0, 1].map(() => startServer(['--data', url, '--quiet', '--api-key', KEY])));
+      // Asked outside a transaction, so each answer is fresh (a transaction sees one statistics snapshot).
+      const waiting = `SELECT count(*) AS n FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'burrow' AND wait_event_type = 'Lock'`;
+      while (Number((await watcher.query(waiting)).rows[0].n) < 2) await new Promise((resolve) => setTimeout(resolve, 10));
+      await holder.query('COMMIT');
+      return await starting;
+    } finally {
+      await Promise.all([holder.end(), watcher.end()]);
+    }
+  }
+
+  test('both serve, and the default account is made once, with that key as its only key (3 rounds)', async () => {
+    for (let round = 1; round <= 3; round++) {
+      const url = await createDatabase(cluster!, 'samekey');
+      const started = await startTogether(url);
+      const servers = started.flatMap((s) => (s.status === 'fulfilled' ? [s.value] : []));
+      try {
+        assert.deepEqual(started.filter((s) => s.status === 'rejected').map((s) => String((s as PromiseRejectedResult).reason)), [], `round ${round}: both servers started`);
+        assert.equal(await countRows(url, `kind = 'account'`), 1, `round ${round}`);
+        assert.equal(await countRows(url, `kind = 'api_key'`), 1, `round ${round}`);
+        assert.equal(await countRows(url, `kind = 'setting' AND id = 'default_account'`), 1, `round ${round}`);
+        for (const server of servers) {
+          const keys = await server.request('GET', '/api_keys', undefined, { token: KEY });
+          assert.equal(keys.status, 200, `round ${round}: ${keys.text}`);
+          assert.equal(keys.body.keys.length, 1);
+          assert.ok(!server.output.join('\n').includes('    at '), `round ${round}: no stack trace:\n${server.output.join('\n')}`);
+        }
+      } finally {
+        await Promise.all(servers.map((server) => server.stop('SIGKILL')));
+      }
+    }
+  });
+});
