@@ -120,7 +120,14 @@ export interface ControlOperation {
   readonly body?: Schema;
   /** Served without the operator token. */
   readonly open?: boolean;
-  run(instance: Instance, input: OperationInput, meta: { baseUrl: string }): Promise<unknown>;
+  run(instance: Instance, input: OperationInput, meta: ControlMeta): Promise<unknown>;
+}
+
+/** What a control operation knows of its request besides its input. */
+export interface ControlMeta {
+  readonly baseUrl: string;
+  /** Whether the caller sent the operator token (open operations answer others too, with less). */
+  readonly operator: boolean;
 }
 
 /** What an operation receives: path parameters, query and JSON body. */

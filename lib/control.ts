@@ -3,11 +3,11 @@ import { unindexToken } from './auth.ts';
 import { createAccount } from './accounts.ts';
 import { operatorIn, type ControlOperation, type Instance } from './context.ts';
 import { ManualClock, formatTime } from './conventions/clock.ts';
-import { fail } from './conventions/errors.ts';
+import { ApiError, ERRORS, fail } from './conventions/errors.ts';
 import { description, parseInput, rfc3339 } from './conventions/fields.ts';
 import { openApiDocument } from './openapi.ts';
 import { REFERRER_KIND } from './references.ts';
-import { INSTANCE_SCOPE, readAll, type StoredRecord } from './store.ts';
+import { INSTANCE_SCOPE, readAll, StoreUnavailableError, type StoredRecord } from './store.ts';
 import { VERSION } from './version.ts';
 
 /**
@@ -81,10 +81,14 @@ export const CORE_CONTROL_OPERATIONS: readonly ControlOperation[] = [
     path: '/health',
     status: 200,
     open: true,
-    summary: 'Liveness, version, store and uptime (503 when the store does not answer)',
-    run: async (instance) => {
+    summary: 'Liveness, version, store and uptime (503 when the store does not answer; why, to the operator token)',
+    run: async (instance, _input, meta) => {
       // A read proves the store answers (a database store that is down makes this a 503).
-      await instance.reader.get({ account: INSTANCE_SCOPE, kind: 'setting' }, 'default_account');
+      await instance.reader.get({ account: INSTANCE_SCOPE, kind: 'setting' }, 'default_account').catch((error: unknown) => {
+        if (!(error instanceof StoreUnavailableError)) throw error;
+        const why = meta.operator ? `: ${error.message}` : '';
+        throw new ApiError(ERRORS.STORE_UNAVAILABLE, `the store (${instance.reader.name}) is unavailable${why}`, {}, { 'Retry-After': '1' });
+      });
       return {
         status: 'ok',
         version: VERSION,

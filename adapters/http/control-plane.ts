@@ -18,6 +18,12 @@ export function createControlPlane(burrow: Burrow, operatorToken: string | undef
   const router = createRouter<ControlOperation>(burrow.controlOperations);
   const expected = operatorToken ? digest(operatorToken) : undefined;
 
+  /** Whether the request carries the operator token. */
+  function isOperator(request: HttpRequest): boolean {
+    const token = /^Bearer\s+(.+)$/i.exec(request.header('authorization') ?? '')?.[1]?.trim();
+    return expected !== undefined && token !== undefined && timingSafeEqual(digest(token), expected);
+  }
+
   function checkOperator(request: HttpRequest): void {
     if (!expected) fail('OPERATOR_FORBIDDEN', 'the control plane is disabled: start Burrow with an operator token (CLI --operator-token)');
     const header = request.header('authorization');
@@ -51,7 +57,7 @@ export function createControlPlane(burrow: Burrow, operatorToken: string | undef
       fail('INVALID_FIELD', 'token: must not be the operator token; the operator token is no account\'s key');
     }
     const query = Object.fromEntries(new URLSearchParams(request.search));
-    const result = await operation.run(burrow, { params: match.params, query, body }, { baseUrl: baseUrlOf(request) });
+    const result = await operation.run(burrow, { params: match.params, query, body }, { baseUrl: baseUrlOf(request), operator: !operation.open || isOperator(request) });
     if (operation.status === 204 || result === undefined) return { status: operation.status === 204 ? 204 : 200, headers: {}, body: undefined };
     return { status: operation.status, headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(result) };
   }

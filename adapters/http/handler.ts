@@ -207,7 +207,9 @@ export function errorResponse(burrow: Burrow, error: unknown, operationId: strin
   else if (error instanceof StoreWriteError) {
     apiError = new ApiError(ERRORS.STORE_UNAVAILABLE, `the change was not saved: ${error.message}`);
   } else if (error instanceof StoreUnavailableError) {
-    apiError = new ApiError(ERRORS.STORE_UNAVAILABLE, `the store is unavailable, try again: ${error.message}`, {}, { 'Retry-After': '1' });
+    // Where the store is (a database's user, host and database) is the operator's business: the
+    // health report names it to the operator token (lib/control.ts), no answer does to anyone else.
+    apiError = new ApiError(ERRORS.STORE_UNAVAILABLE, 'the store is unavailable, try again', {}, { 'Retry-After': '1' });
   } else {
     onError?.(error);
     apiError = new ApiError(ERRORS.INTERNAL, 'internal error; the server log has details');

@@ -215,12 +215,19 @@ describe('postgres: a database that goes away', { skip }, () => {
       assert.equal((await call('POST', '/ip_policies', {})).status, 201);
 
       await relay.cut();
+      const where = new RegExp(`burrow@|127\\.0\\.0\\.1|${relay.port}|/burrow`);
       for (const [method, path, body] of [['GET', '/ip_policies'], ['POST', '/ip_policies', {}]] as const) {
         const res = await call(method, path, body);
-        assertError(res, 503, 9005, new RegExp(`^the store is unavailable, try again: PostgreSQL at burrow@127\\.0\\.0\\.1:${relay.port}/burrow is unreachable`));
+        assertError(res, 503, 9005, /^the store is unavailable, try again$/);
         assert.equal(res.headers.get('retry-after'), '1');
       }
-      assert.equal((await sendRequest(handle, 'http://burrow.test/_burrow/health', 'GET')).status, 503);
+      const unauthenticated = await sendRequest(handle, 'http://burrow.test/ip_policies', 'GET', undefined, { token: 'not-a-key-0123456789' });
+      assertError(unauthenticated, 503, 9005, /^the store is unavailable, try again$/);
+      const health = await sendRequest(handle, 'http://burrow.test/_burrow/health', 'GET');
+      assertError(health, 503, 9005, /^the store \(postgres\) is unavailable$/);
+      assert.doesNotMatch(health.text, where, 'health without the operator token names no user, host, port or database');
+      const asOperator = await sendRequest(handle, 'http://burrow.test/_burrow/health', 'GET', undefined, { token: 'op' });
+      assertError(asOperator, 503, 9005, new RegExp(`^the store \\(postgres\\) is unavailable: PostgreSQL at burrow@127\\.0\\.0\\.1:${relay.port}/burrow is unreachable`));
 
       await relay.restore();
       assert.equal((await call('POST', '/ip_policies', {})).status, 201);
