@@ -25,6 +25,7 @@ export { ManualClock, systemClock, formatTime, type Clock } from './conventions/
 export { ApiError, ERRORS, errorBody, fail, type ErrorBody, type ErrorName } from './conventions/errors.ts';
 export { IdFactory, idTime, seededRandom, type RandomSource } from './conventions/ids.ts';
 export { MAX_PAGE_SIZE } from './conventions/paging.ts';
+export { LIMITS, limitNote, type Limit, type LimitName } from './limits.ts';
 
 // Storage contract
 export { INSTANCE_SCOPE, StoreUnavailableError, StoreWriteError, type PageQuery, type Scope, type Store, type StoreReader, type StoreTransaction, type StoredRecord } from './store.ts';

@@ -1,7 +1,8 @@
 import type { OperationContext } from './context.ts';
-import { compileFilter, FilterProblem, type FilterPredicate } from './conventions/cel.ts';
+import { compileFilter, FilterProblem, type CompiledFilter } from './conventions/cel.ts';
 import { ApiError, ERRORS } from './conventions/errors.ts';
 import type { PageRequest } from './conventions/paging.ts';
+import { LIMITS, limitNote } from './limits.ts';
 import type { Scope, StoredRecord } from './store.ts';
 
 /**
@@ -12,14 +13,24 @@ import type { Scope, StoredRecord } from './store.ts';
  *
  * Records are read through the store's ordinary page query in batches of SCAN_BATCH, so a
  * filtered list holds at most one batch plus the page in memory, on every store (PostgreSQL
- * included: each batch is one index range scan). Finding out whether one more record matches after
- * a full page may read to the end of the collection when matches are rare; a page costs the records
- * scanned, since Burrow keeps no index on the fields a filter reads. The scan always ends: each
+ * included: each batch is one index range scan). Burrow keeps no index on the fields a filter
+ * reads, so a page costs the records it scans, and when matches are rare that is many: each record
+ * scanned costs the filter's evaluation cost (its syntax nodes, lib/conventions/cel.ts) plus
+ * FILTER_RECORD_COST (answering the record and converting it for CEL), and one page may spend `filter_page_cost` (lib/limits.ts), which keeps
+ * a page under 50 ms of work. A page that runs out with matches in hand answers them, with
+ * `next_page_uri` set as more may follow; one that runs out with none is a 400 naming the limit and
+ * the last record it scanned, where a caller may continue (`before_id`). The scan always ends: each
  * batch starts below the last id of the one before.
  */
 
 /** Records read from the store per step of a filtered scan. */
 export const SCAN_BATCH = 200;
+
+/**
+ * What answering one record and converting it for CEL costs, in syntax nodes of evaluation (about
+ * 50 on this machine: `false` over a collection costs what a 50-node filter adds to it).
+ */
+export const FILTER_RECORD_COST = 50;
 
 /** A bad filter, or one whose evaluation fails: 400 250 naming `filter`. */
 function invalidFilter(problem: FilterProblem): ApiError {
@@ -36,25 +47,27 @@ function rethrow(error: unknown): never {
  * Compiles `filter` for the caller's clock, or throws the 400; the predicate throws the 400 too
  * when evaluating it on a response fails.
  */
-export function compileListFilter(ctx: OperationContext, filter: string): FilterPredicate {
-  let predicate: FilterPredicate;
+export function compileListFilter(ctx: OperationContext, filter: string): CompiledFilter {
+  let compiled: CompiledFilter;
   try {
-    predicate = compileFilter(filter, () => ctx.clock.now());
+    compiled = compileFilter(filter, () => ctx.clock.now());
   } catch (error) {
     rethrow(error);
   }
-  return (response) => {
+  const predicate = (response: Record<string, unknown>) => {
     try {
-      return predicate(response);
+      return compiled(response);
     } catch (error) {
       rethrow(error);
     }
   };
+  return Object.assign(predicate, { cost: compiled.cost });
 }
 
 /**
  * One filtered page of `scope`: the responses of up to `page.limit` records whose response matches,
- * the id of the last of them, and whether an older record matches too.
+ * the id of the last of them, and whether an older record matches too (or may, when the page ran
+ * out of its budget).
  */
 export async function filteredPage<R extends StoredRecord>(
   ctx: OperationContext,
@@ -63,12 +76,28 @@ export async function filteredPage<R extends StoredRecord>(
   respond: (record: R) => Record<string, unknown>,
 ): Promise<{ items: Record<string, unknown>[]; lastId: string | undefined; hasMore: boolean }> {
   const matches = compileListFilter(ctx, page.filter);
+  const budget = LIMITS.filter_page_cost.value;
+  const perRecord = matches.cost + FILTER_RECORD_COST;
   const items: Record<string, unknown>[] = [];
   let lastId: string | undefined;
   let cursor = page.beforeId;
+  let scanned = 0;
+  let lastScanned: string | undefined;
   for (;;) {
     const rows = (await ctx.tx.page(scope, cursor === undefined ? { limit: SCAN_BATCH } : { beforeId: cursor, limit: SCAN_BATCH })) as R[];
     for (const record of rows) {
+      if ((scanned + 1) * perRecord > budget) {
+        if (items.length > 0) return { items, lastId, hasMore: true };
+        throw new ApiError(
+          ERRORS.FILTER_INVALID,
+          `filter: no match among the ${scanned} records scanned for this page, and scanning one more would spend more than ${budget} cost units ` +
+            `at ${perRecord} a record (the filter's ${matches.cost} + ${FILTER_RECORD_COST}) ${limitNote('filter_page_cost')}; ` +
+            `narrow the filter, or continue the scan with before_id=${lastScanned}`,
+          { last_scanned_id: lastScanned! },
+        );
+      }
+      scanned++;
+      lastScanned = record.id;
       const response = respond(record);
       if (!matches(response)) continue;
       if (items.length === page.limit) return { items, lastId, hasMore: true };

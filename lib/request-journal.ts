@@ -1,4 +1,5 @@
 import { fail } from './conventions/errors.ts';
+import { LIMITS, limitNote } from './limits.ts';
 import type { QueryParams } from './conventions/paging.ts';
 
 /**
@@ -62,7 +63,6 @@ export interface JournalFilter {
 }
 
 export const DEFAULT_JOURNAL_SIZE = 1000;
-export const MAX_JOURNAL_PAGE = 1000;
 
 /**
  * Query parameter names whose values may be secrets: never kept in the journal or a log line
@@ -243,7 +243,7 @@ export function parseJournalQuery(query: QueryParams): JournalFilter {
   let limit = 100;
   if (q.limit !== undefined) {
     limit = /^\d{1,4}$/.test(q.limit) ? Number(q.limit) : Number.NaN;
-    if (!(limit >= 1 && limit <= MAX_JOURNAL_PAGE)) fail('INVALID_LIMIT', `limit: must be a whole number between 1 and ${MAX_JOURNAL_PAGE} (got ${JSON.stringify(q.limit)})`);
+    if (!(limit >= 1 && limit <= LIMITS.journal_page_size.value)) fail('INVALID_LIMIT', `limit: must be a whole number between 1 and ${LIMITS.journal_page_size.value} (got ${JSON.stringify(q.limit)}) ${limitNote('journal_page_size')}`);
   }
   // Validates the status filter before any entry is read.
   statusMatcher(q.status);

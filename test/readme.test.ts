@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { describe, test } from 'node:test';
+import { LIMITS, limitErrors, type LimitName } from '../lib/limits.ts';
 
 /**
  * The README's embedding examples are the files in test/examples/, verbatim, and each runs here:
@@ -51,4 +52,17 @@ describe('README examples', () => {
       }
     });
   }
+});
+
+describe('README limits', () => {
+  test('the "Limits" table lists every row of lib/limits.ts, in order, with its value, what it bounds and its error', () => {
+    const rows = (Object.keys(LIMITS) as LimitName[]).map((name) => {
+      const { value, unit, bounds } = LIMITS[name];
+      return `| \`${name}\` | ${value.toLocaleString('en-US')} ${unit} | ${bounds} | ${limitErrors(name)} |`;
+    });
+    const expected = ['| Limit | Value | Bounds | Error |', '|---|---|---|---|', ...rows].join('\n');
+    const section = readme.slice(readme.indexOf('### Limits'));
+    const table = section.slice(section.indexOf('| Limit |'), section.indexOf('\n\n', section.indexOf('| Limit |')));
+    assert.equal(table, expected, `README.md's Limits table should read:\n${expected}`);
+  });
 });

@@ -1,14 +1,14 @@
-import { fail } from '../../lib/index.ts';
+import { fail, LIMITS, limitNote } from '../../lib/index.ts';
 
 /**
  * The request and response shapes both HTTP adapters hand over, and reading a JSON body within
  * Burrow's limits (size, nesting, content type).
  */
 
-/** Largest accepted request body (1 MiB). */
-export const MAX_BODY_BYTES = 1024 * 1024;
-/** Deepest accepted JSON nesting; deeper bodies are refused before parsing. */
-export const MAX_JSON_DEPTH = 64;
+/** Largest accepted request body (lib/limits.ts). */
+export const MAX_BODY_BYTES = LIMITS.request_body_bytes.value;
+/** Deepest accepted JSON nesting; deeper bodies are refused before parsing (lib/limits.ts). */
+export const MAX_JSON_DEPTH = LIMITS.request_json_depth.value;
 
 /** A request as both adapters hand it over. */
 export interface HttpRequest {
@@ -48,7 +48,7 @@ export async function readJsonBody(request: HttpRequest): Promise<unknown> {
   if (type !== '' && type !== JSON_TYPE && !type.endsWith('+json')) {
     fail('UNSUPPORTED_CONTENT_TYPE', `Content-Type ${JSON.stringify(type)} is not supported; send ${JSON_TYPE}`);
   }
-  if (nestingDepth(text) > MAX_JSON_DEPTH) fail('BODY_NOT_JSON', `body: JSON nested deeper than ${MAX_JSON_DEPTH} levels is not accepted`);
+  if (nestingDepth(text) > MAX_JSON_DEPTH) fail('BODY_NOT_JSON', `body: JSON nested deeper than ${MAX_JSON_DEPTH} levels is not accepted ${limitNote('request_json_depth')}`);
   let value: unknown;
   try {
     value = JSON.parse(text);
@@ -77,7 +77,7 @@ export function parseTarget(target: string): { path: string; search: string } {
 
 /** Throws the 413 for bodies over the limit. */
 export function tooLarge(): never {
-  fail('BODY_TOO_LARGE', `the request body exceeds the maximum size of ${MAX_BODY_BYTES} bytes`);
+  fail('BODY_TOO_LARGE', `the request body exceeds the maximum size of ${MAX_BODY_BYTES} bytes ${limitNote('request_body_bytes')}`);
 }
 
 function nestingDepth(text: string): number {

@@ -1,4 +1,6 @@
 import { Environment, type ParseResult } from '@marcbachmann/cel-js';
+import { LIMITS, limitNote, type LimitName } from '../limits.ts';
+import { re2Problem } from './patterns.ts';
 
 /**
  * Common Expression Language (CEL), the vendor's language for list filters (`filter=obj.… == …`)
@@ -8,10 +10,34 @@ import { Environment, type ParseResult } from '@marcbachmann/cel-js';
  * needs @bufbuild/protobuf and its own RE2 package; Burrow evaluates plain JSON objects only.)
  */
 
-/** The longest `filter` Burrow evaluates, in characters (the vendor publishes no limit). */
-export const MAX_FILTER_LENGTH = 2048;
+/** The longest `filter` Burrow evaluates, in characters (lib/limits.ts; the vendor publishes none). */
+export const MAX_FILTER_LENGTH = LIMITS.filter_length.value;
 
-const LIMITS = { maxAstNodes: 256, maxDepth: 32, maxListElements: 100, maxMapEntries: 0, maxCallArguments: 4 };
+/** cel-js's structural limits (checked while parsing) and the rows of lib/limits.ts they are. */
+type CelLimits = { maxAstNodes: number; maxDepth: number; maxListElements: number; maxMapEntries: number; maxCallArguments: number };
+const LIMIT_NAMES: Partial<Record<keyof CelLimits, LimitName>> = { maxDepth: 'cel_depth', maxListElements: 'cel_list_elements', maxMapEntries: 'cel_map_entries' };
+const FILTER_LIMITS: CelLimits = {
+  maxAstNodes: LIMITS.filter_nodes.value,
+  maxDepth: LIMITS.cel_depth.value,
+  maxListElements: LIMITS.cel_list_elements.value,
+  maxMapEntries: 0,
+  maxCallArguments: 4,
+};
+const POLICY_LIMITS: CelLimits = { ...FILTER_LIMITS, maxAstNodes: LIMITS.policy_expression_nodes.value, maxMapEntries: LIMITS.cel_map_entries.value };
+
+/**
+ * The first line of a cel-js error; its "Exceeded maxAstNodes (256)" for a structural limit
+ * becomes a sentence that names the row of lib/limits.ts (`nodes`: the row of this environment's
+ * node count).
+ */
+function celMessage(error: unknown, nodes: LimitName): string {
+  const line = firstLine(error);
+  const exceeded = /^Exceeded (\w+) \((\d+)\)/.exec(line);
+  const name = exceeded && (exceeded[1] === 'maxAstNodes' ? nodes : LIMIT_NAMES[exceeded[1] as keyof CelLimits]);
+  if (!name) return line;
+  const { value, unit } = LIMITS[name];
+  return `${unit === 'levels' ? `nested deeper than ${value}` : `more than ${value}`} ${unit} ${limitNote(name)}`;
+}
 
 /** What a filter may use: the vendor's documented subset of CEL (its "API Filtering" guide). */
 const FILTER_OPERATORS = new Set(['value', 'id', '.', '&&', '||', '!_', '==', '!=', '<', '<=', '>', '>=', 'in', 'list', '-_', 'rcall', 'call']);
@@ -27,23 +53,65 @@ interface AstNode {
 /** A compiled filter: call it with a record's response object; answers whether it matches. */
 export type FilterPredicate = (obj: Record<string, unknown>) => boolean;
 
+/**
+ * A filter from `compileFilter`: the predicate, and what one evaluation costs, in syntax nodes
+ * (each `timestamp()` call counts TIMESTAMP_COST: it parses its text on every evaluation).
+ */
+export interface CompiledFilter extends FilterPredicate {
+  readonly cost: number;
+}
+
+/** What a `timestamp()` call costs, in syntax nodes: parsing an RFC 3339 text takes about as long as evaluating 25 nodes. */
+const TIMESTAMP_COST = 25;
+
 /** A 400 reason for a bad filter (the caller wraps it in its error). */
 export class FilterProblem extends Error {}
 
 function syntaxEnvironment(): Environment {
-  return new Environment({ unlistedVariablesAreDyn: true, homogeneousAggregateLiterals: false, enableOptionalTypes: true, limits: { ...LIMITS, maxAstNodes: 2048, maxMapEntries: 100 } });
+  return new Environment({
+    unlistedVariablesAreDyn: true,
+    homogeneousAggregateLiterals: false,
+    enableOptionalTypes: true,
+    limits: POLICY_LIMITS,
+  });
 }
 
 const SYNTAX = syntaxEnvironment();
 
-/** Why `expression` is not a syntactically valid CEL expression, or undefined when it is. */
+/**
+ * Why `expression` is not a syntactically valid CEL expression, or undefined when it is. A
+ * pattern written into it (`matches('…')`) is checked as RE2 too, within the pattern budget
+ * (lib/conventions/patterns.ts): it is compiled when the expression runs.
+ */
 export function celSyntaxProblem(expression: string): string | undefined {
+  let ast: AstNode;
   try {
-    SYNTAX.parse(expression);
-    return undefined;
+    ast = SYNTAX.parse(expression).ast as unknown as AstNode;
   } catch (error) {
-    return firstLine(error);
+    return celMessage(error, 'policy_expression_nodes');
   }
+  for (const pattern of literalPatterns(ast)) {
+    const problem = re2Problem(pattern);
+    if (problem) return `matches(${JSON.stringify(pattern.length > 100 ? `${pattern.slice(0, 100)}…` : pattern)}): ${problem}`;
+  }
+  return undefined;
+}
+
+/** The string literals an expression passes to `matches()` as the pattern (`s.matches(p)`, `matches(s, p)`). */
+function literalPatterns(root: AstNode): string[] {
+  const patterns: string[] = [];
+  const pending: unknown[] = [root];
+  while (pending.length > 0) {
+    const item = pending.pop();
+    if (Array.isArray(item)) pending.push(...item);
+    else if (isAstNode(item) && item.op !== 'value') {
+      const args = item.args as unknown[];
+      const pattern = item.op === 'rcall' && args[0] === 'matches' ? (args[2] as AstNode[])[0] : item.op === 'call' && args[0] === 'matches' ? (args[1] as AstNode[])[1] : undefined;
+      if (pattern?.op === 'value' && typeof pattern.args === 'string') patterns.push(pattern.args);
+      pending.push(item.args);
+    }
+  }
+  return patterns;
 }
 
 function firstLine(error: unknown): string {
@@ -101,10 +169,10 @@ const DAY_MS = 86_400_000;
  * Throws FilterProblem for an expression the vendor would refuse; the predicate throws FilterProblem
  * when an evaluation fails (an unknown field, a comparison of mismatched types) or is not a bool.
  */
-export function compileFilter(expression: string, now: () => Date): FilterPredicate {
+export function compileFilter(expression: string, now: () => Date): CompiledFilter {
   if (expression.trim() === '') throw new FilterProblem('must not be empty');
-  if (expression.length > MAX_FILTER_LENGTH) throw new FilterProblem(`must be at most ${MAX_FILTER_LENGTH} characters (got ${expression.length})`);
-  const env = new Environment({ unlistedVariablesAreDyn: false, homogeneousAggregateLiterals: false, limits: LIMITS })
+  if (expression.length > MAX_FILTER_LENGTH) throw new FilterProblem(`must be at most ${MAX_FILTER_LENGTH} characters (got ${expression.length}) ${limitNote('filter_length')}`);
+  const env = new Environment({ unlistedVariablesAreDyn: false, homogeneousAggregateLiterals: false, limits: FILTER_LIMITS })
     .registerVariable('obj', 'map')
     .registerFunction('now(): google.protobuf.Timestamp', () => now())
     .registerFunction('daysAgo(int): google.protobuf.Timestamp', (days: bigint) => new Date(now().getTime() - Number(days) * DAY_MS));
@@ -112,13 +180,13 @@ export function compileFilter(expression: string, now: () => Date): FilterPredic
   try {
     parsed = env.parse(expression);
   } catch (error) {
-    throw new FilterProblem(firstLine(error));
+    throw new FilterProblem(celMessage(error, 'filter_nodes'));
   }
   checkFilterNode(parsed.ast as unknown as AstNode);
   const checked = parsed.check();
   if (!checked.valid) throw new FilterProblem(firstLine(checked.error));
   if (checked.type !== 'bool' && checked.type !== 'dyn') throw new FilterProblem(`must be a condition (a bool), not a ${checked.type}`);
-  return (obj) => {
+  const predicate = (obj: Record<string, unknown>) => {
     let result: unknown;
     try {
       result = parsed({ obj: celValue(obj) });
@@ -128,7 +196,25 @@ export function compileFilter(expression: string, now: () => Date): FilterPredic
     if (typeof result !== 'boolean') throw new FilterProblem(`must be a condition (a bool); it gave ${typeof result === 'bigint' ? 'an int' : typeof result}`);
     return result;
   };
+  return Object.assign(predicate, { cost: evaluationCost(parsed.ast as unknown as AstNode) });
 }
+
+/** The syntax nodes of a parsed filter, `timestamp()` calls weighed (one walk; the parser bounded its size). */
+function evaluationCost(root: AstNode): number {
+  let cost = 0;
+  const pending: unknown[] = [root];
+  while (pending.length > 0) {
+    const item = pending.pop();
+    if (Array.isArray(item)) pending.push(...item);
+    else if (isAstNode(item)) {
+      cost += item.op === 'call' && (item.args as [string])[0] === 'timestamp' ? TIMESTAMP_COST : 1;
+      if (item.op !== 'value') pending.push(item.args);
+    }
+  }
+  return cost;
+}
+
+const isAstNode = (item: unknown): item is AstNode => typeof item === 'object' && item !== null && typeof (item as AstNode).op === 'string' && 'args' in item;
 
 const RFC3339_UTC = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/;
 const TIME_FIELD = /(_at|^not_before|^not_after|^valid_after|^valid_until)$/;

@@ -1,5 +1,7 @@
 import * as v from 'valibot';
+import { LIMITS, limitNote, type LimitName } from '../limits.ts';
 import { ApiError, ERRORS, type ErrorName } from './errors.ts';
+import { withRe2Budget } from './patterns.ts';
 
 /**
  * Shared request-field schemas and the one place where valibot issues become ApiErrors.
@@ -11,6 +13,9 @@ import { ApiError, ERRORS, type ErrorName } from './errors.ts';
 
 const CODE_MARK = '\u0001';
 
+/** The most problems one 400 lists (a body may hold a problem per item; the answer stays short). */
+const MAX_REPORTED_ISSUES = LIMITS.reported_problems.value;
+
 /**
  * An issue message that carries its own error code: `coded('INVALID_TIME', 'must be RFC 3339')`.
  * `parseInput` strips the mark and reports the code; other issues are INVALID_FIELD.
@@ -19,13 +24,19 @@ export function coded(name: ErrorName, message: string): string {
   return `${CODE_MARK}${name}${CODE_MARK}${message}`;
 }
 
-/** A string check on UTF-8 byte length (not string length), as the spec's limits are in bytes. */
-export function maxBytes(max: number) {
+/**
+ * A string check on UTF-8 byte length (not string length), as the spec's limits are in bytes;
+ * `note` ends the message (`limitNote` for the bounds of lib/limits.ts).
+ */
+export function maxBytes(max: number, note?: string) {
   return v.check<string, (issue: v.CheckIssue<string>) => string>(
     (value) => Buffer.byteLength(value, 'utf8') <= max,
-    (issue) => `must be at most ${max} bytes (got ${Buffer.byteLength(issue.input, 'utf8')})`,
+    (issue) => `must be at most ${max} bytes (got ${Buffer.byteLength(issue.input, 'utf8')})${note ? ` ${note}` : ''}`,
   );
 }
+
+/** A byte bound of lib/limits.ts; the message names it. */
+export const limitBytes = (name: LimitName) => maxBytes(LIMITS[name].value, limitNote(name));
 
 /** description: at most 255 UTF-8 bytes. */
 export const description = v.pipe(v.string(), maxBytes(255));
@@ -100,12 +111,16 @@ export const stringList = v.array(v.string());
 /** Validation schema type used across resource definitions. */
 export type Schema = v.GenericSchema<unknown, unknown>;
 
-/** Validates `input` against `schema`, or throws a 400 ApiError naming every bad field. */
+/**
+ * Validates `input` against `schema`, or throws a 400 ApiError naming the bad fields (the first
+ * `reported_problems`, then how many more). The RE2 patterns of one input share one budget
+ * (lib/conventions/patterns.ts).
+ */
 export function parseInput<S extends Schema>(schema: S, input: unknown, where = 'body'): v.InferOutput<S> {
-  const result = v.safeParse(schema, input);
+  const result = withRe2Budget(() => v.safeParse(schema, input));
   if (result.success) return result.output;
   let name: ErrorName = 'INVALID_FIELD';
-  const messages = result.issues.map((issue, index) => {
+  const messages = result.issues.slice(0, MAX_REPORTED_ISSUES).map((issue, index) => {
     const path = formatPath(issue.path);
     let message: string;
     if (issue.type === 'strict_object' && issue.expected === 'never') {
@@ -126,7 +141,8 @@ export function parseInput<S extends Schema>(schema: S, input: unknown, where = 
     }
     return message;
   });
-  throw new ApiError(ERRORS[name], messages.join('; '));
+  const more = result.issues.length - MAX_REPORTED_ISSUES;
+  throw new ApiError(ERRORS[name], messages.join('; ') + (more > 0 ? `; and ${more} more` : ''));
 }
 
 function formatPath(path: readonly { key: unknown }[] | undefined): string {

@@ -1,3 +1,4 @@
+import { LIMITS, limitNote } from '../limits.ts';
 import { fail } from './errors.ts';
 import { isStorableKey } from './ids.ts';
 
@@ -7,7 +8,8 @@ import { isStorableKey } from './ids.ts';
  * points at the records older than the last one on the page, or is null on the last page.
  */
 
-export const MAX_PAGE_SIZE = 100;
+/** The largest `limit` of a list page (lib/limits.ts). */
+export const MAX_PAGE_SIZE = LIMITS.page_size.value;
 
 /** Query parameters as the HTTP adapter hands them over: repeated keys become arrays. */
 export type QueryParams = Readonly<Record<string, string | readonly string[] | undefined>>;
@@ -38,11 +40,11 @@ export function parsePageRequest(query: QueryParams = {}, allowed: readonly stri
   if (single.before_id !== undefined && single.beforeId !== undefined && single.before_id !== single.beforeId) {
     fail('REPEATED_QUERY_PARAM', "query parameters 'before_id' and 'beforeId' disagree; send one of them");
   }
-  let limit = MAX_PAGE_SIZE;
+  let limit: number = MAX_PAGE_SIZE;
   if (single.limit !== undefined) {
     limit = /^\d{1,4}$/.test(single.limit) ? Number(single.limit) : Number.NaN;
     if (!(limit >= 1 && limit <= MAX_PAGE_SIZE)) {
-      fail('INVALID_LIMIT', `limit: must be a whole number between 1 and ${MAX_PAGE_SIZE} (got ${JSON.stringify(single.limit)})`);
+      fail('INVALID_LIMIT', `limit: must be a whole number between 1 and ${MAX_PAGE_SIZE} (got ${JSON.stringify(single.limit)}) ${limitNote('page_size')}`);
     }
   }
   const beforeName = single.before_id === undefined ? 'beforeId' : 'before_id';

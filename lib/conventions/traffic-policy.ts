@@ -1,7 +1,8 @@
 import * as v from 'valibot';
-import { parse as parseYaml } from 'yaml';
+import { Composer, CST, isMap, isScalar, isSeq, Lexer, LineCounter, Parser } from 'yaml';
+import { LIMITS, limitNote } from '../limits.ts';
 import { celSyntaxProblem } from './cel.ts';
-import { re2Problem } from './patterns.ts';
+import { re2Pattern, withRe2Budget } from './patterns.ts';
 
 /**
  * Traffic policy documents, as the vendor's newer API takes them: a string (`traffic_policy.value`
@@ -25,6 +26,10 @@ import { re2Problem } from './patterns.ts';
  *
  * YAML is parsed with the `yaml` package (YAML 1.2 core schema, so `on`/`yes` stay strings, no
  * custom tags; duplicate keys and alias bombs refused). This is the only module that imports it.
+ *
+ * The work a document may cause is bounded (lib/limits.ts): YAML tokens, depth and values before
+ * anything else is checked, the characters of its CEL expressions before they are parsed, and its
+ * RE2 patterns' estimated cost before they are compiled; each bound's 400 names it and the path.
  */
 
 /** The phases of a traffic policy document. */
@@ -73,13 +78,6 @@ const MAX_HEADERS = 10;
 const statusCode = (min: number, max: number) =>
   v.pipe(v.number(), v.check((n) => Number.isInteger(n) && n >= min && n <= max, (issue) => `must be an integer from ${min} to ${max} (got ${issue.input})`));
 const nonEmpty = v.pipe(v.string(), v.minLength(1, 'must not be empty'));
-const pattern = v.pipe(
-  v.string(),
-  v.rawCheck(({ dataset, addIssue }) => {
-    const problem = dataset.typed ? re2Problem(dataset.value) : undefined;
-    if (problem) addIssue({ message: `must be an RE2 regular expression (the vendor's Go syntax): ${problem} (got ${JSON.stringify(dataset.value)})` });
-  }),
-);
 const headerMap = v.pipe(
   v.record(v.pipe(v.string(), v.regex(/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/, 'must be an HTTP header name')), v.string()),
   v.check((map) => Object.keys(map).length <= MAX_HEADERS, `at most ${MAX_HEADERS} headers`),
@@ -108,8 +106,8 @@ const ACTION_CONFIGS: Readonly<Record<string, v.GenericSchema>> = {
   'custom-response': optionalConfig({ status_code: v.optional(statusCode(100, 599)), content: v.optional(v.string()), body: v.optional(v.string()), headers: v.optional(headerMap) }),
   deny: optionalConfig({ status_code: v.optional(statusCode(100, 599)) }),
   'close-connection': optionalConfig({}),
-  'url-rewrite': config({ from: v.optional(pattern), to: v.string() }),
-  redirect: config({ from: v.optional(pattern), to: v.string(), status_code: v.optional(statusCode(300, 399)), headers: v.optional(headerMap) }),
+  'url-rewrite': config({ from: v.optional(re2Pattern), to: v.string() }),
+  redirect: config({ from: v.optional(re2Pattern), to: v.string(), status_code: v.optional(statusCode(300, 399)), headers: v.optional(headerMap) }),
   log: optionalConfig({ metadata: v.optional(v.record(v.string(), v.unknown())) }),
   'rate-limit': config({
     name: v.pipe(nonEmpty, v.maxLength(1023, 'must be shorter than 1024 characters')),
@@ -173,13 +171,176 @@ function schemaProblem(schema: v.GenericSchema, value: unknown, base: Path): str
   return `${at(path)}: ${issue.message}`;
 }
 
-/** Parses a JSON or YAML document; throws with the parser's reason. */
+/** A document that breaks a bound or a rule of Burrow's: its message is the whole reason, path first. */
+class DocumentProblem extends Error {}
+
+const TOKENS = LIMITS.traffic_policy_yaml_tokens.value;
+const DEPTH = LIMITS.traffic_policy_depth.value;
+const NODES = LIMITS.traffic_policy_nodes.value;
+
+/** `path: message`, or the message alone at the top of the document. */
+const located = (path: Path, message: string) => (path.length > 0 ? `${at(path)}: ${message}` : message);
+
+/**
+ * Parses a JSON or YAML document; throws DocumentProblem for a bound or a duplicate key, and the
+ * parser's own error otherwise.
+ */
 function parseDocument(text: string): unknown {
   try {
     return JSON.parse(text);
   } catch {
-    return parseYaml(text, { schema: 'core', uniqueKeys: true, maxAliasCount: 50, merge: false });
+    return parseYaml(text);
   }
+}
+
+/**
+ * Reads YAML (1.2 core schema: `on`/`yes` stay strings, no custom tags) within the bounds: the
+ * lexer and the concrete-syntax parser run token by token and stop at `traffic_policy_yaml_tokens`
+ * or past `traffic_policy_depth` levels, before the document is composed (the composer recurses
+ * once per level, and costs some microseconds per token). Duplicate keys are found in one pass
+ * over the composed document (the yaml package's own check compares each key with every other);
+ * aliases expand at most 50 times (alias bombs). Warnings are dropped, not printed (the package's
+ * `parse` writes each one to the process's warnings: one line of log per request).
+ */
+function parseYaml(text: string): unknown {
+  const lines = new LineCounter();
+  lines.addNewLine(0);
+  const parser = new Parser(lines.addNewLine);
+  const tokens: CST.Token[] = [];
+  let count = 0;
+  for (const lexeme of new Lexer().lex(text)) {
+    if (++count > TOKENS) {
+      throw new DocumentProblem(located(cstPath(parser.stack), `the YAML document has more than ${TOKENS} tokens, reading stopped at line ${lines.linePos(parser.offset).line} ${limitNote('traffic_policy_yaml_tokens')}`));
+    }
+    for (const token of parser.next(lexeme)) tokens.push(token);
+    if (parser.stack.length > DEPTH && collectionDepth(parser.stack) > DEPTH) {
+      throw new DocumentProblem(located(cstPath(parser.stack).slice(0, DEPTH), `nested deeper than ${DEPTH} levels ${limitNote('traffic_policy_depth')}`));
+    }
+  }
+  for (const token of parser.end()) tokens.push(token);
+  const documents = [...new Composer({ schema: 'core', uniqueKeys: false, merge: false }).compose(tokens, true, text.length)];
+  if (documents.length > 1) throw new Error('the text holds more than one YAML document');
+  const document = documents[0]!;
+  const error = document.errors[0];
+  if (error) {
+    const { line, col } = lines.linePos(error.pos[0]);
+    throw new Error(`${error.message} at line ${line}, column ${col}`);
+  }
+  const duplicate = duplicateKey(document.contents);
+  if (duplicate) {
+    const { line, col } = lines.linePos(duplicate.offset);
+    throw new DocumentProblem(located(duplicate.path, `duplicate key ${JSON.stringify(duplicate.key)} at line ${line}, column ${col}`));
+  }
+  return document.toJS({ maxAliasCount: 50 });
+}
+
+const isCollection = (token: CST.Token) => token.type === 'block-map' || token.type === 'block-seq' || token.type === 'flow-collection';
+
+function collectionDepth(stack: readonly CST.Token[]): number {
+  return stack.reduce((depth, token) => depth + (isCollection(token) ? 1 : 0), 0);
+}
+
+/** Where the parser is: each open collection's last item (its key, or its index in a list), up to a key not read yet. */
+function cstPath(stack: readonly CST.Token[]): Path {
+  const path: (string | number)[] = [];
+  for (const token of stack) {
+    if (token.type === 'block-seq' || (token.type === 'flow-collection' && token.start.source === '[')) path.push(Math.max(0, token.items.length - 1));
+    else if (token.type === 'block-map' || token.type === 'flow-collection') {
+      const key = token.items.at(-1)?.key;
+      const scalar = key ? CST.resolveAsScalar(key) : null;
+      if (!scalar) break;
+      path.push(scalar.value);
+    }
+  }
+  return path;
+}
+
+/** A value met in a walk: its parent's visit and its key there, so that a path is built only for a problem. */
+interface Visit {
+  readonly value: unknown;
+  readonly parent?: Visit;
+  readonly key?: string | number;
+  readonly depth: number;
+}
+
+function pathOf(visit: Visit): Path {
+  const path: (string | number)[] = [];
+  for (let at: Visit | undefined = visit; at?.parent; at = at.parent) path.push(at.key!);
+  return path.reverse();
+}
+
+/**
+ * The first key (in document order) that repeats in its mapping, found in one pass over the
+ * composed document. Keys are equal as the yaml package compares them: scalars of equal value.
+ */
+function duplicateKey(root: unknown): { path: Path; key: string; offset: number } | undefined {
+  const pending: Visit[] = [{ value: root, depth: 1 }];
+  while (pending.length > 0) {
+    const visit = pending.pop()!;
+    const node = visit.value;
+    const children: Visit[] = [];
+    if (isSeq(node)) node.items.forEach((item, i) => children.push({ value: item, parent: visit, key: i, depth: visit.depth + 1 }));
+    if (isMap(node)) {
+      const seen = new Set<string>();
+      for (const pair of node.items) {
+        const key = isScalar(pair.key) ? String(pair.key.value) : '?';
+        if (isScalar(pair.key)) {
+          const identity = `${typeof pair.key.value}:${key}`;
+          if (seen.has(identity)) return { path: pathOf(visit), key, offset: pair.key.range?.[0] ?? 0 };
+          seen.add(identity);
+        }
+        children.push({ value: pair.value, parent: visit, key, depth: visit.depth + 1 });
+      }
+    }
+    for (let i = children.length - 1; i >= 0; i--) pending.push(children[i]!);
+  }
+  return undefined;
+}
+
+/**
+ * Why a parsed document is too large (`traffic_policy_nodes`: every mapping, list and scalar
+ * counts) or too deep (`traffic_policy_depth`), with the path where it crossed the bound; one
+ * walk, in document order, that stops there.
+ */
+function structureProblem(document: unknown): string | undefined {
+  const pending: Visit[] = [{ value: document, depth: 1 }];
+  let nodes = 0;
+  while (pending.length > 0) {
+    const visit = pending.pop()!;
+    const { value } = visit;
+    if (++nodes > NODES) return located(pathOf(visit), `the document has more than ${NODES} values (mappings, lists and scalars) ${limitNote('traffic_policy_nodes')}`);
+    if (value === null || typeof value !== 'object') continue;
+    if (visit.depth > DEPTH) return located(pathOf(visit), `nested deeper than ${DEPTH} levels ${limitNote('traffic_policy_depth')}`);
+    const keys: (string | number)[] = Array.isArray(value) ? value.map((_, i) => i) : Object.keys(value);
+    for (let i = keys.length - 1; i >= 0; i--) {
+      pending.push({ value: (value as Record<string | number, unknown>)[keys[i]!], parent: visit, key: keys[i]!, depth: visit.depth + 1 });
+    }
+  }
+  return undefined;
+}
+
+/**
+ * Whether the CEL expressions of a document hold more than `traffic_policy_expression_chars`
+ * together, checked before any is parsed (parsing costs about a microsecond for every few
+ * characters); the path of the expression where the total crosses it.
+ */
+function expressionsProblem(document: Record<string, unknown>): string | undefined {
+  const limit = LIMITS.traffic_policy_expression_chars.value;
+  let total = 0;
+  for (const [phase, rules] of Object.entries(document)) {
+    if (!Array.isArray(rules)) continue;
+    for (const [r, rule] of rules.entries()) {
+      const expressions = (rule as { expressions?: unknown } | null)?.expressions;
+      if (!Array.isArray(expressions)) continue;
+      for (const [e, expression] of expressions.entries()) {
+        total += typeof expression === 'string' ? expression.length : 0;
+        if (total > limit) {
+          return `${phase}[${r}].expressions[${e}]: the expressions up to this one hold ${total} characters, more than ${limit} together ${limitNote('traffic_policy_expression_chars')}`;
+        }
+      }
+    }
+  }
+  return undefined;
 }
 
 /** Options of a traffic policy check: the phases the holder has (all three when absent). */
@@ -198,20 +359,25 @@ export function trafficPolicyProblem(text: string, options: TrafficPolicyOptions
   try {
     document = parseDocument(text);
   } catch (error) {
+    if (error instanceof DocumentProblem) return error.message;
     return `is neither JSON nor YAML: ${String((error as Error).message).split('\n')[0]!.replace(/:$/, '')}`;
   }
   if (document === null || typeof document !== 'object' || Array.isArray(document)) {
     return `must be a traffic policy document: a mapping of phases (${TRAFFIC_POLICY_PHASES.join(', ')}) to rules`;
   }
+  const bounded = structureProblem(document) ?? expressionsProblem(document as Record<string, unknown>);
+  if (bounded) return bounded;
   const phases = options.phases ?? TRAFFIC_POLICY_PHASES;
-  for (const [phase, rules] of Object.entries(document)) {
-    if (!(TRAFFIC_POLICY_PHASES as readonly string[]).includes(phase)) return `${phase}: unknown phase; phases: ${phases.join(', ')}`;
-    if (!phases.includes(phase as TrafficPolicyPhase)) return `${phase}: not a phase of this traffic (it has ${phases.join(', ')})`;
-    if (rules === null) continue;
-    const problem = schemaProblem(v.array(Rule), rules, [phase]) ?? rulesProblem(phase as TrafficPolicyPhase, rules as v.InferOutput<typeof Rule>[]);
-    if (problem) return problem;
-  }
-  return undefined;
+  return withRe2Budget(() => {
+    for (const [phase, rules] of Object.entries(document)) {
+      if (!(TRAFFIC_POLICY_PHASES as readonly string[]).includes(phase)) return `${phase}: unknown phase; phases: ${phases.join(', ')}`;
+      if (!phases.includes(phase as TrafficPolicyPhase)) return `${phase}: not a phase of this traffic (it has ${phases.join(', ')})`;
+      if (rules === null) continue;
+      const problem = schemaProblem(v.array(Rule), rules, [phase]) ?? rulesProblem(phase as TrafficPolicyPhase, rules as v.InferOutput<typeof Rule>[]);
+      if (problem) return problem;
+    }
+    return undefined;
+  });
 }
 
 function rulesProblem(phase: TrafficPolicyPhase, rules: readonly v.InferOutput<typeof Rule>[]): string | undefined {

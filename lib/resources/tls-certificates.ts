@@ -2,7 +2,7 @@ import { createPrivateKey, X509Certificate, type KeyObject } from 'node:crypto';
 import * as v from 'valibot';
 import { formatTime } from '../conventions/clock.ts';
 import { ApiError, ERRORS, type ErrorName } from '../conventions/errors.ts';
-import { description, maxBytes, metadata, refusedField } from '../conventions/fields.ts';
+import { description, limitBytes, metadata, refusedField } from '../conventions/fields.ts';
 import type { OperationContext } from '../context.ts';
 import { defineResource, emitAudit, keepIndexes, respond, scopeOf, type BaseRecord } from '../resource.ts';
 import { canonicalAddress } from './ip-policies/cidr.ts';
@@ -22,9 +22,6 @@ import { extendedKeyUsages, keyUsages, pemBlocks } from './x509-certificate-auth
  */
 
 export const TLS_CERTIFICATE_KIND = 'tls_certificate';
-
-const MAX_CERTIFICATE_PEM_BYTES = 64 * 1024;
-const MAX_PRIVATE_KEY_PEM_BYTES = 16 * 1024;
 
 /** What the leaf certificate says, as the response shows it. */
 export interface TlsCertificateFields {
@@ -55,8 +52,8 @@ export interface TlsCertificateRecord extends BaseRecord, TlsCertificateFields {
 const TlsCertificateCreate = v.strictObject({
   description: v.optional(description),
   metadata: v.optional(metadata),
-  certificate_pem: v.pipe(v.string(), maxBytes(MAX_CERTIFICATE_PEM_BYTES)),
-  private_key_pem: v.pipe(v.string(), maxBytes(MAX_PRIVATE_KEY_PEM_BYTES)),
+  certificate_pem: v.pipe(v.string(), limitBytes('certificate_pem_bytes')),
+  private_key_pem: v.pipe(v.string(), limitBytes('private_key_pem_bytes')),
 });
 
 const TlsCertificateUpdate = v.strictObject({

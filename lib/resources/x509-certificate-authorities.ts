@@ -3,6 +3,7 @@ import * as v from 'valibot';
 import { formatTime } from '../conventions/clock.ts';
 import { ApiError, ERRORS, type ErrorName } from '../conventions/errors.ts';
 import { description, metadata } from '../conventions/fields.ts';
+import { LIMITS, limitNote } from '../limits.ts';
 import { defineResource, type BaseRecord } from '../resource.ts';
 
 /**
@@ -27,8 +28,6 @@ export interface CaCertificateFields {
 }
 
 export interface CertificateAuthorityRecord extends BaseRecord, CaCertificateFields {}
-
-const MAX_PEM_BYTES = 32 * 1024;
 
 const CaCreate = v.strictObject({ description: v.optional(description), metadata: v.optional(metadata), ca_pem: v.string() });
 const CaUpdate = v.strictObject({ description: v.optional(description), metadata: v.optional(metadata) });
@@ -126,7 +125,7 @@ export function extendedKeyUsages(cert: X509Certificate): string[] {
 export function parseCaPem(pem: string): CaCertificateFields {
   if (pem.trim() === '') refuse('CA_PEM_EMPTY', 'is empty; send one PEM-encoded CA certificate');
   const bytes = Buffer.byteLength(pem, 'utf8');
-  if (bytes > MAX_PEM_BYTES) refuse('CA_PEM_TOO_LARGE', `must be at most ${MAX_PEM_BYTES} bytes (got ${bytes})`);
+  if (bytes > LIMITS.ca_pem_bytes.value) refuse('CA_PEM_TOO_LARGE', `must be at most ${LIMITS.ca_pem_bytes.value} bytes (got ${bytes}) ${limitNote('ca_pem_bytes')}`);
   const blocks = pemBlocks(pem);
   if (blocks.length === 0) refuse('CA_PEM_NOT_PEM', `no PEM block found (expected -----BEGIN CERTIFICATE----- … -----END CERTIFICATE-----; got ${JSON.stringify(pem.slice(0, 40))}…)`);
   const wrong = blocks.find((block) => block.type !== 'CERTIFICATE');

@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
 import { beforeEach, describe, test } from 'node:test';
+import { LIMITS } from '../../lib/limits.ts';
+import { re2PolicyOfCost, yamlKeyLines } from '../fixtures/bounded-inputs.ts';
 import { assertError, createTestInstance, type TestInstance } from '../helpers.ts';
 
 /**
@@ -159,5 +161,48 @@ describe('policy (0.11.0) and traffic_policy are one policy in two dialects', ()
     const edge = await ok('POST', '/edges/tcp', { traffic_policy: { value: CONNECT_POLICY } });
     assert.equal((await send('DELETE', `/edges/tcp/${edge.id}/policy`)).status, 204);
     assert.deepEqual((await ok('GET', `/edges/tcp/${edge.id}`)).traffic_policy, { enabled: true, value: CONNECT_POLICY });
+  });
+});
+
+/**
+ * The issue's hostile policies (60,000 YAML keys; 60 rules of 3,300-character RE2 patterns; 3,000
+ * rules of `x{1000}y{1000}`) on every path that takes a policy: each is a 400 naming its limit,
+ * and nothing is stored.
+ */
+describe('bounded work on every path that takes a traffic policy', () => {
+  const rewrites = (count: number, from: string) => JSON.stringify({ on_http_request: Array.from({ length: count }, () => ({ actions: [{ type: 'url-rewrite', config: { from, to: '/' } }] })) });
+  const HOSTILE: [string, string, RegExp][] = [
+    ['60,000 YAML keys', yamlKeyLines(60_000), /\(limit traffic_policy_yaml_tokens\)$/],
+    ['60 patterns of [a-z]{1000}×300', rewrites(60, '[a-z]{1000}'.repeat(300)), /\(limit re2_pattern_cost\)/],
+    ['3,000 patterns of x{1000}y{1000}', rewrites(3000, 'x{1000}y{1000}'), /\(limit (traffic_policy_nodes|re2_total_cost)\)/],
+    ['RE2 patterns one unit over the total', re2PolicyOfCost(LIMITS.re2_total_cost.value + 1, 'x{1000}'), /\(limit re2_total_cost\)/],
+  ];
+
+  test('POST and PATCH /endpoints: a 400 (18002) naming the limit; nothing stored or changed', async () => {
+    for (const [what, policy, limit] of HOSTILE) {
+      assertError(await send('POST', '/endpoints', { type: 'cloud', url: 'https://a.example.com', traffic_policy: policy }), 400, 18002, limit);
+      assert.deepEqual((await ok('GET', '/endpoints')).endpoints, [], what);
+    }
+    await ok('POST', '/reserved_domains', { domain: 'a.example.com' });
+    const endpoint = await ok('POST', '/endpoints', { type: 'cloud', url: 'https://a.example.com', traffic_policy: REQUEST_POLICY });
+    for (const [what, policy, limit] of HOSTILE) {
+      assertError(await send('PATCH', `/endpoints/${endpoint.id}`, { traffic_policy: policy }), 400, 18002, limit);
+      assert.equal((await ok('GET', `/endpoints/${endpoint.id}`)).traffic_policy, REQUEST_POLICY, what);
+    }
+  });
+
+  test('the traffic_policy module PUTs of TCP edges and routes, and edge and route bodies', async () => {
+    const tcp = await ok('POST', '/edges/tcp', {});
+    const { path } = await route();
+    for (const [what, policy, limit] of HOSTILE.slice(0, 1)) {
+      assertError(await send('PUT', `/edges/tcp/${tcp.id}/traffic_policy`, { value: policy }), 400, 215, limit);
+      assertError(await send('POST', '/edges/tcp', { traffic_policy: { value: policy } }), 400, 215, limit);
+      assert.equal((await ok('GET', `/edges/tcp/${tcp.id}`)).traffic_policy, null, what);
+    }
+    for (const [what, policy, limit] of HOSTILE) {
+      assertError(await send('PUT', `${path}/traffic_policy`, { value: policy }), 400, 215, new RegExp(`^value: .*${limit.source}`));
+      assertError(await send('PATCH', path, { traffic_policy: { value: policy } }), 400, 215, new RegExp(`^traffic_policy\\.value: .*${limit.source}`));
+      assert.equal((await ok('GET', path)).traffic_policy, null, what);
+    }
   });
 });

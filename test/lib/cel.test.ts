@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { celSyntaxProblem, compileFilter, FilterProblem, MAX_FILTER_LENGTH } from '../../lib/conventions/cel.ts';
+import { LIMITS } from '../../lib/limits.ts';
 
 const now = () => new Date('2026-01-10T00:00:00Z');
 const key = {
@@ -63,9 +64,22 @@ describe('filters (CEL over obj)', () => {
     assert.match(problem('obj.description =='), /Unexpected token/);
     assert.match(problem('obj.nope == "x"'), /No such key: nope/);
     assert.match(problem('obj.description'), /must be a condition/);
-    assert.match(problem(`obj.description == "${'x'.repeat(MAX_FILTER_LENGTH)}"`), new RegExp(`at most ${MAX_FILTER_LENGTH} characters`));
-    assert.match(problem(Array.from({ length: 150 }, () => 'obj.a==1').join('||')), /maxAstNodes|Exceeded/);
     assert.match(problem(' '), /must not be empty/);
+  });
+
+  test('the structural bounds are named after lib/limits.ts', () => {
+    assert.equal(problem(`obj.description == "${'x'.repeat(MAX_FILTER_LENGTH)}"`), `must be at most ${MAX_FILTER_LENGTH} characters (got ${MAX_FILTER_LENGTH + 21}) (limit filter_length)`);
+    assert.equal(problem(Array.from({ length: 150 }, () => 'obj.a==1').join('||')), `more than ${LIMITS.filter_nodes.value} syntax nodes (limit filter_nodes)`);
+    assert.equal(problem(`${'('.repeat(40)}true${')'.repeat(40)}`), `nested deeper than ${LIMITS.cel_depth.value} levels (limit cel_depth)`);
+    assert.equal(problem(`obj.description in [${Array(101).fill('"x"').join(',')}]`), `more than ${LIMITS.cel_list_elements.value} elements (limit cel_list_elements)`);
+    assert.equal(celSyntaxProblem(`{${Array.from({ length: 101 }, (_, i) => `${i}: 1`).join(',')}}`), `more than ${LIMITS.cel_map_entries.value} entries (limit cel_map_entries)`);
+  });
+
+  test('a compiled filter knows what an evaluation costs: its syntax nodes, a timestamp() counting 25', () => {
+    assert.equal(compileFilter('obj.description == "x"', now).cost, 4);
+    assert.equal(compileFilter(Array.from({ length: 40 }, (_, i) => `obj.description == "d${i}"`).join(' || '), now).cost, 199);
+    assert.equal(compileFilter('size(obj.acl) > 0 && obj.description.startsWith("ci")', now).cost, 10);
+    assert.equal(compileFilter('obj.created_at > timestamp("2026-01-01T00:00:00Z")', now).cost, 3 + 1 + 25);
   });
 
   test('celSyntaxProblem checks traffic-policy expressions without knowing their variables', () => {

@@ -4,6 +4,16 @@ import * as v from 'valibot';
 import { ApiError } from '../../lib/conventions/errors.ts';
 import { parseInput } from '../../lib/conventions/fields.ts';
 import { CONNECTION_PHASES, HTTP_REQUEST_PHASES, trafficPolicyProblem, trafficPolicyValue } from '../../lib/conventions/traffic-policy.ts';
+import { LIMITS } from '../../lib/limits.ts';
+import {
+  expressionsPolicyOfChars,
+  jsonPolicyOfNodes,
+  nestedPolicy,
+  re2PolicyOfCost,
+  yamlFlowKeys,
+  yamlKeyLines,
+  yamlPolicyOfTokens,
+} from '../fixtures/bounded-inputs.ts';
 
 const policy = (document: unknown) => JSON.stringify(document);
 const onRequest = (...actions: unknown[]) => policy({ on_http_request: [{ name: 'r', actions }] });
@@ -33,7 +43,9 @@ describe('traffic policy documents', () => {
 
   test('refuses what is neither JSON nor YAML, duplicate keys, and non-mappings', () => {
     assert.match(trafficPolicyProblem('{')!, /^is neither JSON nor YAML: .* at line 1, column 2$/);
-    assert.match(trafficPolicyProblem('on_http_request: []\non_http_request: []')!, /^is neither JSON nor YAML: Map keys must be unique/);
+    assert.equal(trafficPolicyProblem('on_http_request: []\non_http_request: []'), 'duplicate key "on_http_request" at line 2, column 1');
+    assert.equal(trafficPolicyProblem('on_http_request:\n  - name: a\n    name: b\n    actions: [{type: deny}]'), 'on_http_request[0]: duplicate key "name" at line 3, column 5');
+    assert.match(trafficPolicyProblem('on_http_request: []\n---\non_http_response: []')!, /^is neither JSON nor YAML: the text holds more than one YAML document$/);
     assert.match(trafficPolicyProblem('- deny')!, /^must be a traffic policy document: a mapping of phases/);
     assert.match(trafficPolicyProblem('  ')!, /not empty/);
   });
@@ -86,5 +98,94 @@ describe('traffic policy documents', () => {
       assert.equal(error.status, 400);
       assert.equal(error.message, 'traffic_policy.value: on_http_request[0].actions[1].type: unknown action "x"');
     }
+  });
+});
+
+/**
+ * The work one document may cause is bounded (lib/limits.ts); each bound accepts its largest
+ * document and refuses one more with a message naming the limit and the path where it was crossed.
+ */
+describe('traffic policy bounds', () => {
+  const { traffic_policy_yaml_tokens: tokens, traffic_policy_nodes: nodes, traffic_policy_depth: depth, traffic_policy_expression_chars: chars } = LIMITS;
+
+  test('the issue\'s 60,000-line and 30,000-key YAML stop at the token limit, before any key is compared', () => {
+    assert.match(trafficPolicyProblem(yamlKeyLines(60_000))!, new RegExp(`^k\\d+: the YAML document has more than ${tokens.value} tokens, reading stopped at line \\d+ \\(limit traffic_policy_yaml_tokens\\)$`));
+    assert.match(trafficPolicyProblem(yamlFlowKeys(30_000))!, /^k\d+: the YAML document has more than \d+ tokens, reading stopped at line 1 \(limit traffic_policy_yaml_tokens\)$/);
+  });
+
+  test('YAML: the largest number of tokens is accepted, in block and in flow style; one more is refused', () => {
+    for (const shape of ['block', 'flow'] as const) {
+      assert.equal(trafficPolicyProblem(yamlPolicyOfTokens(tokens.value, shape)), undefined, shape);
+      assert.match(trafficPolicyProblem(yamlPolicyOfTokens(tokens.value + 1, shape))!, /\(limit traffic_policy_yaml_tokens\)$/, shape);
+    }
+  });
+
+  test('1,400 levels of YAML are refused at the depth limit with the path, not a stack overflow', () => {
+    const deep = `on_http_request:\n${Array.from({ length: 1400 }, (_, i) => `${' '.repeat(2 * i + 2)}a:`).join('\n')}`;
+    assert.equal(trafficPolicyProblem(deep), `on_http_request${'.a'.repeat(depth.value - 1)}: nested deeper than ${depth.value} levels (limit traffic_policy_depth)`);
+    assert.match(trafficPolicyProblem(`x: ${'['.repeat(5000)}${']'.repeat(5000)}`)!, /^x\[0\]\[0\].*: nested deeper than \d+ levels \(limit traffic_policy_depth\)$/);
+  });
+
+  test('depth: JSON and YAML at the limit pass, one level more is refused with the path', () => {
+    const path = `on_http_request[0].actions[0].config.metadata${'.a'.repeat(depth.value + 1 - 7)}`;
+    for (const form of ['json', 'yaml'] as const) {
+      assert.equal(trafficPolicyProblem(nestedPolicy(depth.value, form)), undefined, form);
+      assert.equal(trafficPolicyProblem(nestedPolicy(depth.value + 1, form)), `${path}: nested deeper than ${depth.value} levels (limit traffic_policy_depth)`, form);
+    }
+    assert.match(trafficPolicyProblem(`{"x": ${'['.repeat(100_000)}${']'.repeat(100_000)}}`)!, /^x(\[0\]){31}: nested deeper than \d+ levels \(limit traffic_policy_depth\)$/);
+  });
+
+  test('values: the largest document is accepted, one value more is refused where it crossed', () => {
+    assert.equal(trafficPolicyProblem(jsonPolicyOfNodes(nodes.value)), undefined);
+    assert.equal(
+      trafficPolicyProblem(jsonPolicyOfNodes(nodes.value + 1)),
+      `on_http_request[0].actions[0].config.metadata.k${nodes.value - 8}: the document has more than ${nodes.value} values (mappings, lists and scalars) (limit traffic_policy_nodes)`,
+    );
+  });
+
+  test('expressions: their characters together are bounded before any is parsed', () => {
+    assert.equal(trafficPolicyProblem(expressionsPolicyOfChars(chars.value)), undefined);
+    assert.match(trafficPolicyProblem(expressionsPolicyOfChars(chars.value + 1))!, new RegExp(`^on_http_request\\[\\d+\\]\\.expressions\\[0\\]: the expressions up to this one hold ${chars.value + 1} characters, more than ${chars.value} together \\(limit traffic_policy_expression_chars\\)$`));
+    const crowded = `${Array.from({ length: 2100 }, (_, i) => `a${i}`).join(' || ')}`;
+    assert.match(trafficPolicyProblem(JSON.stringify({ on_http_request: [{ expressions: [crowded], actions: [{ type: 'deny' }] }] }))!, /^on_http_request\[0\]\.expressions\[0\]: not a CEL expression: more than 2048 syntax nodes \(limit policy_expression_nodes\)$/);
+  });
+
+  test('RE2: the issue\'s [a-z]{1000}×300 patterns are refused by their estimated cost, before compiling', () => {
+    const problem = trafficPolicyProblem(JSON.stringify({ on_http_request: Array.from({ length: 60 }, () => ({ actions: [{ type: 'url-rewrite', config: { from: '[a-z]{1000}'.repeat(300), to: '/' } }] })) }));
+    assert.match(problem!, /^on_http_request\[0\]\.actions\[0\]\.config\.from: costs about 303308 cost units to compile, more than \d+ \(limit re2_pattern_cost\); use smaller repetition counts \(got "\[a-z\]\{1000\}.*"… \(3300 characters\)\)$/);
+  });
+
+  test('RE2: the patterns of one document share a budget: at the total they pass, one unit more is refused at the pattern that crossed it', () => {
+    for (const pattern of ['x{1000}', '(a|b){100}', '\\pL[a-z]{10}']) {
+      assert.equal(trafficPolicyProblem(re2PolicyOfCost(LIMITS.re2_total_cost.value, pattern)), undefined, pattern);
+      assert.match(
+        trafficPolicyProblem(re2PolicyOfCost(LIMITS.re2_total_cost.value + 1, pattern))!,
+        new RegExp(`^on_http_request\\[\\d+\\]\\.actions\\[0\\]\\.config\\.from: the patterns up to this one cost about ${LIMITS.re2_total_cost.value + 1} cost units to compile, more than ${LIMITS.re2_total_cost.value} together \\(limit re2_total_cost\\)`),
+        pattern,
+      );
+    }
+    const manyRules = JSON.stringify({ on_http_request: Array.from({ length: 3000 }, () => ({ actions: [{ type: 'url-rewrite', config: { from: 'x{1000}y{1000}', to: '/' } }] })) });
+    assert.match(trafficPolicyProblem(manyRules)!, /\(limit (traffic_policy_nodes|re2_total_cost)\)/);
+  });
+
+  test('a pattern written into an expression (matches(\'…\')) is RE2, within the same budget', () => {
+    const rule = (expression: string) => JSON.stringify({ on_http_request: [{ expressions: [expression], actions: [{ type: 'deny' }] }] });
+    assert.equal(trafficPolicyProblem(rule("req.url.path.matches('^/api/v[0-9]+/')")), undefined);
+    assert.equal(
+      trafficPolicyProblem(rule("req.url.path.matches('(?:x{1000}){1000}')")),
+      'on_http_request[0].expressions[0]: not a CEL expression: matches("(?:x{1000}){1000}"): costs about 1000025 cost units to compile, more than 2000 (limit re2_pattern_cost); use smaller repetition counts',
+    );
+    assert.match(trafficPolicyProblem(rule("matches(req.url.path, '(?=x)')"))!, /^on_http_request\[0\]\.expressions\[0\]: not a CEL expression: matches\("\(\?=x\)"\): must be an RE2 regular expression/);
+    const many = JSON.stringify({ on_http_request: Array.from({ length: 10 }, () => ({ expressions: ["req.url.path.matches('x{1000}')"], actions: [{ type: 'deny' }] })) });
+    assert.match(trafficPolicyProblem(many)!, /^on_http_request\[9\]\.expressions\[0\]: .*\(limit re2_total_cost\)$/);
+  });
+
+  test('a traffic policy field in a body is checked once, with the body\'s pattern budget', () => {
+    const schema = v.strictObject({ traffic_policy: trafficPolicyValue() });
+    assert.throws(() => parseInput(schema, { traffic_policy: re2PolicyOfCost(LIMITS.re2_total_cost.value + 1, 'x{1000}') }), (error: ApiError) => {
+      assert.equal(error.status, 400);
+      assert.match(error.message, /^traffic_policy: on_http_request\[\d+\]\.actions\[0\]\.config\.from: .* \(limit re2_total_cost\) \(got "z+"/);
+      return true;
+    });
   });
 });

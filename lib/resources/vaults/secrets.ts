@@ -6,6 +6,7 @@ import { ApiError, ERRORS, fail, notFound } from '../../conventions/errors.ts';
 import { makeRef, type Ref } from '../../conventions/refs.ts';
 import { findByUnique } from '../../indexes.ts';
 import { defineResource, type BaseRecord } from '../../resource.ts';
+import { LIMITS, limitNote } from '../../limits.ts';
 import type { StoreReader } from '../../store.ts';
 import { sealSecretValue, unsealSecretValue, type SealedValue } from './sealing.ts';
 import { actorOf, NAME_CHARACTERS, SECRET_KIND, VAULT_KIND, vaults, type VaultRecord } from './vaults.ts';
@@ -33,7 +34,6 @@ export interface SecretRecord extends BaseRecord {
 }
 
 const SECRET_NAME_MAX = 255;
-const SECRET_VALUE_MAX_BYTES = 64 * 1024;
 
 const secretName = v.pipe(
   v.string(),
@@ -48,8 +48,8 @@ const secretValue = v.pipe(
   v.metadata({ writeOnly: true, description: 'The secret value: write-only (never answered), at most 64 KiB.' }),
   v.check((value) => value !== '', coded('SECRET_VALUE_EMPTY', 'must not be empty')),
   v.check(
-    (value) => Buffer.byteLength(value, 'utf8') <= SECRET_VALUE_MAX_BYTES,
-    (issue) => coded('SECRET_VALUE_TOO_LARGE', `must be at most ${SECRET_VALUE_MAX_BYTES} bytes (got ${Buffer.byteLength(issue.input, 'utf8')})`),
+    (value) => Buffer.byteLength(value, 'utf8') <= LIMITS.secret_value_bytes.value,
+    (issue) => coded('SECRET_VALUE_TOO_LARGE', `must be at most ${LIMITS.secret_value_bytes.value} bytes (got ${Buffer.byteLength(issue.input, 'utf8')}) ${limitNote('secret_value_bytes')}`),
   ),
 );
 

@@ -1,0 +1,104 @@
+import { ERRORS, type ErrorName } from './conventions/errors.ts';
+
+/**
+ * Every bound Burrow puts on request input, in one table: what a caller may send, and how much
+ * work one request may cause. The rule they serve: no request, authenticated or not, blocks the
+ * event loop for more than 50 ms or makes a later request fail. Work that grows with the input
+ * (parsing a YAML document, compiling RE2 patterns, evaluating a CEL filter over a collection)
+ * is bounded here, and `npm run bench -- --bounds` times the costliest input each bound still
+ * accepts.
+ *
+ * Each error a limit gives names it, `(limit <name>)`, through `limitNote`. The README's "Limits"
+ * table lists these rows (test/readme.test.ts checks that they agree). To add a bound: one row
+ * here, one row there, and the check that refuses with `limitNote(name)` in its message.
+ */
+
+/** One bound. */
+export interface Limit {
+  /** The largest accepted amount. */
+  readonly value: number;
+  /** What `value` counts, as messages print it: `bytes`, `levels`, `cost units`… */
+  readonly unit: string;
+  /** What it bounds, one line (the README's words). */
+  readonly bounds: string;
+  /** The errors a request over it gets (several where the field's holder decides the code; none where it only shortens an answer). */
+  readonly errors: readonly ErrorName[];
+}
+
+const KIB = 1024;
+
+/** The bounds, by name. */
+export const LIMITS = {
+  request_body_bytes: { value: 1024 * KIB, unit: 'bytes', bounds: 'a request body', errors: ['BODY_TOO_LARGE'] },
+  request_json_depth: { value: 64, unit: 'levels', bounds: 'nesting of a JSON request body, checked before parsing', errors: ['BODY_NOT_JSON'] },
+  page_size: { value: 100, unit: 'items', bounds: '`limit` of a list page', errors: ['INVALID_LIMIT'] },
+  journal_page_size: { value: 1000, unit: 'entries', bounds: '`limit` of `GET /_burrow/requests`', errors: ['INVALID_LIMIT'] },
+  filter_length: { value: 2048, unit: 'characters', bounds: 'a list `filter` (CEL)', errors: ['FILTER_INVALID'] },
+  filter_nodes: { value: 256, unit: 'syntax nodes', bounds: 'a list `filter` once parsed', errors: ['FILTER_INVALID'] },
+  filter_page_cost: {
+    value: 500_000,
+    unit: 'cost units',
+    bounds: 'one filtered list page: records scanned × (the filter\'s syntax nodes, a `timestamp()` counting 25, + 50)',
+    errors: ['FILTER_INVALID'],
+  },
+  traffic_policy_yaml_tokens: {
+    value: 5000,
+    unit: 'tokens',
+    bounds: 'a YAML traffic policy, read before it is composed (scalars, indicators, spaces, line breaks, comments)',
+    errors: ['INVALID_FIELD', 'ENDPOINT_TRAFFIC_POLICY_INVALID'],
+  },
+  traffic_policy_nodes: {
+    value: 5000,
+    unit: 'values',
+    bounds: 'the values of a traffic policy, JSON or YAML (each mapping, list and scalar is one)',
+    errors: ['INVALID_FIELD', 'ENDPOINT_TRAFFIC_POLICY_INVALID'],
+  },
+  traffic_policy_depth: {
+    value: 32,
+    unit: 'levels',
+    bounds: 'nesting of a traffic policy (JSON or YAML)',
+    errors: ['INVALID_FIELD', 'ENDPOINT_TRAFFIC_POLICY_INVALID'],
+  },
+  traffic_policy_expression_chars: {
+    value: 32 * KIB,
+    unit: 'characters',
+    bounds: 'the CEL `expressions` of one traffic policy together, checked before any is parsed',
+    errors: ['INVALID_FIELD', 'ENDPOINT_TRAFFIC_POLICY_INVALID'],
+  },
+  policy_expression_nodes: { value: 2048, unit: 'syntax nodes', bounds: 'one CEL expression of a traffic policy', errors: ['INVALID_FIELD', 'ENDPOINT_TRAFFIC_POLICY_INVALID'] },
+  cel_depth: { value: 32, unit: 'levels', bounds: 'nesting of a CEL expression (a list `filter` or a traffic policy expression)', errors: ['FILTER_INVALID', 'INVALID_FIELD', 'ENDPOINT_TRAFFIC_POLICY_INVALID'] },
+  cel_list_elements: { value: 100, unit: 'elements', bounds: 'a list literal in a CEL expression', errors: ['FILTER_INVALID', 'INVALID_FIELD', 'ENDPOINT_TRAFFIC_POLICY_INVALID'] },
+  cel_map_entries: { value: 100, unit: 'entries', bounds: 'a map literal in a traffic policy expression (filters take none)', errors: ['INVALID_FIELD', 'ENDPOINT_TRAFFIC_POLICY_INVALID'] },
+  re2_pattern_cost: {
+    value: 2000,
+    unit: 'cost units',
+    bounds: 'one RE2 pattern, estimated before it is compiled: its program\'s instructions (nested repetition counts multiply) + its characters + 200 per Unicode class',
+    errors: ['INVALID_FIELD', 'ENDPOINT_TRAFFIC_POLICY_INVALID'],
+  },
+  re2_total_cost: {
+    value: 10_000,
+    unit: 'cost units',
+    bounds: 'the RE2 patterns of one request body or traffic policy together, estimated as above',
+    errors: ['INVALID_FIELD', 'ENDPOINT_TRAFFIC_POLICY_INVALID'],
+  },
+  reported_problems: { value: 10, unit: 'problems', bounds: 'the problems one 400 lists (the rest are counted: "and N more")', errors: [] },
+  ca_pem_bytes: { value: 32 * KIB, unit: 'bytes', bounds: '`ca_pem` of a certificate authority', errors: ['CA_PEM_TOO_LARGE'] },
+  certificate_pem_bytes: { value: 64 * KIB, unit: 'bytes', bounds: '`certificate_pem` of a TLS certificate', errors: ['INVALID_FIELD'] },
+  private_key_pem_bytes: { value: 16 * KIB, unit: 'bytes', bounds: '`private_key_pem` of a TLS certificate', errors: ['INVALID_FIELD'] },
+  secret_value_bytes: { value: 64 * KIB, unit: 'bytes', bounds: '`value` of a vault secret', errors: ['SECRET_VALUE_TOO_LARGE'] },
+} as const satisfies Record<string, Limit>;
+
+export type LimitName = keyof typeof LIMITS;
+
+/** `(limit <name>)`: how every error a limit gives names it. */
+export function limitNote(name: LimitName): string {
+  return `(limit ${name})`;
+}
+
+/** The HTTP statuses and codes a limit answers with, `400 ERR_BURROW_215, 18002` style (for the README). */
+export function limitErrors(name: LimitName, prefix = 'ERR_BURROW_'): string {
+  const specs = (LIMITS[name].errors as readonly ErrorName[]).map((error) => ERRORS[error]);
+  if (specs.length === 0) return '—';
+  const statuses = [...new Set(specs.map((spec) => spec.status))];
+  return `${statuses.join('/')} ${specs.map((spec, i) => (i === 0 ? `${prefix}${spec.code}` : String(spec.code))).join(', ')}`;
+}
