@@ -8,12 +8,13 @@ import type { QueryParams } from './conventions/paging.ts';
  * ring buffer, allocated on its first request, so one noisy account never pushes another's
  * requests out and memory stays at most N entries per account (plus one ring for requests that
  * named no valid API key). Recording keeps the adapter's record object and two numbers in
- * preallocated arrays: no formatting, copying or I/O happens on the request path; times are
- * formatted when the journal is read.
+ * preallocated arrays: no formatting or I/O happens on the request path; times are formatted when
+ * the journal is read.
  *
  * An entry never holds a token or a body: the Authorization header is not read, and query values
- * whose names look secret are replaced by `REDACTED` before they are kept. The control plane is
- * not journaled (the inspector polls it).
+ * whose names look secret are replaced by `REDACTED` before they are kept (the query is parsed
+ * for that: a percent-encoded name is still a name). The control plane is not journaled (the
+ * inspector polls it).
  */
 
 /** What the HTTP adapter records about one answered API request. */
@@ -65,10 +66,12 @@ export interface JournalFilter {
 export const DEFAULT_JOURNAL_SIZE = 1000;
 
 /**
- * Query parameter names whose values may be secrets: never kept in the journal or a log line
- * (`value`: a secret's value, should a client send it in the query).
+ * Query parameter names whose values may be secrets: never kept in the journal or a log line.
+ * A name is secret when it contains one of the usual words for a secret (`access_token`,
+ * `client_secret`, `api_key`, `db_pwd`, `credential_id`, `session_cookie`…), ends in `sig`, or is
+ * `value` (a vault secret's value, should a client send it in the query) or `code` (an OAuth code).
  */
-const SECRET_NAME = /token|secret|password|passwd|auth|key|signature|sig$|^value$/i;
+const SECRET_NAME = /token|secret|passw|passphrase|pwd|credential|auth|key|signature|cookie|jwt|bearer|sig$|^value$|^code$/i;
 
 /** One kept entry as `list` sees it. */
 interface Slot {
@@ -138,7 +141,7 @@ export class RequestJournal {
     const key = record.account ?? ANONYMOUS;
     let ring = this.#rings.get(key);
     if (!ring) this.#rings.set(key, (ring = new Ring(this.size)));
-    const kept = record.search === '' || !SECRET_NAME.test(record.search) ? record : { ...record, search: redactQuery(record.search, 'REDACTED') };
+    const kept = record.search === '' ? record : { ...record, search: redactQuery(record.search, 'REDACTED') };
     ring.push(kept, ++this.#seq, this.#now());
   }
 
@@ -195,14 +198,16 @@ function toEntry(slot: Slot): JournalEntry {
   };
 }
 
-/** The query string with the value of every secret-looking parameter replaced by `mask`. */
+/**
+ * The query string with the value of every secret-looking parameter replaced by `mask`; `search`
+ * itself when it has none (the journal and the log line both redact through here).
+ */
 export function redactQuery(search: string, mask: string): string {
   const params = new URLSearchParams(search);
-  for (const name of new Set(params.keys())) {
-    if (SECRET_NAME.test(name)) params.set(name, mask);
-  }
-  const text = params.toString();
-  return text ? `?${text}` : '';
+  const secret = [...new Set(params.keys())].filter((name) => SECRET_NAME.test(name));
+  if (secret.length === 0) return search;
+  for (const name of secret) params.set(name, mask);
+  return `?${params.toString()}`;
 }
 
 function statusMatcher(status: string | undefined): (code: number) => boolean {

@@ -5,6 +5,7 @@ import { ApiError, ERRORS, fail } from '../conventions/errors.ts';
 import { metadata, parseInput } from '../conventions/fields.ts';
 import { inactiveOwnerError, isInactive } from '../resources/bot-users.ts';
 import { aclPermits, describeAcl, type AclBind } from '../resources/acl.ts';
+import { isIpAddress } from '../resources/ip-policies/cidr.ts';
 import { evaluateRestriction } from '../resources/ip-policies/restrictions.ts';
 import { CREDENTIAL_KIND } from '../resources/credentials.ts';
 import { SSH_CREDENTIAL_KIND, validSshPublicKey } from '../resources/ssh/ssh-credentials.ts';
@@ -39,7 +40,8 @@ export const AgentConnectInput = v.strictObject({
   os: v.optional(v.pipe(v.string(), v.minLength(1, 'must not be empty'))),
   agent_version: v.optional(v.pipe(v.string(), v.regex(/^\d+\.\d+\.\d+$/, 'must be a version such as 3.5.0'))),
   region: v.optional(v.string()),
-  ip: v.optional(v.string()),
+  /** The agent's public address as the service would see it (default 127.0.0.1). */
+  ip: v.optional(v.pipe(v.string(), v.check(isIpAddress, (issue) => `must be an IPv4 or IPv6 address without a zone id (got ${JSON.stringify(issue.input)})`))),
   metadata: v.optional(metadata),
   /** Where the agent's tunnels forward traffic (`forwards_to` of its tunnels, `upstream_url` of its endpoints). */
   forwards_to: v.optional(v.pipe(v.string(), v.minLength(1, 'must not be empty'), v.maxLength(1024, 'must be at most 1024 characters'))),

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { beforeEach, describe, test } from 'node:test';
-import { createTestInstance, OPERATOR_TOKEN, type TestInstance } from '../helpers.ts';
+import { createFetchHandler, type RequestLog } from '../../adapters/http/index.ts';
+import { BASE, createTestInstance, OPERATOR_TOKEN, type TestInstance } from '../helpers.ts';
 
 let api: TestInstance;
 beforeEach(async () => {
@@ -49,6 +50,23 @@ describe('GET /_burrow/requests', () => {
     assert.ok(!text.includes(api.token), 'the API key token is not in the journal');
     assert.ok(!text.includes(created.body.token), 'a token sent in a query is not in the journal');
     assert.match(text, /"query":"token=REDACTED&limit=2"/);
+  });
+
+  test('the journal and the log line redact the same secret-looking names, percent-encoded ones too', async () => {
+    const logs: RequestLog[] = [];
+    const handle = createFetchHandler(api.burrow, { log: (entry) => logs.push(entry) });
+    const secrets = { pwd: 's1', db_password: 's2', credential: 's3', client_secret: 's4', value: 's5', '%74oken': 's6', passphrase: 's7', session_cookie: 's8', code: 's9' };
+    const query = `${Object.entries(secrets).map(([name, secret]) => `${name}=${secret}`).join('&')}&limit=2`;
+    await handle(new Request(`${BASE}/api_keys?${query}`, { headers: { Authorization: `Bearer ${api.token}` } }));
+    const [entry] = await journal();
+    const names = 'pwd=X&db_password=X&credential=X&client_secret=X&value=X&token=X&passphrase=X&session_cookie=X&code=X&limit=2';
+    assert.equal(entry.query, names.replaceAll('X', 'REDACTED'));
+    assert.equal(logs[0]!.query, `?${names.replaceAll('X', '***')}`);
+  });
+
+  test('a query without secret-looking names is kept as sent', async () => {
+    await api.request('GET', '/api_keys?limit=2&before_id=ak_x%20y');
+    assert.equal((await journal())[0].query, 'limit=2&before_id=ak_x%20y');
   });
 
   test('requests without a valid API key have no account and are found with account_id=none', async () => {

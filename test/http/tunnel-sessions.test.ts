@@ -87,6 +87,27 @@ describe('connecting agents', () => {
     assert.equal((await api.request('GET', '/tunnel_sessions')).body.tunnel_sessions.length, 1, 'refused agents leave no session');
   });
 
+  test('ip must be an IPv4 or IPv6 address without a zone id; a 400 names the field', async () => {
+    const cred = await credential();
+    for (const ip of ['<img src=x>', '10.0.0.7%eth0', 'fe80::1%eth0', '10.0.0', '[::1]', '']) {
+      const res = await connect({ token: cred.token, ip });
+      assertError(res, 400, 215, /^ip: /);
+      assert.equal(res.body.msg, `ip: must be an IPv4 or IPv6 address without a zone id (got ${JSON.stringify(ip)})`);
+    }
+    assert.deepEqual((await api.request('GET', '/tunnel_sessions')).body.tunnel_sessions, []);
+    for (const ip of ['10.0.0.7', '2001:db8::7', '::ffff:10.0.0.7']) assert.equal((await connect({ token: cred.token, ip })).status, 201, ip);
+  });
+
+  test('an address with a zone id does not pass an agent restriction that allows its network', async () => {
+    const policy = await api.request('POST', '/ip_policies', {});
+    await api.request('POST', '/ip_policy_rules', { ip_policy_id: policy.body.id, cidr: '10.0.0.0/8', action: 'allow' });
+    await api.request('POST', '/ip_restrictions', { type: 'agent', enforced: true, ip_policy_ids: [policy.body.id] });
+    const cred = await credential();
+    assertError(await connect({ token: cred.token, ip: '10.0.0.7%eth0' }), 400, 215, /^ip: /);
+    assertError(await connect({ token: cred.token, ip: '<img src=x>' }), 400, 215, /^ip: /);
+    assert.equal((await connect({ token: cred.token, ip: '10.0.0.7' })).status, 201);
+  });
+
   test('an enforced agent IP restriction refuses a denied address; an unenforced one does not', async () => {
     const policy = await api.request('POST', '/ip_policies', {});
     await api.request('POST', '/ip_policy_rules', { ip_policy_id: policy.body.id, cidr: '10.0.0.0/8', action: 'allow' });

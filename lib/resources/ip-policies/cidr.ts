@@ -40,12 +40,17 @@ function parseAddress(text: string): ipaddr.IPv4 | ipaddr.IPv6 | undefined {
   return undefined;
 }
 
-/** Parses `a.b.c.d/n` or `v6/n`. A bare address, host bits or an unparseable value throw CidrError. */
+/** Whether `text` is an IP address: IPv4 in four decimal parts, or IPv6 without a zone id (`%eth0`). */
+export function isIpAddress(text: string): boolean {
+  return parseAddress(text) !== undefined;
+}
+
 /** An IP address in its canonical text (IPv6 compressed, lower-case, RFC 5952); other text unchanged. */
 export function canonicalAddress(text: string): string {
   return parseAddress(text)?.toString() ?? text;
 }
 
+/** Parses `a.b.c.d/n` or `v6/n`. A bare address, host bits or an unparseable value throw CidrError. */
 export function parseCidr(input: string): Cidr {
   const text = input.trim();
   const slash = text.indexOf('/');
