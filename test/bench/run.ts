@@ -6,7 +6,8 @@
  * runs alternate with the bare server's so that each ratio compares runs that shared the machine's
  * load; the spread of the per-round ratios says how noisy the run was. Each server's CPU time per
  * request (from /proc) is printed too: it moves far less with load than requests per second.
- * Prints tables and one JSON line with every figure.
+ * Then the bounds of lib/limits.ts: how long the costliest input each one accepts holds the event
+ * loop (test/bench/bounds.ts). Prints tables and one JSON line with every figure.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
@@ -20,6 +21,7 @@ import { openPostgresStore } from '../../adapters/postgres-store.ts';
 import { createBurrow, INSTANCE_SCOPE, StoreUnavailableError } from '../../lib/index.ts';
 import { tempDir } from '../fixtures/openssh.ts';
 import { installPackedBurrow } from '../package/packed.ts';
+import { measureBounds, type BoundFigure } from './bounds.ts';
 import { createDatabase, POSTGRES_MISSING, postgresBinDir, startPostgresCluster } from '../fixtures/postgres-cluster.ts';
 
 const quick = process.argv.includes('--quick');
@@ -27,6 +29,8 @@ const quick = process.argv.includes('--quick');
 const startupOnly = process.argv.includes('--startup');
 // `-- --stores` measures the three stores at 100k records and PostgreSQL contention alone.
 const storesOnly = process.argv.includes('--stores');
+// `-- --bounds` times the costliest input each bound of lib/limits.ts accepts, alone (a minute).
+const boundsOnly = process.argv.includes('--bounds');
 const DURATION = quick ? 1.5 : 4;
 const ROUNDS = quick ? 3 : 5;
 const CONNECTIONS = 32;
@@ -526,15 +530,22 @@ async function memory() {
   void burrow;
 }
 
+/** The longest event-loop block of each bound's costliest accepted input (test/bench/bounds.ts). */
+let bounds: BoundFigure[] = [];
+
 try {
   const load = readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
-  const all = !startupOnly && !storesOnly;
+  const all = !startupOnly && !storesOnly && !boundsOnly;
   if (all) await httpScenarios();
-  if (!startupOnly) await storeScenarios();
+  if (all || storesOnly) await storeScenarios();
   // Before the in-process scenarios, so that the first in-process instance runs cold code.
-  if (!storesOnly) await startUp();
+  if (all || startupOnly) await startUp();
   if (all) await inProcessScenarios();
   if (all) await memory();
+  if (all || boundsOnly) {
+    const measured = await measureBounds(quick ? 5 : 9);
+    bounds = [...measured.policies, ...measured.filters];
+  }
   const r = (name: string) => ratios[name]?.median ?? Number.NaN;
   const targets: [string, boolean][] = [
     ['GET by id ≥ 0.5 of bare node:http', r('get_vs_bare') >= 0.5],
@@ -547,6 +558,12 @@ try {
     ['installed bin: ≤ 150 ms more CPU to its first answer than a bare node -e server', r('startup_installed_minus_bare_cpu_ms') <= 150],
     ['in-process instance ready < 5 ms', figures.embedded_startup_ms! < 5],
     ['< 2 KB per resource beyond its JSON', figures.heap_beyond_json_bytes! < 2048],
+    ...(bounds.length > 0
+      ? ([
+          ['every bound\'s costliest accepted input holds the event loop < 50 ms', bounds.every((b) => b.blockMs < 50)],
+          ['every bound\'s costliest accepted input takes < 50 ms of CPU', bounds.every((b) => b.cpuMs < 50)],
+        ] as [string, boolean][])
+      : []),
   ];
   console.log(`\nBurrow benchmark (${quick ? 'quick' : 'full'}): ${DURATION} s per HTTP run, ${CONNECTIONS} connections, ${ROUNDS} rounds; load average before: ${load}, after: ${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')}\n`);
   console.log('| figure (median) | value | samples |\n|---|---|---|');
@@ -555,9 +572,14 @@ try {
   for (const [name, n] of Object.entries(unavailable)) if (n > 0 || /postgres|pg_/.test(name)) console.log(`| ${name} | ${n} |`);
   console.log('\n| same-round ratio | median | min–max |\n|---|---|---|');
   for (const [name, { median: m, min, max }] of Object.entries(ratios)) console.log(`| ${name} | ${m} | ${min}–${max} |`);
+  if (bounds.length > 0) {
+    console.log('\n| costliest accepted input | longest event-loop block, ms (median) | CPU, ms (median) | first run (cold), ms |\n|---|---|---|---|');
+    for (const b of bounds) console.log(`| ${b.input} | ${b.blockMs} | ${b.cpuMs} | ${b.coldMs} |`);
+  }
   console.log('\n| target | met |\n|---|---|');
-  if (!storesOnly) for (const [name, met] of targets) if (!startupOnly || /start|instance|bare node -e/.test(name)) console.log(`| ${name} | ${met ? 'yes' : 'NO'} |`);
-  console.log(`\n${JSON.stringify({ quick, figures, samples, ratios, unavailable, targets: Object.fromEntries(targets) })}`);
+  const shown = (name: string) => (startupOnly ? /start|instance|bare node -e/.test(name) : boundsOnly ? /bound/.test(name) : !storesOnly);
+  for (const [name, met] of targets) if (shown(name)) console.log(`| ${name} | ${met ? 'yes' : 'NO'} |`);
+  console.log(`\n${JSON.stringify({ quick, figures, samples, ratios, unavailable, bounds, targets: Object.fromEntries(targets) })}`);
 } finally {
   dir.remove();
 }
