@@ -156,6 +156,8 @@ export interface Operation {
   readonly body?: Schema;
   /** Query parameters the operation accepts (paging for lists). */
   readonly query?: readonly string[];
+  /** Those of `query` that still work but are deprecated in favour of `filter` (the OpenAPI document marks them). */
+  readonly deprecatedQuery?: readonly string[];
   /** A short human summary for the OpenAPI document. */
   readonly summary: string;
   /** The tag (resource family) it belongs to in the OpenAPI document. */

@@ -31,8 +31,10 @@ const PAGE_PARAMETERS = [
 const PAGE_PARAMETER_NAMES = new Set(['limit', 'before_id', 'beforeId', 'filter']);
 
 /** A list filter beyond paging (endpoints' `id`, `url`): repeated or comma-separated values. */
-function filterParameter(name: string): JsonObject {
-  return { name, in: 'query', required: false, style: 'form', explode: true, schema: { type: 'array', items: { type: 'string' } }, description: `Only items with one of these ${name} values (repeat the parameter or separate values with commas).` };
+function filterParameter(name: string, deprecated: boolean): JsonObject {
+  const description = `Only items with one of these ${name} values (repeat the parameter or separate values with commas).`;
+  const parameter = { name, in: 'query', required: false, style: 'form', explode: true, schema: { type: 'array', items: { type: 'string' } } };
+  return deprecated ? { ...parameter, deprecated: true, description: `${description} Deprecated: use filter.` } : { ...parameter, description };
 }
 
 const FILTER_PARAMETER = { name: 'filter', in: 'query', required: false, schema: { type: 'string', maxLength: MAX_FILTER_LENGTH }, description: 'A CEL expression over obj, the resource as answered; only matching items are listed.' };
@@ -60,7 +62,7 @@ function successResponse(status: number, isList: boolean): JsonObject {
   return { description: status === 201 ? 'Created.' : 'OK.', content: { 'application/json': { schema } } };
 }
 
-function describeOperation(op: { id: string; method: string; path: string; status: number; summary: string; body?: Schema; query?: readonly string[] }, tag: string, security: JsonObject[]) {
+function describeOperation(op: { id: string; method: string; path: string; status: number; summary: string; body?: Schema; query?: readonly string[]; deprecatedQuery?: readonly string[] }, tag: string, security: JsonObject[]) {
   const { path, params } = openApiPath(op.path);
   const isList = op.query?.includes('before_id') ?? false;
   const operation: JsonObject = {
@@ -72,7 +74,7 @@ function describeOperation(op: { id: string; method: string; path: string; statu
       ...params.map((name) => ({ name, in: 'path', required: true, schema: { type: 'string' } })),
       ...(isList ? PAGE_PARAMETERS : []),
       ...(op.query?.includes('filter') ? [FILTER_PARAMETER] : []),
-      ...(op.query ?? []).filter((name) => !PAGE_PARAMETER_NAMES.has(name)).map(filterParameter),
+      ...(op.query ?? []).filter((name) => !PAGE_PARAMETER_NAMES.has(name)).map((name) => filterParameter(name, op.deprecatedQuery?.includes(name) ?? false)),
     ],
     responses: {
       [String(op.status)]: successResponse(op.status, isList),

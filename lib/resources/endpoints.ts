@@ -498,6 +498,8 @@ export const ENDPOINT_OPERATIONS: readonly Operation[] = [
     status: 200,
     mutates: false,
     query: LIST_PARAMS.filter((name) => name !== 'beforeId'),
+    // Deprecated by the vendor in its Go client v7.8 in favour of the CEL `filter`; still served.
+    deprecatedQuery: ['id', 'url'],
     summary: 'List endpoints (filters: id, url, filter)',
     run: (ctx: OperationContext, input: OperationInput) => listEndpoints(ctx, input.query),
   },

@@ -501,12 +501,14 @@ describe('in-process client', () => {
 });
 
 describe('OpenAPI document', () => {
-  test('describes the endpoint filters and the cloud endpoint body', async () => {
+  test('describes the endpoint filters (id and url deprecated in favour of filter) and the cloud endpoint body', async () => {
     const doc = (await api.request('GET', '/openapi.json', undefined, { token: null })).body;
     const list = doc.paths['/endpoints'].get;
     assert.deepEqual(list.parameters.map((p: any) => p.name), ['limit', 'before_id', 'filter', 'id', 'url']);
     assert.deepEqual(list.parameters[2].schema, { type: 'string', maxLength: 2048 });
     assert.deepEqual(list.parameters[3].schema, { type: 'array', items: { type: 'string' } });
+    assert.deepEqual(list.parameters.map((p: any) => p.deprecated ?? false), [false, false, false, true, true]);
+    assert.match(list.parameters[4].description, /Deprecated: use filter\.$/);
     const create = doc.paths['/endpoints'].post.requestBody.content['application/json'].schema;
     assert.deepEqual(create.required.sort(), ['traffic_policy', 'url']);
     assert.equal(create.additionalProperties, false);
