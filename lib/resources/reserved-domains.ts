@@ -30,6 +30,13 @@ import { storeIssuedCertificate, tlsCertificates } from './tls-certificates.ts';
  * Domains of the service's zone take neither (439, 440): the service's own certificate covers them.
  *
  * A domain that an edge or endpoint uses (a referrer record, lib/references.ts) is not deleted (446).
+ *
+ * `resolves_to` pins the points of presence the domain resolves to (`[{ "value": "eu" }, …]`, each a
+ * region of the simulation or `global`; an unknown one is 400, a repeated one 215). `[]`, the
+ * default, resolves everywhere, and an update that sends `[]` un-pins the domain; an update that
+ * leaves the field out keeps it (the vendor's Go client leaves an empty list out). The vendor's
+ * dedicated-IP entries (`ip:port`, a preview there) are not simulated and are refused like an
+ * unknown region. Burrow stores and answers the pins; it does not serve traffic by region.
  */
 
 export const RESERVED_DOMAIN_KIND = 'reserved_domain';
@@ -45,6 +52,8 @@ export interface ReservedDomainRecord extends BaseRecord, ManagedCertificateFiel
   readonly certificate_id: string | null;
   /** The certificate automatic management issued last (absent in records from before issuance). */
   readonly issued_certificate_id?: string | null;
+  /** The pinned points of presence (absent in records from before region pinning). */
+  readonly resolves_to?: readonly string[];
 }
 
 const region = (ctx: OperationContext, value: string | undefined): string => {
@@ -54,6 +63,28 @@ const region = (ctx: OperationContext, value: string | undefined): string => {
   return value;
 };
 
+/** Every point of presence (region) at most once; the values are checked against the simulation in `resolvesTo`. */
+const ResolvesTo = v.pipe(
+  v.array(v.strictObject({ value: v.string() })),
+  v.rawCheck(({ dataset, addIssue }) => {
+    if (!dataset.typed) return;
+    dataset.value.forEach((entry, index) => {
+      if (dataset.value.findIndex((other) => other.value === entry.value) < index) {
+        addIssue({ message: `${JSON.stringify(entry.value)} is listed twice`, path: [{ type: 'array', origin: 'value', input: dataset.value, key: index, value: entry }, { type: 'object', origin: 'value', input: entry, key: 'value', value: entry.value }] });
+      }
+    });
+  }),
+);
+
+/** The pins of a request, checked against the simulation's regions (and `global`). */
+function resolvesTo(ctx: OperationContext, entries: readonly { value: string }[]): string[] {
+  const allowed = [...ctx.services.simulation.regions, 'global'];
+  return entries.map(({ value }, index) => {
+    if (!allowed.includes(value)) throw new ApiError(ERRORS.RESERVED_DOMAIN_REGION_INVALID, `resolves_to[${index}].value: must be one of ${allowed.join(', ')} (got ${JSON.stringify(value)})`);
+    return value;
+  });
+}
+
 const DomainCreate = v.strictObject({
   domain: v.string(),
   region: zeroIsUnset(v.string()),
@@ -61,6 +92,7 @@ const DomainCreate = v.strictObject({
   metadata: v.optional(metadata),
   certificate_id: zeroIsUnset(v.string()),
   certificate_management_policy: v.optional(CertificatePolicyInput),
+  resolves_to: v.optional(ResolvesTo),
 });
 
 const DomainUpdate = v.strictObject({
@@ -68,6 +100,7 @@ const DomainUpdate = v.strictObject({
   metadata: v.optional(metadata),
   certificate_id: zeroIsUnset(v.string()),
   certificate_management_policy: v.optional(CertificatePolicyInput),
+  resolves_to: v.optional(ResolvesTo),
   domain: refusedField('cannot be changed; reserve the new domain and delete this one'),
   region: refusedField('cannot be changed (the field is deprecated: domains are served in every region)', 'RESERVED_DOMAIN_REGION_FIXED'),
 });
@@ -163,6 +196,7 @@ export const reservedDomains = defineResource<ReservedDomainRecord, typeof Domai
   async create(ctx, input, base) {
     const parsed = parseDomain(ctx, input.domain);
     const regionValue = region(ctx, input.region);
+    const pins = resolvesTo(ctx, input.resolves_to ?? []);
     const holder = await claimUnique(ctx.tx, INSTANCE_SCOPE, RESERVED_DOMAIN_KIND, 'domain', parsed.domain, holderOf(ctx.account, base.id));
     if (holder !== undefined) {
       if (holder.startsWith(`${ctx.account}/`)) {
@@ -178,11 +212,13 @@ export const reservedDomains = defineResource<ReservedDomainRecord, typeof Domai
       cname_target: parsed.serviceOwned ? null : cnameTarget(ctx, 'cname'),
       acme_challenge_cname_target: parsed.wildcard ? cnameTarget(ctx, 'acme') : null,
       ...certificates,
+      resolves_to: pins,
     };
   },
   async update(ctx, record, patch) {
-    if (patch.certificate_id === undefined && patch.certificate_management_policy === undefined) return record;
-    return { ...record, ...(await certificateFields(ctx, record, isServiceOwned(ctx, record.domain), patch)) };
+    const pinned = patch.resolves_to === undefined ? record : { ...record, resolves_to: resolvesTo(ctx, patch.resolves_to) };
+    if (patch.certificate_id === undefined && patch.certificate_management_policy === undefined) return pinned;
+    return { ...pinned, ...(await certificateFields(ctx, record, isServiceOwned(ctx, record.domain), patch)) };
   },
   toResponse: (ctx, record, base) => ({
     ...base,
@@ -193,6 +229,7 @@ export const reservedDomains = defineResource<ReservedDomainRecord, typeof Domai
     certificate_management_policy: record.certificate_management_policy,
     certificate_management_status: certificateStatus(record, ctx.clock.now()),
     acme_challenge_cname_target: record.acme_challenge_cname_target,
+    resolves_to: (record.resolves_to ?? []).map((value) => ({ value })),
   }),
   references: (record) => [record.certificate_id, record.issued_certificate_id].filter((id): id is string => typeof id === 'string'),
   commands: {

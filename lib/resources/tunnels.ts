@@ -63,9 +63,9 @@ export const tunnels = defineResource<TunnelRecord>({
   create: () => {
     throw new Error('tunnels are started by connecting agents');
   },
-  toResponse: (ctx, record, base) => ({
+  // No `uri`: the vendor's Tunnel has none (test/compat/vendor-schemas.ts).
+  toResponse: (ctx, record) => ({
     id: record.id,
-    uri: base.uri,
     public_url: record.public_url,
     started_at: record.started_at,
     metadata: record.metadata,

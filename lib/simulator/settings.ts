@@ -22,7 +22,7 @@ export interface SimulationSettings {
 
 export const DEFAULT_SIMULATION: SimulationSettings = {
   agentVersions: ['2.3.40', '2.3.41', '3.0.0', '3.1.1', '3.5.0', '3.18.4'],
-  regions: ['us', 'eu', 'ap', 'au', 'sa', 'jp', 'in'],
+  regions: ['us', 'eu', 'ap', 'au', 'sa', 'jp', 'in', 'us-cal-1'],
   ingressNameServers: ['ns1.burrow.internal.', 'ns2.burrow.internal.', 'ns3.burrow.internal.', 'ns4.burrow.internal.'],
   certificateAuthority: 'letsencrypt',
   serviceZone: 'burrow.internal',

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { beforeEach, describe, test } from 'node:test';
 import { assertError, BASE, createTestInstance, type TestInstance } from '../helpers.ts';
+import { GO_CLIENT_HEADERS as GO, PYTHON_CLIENT_HEADERS as PYTHON } from '../fixtures/client-dialects.ts';
 
 /**
  * Cloud endpoints as the vendor's newer typed clients send them, byte for byte (0.13–0.17 line).
@@ -18,8 +19,6 @@ beforeEach(async () => {
   assert.equal((await api.request('POST', '/reserved_domains', { domain: '*.example.com' })).status, 201);
 });
 
-const PYTHON = { 'Service-Version': null, 'ngrok-version': '2', 'User-Agent': 'ngrok-api-python/0.17.0/3.12.3' };
-const GO = { 'Service-Version': null, 'ngrok-version': '2', 'User-Agent': 'ngrok-api-go/8.0.0/go1.22.5' };
 const POLICY_YAML = 'on_http_request:\n  - actions:\n      - type: custom-response\n        config:\n          status_code: 200\n';
 
 const send = (headers: Record<string, string | null>, method: string, path: string, body?: unknown) => api.request(method, path, body, { headers });

@@ -33,7 +33,7 @@ describe('POST /reserved_addrs', () => {
   });
 
   test('refuses an unknown region with 500 listing the regions', async () => {
-    assertError(await api.request('POST', '/reserved_addrs', { region: 'mars' }), 400, 500, /^region: must be one of us, eu, ap, au, sa, jp, in \(got "mars"\)/);
+    assertError(await api.request('POST', '/reserved_addrs', { region: 'mars' }), 400, 500, /^region: must be one of us, eu, ap, au, sa, jp, in, us-cal-1 \(got "mars"\)/);
   });
 
   test('addresses are unique across the accounts of the instance until the region is full (503)', async () => {

@@ -3,6 +3,7 @@ import { X509Certificate } from 'node:crypto';
 import { before, beforeEach, describe, test } from 'node:test';
 import { assertError, BASE, createTestInstance, OPERATOR_TOKEN, type TestInstance } from '../helpers.ts';
 import { generateTlsFixtures, type TlsFixtures } from '../fixtures/tls.ts';
+import { GO_CLIENT_HEADERS, PYTHON_CLIENT_HEADERS } from '../fixtures/client-dialects.ts';
 
 let tls: TlsFixtures;
 let api: TestInstance;
@@ -37,6 +38,7 @@ describe('POST /reserved_domains', () => {
       certificate_management_policy: null,
       certificate_management_status: null,
       acme_challenge_cname_target: null,
+      resolves_to: [],
     });
     assert.deepEqual((await api.request('GET', `/reserved_domains/${res.body.id}`)).body, res.body);
     assert.deepEqual((await api.request('GET', '/reserved_domains')).body.reserved_domains, [res.body]);
@@ -209,6 +211,48 @@ describe('PATCH and DELETE /reserved_domains/{id}', () => {
     await api.request('DELETE', `/reserved_domains/${domain.id}`);
     const outbox = await api.burrow.outbox(api.accountId, destination.body.id);
     assert.deepEqual(outbox.events.map((event: any) => [event.event_type, event.object.id]), types.map((type) => [type, domain.id]));
+  });
+});
+
+describe('resolves_to (region pinning), as the Go client v8 and the Python client send it', () => {
+  const asGo = (method: string, path: string, body?: unknown) => api.request(method, path, body, { headers: GO_CLIENT_HEADERS });
+
+  test('Go create with resolves_to pins the domain; get, list and the filter read the pins back', async () => {
+    const res = await asGo('POST', '/reserved_domains', { domain: 'api.example.com', resolves_to: [{ value: 'us-cal-1' }, { value: 'eu' }] });
+    assert.equal(res.status, 201, res.text);
+    assert.deepEqual(res.body.resolves_to, [{ value: 'us-cal-1' }, { value: 'eu' }]);
+    assert.deepEqual((await asGo('GET', `/reserved_domains/${res.body.id}`)).body, res.body);
+    await asGo('POST', '/reserved_domains', { domain: 'free.example.com' });
+    const pinned = await asGo('GET', `/reserved_domains?filter=${encodeURIComponent('size(obj.resolves_to) > 0')}`);
+    assert.deepEqual(pinned.body.reserved_domains.map((domain: any) => domain.id), [res.body.id]);
+  });
+
+  test('Python create (its zero defaults, no resolves_to: the 0.17 client has none) answers resolves_to []', async () => {
+    const res = await api.request('POST', '/reserved_domains', { domain: 'py.example.com', region: '', description: '', metadata: '' }, { headers: PYTHON_CLIENT_HEADERS });
+    assert.equal(res.status, 201, res.text);
+    assert.deepEqual(res.body.resolves_to, []);
+  });
+
+  test('update: the Go body without resolves_to keeps the pins, a new list replaces them, [] un-pins', async () => {
+    const domain = (await asGo('POST', '/reserved_domains', { domain: 'api.example.com', resolves_to: [{ value: 'us' }] })).body;
+    const described = await asGo('PATCH', `/reserved_domains/${domain.id}`, { description: 'pinned' });
+    assert.deepEqual(described.body.resolves_to, [{ value: 'us' }]);
+    const replaced = await asGo('PATCH', `/reserved_domains/${domain.id}`, { resolves_to: [{ value: 'us' }, { value: 'eu' }, { value: 'jp' }] });
+    assert.deepEqual(replaced.body, { ...described.body, resolves_to: [{ value: 'us' }, { value: 'eu' }, { value: 'jp' }] });
+    assert.deepEqual((await api.request('PATCH', `/reserved_domains/${domain.id}`, { resolves_to: [] })).body.resolves_to, []);
+    assert.deepEqual((await api.request('PATCH', `/reserved_domains/${domain.id}`, { resolves_to: [{ value: 'global' }] })).body.resolves_to, [{ value: 'global' }]);
+  });
+
+  test('refuses unknown points of presence (400), repeated ones (215) and malformed entries, naming the entry', async () => {
+    assertError(await reserve({ domain: 'a.example.com', resolves_to: [{ value: 'eu' }, { value: 'banana' }] }), 400, 400, /^resolves_to\[1\]\.value: must be one of us, eu, ap, au, sa, jp, in, us-cal-1, global \(got "banana"\)/);
+    assertError(await reserve({ domain: 'a.example.com', resolves_to: [{ value: '8.8.8.8:1234' }] }), 400, 400, /^resolves_to\[0\]\.value: must be one of/);
+    assertError(await reserve({ domain: 'a.example.com', resolves_to: [{ value: 'eu' }, { value: 'eu' }] }), 400, 215, /^resolves_to\[1\]\.value: "eu" is listed twice/);
+    assertError(await reserve({ domain: 'a.example.com', resolves_to: [{}] }), 400, 215, /^resolves_to\[0\]\.value: /);
+    assertError(await reserve({ domain: 'a.example.com', resolves_to: [{ value: 'eu', weight: 1 }] }), 400, 214, /^resolves_to\[0\]\.weight: unknown field/);
+    assertError(await reserve({ domain: 'a.example.com', resolves_to: 'eu' }), 400, 215, /^resolves_to: /);
+    const domain = (await reserve({ domain: 'a.example.com', resolves_to: [{ value: 'ap' }] })).body;
+    assertError(await api.request('PATCH', `/reserved_domains/${domain.id}`, { resolves_to: [{ value: 'mars' }] }), 400, 400, /^resolves_to\[0\]\.value: /);
+    assert.deepEqual((await api.request('GET', `/reserved_domains/${domain.id}`)).body.resolves_to, [{ value: 'ap' }], 'a refused update changes nothing');
   });
 });
 

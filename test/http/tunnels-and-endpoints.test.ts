@@ -34,7 +34,6 @@ describe('GET /tunnels', () => {
     const sessionRef = { id: session.id, uri: `${BASE}/tunnel_sessions/${session.id}` };
     assert.deepEqual(https, {
       id: https.id,
-      uri: `${BASE}/tunnels/${https.id}`,
       public_url: 'https://app.example.com',
       started_at: '2026-03-01T12:00:00Z',
       metadata: 'ci',
@@ -50,7 +49,6 @@ describe('GET /tunnels', () => {
     assert.equal(tcp.proto, 'tcp');
     assert.deepEqual(labeled, {
       id: `tn_${ksuid(session.id)}`,
-      uri: `${BASE}/tunnels/tn_${ksuid(session.id)}`,
       public_url: '',
       started_at: '2026-03-01T12:00:00Z',
       metadata: 'ci',
