@@ -62,6 +62,7 @@ describe("official client: event destinations in the client's own target names",
       kinesis: { auth: { role: null, creds: { awsAccessKeyId: 'AKID', awsSecretAccessKey: null } }, streamArn: 'arn:aws:kinesis:us-east-1:1:stream/events' },
       cloudwatchLogs: null,
       datadog: null,
+      azureLogsIngestion: null,
     });
     assert.deepEqual(await client.eventDestinations.get(kinesis.id), kinesis);
     const datadog = await client.eventDestinations.create({ format: 'json', target: { datadog: { apiKey: 'dd', ddsite: 'datadoghq.eu' } } });

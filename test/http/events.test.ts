@@ -6,6 +6,7 @@ import { beforeEach, describe, test } from 'node:test';
 import { openJsonFileStore } from '../../adapters/json-file-store.ts';
 import { ApiError, createBurrow, ERRORS, eventCatalogue, ManualClock, RESOURCES, type Delivery, type Operation } from '../../lib/index.ts';
 import { BASE, createTestInstance, OPERATOR_TOKEN, type TestInstance, type TestResponse } from '../helpers.ts';
+import { GO_CLIENT_HEADERS, PYTHON_CLIENT_HEADERS } from '../fixtures/client-dialects.ts';
 
 let api: TestInstance;
 let delivered: Delivery[];
@@ -56,6 +57,7 @@ describe('POST /event_destinations', () => {
         logs: null,
         monitoring: null,
         storage: null,
+        logs_ingestion: null,
       },
     });
     assert.ok(!res.text.includes('very-secret'));
@@ -77,7 +79,7 @@ describe('POST /event_destinations', () => {
 
   test('refuses zero or two target members (5100)', async () => {
     const post = (target: unknown) => api.request('POST', '/event_destinations', { format: 'json', target });
-    assertError(await post({}), 400, 5100, /^target: exactly one of delivery, stream, logs, monitoring, storage \(or the vendor's firehose, kinesis, cloudwatch_logs, datadog\) must be set \(got none\)/);
+    assertError(await post({}), 400, 5100, /^target: exactly one of delivery, stream, logs, monitoring, storage, logs_ingestion \(or the vendor's firehose, kinesis, cloudwatch_logs, datadog, azure_logs_ingestion\) must be set \(got none\)/);
     assertError(await post({ stream: null, logs: null }), 400, 5100, /\(got none\)/);
     assertError(await post({ ...streamTarget, logs: { auth: roleAuth, log_group_ref: 'l' } }), 400, 5100, /\(got stream, logs\)/);
   });
@@ -114,7 +116,7 @@ describe("the vendor's target names", () => {
     ];
     for (const [target, member, answered] of cases) {
       const created = await destination(target);
-      const expected = { firehose: null, kinesis: null, cloudwatch_logs: null, datadog: null, [member]: answered };
+      const expected = { firehose: null, kinesis: null, cloudwatch_logs: null, datadog: null, azure_logs_ingestion: null, [member]: answered };
       assert.deepEqual(created.target, expected, member);
       assert.deepEqual((await api.request('GET', `/event_destinations/${created.id}`)).body.target, expected, `${member} read back`);
       assert.ok(!JSON.stringify(created).includes('dd-secret') && !JSON.stringify(created).includes('shh'));
@@ -123,7 +125,7 @@ describe("the vendor's target names", () => {
 
   test('neutral destinations keep answering in neutral names', async () => {
     const created = await destination();
-    assert.deepEqual(Object.keys(created.target), ['delivery', 'stream', 'logs', 'monitoring', 'storage']);
+    assert.deepEqual(Object.keys(created.target), ['delivery', 'stream', 'logs', 'monitoring', 'storage', 'logs_ingestion']);
   });
 
   test('an update may use either vocabulary; the answer keeps the one of the create', async () => {
@@ -146,8 +148,56 @@ describe("the vendor's target names", () => {
     const created = await destination({ datadog: { api_key: 'k' } });
     await subscription(['ip_policy_created.v0'], [created.id]);
     await api.request('POST', '/ip_policies', {});
-    assert.deepEqual(delivered.map((d) => Object.keys(d.destination.target as object)), [['firehose', 'kinesis', 'cloudwatch_logs', 'datadog']]);
+    assert.deepEqual(delivered.map((d) => Object.keys(d.destination.target as object)), [['firehose', 'kinesis', 'cloudwatch_logs', 'datadog', 'azure_logs_ingestion']]);
     assert.deepEqual((delivered[0]!.destination.target as Record<string, unknown>).datadog, { api_key: null, ddtags: '', service: '', ddsite: '' });
+  });
+});
+
+describe('azure_logs_ingestion targets (Go client v8, Python client 0.17)', () => {
+  const azure = {
+    tenant_id: '72f988bf-86f1-41af-91ab-2d7cd011db47',
+    client_id: '0c7f9f0e-4c1b-4b8a-9f2e-2f1d3c4b5a69',
+    client_secret: 'azure-client-secret',
+    logs_ingestion_uri: 'https://burrow-dce-a1b2.eastus-1.ingest.monitor.azure.com',
+    data_collection_rule_id: 'dcr-00000000000000000000000000000000',
+    data_collection_stream_name: 'Custom-BurrowEvents_CL',
+  };
+  const answered = { ...azure, client_secret: null };
+
+  test('the Go body (omitempty: no description, metadata or other members) creates it; reads answer every field, the secret null', async () => {
+    const res = await api.request('POST', '/event_destinations', { format: 'json', target: { azure_logs_ingestion: azure } }, { headers: GO_CLIENT_HEADERS });
+    assert.equal(res.status, 201, res.text);
+    const target = { firehose: null, kinesis: null, cloudwatch_logs: null, datadog: null, azure_logs_ingestion: answered };
+    assert.deepEqual(res.body.target, target);
+    assert.deepEqual((await api.request('GET', `/event_destinations/${res.body.id}`)).body.target, target);
+    assert.ok(!(await api.request('GET', '/event_destinations')).text.includes('azure-client-secret'));
+  });
+
+  test('the Python body (its "" defaults, the other members null) creates it; an update replaces it within its kind', async () => {
+    const body = { metadata: '', description: '', format: 'json', target: { firehose: null, kinesis: null, cloudwatch_logs: null, datadog: null, azure_logs_ingestion: azure } };
+    const res = await api.request('POST', '/event_destinations', body, { headers: PYTHON_CLIENT_HEADERS });
+    assert.equal(res.status, 201, res.text);
+    assert.deepEqual(res.body.target.azure_logs_ingestion, answered);
+    const rotated = { ...azure, client_secret: 'rotated', data_collection_stream_name: 'Custom-Other_CL' };
+    const updated = await api.request('PATCH', `/event_destinations/${res.body.id}`, { target: { azure_logs_ingestion: rotated } }, { headers: GO_CLIENT_HEADERS });
+    assert.deepEqual(updated.body.target.azure_logs_ingestion, { ...rotated, client_secret: null });
+    assertError(await api.request('PATCH', `/event_destinations/${res.body.id}`, { target: { datadog: { api_key: 'k' } } }), 400, 5108, /an azure_logs_ingestion destination cannot become a datadog destination/);
+  });
+
+  test('in neutral names it is logs_ingestion, with the same fields', async () => {
+    const created = await destination({ logs_ingestion: azure });
+    assert.deepEqual(created.target.logs_ingestion, answered);
+    assert.equal(created.target.delivery, null);
+  });
+
+  test('every field is required and non-empty; the ingestion URI is an absolute https URL', async () => {
+    const post = (member: Record<string, unknown>) => api.request('POST', '/event_destinations', { format: 'json', target: { azure_logs_ingestion: member } });
+    const { client_secret: _omitted, ...withoutSecret } = azure;
+    assertError(await post(withoutSecret), 400, 215, /^target\.azure_logs_ingestion\.client_secret: is required/);
+    assertError(await post({ ...azure, tenant_id: '' }), 400, 215, /^target\.azure_logs_ingestion\.tenant_id: must not be empty/);
+    assertError(await post({ ...azure, logs_ingestion_uri: 'http://dce.example.com' }), 400, 215, /^target\.azure_logs_ingestion\.logs_ingestion_uri: must be an absolute https URL \(got "http:\/\/dce\.example\.com"\)/);
+    assertError(await post({ ...azure, region: 'eastus' }), 400, 214, /^target\.azure_logs_ingestion\.region: unknown field/);
+    assertError(await api.request('POST', '/event_destinations', { format: 'json', target: { azure_logs_ingestion: azure, datadog: {} } }), 400, 5100, /\(got datadog, azure_logs_ingestion\)/);
   });
 });
 

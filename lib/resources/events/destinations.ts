@@ -14,23 +14,27 @@ import { clearOutbox } from './outbox.ts';
  * - `monitoring` {api_key, monitoringtags, service, monitoringsite}, every field optional
  * - `storage` {auth, bucket_ref}: the object-storage member that the spec names without a shape,
  *   designed like its siblings (an auth and the reference of the bucket the events are written to)
+ * - `logs_ingestion` {tenant_id, client_id, client_secret, logs_ingestion_uri,
+ *   data_collection_rule_id, data_collection_stream_name}: a cloud log-ingestion API (the vendor's
+ *   `azure_logs_ingestion`, newer than the spec), every field required and non-empty, the URI an
+ *   absolute https URL
  *
  * `auth` has exactly one of `role` {role_ref} or `creds` {cloud_access_key_id,
- * cloud_secret_access_key} (240). Secrets (`cloud_secret_access_key`, the monitoring `api_key`)
- * are accepted and stored but always answered as null, also in events. The kind of target cannot
+ * cloud_secret_access_key} (240). Secrets (`cloud_secret_access_key`, the monitoring `api_key`,
+ * the log-ingestion `client_secret`) are accepted and stored but always answered as null, also in events. The kind of target cannot
  * change on update (5108): the vendor refuses it too, and a new destination is the way. A
  * destination that a subscription uses is not deleted (5112). Burrow delivers into
  * per-destination outboxes (outbox.ts), never to a real cloud service.
  *
  * The vendor's own member names are accepted too (VENDOR_NAMES: `firehose` {auth,
  * delivery_stream_arn}, `kinesis` {auth, stream_arn}, `cloudwatch_logs` {auth, log_group_arn},
- * `datadog` {api_key, ddtags, service, ddsite}; auth `role` {role_arn}, `creds` {aws_access_key_id,
- * aws_secret_access_key}), so code written for the vendor service works unchanged. Records are
+ * `datadog` {api_key, ddtags, service, ddsite}, `azure_logs_ingestion` {the fields above}; auth `role`
+ * {role_arn}, `creds` {aws_access_key_id, aws_secret_access_key}), so code written for the vendor service works unchanged. Records are
  * stored in the neutral names plus the `vocabulary` the destination was created in, and every
  * answer (reads, lists, events, sinks) uses that vocabulary; an update may use either.
  */
 
-const TARGET_KINDS = ['delivery', 'stream', 'logs', 'monitoring', 'storage'] as const;
+const TARGET_KINDS = ['delivery', 'stream', 'logs', 'monitoring', 'storage', 'logs_ingestion'] as const;
 type TargetKind = (typeof TARGET_KINDS)[number];
 
 /** The vocabulary a destination answers in: the spec's neutral names or the vendor's. */
@@ -38,7 +42,7 @@ export type TargetVocabulary = 'neutral' | 'vendor';
 
 /** Neutral name → the vendor's name, for target members and the fields inside them. */
 const VENDOR_NAMES = {
-  members: { delivery: 'firehose', stream: 'kinesis', logs: 'cloudwatch_logs', monitoring: 'datadog' } as Partial<Record<TargetKind, string>>,
+  members: { delivery: 'firehose', stream: 'kinesis', logs: 'cloudwatch_logs', monitoring: 'datadog', logs_ingestion: 'azure_logs_ingestion' } as Partial<Record<TargetKind, string>>,
   fields: {
     delivery_stream_ref: 'delivery_stream_arn',
     stream_ref: 'stream_arn',
@@ -53,6 +57,9 @@ const VENDOR_NAMES = {
 const VENDOR_KINDS = Object.fromEntries(Object.entries(VENDOR_NAMES.members).map(([neutral, vendor]) => [vendor, neutral as TargetKind]));
 const NEUTRAL_FIELDS = Object.fromEntries(Object.entries(VENDOR_NAMES.fields).map(([neutral, vendor]) => [vendor, neutral]));
 
+/** `a kinesis`, `an azure_logs_ingestion`. */
+const withArticle = (name: string) => `${/^[aeiou]/.test(name) ? 'an' : 'a'} ${name}`;
+
 /** A field name in `vocabulary`. */
 const named = (field: string, vocabulary: TargetVocabulary) => (vocabulary === 'vendor' ? (VENDOR_NAMES.fields[field] ?? field) : field);
 
@@ -64,6 +71,10 @@ function renameKeys(value: unknown, rename: (key: string) => string): unknown {
 }
 
 const ref = v.pipe(v.string(), v.minLength(1, 'must not be empty'));
+const httpsUrl = v.pipe(
+  v.string(),
+  v.check((text) => URL.canParse(text) && new URL(text).protocol === 'https:', (issue) => `must be an absolute https URL (got ${JSON.stringify(issue.input)})`),
+);
 
 const strictNamed = (vocabulary: TargetVocabulary, entries: Record<string, Schema>) =>
   v.strictObject(Object.fromEntries(Object.entries(entries).map(([field, schema]) => [named(field, vocabulary), schema])));
@@ -84,6 +95,9 @@ function memberSchemas(vocabulary: TargetVocabulary): Record<string, Schema> {
     storage: withAuth('bucket_ref'),
     monitoring: v.nullable(
       strictNamed(vocabulary, { api_key: v.optional(v.string()), monitoringtags: v.optional(v.string()), service: v.optional(v.string()), monitoringsite: v.optional(v.string()) }),
+    ),
+    logs_ingestion: v.nullable(
+      v.strictObject({ tenant_id: ref, client_id: ref, client_secret: ref, logs_ingestion_uri: httpsUrl, data_collection_rule_id: ref, data_collection_stream_name: ref }),
     ),
   };
   if (vocabulary === 'neutral') return Object.fromEntries(Object.entries(members).map(([kind, schema]) => [kind, v.optional(schema)]));
@@ -138,22 +152,28 @@ function readTarget(target: TargetInput): { kind: TargetKind; member: Record<str
   return { kind: vendorKind, member: renameKeys(target[name], (key) => NEUTRAL_FIELDS[key] ?? key) as Record<string, unknown>, vocabulary: 'vendor' };
 }
 
+/** The set member as answered, in neutral names: every field present, secrets null. */
+function memberResponse(kind: TargetKind, member: Record<string, any>): Record<string, unknown> {
+  if (kind === 'monitoring') return { api_key: null, monitoringtags: member.monitoringtags ?? '', service: member.service ?? '', monitoringsite: member.monitoringsite ?? '' };
+  if (kind === 'logs_ingestion') {
+    const { tenant_id, client_id, logs_ingestion_uri, data_collection_rule_id, data_collection_stream_name } = member;
+    return { tenant_id, client_id, client_secret: null, logs_ingestion_uri, data_collection_rule_id, data_collection_stream_name };
+  }
+  return {
+    ...member,
+    auth: {
+      role: member.auth.role ? { role_ref: member.auth.role.role_ref } : null,
+      creds: member.auth.creds ? { cloud_access_key_id: member.auth.creds.cloud_access_key_id, cloud_secret_access_key: null } : null,
+    },
+  };
+}
+
 /**
  * The target as answered, in the destination's vocabulary: every member present, unused ones
  * null, every field present, secrets null.
  */
 function targetResponse(record: EventDestinationRecord): Record<string, unknown> {
-  const member = record.target as Record<string, any>;
-  const answered =
-    record.target_kind === 'monitoring'
-      ? { api_key: null, monitoringtags: member.monitoringtags ?? '', service: member.service ?? '', monitoringsite: member.monitoringsite ?? '' }
-      : {
-          ...member,
-          auth: {
-            role: member.auth.role ? { role_ref: member.auth.role.role_ref } : null,
-            creds: member.auth.creds ? { cloud_access_key_id: member.auth.creds.cloud_access_key_id, cloud_secret_access_key: null } : null,
-          },
-        };
+  const answered = memberResponse(record.target_kind, record.target as Record<string, any>);
   if (record.vocabulary !== 'vendor') return Object.fromEntries(TARGET_KINDS.map((kind) => [kind, kind === record.target_kind ? answered : null]));
   const vendorAnswer = renameKeys(answered, (key) => VENDOR_NAMES.fields[key] ?? key);
   return Object.fromEntries(Object.entries(VENDOR_NAMES.members).map(([kind, vendor]) => [vendor, kind === record.target_kind ? vendorAnswer : null]));
@@ -182,7 +202,7 @@ export const eventDestinations = defineResource<EventDestinationRecord, typeof D
     const { kind, member } = readTarget(patch.target);
     if (kind !== record.target_kind) {
       const [was, becomes] = record.vocabulary === 'vendor' ? [VENDOR_NAMES.members[record.target_kind], VENDOR_NAMES.members[kind] ?? kind] : [record.target_kind, kind];
-      throw new ApiError(ERRORS.EVENT_TARGET_IMMUTABLE, `target: a ${was} destination cannot become a ${becomes} destination; create a new destination instead`);
+      throw new ApiError(ERRORS.EVENT_TARGET_IMMUTABLE, `target: ${withArticle(was!)} destination cannot become ${withArticle(becomes)} destination; create a new destination instead`);
     }
     return { ...record, target: member };
   },
