@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { before, beforeEach, describe, test } from 'node:test';
 import { assertError, BASE, createTestInstance, type TestInstance } from '../helpers.ts';
 import { generateTestCertificates, type TestCertificates } from '../fixtures/x509.ts';
+import { GO_CLIENT_HEADERS, PYTHON_CLIENT_HEADERS } from '../fixtures/client-dialects.ts';
 
 let certs: TestCertificates;
 let api: TestInstance;
@@ -234,6 +235,41 @@ describe('/edges/https', () => {
   test('refuses terminate_at (7109) and route modules on the edge itself', async () => {
     assertError(await api.request('POST', '/edges/https', { tls_termination: { terminate_at: 'edge' } }), 400, 7109, /^tls_termination\.terminate_at: may not be set on an HTTPS edge/);
     assertError(await api.request('POST', '/edges/https', { backend: { backend_id: 'x' } }), 400, 214, /^backend: unknown field/);
+  });
+});
+
+describe('modules turned off without ids, as the Go client v8 sends them', () => {
+  // EndpointMutualTLSMutate / EndpointIPPolicyMutate (omitempty): an empty id list is left out.
+  const asGo = (method: string, path: string, body: unknown) => api.request(method, path, body, { headers: GO_CLIENT_HEADERS });
+  const off = { enabled: false, certificate_authorities: [] };
+
+  test('an HTTPS edge created and updated with mutual_tls {"enabled": false} reads back with no CAs', async () => {
+    const res = await asGo('POST', '/edges/https', { mutual_tls: { enabled: false } });
+    assert.equal(res.status, 201, res.text);
+    assert.deepEqual(res.body.mutual_tls, off);
+    assert.deepEqual((await api.request('GET', `/edges/https/${res.body.id}/mutual_tls`)).body, off);
+    const withCa = await asGo('PATCH', `/edges/https/${res.body.id}`, { mutual_tls: { certificate_authority_ids: [await ca()] } });
+    assert.equal(withCa.body.mutual_tls.enabled, true);
+    const updated = await asGo('PATCH', `/edges/https/${res.body.id}`, { description: 'off again', mutual_tls: { enabled: false } });
+    assert.deepEqual(updated.body.mutual_tls, off);
+  });
+
+  test('the module PUT (the Go client sends the bare module) on HTTPS and TLS edges; ip_restriction likewise', async () => {
+    const https = await created('POST', '/edges/https', {});
+    const tls = await created('POST', '/edges/tls', {});
+    for (const path of [`/edges/https/${https.id}/mutual_tls`, `/edges/tls/${tls.id}/mutual_tls`]) {
+      const put = await asGo('PUT', path, { enabled: false });
+      assert.equal(put.status, 200, `${path}: ${put.text}`);
+      assert.deepEqual(put.body, off);
+    }
+    assert.deepEqual((await asGo('PUT', `/edges/tls/${tls.id}/ip_restriction`, { enabled: false })).body, { enabled: false, ip_policies: [] });
+    assert.deepEqual((await api.request('GET', `/edges/tls/${tls.id}`)).body.mutual_tls, off);
+  });
+
+  test('the Python client sends the module as given, with its "" defaults around it', async () => {
+    const res = await api.request('POST', '/edges/https', { description: '', metadata: '', mutual_tls: { enabled: false, certificate_authority_ids: [] } }, { headers: PYTHON_CLIENT_HEADERS });
+    assert.equal(res.status, 201, res.text);
+    assert.deepEqual(res.body.mutual_tls, off);
   });
 });
 

@@ -77,6 +77,12 @@ export const DEFAULT_COOKIE_PREFIX = 'burrow.';
 
 // --- backend, ip_restriction, mutual_tls ---------------------------------------------------------
 
+/**
+ * The ids a module points at; left out means none. The vendor's Go client (omitempty) leaves an
+ * empty list out, so a module it turns off arrives as `{"enabled": false}` alone.
+ */
+const idList = v.optional(v.array(v.string()), []);
+
 export const BACKEND_MODULE: ModuleSpec = {
   name: 'backend',
   label: 'backend',
@@ -92,7 +98,7 @@ export const BACKEND_MODULE: ModuleSpec = {
 export const IP_RESTRICTION_MODULE: ModuleSpec = {
   name: 'ip_restriction',
   label: 'IP restriction',
-  schema: v.strictObject({ enabled, ip_policy_ids: v.array(v.string()) }),
+  schema: v.strictObject({ enabled, ip_policy_ids: idList }),
   async store(ctx, input: { enabled?: boolean; ip_policy_ids: string[] }, field) {
     const ids = await existingIds(input.ip_policy_ids, (id, index) => requirePolicy(ctx, id, `${at(field, 'ip_policy_ids')}[${index}]`, ERRORS.EDGE_IP_POLICY_NOT_FOUND));
     return { enabled: input.enabled ?? true, ip_policy_ids: ids };
@@ -104,7 +110,7 @@ export const IP_RESTRICTION_MODULE: ModuleSpec = {
 export const MUTUAL_TLS_MODULE: ModuleSpec = {
   name: 'mutual_tls',
   label: 'mutual TLS',
-  schema: v.strictObject({ enabled, certificate_authority_ids: v.array(v.string()) }),
+  schema: v.strictObject({ enabled, certificate_authority_ids: idList }),
   async store(ctx, input: { enabled?: boolean; certificate_authority_ids: string[] }, field) {
     const ids = await existingIds(input.certificate_authority_ids, async (id, index) => {
       if (!(await ctx.tx.get(scopeOf(ctx, CERTIFICATE_AUTHORITY_KIND), id))) {
