@@ -3,6 +3,7 @@ import { before, beforeEach, describe, test } from 'node:test';
 import { allOperations } from '../../lib/index.ts';
 import { assertError, BASE, createTestInstance, type TestInstance } from '../helpers.ts';
 import { generateTestCertificates, type TestCertificates } from '../fixtures/x509.ts';
+import { moduleExamples, SAML_METADATA, type ModuleHolder } from '../fixtures/representative-records.ts';
 
 let certs: TestCertificates;
 let api: TestInstance;
@@ -20,10 +21,8 @@ async function ok(method: string, path: string, body?: unknown): Promise<any> {
   return res.body;
 }
 
-const SAML_METADATA = '<md:EntityDescriptor xmlns:md="urn:oasis:names:tc:SAML:2.0:metadata" entityID="https://idp.example.com"></md:EntityDescriptor>';
-
 /** The module endpoints the spec and facts list, by holder. */
-const EXPECTED: Record<string, readonly string[]> = {
+const EXPECTED: Record<ModuleHolder, readonly string[]> = {
   tcp: ['backend', 'ip_restriction', 'policy', 'traffic_policy'],
   tls: ['backend', 'ip_restriction', 'mutual_tls', 'tls_termination', 'policy', 'traffic_policy'],
   https: ['mutual_tls', 'tls_termination'],
@@ -72,39 +71,12 @@ async function holders(): Promise<Record<string, Holder>> {
   };
 }
 
-/** A valid PUT body per module, and what the response must contain. */
-async function samples(holder: string): Promise<Record<string, { body: unknown; expect: Record<string, unknown> }>> {
+/** A valid PUT body per module (the shared examples), and what the response must contain. */
+async function samples(holder: ModuleHolder): Promise<Record<string, { body: unknown; expect: Record<string, unknown> }>> {
   const backend = (await ok('POST', '/backends/static', { address: 'example.com:443' })).id;
   const policy = (await ok('POST', '/ip_policies', {})).id;
   const ca = (await ok('POST', '/certificate_authorities', { ca_pem: certs.ca })).id;
-  const rules = { inbound: [{ name: 'block bots', expressions: ["req.headers['user-agent'].contains('bot')"], actions: [{ type: 'deny', config: { status_code: 403 } }] }], outbound: [] };
-  return {
-    backend: { body: { backend_id: backend }, expect: { enabled: true, backend: { id: backend, uri: `${BASE}/backends/static/${backend}` } } },
-    ip_restriction: { body: { ip_policy_ids: [policy] }, expect: { enabled: true, ip_policies: [{ id: policy, uri: `${BASE}/ip_policies/${policy}` }] } },
-    mutual_tls: { body: { certificate_authority_ids: [ca] }, expect: { enabled: true, certificate_authorities: [{ id: ca, uri: `${BASE}/certificate_authorities/${ca}` }] } },
-    tls_termination:
-      holder === 'tls'
-        ? { body: { terminate_at: 'edge', min_version: '1.3' }, expect: { enabled: true, terminate_at: 'edge', min_version: '1.3' } }
-        : { body: { min_version: '1.3' }, expect: { enabled: true, terminate_at: 'edge', min_version: '1.3' } },
-    policy: { body: rules, expect: { enabled: true, inbound: rules.inbound, outbound: [] } },
-    traffic_policy:
-      holder === 'route'
-        ? { body: { value: 'on_http_request:\n  - actions: [{type: deny}]\n' }, expect: { enabled: true, value: 'on_http_request:\n  - actions: [{type: deny}]\n' } }
-        : { body: { enabled: false, value: '{"on_tcp_connect":[{"actions":[{"type":"restrict-ips","config":{"allow":["10.0.0.0/8"]}}]}]}' }, expect: { enabled: false, value: '{"on_tcp_connect":[{"actions":[{"type":"restrict-ips","config":{"allow":["10.0.0.0/8"]}}]}]}' } },
-    circuit_breaker: { body: { error_threshold_percentage: 0.2 }, expect: { enabled: true, error_threshold_percentage: 0.2, tripped_duration: 10 } },
-    compression: { body: {}, expect: { enabled: true } },
-    request_headers: { body: { add: { 'X-Env': 'prod' }, remove: ['x-debug'] }, expect: { enabled: true, add: { 'X-Env': 'prod' }, remove: ['x-debug'] } },
-    response_headers: { body: { add: { 'Cache-Control': 'no-store' } }, expect: { enabled: true, add: { 'Cache-Control': 'no-store' }, remove: [] } },
-    webhook_verification: { body: { provider: 'SLACK', secret: 'shh' }, expect: { enabled: true, provider: 'SLACK', secret: null } },
-    oauth: { body: { provider: { google: { email_domains: ['example.com'] } } }, expect: { enabled: true, cookie_prefix: 'burrow.' } },
-    saml: { body: { idp_metadata: SAML_METADATA }, expect: { enabled: true, idp_metadata: SAML_METADATA } },
-    oidc: {
-      body: { issuer: 'https://accounts.example.com', client_id: 'id', client_secret: 'secret' },
-      expect: { enabled: true, issuer: 'https://accounts.example.com', client_id: 'id', client_secret: 'secret', cookie_prefix: 'burrow.' },
-    },
-    websocket_tcp_converter: { body: { enabled: false }, expect: { enabled: false } },
-    user_agent_filter: { body: { deny: ['curl/.*'] }, expect: { enabled: true, allow: [], deny: ['curl/.*'] } },
-  };
+  return moduleExamples({ backend, policy, ca }, holder);
 }
 
 function assertContains(actual: Record<string, unknown>, expected: Record<string, unknown>) {
@@ -124,7 +96,7 @@ describe('the module endpoint table', () => {
 });
 
 describe('module endpoints: replace, get and delete', () => {
-  for (const [holderName, modules] of Object.entries(EXPECTED)) {
+  for (const [holderName, modules] of Object.entries(EXPECTED) as [ModuleHolder, readonly string[]][]) {
     for (const module of modules) {
       test(`${holderName} ${module}: PUT answers the module, GET and the holder show it, DELETE removes it`, async () => {
         const holder = (await holders())[holderName]!;

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { ManualClock, RESOURCES } from '../../lib/index.ts';
-import { sshKeygen, tempDir } from '../fixtures/openssh.ts';
-import { generateTestCertificates } from '../fixtures/x509.ts';
+import { tempDir } from '../fixtures/openssh.ts';
+import { createRepresentatives } from '../fixtures/representative-records.ts';
 import { generateTlsFixtures } from '../fixtures/tls.ts';
 import { createTestInstance, OPERATOR_TOKEN, startServer, type TestInstance } from '../helpers.ts';
 
@@ -47,54 +47,12 @@ describe('account isolation', () => {
   test("a key of account B never reads, lists, changes or deletes account A's resources", async () => {
     const api = await createTestInstance();
     const other = await api.burrow.createAccount({ name: 'B' });
-    const key = sshKeygen(dir.path, 'isolation', 'ed25519');
-    const credential = await api.request('POST', '/credentials', {});
-    const policy = await api.request('POST', '/ip_policies', {});
-    const ca = await api.request('POST', '/ssh_certificate_authorities', {});
-    const appUser = (await api.request('POST', `/_burrow/accounts/${api.accountId}/application_users`, {}, { token: OPERATOR_TOKEN })).body.id;
-    const destination = await api.request('POST', '/event_destinations', { format: 'json', target: { logs: { auth: { role: { role_ref: 'r' } }, log_group_ref: 'g' } } });
-    const vault = await api.request('POST', '/vaults', { name: 'isolated' });
-    const created: Record<string, string> = {
-      '/api_keys': (await api.request('POST', '/api_keys', {})).body.id,
-      '/credentials': credential.body.id,
-      '/ssh_credentials': (await api.request('POST', '/ssh_credentials', { public_key: key.publicKey })).body.id,
-      '/ip_policies': policy.body.id,
-      '/ip_policy_rules': (await api.request('POST', '/ip_policy_rules', { ip_policy_id: policy.body.id, cidr: '10.0.0.0/8', action: 'allow' })).body.id,
-      '/ip_restrictions': (await api.request('POST', '/ip_restrictions', { type: 'agent', ip_policy_ids: [policy.body.id] })).body.id,
-      '/ssh_certificate_authorities': ca.body.id,
-      '/ssh_host_certificates': (await api.request('POST', '/ssh_host_certificates', { ssh_certificate_authority_id: ca.body.id, public_key: key.publicKey })).body.id,
-      '/ssh_user_certificates': (await api.request('POST', '/ssh_user_certificates', { ssh_certificate_authority_id: ca.body.id, public_key: key.publicKey })).body.id,
-      '/event_destinations': destination.body.id,
-      '/event_subscriptions': (await api.request('POST', '/event_subscriptions', { destination_ids: [destination.body.id] })).body.id,
-      '/agent_ingresses': (await api.request('POST', '/agent_ingresses', { domain: 'iso.example.com' })).body.id,
-      '/tunnel_sessions': (await api.request('POST', '/_burrow/agents', { token: credential.body.token }, { token: OPERATOR_TOKEN })).body.id,
-      '/tunnels': (await api.request('POST', '/_burrow/agents', { token: credential.body.token, binds: { domains: ['iso.example.net'] } }, { token: OPERATOR_TOKEN })) && (await api.request('GET', '/tunnels')).body.tunnels[0].id,
-      '/endpoints': (await api.request('POST', '/endpoints', { url: 'https://iso.internal', type: 'cloud', traffic_policy: '{}' })).body.id,
-      '/backends/weighted': (await api.request('POST', '/backends/weighted', {})).body.id,
-      '/backends/http_response': (await api.request('POST', '/backends/http_response', {})).body.id,
-      '/backends/failover': (await api.request('POST', '/backends/failover', {})).body.id,
-      '/backends/static': (await api.request('POST', '/backends/static', { address: 'example.com:443' })).body.id,
-      '/backends/tunnel_group': (await api.request('POST', '/backends/tunnel_group', { labels: { app: 'web' } })).body.id,
-      '/certificate_authorities': (await api.request('POST', '/certificate_authorities', { ca_pem: generateTestCertificates().ca })).body.id,
-      '/edges/tcp': (await api.request('POST', '/edges/tcp', {})).body.id,
-      '/edges/tls': (await api.request('POST', '/edges/tls', {})).body.id,
-      '/edges/https': (await api.request('POST', '/edges/https', {})).body.id,
-      '/bot_users': (await api.request('POST', '/bot_users', { name: 'isolated' })).body.id,
-      '/app/users': appUser,
-      '/app/sessions': (await api.request('POST', `/_burrow/accounts/${api.accountId}/application_sessions`, { application_user_id: appUser, public_url: 'https://app.example.com' }, { token: OPERATOR_TOKEN })).body.id,
-      '/abuse_reports': (await api.request('POST', '/abuse_reports', { urls: ['https://bad.example.com'] })).body.id,
-      '/tls_certificates': (await api.request('POST', '/tls_certificates', { certificate_pem: tls.ecdsa.cert, private_key_pem: tls.ecdsa.key })).body.id,
-      '/reserved_domains': (await api.request('POST', '/reserved_domains', { domain: 'iso.example.net' })).body.id,
-      '/reserved_addrs': (await api.request('POST', '/reserved_addrs', {})).body.id,
-      '/vaults': vault.body.id,
-      '/vault_secrets': (await api.request('POST', '/vault_secrets', { name: 'S', value: 'isolated', vault_id: vault.body.id })).body.id,
-    };
+    const representatives = await createRepresentatives(api.request, api.accountId, dir.path);
+    const created = representatives.ids;
     const served = new Set(api.burrow.operations.map((op) => `${op.method} ${op.path}`));
     for (const kind of RESOURCES.filter((def) => served.has(`GET ${def.path}/:id`))) assert.ok(kind.path in created, `the sweep covers ${kind.path}`);
     const asB = { token: other.token };
-    const agentEndpoint = (await api.request('GET', `/tunnels/${created['/tunnels']}`)).body.endpoint.id;
-    assert.equal((await api.request('GET', `/endpoints/${agentEndpoint}`, undefined, asB)).status, 404, 'GET agent endpoint');
-    for (const [path, id] of Object.entries(created)) {
+    for (const { path, id } of representatives.records) {
       assert.match(id, /_/, `${path} was created`);
       assert.equal((await api.request('GET', `${path}/${id}`, undefined, asB)).status, 404, `GET ${path}`);
       const list = await api.request('GET', path, undefined, asB);
@@ -108,15 +66,15 @@ describe('account isolation', () => {
     for (const name of ['stop', 'restart', 'update']) {
       assert.equal((await api.request('POST', `/tunnel_sessions/${created['/tunnel_sessions']}/${name}`, {}, asB)).status, 404);
     }
-    assert.equal((await api.request('GET', `/event_subscriptions/${created['/event_subscriptions']}/sources`, undefined, asB)).status, 404);
+    assert.equal((await api.request('GET', `/event_subscriptions/${representatives.subscription}/sources`, undefined, asB)).status, 404);
     for (const part of ['certificate', 'certificate_management_policy']) {
       assert.equal((await api.request('DELETE', `/reserved_domains/${created['/reserved_domains']}/${part}`, undefined, asB)).status, 404);
     }
     assert.equal((await api.request('POST', '/reserved_domains', { domain: 'b.example.net', certificate_id: created['/tls_certificates'] }, asB)).status, 404, 'no foreign certificates');
-    assert.equal((await api.request('GET', `/vaults/${vault.body.id}/secrets`, undefined, asB)).status, 404);
-    assert.equal((await api.request('POST', '/vault_secrets', { name: 'S', value: 'v', vault_id: vault.body.id }, asB)).status, 404, 'no secrets in a foreign vault');
-    assert.equal((await api.request('POST', '/vault_secrets', { name: 'S', value: 'v', vault_name: 'isolated' }, asB)).status, 404, 'nor by its name');
-    assert.equal((await api.request('POST', '/ip_policy_rules', { ip_policy_id: policy.body.id, cidr: '10.0.0.0/8', action: 'allow' }, asB)).status, 404, 'no referencing foreign ids');
+    assert.equal((await api.request('GET', `/vaults/${representatives.vault}/secrets`, undefined, asB)).status, 404);
+    assert.equal((await api.request('POST', '/vault_secrets', { name: 'S', value: 'v', vault_id: representatives.vault }, asB)).status, 404, 'no secrets in a foreign vault');
+    assert.equal((await api.request('POST', '/vault_secrets', { name: 'S', value: 'v', vault_name: 'representative' }, asB)).status, 404, 'nor by its name');
+    assert.equal((await api.request('POST', '/ip_policy_rules', { ip_policy_id: representatives.policy, cidr: '10.0.0.0/8', action: 'allow' }, asB)).status, 404, 'no referencing foreign ids');
   });
 
   test('non-admins cannot act for other owners', async () => {
