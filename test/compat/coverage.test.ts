@@ -2,12 +2,16 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { describe, test } from 'node:test';
+import { GO_CLIENT_HEADERS } from '../fixtures/client-dialects.ts';
+import { GO_V8_SERVICES } from './go-v8-operations.ts';
 import { useOfficialClient } from './official-client.ts';
 
 /**
  * Coverage of the official clients' services: the README's table lists every service class of the
- * installed @ngrok/ngrok-api (0.11.0) and the services only the newer clients have, and one
- * operation of every 0.11.0 service answers against a live server (not 404 `no API route`).
+ * installed @ngrok/ngrok-api (0.11.0), the services only the newer clients have and every service
+ * package of the Go client v8 (./go-v8-operations.ts); one operation of every 0.11.0 service and
+ * every one of the Go client v8's 252 operations answer against a live server (not 404 `no API
+ * route`, not 405).
  *
  * What Burrow does not serve yet is named below. These sets must only shrink: a service that
  * starts answering fails this test until it leaves its set (and its README row says "served").
@@ -34,6 +38,9 @@ const NEWER: Record<string, { method: string; path: string; body?: unknown; miss
 
 /** Newer-client services and parameters that Burrow does not serve yet. */
 const PENDING_NEWER = new Set<string>([]);
+
+/** Go client v8 service packages that Burrow does not serve yet. */
+const PENDING_GO_V8 = new Set<string>(['ai_gateway_api_keys', 'kubernetes_operators', 'service_users']);
 
 function noRoute(res: { status: number; code: string }): boolean {
   return res.status === 404 && res.code === 'ERR_BURROW_9002';
@@ -91,6 +98,23 @@ describe('the README coverage table', () => {
     }
     for (const name of Object.keys(NEWER).filter((n) => /^[A-Z]\w+$/.test(n) && !(n in SERVICES))) assert.ok(rows.has(name), `README lists the newer client's ${name}`);
   });
+
+  test('has a Go client v8 column: each package in its row, "not yet" exactly for the pending ones, "–" in rows no package has', () => {
+    assert.equal(Object.keys(GO_V8_SERVICES).length, 61, 'the Go client v8 has 61 service packages');
+    assert.equal(Object.values(GO_V8_SERVICES).flatMap((service) => service.operations).length, 252, 'and 252 operations');
+    const packageOfRow = new Map(Object.entries(GO_V8_SERVICES).map(([name, service]) => [service.row, name]));
+    assert.equal(packageOfRow.size, 61, 'one row per package');
+    for (const [row, cells] of rows) {
+      const name = packageOfRow.get(row);
+      assert.equal(cells.length, 6, `${row}: six cells`);
+      if (name === undefined) assert.equal(cells[5], '–', `${row}: no Go client v8 package`);
+      else {
+        assert.ok(cells[5]!.startsWith(`\`${name}\`: `), `${row}: the Go client v8 package ${name}`);
+        assert.equal(cells[5]!.includes(': not yet'), PENDING_GO_V8.has(name), `${name}: Go client v8 status in the README`);
+      }
+    }
+    for (const row of packageOfRow.keys()) assert.ok(rows.has(row), `README lists ${row}`);
+  });
 });
 
 describe('every service of the official client against a live server', () => {
@@ -123,5 +147,24 @@ describe('every service of the official client against a live server', () => {
       else assert.ok(res.status < 500, `${name}: ${res.status} ${res.text}`);
     }
     assert.deepEqual(missing.sort(), [...PENDING_NEWER].sort());
+  });
+
+  test('every operation of the Go client v8, as it sends it: exactly the pending packages are missing', async () => {
+    const { server } = official;
+    const PLACEHOLDERS: Record<string, string> = { id: 'x_probe', edge_id: 'edghts_probe', subscription_id: 'esb_probe', type: 'api_key_created.v0' };
+    const missing = new Set<string>();
+    for (const [name, service] of Object.entries(GO_V8_SERVICES)) {
+      for (const [operation, method, template, , query] of service.operations) {
+        const path = template.replace(/\{(\w+)\}/g, (_m, param: string) => PLACEHOLDERS[param]!) + (query ? '?filter=true' : '');
+        const res = await server.request(method, path, ['POST', 'PATCH', 'PUT'].includes(method) ? {} : undefined, { headers: GO_CLIENT_HEADERS });
+        const code = res.body?.error_code ?? '';
+        if (noRoute({ status: res.status, code }) || res.status === 405) missing.add(name);
+        else {
+          assert.ok(res.status < 500, `${name} ${operation}: ${res.status} ${res.text}`);
+          assert.notEqual(code, 'ERR_BURROW_231', `${name} ${operation}: the query parameters the Go client sends are accepted`);
+        }
+      }
+    }
+    assert.deepEqual([...missing].sort(), [...PENDING_GO_V8].sort());
   });
 });
