@@ -22,6 +22,7 @@ const FIELDS = [
   'certificate_id', 'region', 'certificate_pem', 'private_key_pem', 'addr',
   'value', 'vault_id', 'vault_name',
   'url', 'traffic_policy', 'bindings', 'pooling_enabled', 'upstream_protocol',
+  'resolves_to', 'mutual_tls',
 ];
 
 const body = fc.oneof(
