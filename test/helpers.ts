@@ -113,7 +113,11 @@ export async function startServer(args: string[] = [], env: Record<string, strin
   let token: string | undefined;
   let operatorToken: string | undefined;
   const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`server did not start: ${output.join('')}`)), 20_000);
+    // A server that never says it listens is killed, or it would keep the test process alive forever.
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`server did not start: ${output.join('')}`));
+    }, 60_000);
     child.once('exit', (code) => {
       clearTimeout(timer);
       reject(new Error(`server exited with ${code}: ${output.join('')}`));
