@@ -1,0 +1,129 @@
+import type { Duplex } from 'node:stream';
+import { AGENT_MAX_MESSAGE_BYTES } from './limits.ts';
+import type { MuxadoSession } from './muxado/session.ts';
+import { openTypedStream } from './muxado/typed.ts';
+import {
+  COMMAND_STREAM_TYPES,
+  decodeCommandReply,
+  encodeCommand,
+  encodeProxyHeader,
+  encodeStopTunnel,
+  STREAM_TYPES,
+  type CommandKind,
+  type ProtocolVersion,
+  type UpdateArguments,
+} from './protocol.ts';
+import { readMessage, writeMessage } from './rpc.ts';
+import { AgentRelayError, type AgentSession, type AgentSessionAuth, type AgentTunnel, type CommandReply, type ProxyOptions, type RemoteAddress, type SessionEndReason } from './session-handler.ts';
+import type { Timers } from './timers.ts';
+
+/** What a live session needs from its gateway. */
+export interface LiveSessionSettings {
+  readonly timers: Timers;
+  readonly commandTimeoutMs: number;
+  readonly errorCodePrefix: string;
+}
+
+/** The AgentSession the gateway gives its handler, over one authenticated muxado session. */
+export class LiveAgentSession<C> implements AgentSession<C> {
+  readonly #tunnels = new Map<string, AgentTunnel>();
+  #ended: SessionEndReason | undefined;
+
+  constructor(
+    readonly id: string,
+    readonly context: C,
+    readonly auth: AgentSessionAuth,
+    readonly remote: RemoteAddress,
+    readonly protocolVersion: ProtocolVersion,
+    private readonly mux: MuxadoSession,
+    private readonly settings: LiveSessionSettings,
+    private readonly closeSession: (reason: SessionEndReason) => void,
+  ) {}
+
+  get ended(): SessionEndReason | undefined {
+    return this.#ended;
+  }
+
+  markEnded(reason: SessionEndReason): void {
+    this.#ended ??= reason;
+  }
+
+  tunnels(): readonly AgentTunnel[] {
+    return [...this.#tunnels.values()];
+  }
+
+  addTunnel(tunnel: AgentTunnel): void {
+    this.#tunnels.set(tunnel.tunnelId, tunnel);
+  }
+
+  removeTunnel(tunnelId: string): void {
+    this.#tunnels.delete(tunnelId);
+  }
+
+  tunnelByBindId(bindId: string): AgentTunnel | undefined {
+    return [...this.#tunnels.values()].find((tunnel) => tunnel.bindId === bindId);
+  }
+
+  #open(type: number): Duplex {
+    if (this.#ended) throw new AgentRelayError(`session ${this.id} has ended (${this.#ended.message})`);
+    return openTypedStream(this.mux, type);
+  }
+
+  command(kind: 'update', args: UpdateArguments): Promise<CommandReply>;
+  command(kind: Exclude<CommandKind, 'update'>): Promise<CommandReply>;
+  async command(kind: CommandKind, args?: UpdateArguments): Promise<CommandReply> {
+    const support = this.auth.commands[kind];
+    // An agent that predates remote commands is not asked; one without a handler answers for itself.
+    if (support.state === 'not-stated') return { outcome: 'unsupported', message: `the agent (${this.auth.agentVersion || 'unknown version'}) does not support remote ${kind}` };
+    const stream = this.#open(COMMAND_STREAM_TYPES[kind]);
+    stream.on('error', () => {});
+    writeMessage(stream, encodeCommand(kind, args));
+    let timer: { cancel(): void } | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = this.settings.timers.setTimeout(() => reject(new AgentRelayError(`the agent did not answer ${kind} within ${this.settings.commandTimeoutMs} ms`)), this.settings.commandTimeoutMs);
+    });
+    try {
+      const { error } = decodeCommandReply(await Promise.race([readMessage(stream, AGENT_MAX_MESSAGE_BYTES), timeout]));
+      if (error === '') return { outcome: 'ok' };
+      return support.state === 'unsupported' && error === support.reason ? { outcome: 'unsupported', message: error } : { outcome: 'failed', message: error };
+    } catch (error) {
+      throw error instanceof AgentRelayError ? error : new AgentRelayError(`relaying ${kind} to session ${this.id} failed: ${(error as Error).message}`);
+    } finally {
+      timer?.cancel();
+      stream.destroy();
+    }
+  }
+
+  openProxy(tunnelId: string, options: ProxyOptions): Duplex {
+    const tunnel = this.#tunnels.get(tunnelId);
+    if (!tunnel) throw new AgentRelayError(`session ${this.id} has no tunnel ${tunnelId}`);
+    const request = tunnel.request;
+    const endpoint = request.kind === 'endpoint' ? request : undefined;
+    const stream = this.#open(STREAM_TYPES.proxy);
+    stream.write(
+      encodeProxyHeader({
+        id: tunnel.bindId,
+        clientAddr: options.clientAddr,
+        proto: options.proto ?? endpoint?.proto ?? '',
+        edgeType: options.edgeType ?? 'undefined',
+        passthroughTls: options.passthroughTls ?? (endpoint?.proto === 'tls' && endpoint.options.tlsTermination === null),
+      }),
+    );
+    return stream;
+  }
+
+  stopTunnel(tunnelId: string, options: { readonly message?: string; readonly code?: number } = {}): void {
+    const tunnel = this.#tunnels.get(tunnelId);
+    if (!tunnel) throw new AgentRelayError(`session ${this.id} has no tunnel ${tunnelId}`);
+    const stream = this.#open(STREAM_TYPES.stopTunnel);
+    stream.on('error', () => {});
+    const code = options.code === undefined ? null : `${this.settings.errorCodePrefix}${options.code}`;
+    writeMessage(stream, encodeStopTunnel(tunnel.bindId, options.message ?? 'the tunnel was stopped by the server', code));
+    stream.resume();
+    this.#tunnels.delete(tunnelId);
+  }
+
+  close(message = 'the session was closed by the server'): void {
+    this.closeSession({ kind: 'closed-by-server', message });
+  }
+}

@@ -1,0 +1,429 @@
+import { createServer, type Server, type Socket } from 'node:net';
+import { createSecureContext, TLSSocket, type SecureContext } from 'node:tls';
+import { ERRORS } from '../../lib/conventions/errors.ts';
+import { LiveAgentSession } from './agent-session.ts';
+import {
+  AGENT_CLOSE_GRACE_MS,
+  AGENT_COMMAND_TIMEOUT_MS,
+  AGENT_HANDSHAKE_TIMEOUT_MS,
+  AGENT_HEARTBEAT_INTERVAL_MS,
+  AGENT_HEARTBEAT_TOLERANCE_MS,
+  AGENT_MAX_FRAME_BYTES,
+  AGENT_MAX_MESSAGE_BYTES,
+  AGENT_MAX_STREAMS,
+  AGENT_MAX_UNREAD_BYTES,
+  AGENT_STREAM_WINDOW_BYTES,
+} from './limits.ts';
+import { MUXADO_ERRORS } from './muxado/frames.ts';
+import { echoHeartbeats, startHeartbeat } from './muxado/heartbeat.ts';
+import { MuxadoSession, type MuxadoCloseReason } from './muxado/session.ts';
+import type { MuxadoStream } from './muxado/stream.ts';
+import { HEARTBEAT_STREAM_TYPE, readStreamType } from './muxado/typed.ts';
+import {
+  decodeAuth,
+  decodeBind,
+  decodeLabeledBind,
+  decodeUnbind,
+  encodeAuthError,
+  encodeAuthReply,
+  encodeBindError,
+  encodeBindReply,
+  encodeLabeledBindReply,
+  encodeServerInfo,
+  encodeUnbindReply,
+  errorText,
+  MessageError,
+  PROTOCOL_VERSIONS,
+  STREAM_TYPES,
+  type AgentAuth,
+  type EndpointBindRequest,
+  type ProtocolVersion,
+} from './protocol.ts';
+import { MessageTooLargeError, readMessage, writeMessage } from './rpc.ts';
+import { AgentGatewayError, type AgentSession, type AgentSessionHandler, type RemoteAddress, type SessionEndReason } from './session-handler.ts';
+import { REAL_TIMERS, type Timers } from './timers.ts';
+
+/**
+ * The agent gateway: a TLS listener that speaks the vendor's agent protocol (muxado framing,
+ * heartbeats, typed RPC streams; docs/agent-protocol.md) and turns what agents do into calls on
+ * an AgentSessionHandler. One connection is one session; whatever a peer does wrong (garbage
+ * instead of TLS, bad frames, oversized messages, silence) ends that connection only.
+ */
+
+export interface AgentGatewayOptions<C> {
+  readonly handler: AgentSessionHandler<C>;
+  /** PEM certificate chain and private key the gateway presents. */
+  readonly tls: { readonly cert: string; readonly key: string };
+  /** Prefix of error codes the agent sees (`ERR_BURROW_`); the vendor's agent recognises `ERR_NGROK_`. */
+  readonly errorCodePrefix?: string;
+  /** The server version told to agents after Auth. */
+  readonly serverVersion?: string;
+  /** Time source of every timeout (tests drive it by hand). */
+  readonly timers?: Timers;
+  readonly handshakeTimeoutMs?: number;
+  readonly heartbeatIntervalMs?: number;
+  readonly heartbeatToleranceMs?: number;
+  readonly commandTimeoutMs?: number;
+  /** Called with a handler failure that was not an AgentGatewayError (the agent was told "internal error"). */
+  readonly onError?: (error: unknown) => void;
+}
+
+export interface AgentGatewayAddress {
+  readonly host: string;
+  readonly port: number;
+}
+
+export interface AgentGateway<C> {
+  /** Starts listening (port 0 picks a free one); answers the address bound. */
+  listen(host: string, port: number): Promise<AgentGatewayAddress>;
+  address(): AgentGatewayAddress | null;
+  /** The authenticated sessions now live. */
+  sessions(): AgentSession<C>[];
+  /** Stops listening and ends every connection; resolves once all are closed and reported. */
+  close(): Promise<void>;
+}
+
+interface Settings<C> {
+  readonly handler: AgentSessionHandler<C>;
+  readonly secureContext: SecureContext;
+  readonly errorCodePrefix: string;
+  readonly serverVersion: string;
+  readonly timers: Timers;
+  readonly handshakeTimeoutMs: number;
+  readonly heartbeatIntervalMs: number;
+  readonly heartbeatToleranceMs: number;
+  readonly commandTimeoutMs: number;
+  readonly onError: (error: unknown) => void;
+}
+
+export function createAgentGateway<C>(options: AgentGatewayOptions<C>): AgentGateway<C> {
+  const settings: Settings<C> = {
+    handler: options.handler,
+    secureContext: createSecureContext({ cert: options.tls.cert, key: options.tls.key }),
+    errorCodePrefix: options.errorCodePrefix ?? 'ERR_BURROW_',
+    serverVersion: options.serverVersion ?? 'burrow',
+    timers: options.timers ?? REAL_TIMERS,
+    handshakeTimeoutMs: options.handshakeTimeoutMs ?? AGENT_HANDSHAKE_TIMEOUT_MS,
+    heartbeatIntervalMs: options.heartbeatIntervalMs ?? AGENT_HEARTBEAT_INTERVAL_MS,
+    heartbeatToleranceMs: options.heartbeatToleranceMs ?? AGENT_HEARTBEAT_TOLERANCE_MS,
+    commandTimeoutMs: options.commandTimeoutMs ?? AGENT_COMMAND_TIMEOUT_MS,
+    onError: options.onError ?? (() => {}),
+  };
+  const connections = new Set<AgentConnection<C>>();
+  let server: Server | undefined;
+
+  return {
+    listen(host, port) {
+      if (server) return Promise.reject(new Error('the agent gateway is already listening'));
+      const listening = createServer((socket) => {
+        const connection = new AgentConnection(socket, settings, () => connections.delete(connection));
+        connections.add(connection);
+      });
+      server = listening;
+      return new Promise((resolve, reject) => {
+        listening.once('error', reject);
+        listening.listen(port, host, () => {
+          listening.off('error', reject);
+          resolve(this.address()!);
+        });
+      });
+    },
+    address() {
+      const bound = server?.address();
+      return bound && typeof bound === 'object' ? { host: bound.address, port: bound.port } : null;
+    },
+    sessions() {
+      return [...connections].flatMap((connection) => (connection.session && !connection.session.ended ? [connection.session] : []));
+    },
+    async close() {
+      const closed = server ? new Promise<void>((resolve) => server!.close(() => resolve())) : Promise.resolve();
+      await Promise.all([...connections].map((connection) => connection.shutdown()));
+      await closed;
+      server = undefined;
+    },
+  };
+}
+
+/** IPv4 peers of a dual-stack listener appear as `::ffff:a.b.c.d`. */
+function remoteAddress(socket: Socket): RemoteAddress {
+  const ip = socket.remoteAddress ?? '';
+  return { ip: ip.startsWith('::ffff:') && ip.includes('.') ? ip.slice(7) : ip, port: socket.remotePort ?? 0 };
+}
+
+const MUXADO_END_KINDS: Record<MuxadoCloseReason['kind'], SessionEndReason['kind']> = {
+  'remote-goaway': 'agent-closed',
+  'local-close': 'closed-by-server',
+  'protocol-error': 'protocol-error',
+  'socket-closed': 'disconnected',
+  'peer-not-reading': 'peer-not-reading',
+};
+
+/** One agent connection: TLS, then muxado, then Auth, then the session's RPCs until it ends. */
+class AgentConnection<C> {
+  readonly #settings: Settings<C>;
+  readonly #raw: Socket;
+  readonly #tls: TLSSocket;
+  readonly #remote: RemoteAddress;
+  readonly #inflight = new Set<Promise<unknown>>();
+  readonly #forget: () => void;
+  #mux: MuxadoSession | undefined;
+  #auth: 'none' | 'pending' | 'done' = 'none';
+  #handshakeTimer: { cancel(): void } | undefined;
+  #heartbeat: { stop(): void } | undefined;
+  #endReason: SessionEndReason | undefined;
+  /** The region the handler gave at Auth, for SrvInfo. */
+  #region = '';
+  #closed: Promise<void>;
+  #reported: Promise<void> = Promise.resolve();
+  session: LiveAgentSession<C> | undefined;
+
+  constructor(raw: Socket, settings: Settings<C>, forget: () => void) {
+    this.#settings = settings;
+    this.#raw = raw;
+    this.#forget = forget;
+    this.#remote = remoteAddress(raw);
+    raw.on('error', () => {});
+    this.#closed = new Promise((resolve) => raw.once('close', () => resolve()));
+    this.#handshakeTimer = settings.timers.setTimeout(
+      () => this.#end({ kind: 'protocol-error', message: `no successful Auth within ${settings.handshakeTimeoutMs} ms` }),
+      settings.handshakeTimeoutMs,
+    );
+    this.#tls = new TLSSocket(raw, { isServer: true, secureContext: settings.secureContext });
+    this.#tls.on('error', (error: Error) => this.#end({ kind: 'disconnected', message: `connection error: ${error.message}` }));
+    this.#tls.on('close', () => this.#end({ kind: 'disconnected', message: 'the connection closed' }));
+    this.#tls.once('secure', () => this.#startMuxado());
+    void this.#closed.then(() => {
+      this.#end({ kind: 'disconnected', message: 'the connection closed' });
+      this.#forget();
+    });
+  }
+
+  #startMuxado(): void {
+    if (this.#endReason) return;
+    const mux = new MuxadoSession(this.#tls, {
+      role: 'server',
+      window: AGENT_STREAM_WINDOW_BYTES,
+      maxStreams: AGENT_MAX_STREAMS,
+      maxFrameBytes: AGENT_MAX_FRAME_BYTES,
+      maxBufferedWriteBytes: AGENT_MAX_UNREAD_BYTES,
+    });
+    this.#mux = mux;
+    mux.on('stream', (stream: MuxadoStream) =>
+      this.#accept(stream).catch((error: unknown) => {
+        // A fault of the gateway itself: reported, and only this session pays for it.
+        this.#settings.onError(error);
+        this.#end({ kind: 'protocol-error', message: 'internal error of the gateway' });
+      }),
+    );
+    mux.on('close', (reason: MuxadoCloseReason) => this.#end({ kind: MUXADO_END_KINDS[reason.kind], message: reason.message }));
+  }
+
+  /** Ends the connection (idempotent); the first reason wins. */
+  #end(reason: SessionEndReason): void {
+    if (this.#endReason) return;
+    this.#endReason = reason;
+    this.#handshakeTimer?.cancel();
+    this.#heartbeat?.stop();
+    if (this.#mux && !this.#mux.closed) {
+      const error = reason.kind === 'protocol-error' ? MUXADO_ERRORS.protocol : MUXADO_ERRORS.none;
+      this.#mux.close(error, reason.message);
+    } else {
+      this.#tls.end();
+    }
+    const linger = this.#settings.timers.setTimeout(() => this.#destroy(), AGENT_CLOSE_GRACE_MS);
+    void this.#closed.then(() => linger.cancel());
+    if (this.session) this.#report(this.session, reason);
+  }
+
+  #destroy(): void {
+    this.#tls.destroy();
+    this.#raw.destroy();
+  }
+
+  /** Calls sessionEnded once every handler call of the session has settled. */
+  #report(session: LiveAgentSession<C>, reason: SessionEndReason): void {
+    session.markEnded(reason);
+    this.#reported = Promise.allSettled([...this.#inflight]).then(async () => {
+      try {
+        await this.#settings.handler.sessionEnded(session, reason);
+      } catch (error) {
+        this.#settings.onError(error);
+      }
+    });
+  }
+
+  /** The gateway is closing: end now, cut the connection, wait for the report. */
+  async shutdown(): Promise<void> {
+    this.#end({ kind: 'gateway-closed', message: 'the gateway is shutting down' });
+    this.#destroy();
+    await this.#closed;
+    await Promise.allSettled([...this.#inflight]);
+    await this.#reported;
+  }
+
+  /** Runs a handler call, tracked so sessionEnded waits for it. */
+  #call<T>(work: () => Promise<T>): Promise<T> {
+    const call = work();
+    this.#inflight.add(call);
+    void call.then(
+      () => this.#inflight.delete(call),
+      () => this.#inflight.delete(call),
+    );
+    return call;
+  }
+
+  /** A handler's refusal as the agent sees it; other failures are reported and answered vaguely. */
+  #refusal(error: unknown): string {
+    if (error instanceof AgentGatewayError) return errorText(error.message, this.#code(error.code));
+    if (error instanceof MessageError) return errorText(error.message, this.#code(ERRORS.INVALID_FIELD.code));
+    this.#settings.onError(error);
+    return errorText('internal server error', this.#code(ERRORS.INTERNAL.code));
+  }
+
+  #code(code: number | undefined): string | undefined {
+    return code === undefined ? undefined : `${this.#settings.errorCodePrefix}${code}`;
+  }
+
+  async #accept(stream: MuxadoStream): Promise<void> {
+    stream.on('error', () => {});
+    let type: number;
+    try {
+      type = await readStreamType(stream);
+    } catch {
+      stream.destroy();
+      return;
+    }
+    if (type === HEARTBEAT_STREAM_TYPE) return echoHeartbeats(stream);
+    if (type === STREAM_TYPES.auth) return this.#authenticate(stream);
+    const session = this.session;
+    if (!session) {
+      this.#end({ kind: 'protocol-error', message: `stream of type ${type} before a successful Auth` });
+      return;
+    }
+    switch (type) {
+      case STREAM_TYPES.bind:
+        return this.#rpc(stream, (message) => this.#bind(session, decodeBind(message)), encodeBindError);
+      case STREAM_TYPES.bindLabeled:
+        return this.#rpc(stream, (message) => this.#bindLabeled(session, message), (error) => encodeLabeledBindReply('', error));
+      case STREAM_TYPES.unbind:
+        return this.#rpc(stream, (message) => this.#unbind(session, message), (error) => encodeUnbindReply(error));
+      case STREAM_TYPES.serverInfo:
+        return this.#rpc(stream, async () => encodeServerInfo(this.#region), (error) => ({ Region: '', Error: error }));
+      default:
+        // Server-to-agent types (proxy, commands, StopTunnel) and unknown ones are refused.
+        stream.destroy();
+    }
+  }
+
+  /** Reads one request, answers with `serve`'s reply or, when it throws, `refuse`'s. */
+  async #rpc(stream: MuxadoStream, serve: (message: unknown) => Promise<unknown>, refuse: (error: string) => unknown): Promise<void> {
+    let message: unknown;
+    try {
+      message = await readMessage(stream, AGENT_MAX_MESSAGE_BYTES);
+    } catch (error) {
+      this.#unreadable(stream, error, refuse);
+      return;
+    }
+    let reply: unknown;
+    try {
+      reply = await serve(message);
+    } catch (error) {
+      reply = refuse(this.#refusal(error));
+    }
+    writeMessage(stream, reply);
+  }
+
+  /** A request that could not be read: too large ends the session; malformed is answered. */
+  #unreadable(stream: MuxadoStream, error: unknown, refuse: (error: string) => unknown): void {
+    if (error instanceof MessageTooLargeError) this.#end({ kind: 'protocol-error', message: error.message });
+    else if (error instanceof MessageError) writeMessage(stream, refuse(this.#refusal(error)));
+    else stream.destroy();
+  }
+
+  async #authenticate(stream: MuxadoStream): Promise<void> {
+    if (this.#auth !== 'none') {
+      this.#end({ kind: 'protocol-error', message: 'a second Auth on one session' });
+      return;
+    }
+    this.#auth = 'pending';
+    let auth: AgentAuth;
+    try {
+      auth = decodeAuth(await readMessage(stream, AGENT_MAX_MESSAGE_BYTES));
+    } catch (error) {
+      this.#unreadable(stream, error, encodeAuthError);
+      this.#end({ kind: 'protocol-error', message: `unreadable Auth: ${(error as Error).message}` });
+      return;
+    }
+    const version = PROTOCOL_VERSIONS.find((supported) => auth.versions.includes(supported));
+    if (!version) {
+      const message = `the agent speaks protocol versions ${JSON.stringify(auth.versions)}; this server speaks ${PROTOCOL_VERSIONS.join(' and ')}`;
+      return this.#refuseAuth(stream, errorText(message, this.#code(ERRORS.VERSION_UNSUPPORTED.code)));
+    }
+    let result;
+    try {
+      result = await this.#call(() => this.#settings.handler.authenticate(auth, this.#remote));
+    } catch (error) {
+      return this.#refuseAuth(stream, this.#refusal(error));
+    }
+    this.#region = result.region ?? '';
+    this.#auth = 'done';
+    const { authtoken: _authtoken, cookie: _cookie, ...kept } = auth;
+    this.session = new LiveAgentSession(result.sessionId, result.context, kept, this.#remote, version as ProtocolVersion, this.#mux!, this.#settings, (reason) => this.#end(reason));
+    if (this.#endReason) {
+      // The connection ended while the handler was deciding: it still learns of the session.
+      this.#report(this.session, this.#endReason);
+      return;
+    }
+    this.#handshakeTimer?.cancel();
+    writeMessage(
+      stream,
+      encodeAuthReply(version, result.sessionId, {
+        serverVersion: this.#settings.serverVersion,
+        region: this.#region,
+        cookie: result.cookie ?? '',
+        accountName: result.accountName ?? '',
+        planName: result.planName ?? '',
+        banner: result.banner ?? '',
+      }),
+    );
+    this.#heartbeat = startHeartbeat(this.#mux!, {
+      interval: this.#settings.heartbeatIntervalMs,
+      tolerance: this.#settings.heartbeatToleranceMs,
+      timers: this.#settings.timers,
+      onFailure: (message) => this.#end({ kind: 'heartbeat-timeout', message }),
+    });
+  }
+
+  /** The agent learns why, then the session ends (the agent does not retry a refused Auth). */
+  #refuseAuth(stream: MuxadoStream, error: string): void {
+    writeMessage(stream, encodeAuthError(error));
+    this.#end({ kind: 'protocol-error', message: `Auth refused: ${error.trim()}` });
+  }
+
+  async #bind(session: LiveAgentSession<C>, request: EndpointBindRequest): Promise<unknown> {
+    if (request.clientId !== '' && session.tunnelByBindId(request.clientId)) {
+      throw new AgentGatewayError(ERRORS.CONFLICT.code, `this session already has a tunnel with id '${request.clientId}'`);
+    }
+    const result = await this.#call(() => this.#settings.handler.bind(session, request));
+    if (!result.url) throw new Error(`the session handler bound ${request.proto} tunnel ${result.tunnelId} without a URL`);
+    const bindId = request.clientId || result.tunnelId;
+    session.addTunnel({ tunnelId: result.tunnelId, bindId, request, url: result.url });
+    return encodeBindReply(request, bindId, result.url, result.tunnelId);
+  }
+
+  async #bindLabeled(session: LiveAgentSession<C>, message: unknown): Promise<unknown> {
+    const request = decodeLabeledBind(message);
+    const result = await this.#call(() => this.#settings.handler.bind(session, request));
+    session.addTunnel({ tunnelId: result.tunnelId, bindId: result.tunnelId, request, url: undefined });
+    return encodeLabeledBindReply(result.tunnelId);
+  }
+
+  async #unbind(session: LiveAgentSession<C>, message: unknown): Promise<unknown> {
+    const { id } = decodeUnbind(message);
+    const tunnel = session.tunnelByBindId(id);
+    if (!tunnel) throw new AgentGatewayError(ERRORS.NOT_FOUND.code, `this session has no tunnel with id '${id}'`);
+    await this.#call(() => this.#settings.handler.unbind(session, tunnel.tunnelId));
+    session.removeTunnel(tunnel.tunnelId);
+    return encodeUnbindReply();
+  }
+}

@@ -1,0 +1,35 @@
+/**
+ * The agent gateway: the vendor's agent (the `@ngrok/ngrok` SDK, the ngrok CLI, ngrok-go…)
+ * connects here over TLS and speaks its own protocol (docs/agent-protocol.md). Sessions, binds
+ * and commands go through an AgentSessionHandler; see ./session-handler.ts for the seam.
+ */
+export { createAgentGateway, type AgentGateway, type AgentGatewayAddress, type AgentGatewayOptions } from './gateway.ts';
+export {
+  AgentGatewayError,
+  AgentRelayError,
+  type AgentSession,
+  type AgentSessionAuth,
+  type AgentSessionHandler,
+  type AgentTunnel,
+  type AuthResult,
+  type BindResult,
+  type CommandReply,
+  type ProxyOptions,
+  type RemoteAddress,
+  type SessionEndReason,
+} from './session-handler.ts';
+export type {
+  AgentAuth,
+  BindRequest,
+  CommandKind,
+  CommandSupport,
+  EdgeType,
+  EndpointBindRequest,
+  HttpEndpointOptions,
+  LabeledBindRequest,
+  ProtocolVersion,
+  TcpEndpointOptions,
+  TlsEndpointOptions,
+  UpdateArguments,
+} from './protocol.ts';
+export { REAL_TIMERS, type Timers } from './timers.ts';

@@ -1,0 +1,231 @@
+import { Duplex } from 'node:stream';
+import { FLAG_FIN, FLAG_SYN, MUXADO_ERRORS, muxadoErrorName, WINDOW_MAX } from './frames.ts';
+
+/**
+ * One muxado stream as a Node Duplex, with the protocol's flow control in both directions:
+ *
+ * - Receiving: the peer may send at most `window` bytes that we have not yet handed to the
+ *   reader. Bytes count as handed over once `push()` accepts them, so memory per stream stays
+ *   under `window` plus the Readable's high-water mark; each hand-over is acknowledged with a
+ *   WNDINC of that many bytes. More data than the window allows resets the stream (flowControl).
+ * - Sending: writes wait while the peer's window is spent (until its WNDINC) and while the
+ *   session's socket asks for a drain, so a slow peer slows the writer instead of filling memory.
+ *
+ * `end()` sends FIN (half-close: the stream still reads until the peer's FIN). `destroy()` before
+ * both sides finished sends RST (streamCancelled). An RST from the peer destroys the stream with a
+ * MuxadoStreamError, so consumers must listen for 'error', as with sockets.
+ */
+
+/** What a stream needs from its session. */
+export interface StreamTransport {
+  sendData(streamId: number, flags: number, data: Buffer): void;
+  sendWindowIncrement(streamId: number, increment: number): void;
+  sendReset(streamId: number, error: number): void;
+  /** True while the socket asks writers to wait for 'drain'. */
+  readonly congested: boolean;
+  /** Calls `callback` once the socket drained (or the session closed). */
+  whenDrained(callback: () => void): void;
+  /** The stream is finished both ways or reset: forget it. */
+  forget(streamId: number): void;
+}
+
+/** The stream was reset by the peer, or refused, or its session ended. */
+export class MuxadoStreamError extends Error {
+  readonly code = 'ERR_MUXADO_STREAM';
+  constructor(
+    readonly error: number,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'MuxadoStreamError';
+  }
+}
+
+/** The largest DATA frame a stream sends; smaller frames keep streams fair on one socket. */
+const MAX_DATA_FRAME_BYTES = 32 * 1024;
+
+export class MuxadoStream extends Duplex {
+  #sendWindow: number;
+  #receiveWindow: number;
+  readonly #incoming: Buffer[] = [];
+  #readerWants = false;
+  #needsSyn: boolean;
+  #localFin = false;
+  #remoteFin = false;
+  #endPushed = false;
+  #reset = false;
+  #waitingWrite: (() => void) | undefined;
+  #prefix: { readonly length: number; resolve(bytes: Buffer): void; reject(error: Error): void } | undefined;
+
+  constructor(
+    private readonly transport: StreamTransport,
+    readonly id: number,
+    window: number,
+    openedLocally: boolean,
+  ) {
+    super({ allowHalfOpen: true });
+    this.#sendWindow = window;
+    this.#receiveWindow = window;
+    this.#needsSyn = openedLocally;
+  }
+
+  /** DATA from the peer. Answers false (after resetting the stream) when it broke the rules. */
+  receiveData(data: Buffer, fin: boolean): boolean {
+    if (this.#remoteFin || this.#reset) {
+      this.#resetLocally(MUXADO_ERRORS.streamClosed, `stream ${this.id} received data after the peer closed it`);
+      return false;
+    }
+    if (data.length > this.#receiveWindow) {
+      this.#resetLocally(MUXADO_ERRORS.flowControl, `stream ${this.id} received ${data.length} bytes with a window of ${this.#receiveWindow}`);
+      return false;
+    }
+    this.#receiveWindow -= data.length;
+    if (data.length > 0) this.#incoming.push(data);
+    if (fin) {
+      this.#remoteFin = true;
+      this.#forgetIfDone();
+    }
+    if (this.#prefix) this.#takePrefix();
+    else this.#deliver();
+    return true;
+  }
+
+  /**
+   * The first `length` bytes from the peer, taken before any reader sees them (a typed stream's
+   * type, a proxy stream's header). Call it before reading; rejects if the stream ends first.
+   */
+  readPrefix(length: number): Promise<Buffer> {
+    return new Promise((resolve, reject) => {
+      this.#prefix = { length, resolve, reject };
+      this.#takePrefix();
+    });
+  }
+
+  #takePrefix(): void {
+    const prefix = this.#prefix!;
+    const buffered = this.#incoming.reduce((sum, chunk) => sum + chunk.length, 0);
+    if (buffered >= prefix.length) {
+      const all = Buffer.concat(this.#incoming.splice(0));
+      if (all.length > prefix.length) this.#incoming.push(all.subarray(prefix.length));
+      this.#prefix = undefined;
+      if (!this.#remoteFin) {
+        this.#receiveWindow += prefix.length;
+        this.transport.sendWindowIncrement(this.id, prefix.length);
+      }
+      prefix.resolve(all.subarray(0, prefix.length));
+    } else if (this.#remoteFin || this.destroyed) {
+      this.#prefix = undefined;
+      prefix.reject(new MuxadoStreamError(MUXADO_ERRORS.streamClosed, `stream ${this.id} ended after ${buffered} of the first ${prefix.length} bytes`));
+    }
+  }
+
+  /** WNDINC from the peer. */
+  receiveWindowIncrement(increment: number): void {
+    if (this.#sendWindow + increment > WINDOW_MAX) {
+      this.#resetLocally(MUXADO_ERRORS.flowControl, `stream ${this.id} window grew past ${WINDOW_MAX}`);
+      return;
+    }
+    this.#sendWindow += increment;
+    this.#resumeWrite();
+  }
+
+  /** RST from the peer. */
+  receiveReset(error: number): void {
+    this.#reset = true;
+    this.transport.forget(this.id);
+    this.destroy(new MuxadoStreamError(error, `stream ${this.id} was reset by the peer (${muxadoErrorName(error)})`));
+  }
+
+  /** The session ended: the stream ends with it. */
+  sessionEnded(reason: string): void {
+    this.#reset = true;
+    this.destroy(new MuxadoStreamError(MUXADO_ERRORS.sessionClosed, `stream ${this.id} closed with its session: ${reason}`));
+  }
+
+  override _read(): void {
+    this.#readerWants = true;
+    this.#deliver();
+  }
+
+  #deliver(): void {
+    if (this.#prefix) return;
+    let credit = 0;
+    while (this.#readerWants && this.#incoming.length > 0) {
+      const chunk = this.#incoming.shift()!;
+      credit += chunk.length;
+      this.#readerWants = this.push(chunk);
+    }
+    if (credit > 0 && !this.#remoteFin && !this.#reset) {
+      this.#receiveWindow += credit;
+      this.transport.sendWindowIncrement(this.id, credit);
+    }
+    if (this.#incoming.length === 0 && this.#remoteFin && !this.#endPushed) {
+      this.#endPushed = true;
+      this.push(null);
+    }
+  }
+
+  override _write(chunk: Buffer, _encoding: BufferEncoding, callback: (error?: Error | null) => void): void {
+    let offset = 0;
+    const send = () => {
+      this.#waitingWrite = undefined;
+      while (offset < chunk.length) {
+        if (this.destroyed || this.#reset) return callback(new MuxadoStreamError(MUXADO_ERRORS.streamClosed, `stream ${this.id} is closed`));
+        if (this.#sendWindow === 0) {
+          this.#waitingWrite = send;
+          return;
+        }
+        if (this.transport.congested) {
+          this.transport.whenDrained(send);
+          return;
+        }
+        const size = Math.min(this.#sendWindow, chunk.length - offset, MAX_DATA_FRAME_BYTES);
+        this.transport.sendData(this.id, this.#takeSyn(), chunk.subarray(offset, offset + size));
+        this.#sendWindow -= size;
+        offset += size;
+      }
+      callback();
+    };
+    send();
+  }
+
+  override _final(callback: (error?: Error | null) => void): void {
+    if (this.#reset) return callback();
+    this.transport.sendData(this.id, this.#takeSyn() | FLAG_FIN, Buffer.alloc(0));
+    this.#localFin = true;
+    this.#forgetIfDone();
+    callback();
+  }
+
+  override _destroy(error: Error | null, callback: (error?: Error | null) => void): void {
+    this.#waitingWrite = undefined;
+    if (this.#prefix) this.#takePrefix();
+    if (!this.#reset && !(this.#localFin && this.#remoteFin)) {
+      this.#reset = true;
+      this.transport.sendReset(this.id, MUXADO_ERRORS.streamCancelled);
+    }
+    this.transport.forget(this.id);
+    callback(error);
+  }
+
+  #takeSyn(): number {
+    if (!this.#needsSyn) return 0;
+    this.#needsSyn = false;
+    return FLAG_SYN;
+  }
+
+  #resumeWrite(): void {
+    this.#waitingWrite?.();
+  }
+
+  #forgetIfDone(): void {
+    if (this.#localFin && this.#remoteFin) this.transport.forget(this.id);
+  }
+
+  #resetLocally(error: number, message: string): void {
+    this.#reset = true;
+    this.transport.sendReset(this.id, error);
+    this.transport.forget(this.id);
+    this.destroy(new MuxadoStreamError(error, message));
+  }
+}
