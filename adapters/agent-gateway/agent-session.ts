@@ -82,16 +82,19 @@ export class LiveAgentSession<C> implements AgentSession<C> {
     const timeout = new Promise<never>((_, reject) => {
       timer = this.settings.timers.setTimeout(() => reject(new AgentRelayError(`the agent did not answer ${kind} within ${this.settings.commandTimeoutMs} ms`)), this.settings.commandTimeoutMs);
     });
+    let error: string;
     try {
-      const { error } = decodeCommandReply(await Promise.race([readMessage(stream, AGENT_MAX_MESSAGE_BYTES), timeout]));
-      if (error === '') return { outcome: 'ok' };
-      return support.state === 'unsupported' && error === support.reason ? { outcome: 'unsupported', message: error } : { outcome: 'failed', message: error };
-    } catch (error) {
-      throw error instanceof AgentRelayError ? error : new AgentRelayError(`relaying ${kind} to session ${this.id} failed: ${(error as Error).message}`);
+      ({ error } = decodeCommandReply(await Promise.race([readMessage(stream, AGENT_MAX_MESSAGE_BYTES), timeout])));
+    } catch (failure) {
+      stream.destroy();
+      throw failure instanceof AgentRelayError ? failure : new AgentRelayError(`relaying ${kind} to session ${this.id} failed: ${(failure as Error).message}`);
     } finally {
       timer?.cancel();
-      stream.destroy();
     }
+    // Read on to the agent's FIN, so the stream closes cleanly on both sides.
+    stream.resume();
+    if (error === '') return { outcome: 'ok' };
+    return support.state === 'unsupported' && error === support.reason ? { outcome: 'unsupported', message: error } : { outcome: 'failed', message: error };
   }
 
   openProxy(tunnelId: string, options: ProxyOptions): Duplex {

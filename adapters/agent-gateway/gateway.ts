@@ -331,6 +331,8 @@ class AgentConnection<C> {
       reply = refuse(this.#refusal(error));
     }
     writeMessage(stream, reply);
+    // Read on to the agent's FIN (nothing else is expected), so the stream closes on both sides.
+    stream.resume();
   }
 
   /** A request that could not be read: too large ends the session; malformed is answered. */

@@ -133,12 +133,16 @@ export interface GatewayFixture {
   /** The handler's behaviour; tests replace methods. */
   readonly handler: AgentSessionHandler<TestContextData>;
   readonly errors: unknown[];
+  /** The gateway's timers: manual unless the test gave its own, so no timeout fires by itself. */
+  readonly timers: Timers;
 }
 
 /**
  * A gateway on 127.0.0.1:0 with a recording handler: tokens other than REFUSED_TOKEN are
  * accepted as sessions ts_1, ts_2…; binds become tunnels tn_1, tn_2… with URLs under
- * burrow.test (or the domain / address the agent asked for). Closed when the test ends.
+ * burrow.test (or the domain / address the agent asked for). Its timers are manual unless given:
+ * no handshake, heartbeat or command timeout fires unless the test advances time. Closed when
+ * the test ends.
  */
 export async function startGateway(t: TestContext, options: Partial<Omit<AgentGatewayOptions<TestContextData>, 'handler' | 'tls' | 'onError'>> = {}): Promise<GatewayFixture> {
   const { ca, server } = await testPki();
@@ -172,6 +176,7 @@ export async function startGateway(t: TestContext, options: Partial<Omit<AgentGa
     },
   };
   const errors: unknown[] = [];
+  const timers = options.timers ?? manualTimers();
   const gateway = createAgentGateway<TestContextData>({
     handler: {
       authenticate: (...args) => handler.authenticate(...args),
@@ -181,11 +186,12 @@ export async function startGateway(t: TestContext, options: Partial<Omit<AgentGa
     },
     tls: { cert: server.certificatePem, key: server.privateKeyPem },
     ...options,
+    timers,
     onError: (error) => errors.push(error),
   });
   const { port } = await gateway.listen('127.0.0.1', 0);
   t.after(() => gateway.close());
-  return { gateway, port, caPem: ca.certificatePem, events, handler, errors };
+  return { gateway, port, caPem: ca.certificatePem, events, handler, errors, timers };
 }
 
 /**
