@@ -167,7 +167,7 @@ class AgentConnection<C> {
   readonly #inflight = new Set<Promise<unknown>>();
   readonly #forget: () => void;
   #mux: MuxadoSession | undefined;
-  #auth: 'none' | 'pending' | 'done' = 'none';
+  #authStarted = false;
   #handshakeTimer: { cancel(): void } | undefined;
   #heartbeat: { stop(): void } | undefined;
   #endReason: SessionEndReason | undefined;
@@ -343,11 +343,11 @@ class AgentConnection<C> {
   }
 
   async #authenticate(stream: MuxadoStream): Promise<void> {
-    if (this.#auth !== 'none') {
+    if (this.#authStarted) {
       this.#end({ kind: 'protocol-error', message: 'a second Auth on one session' });
       return;
     }
-    this.#auth = 'pending';
+    this.#authStarted = true;
     let auth: AgentAuth;
     try {
       auth = decodeAuth(await readMessage(stream, AGENT_MAX_MESSAGE_BYTES));
@@ -368,7 +368,6 @@ class AgentConnection<C> {
       return this.#refuseAuth(stream, this.#refusal(error));
     }
     this.#region = result.region ?? '';
-    this.#auth = 'done';
     const { authtoken: _authtoken, cookie: _cookie, ...kept } = auth;
     this.session = new LiveAgentSession(result.sessionId, result.context, kept, this.#remote, version as ProtocolVersion, this.#mux!, this.#settings, (reason) => this.#end(reason));
     if (this.#endReason) {
