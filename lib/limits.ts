@@ -86,6 +86,14 @@ export const LIMITS = {
   certificate_pem_bytes: { value: 64 * KIB, unit: 'bytes', bounds: '`certificate_pem` of a TLS certificate', errors: ['INVALID_FIELD'] },
   private_key_pem_bytes: { value: 16 * KIB, unit: 'bytes', bounds: '`private_key_pem` of a TLS certificate', errors: ['INVALID_FIELD'] },
   secret_value_bytes: { value: 64 * KIB, unit: 'bytes', bounds: '`value` of a vault secret', errors: ['SECRET_VALUE_TOO_LARGE'] },
+  // The agent gateway (docs/agent-protocol.md): an agent past one of these loses its own session (GOAWAY naming the limit).
+  agent_frame_bytes: { value: 256 * KIB, unit: 'bytes', bounds: 'the body of one muxado frame from an agent (a DATA frame never exceeds a stream window)', errors: [] },
+  agent_streams: { value: 512, unit: 'streams', bounds: 'streams open at once on one agent session, both sides\' (more are refused with RST)', errors: [] },
+  agent_message_bytes: { value: 1024 * KIB, unit: 'bytes', bounds: 'one RPC message from an agent (Auth, Bind…)', errors: [] },
+  agent_unread_bytes: { value: 8 * 1024 * KIB, unit: 'bytes', bounds: 'what an agent leaves unread on its connection', errors: [] },
+  agent_handshake_ms: { value: 10_000, unit: 'ms', bounds: 'from an agent\'s TCP connection to its successful Auth (TLS handshake included)', errors: [] },
+  agent_heartbeat_answer_ms: { value: 15_000, unit: 'ms', bounds: 'the time an agent has to answer one of the gateway\'s heartbeats', errors: [] },
+  agent_command_answer_ms: { value: 30_000, unit: 'ms', bounds: 'the time an agent has to answer a Stop, Restart or Update (the command fails, the session stays)', errors: [] },
 } as const satisfies Record<string, Limit>;
 
 export type LimitName = keyof typeof LIMITS;

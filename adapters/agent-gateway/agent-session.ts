@@ -1,5 +1,5 @@
 import type { Duplex } from 'node:stream';
-import { AGENT_MAX_MESSAGE_BYTES } from './limits.ts';
+import { LIMITS, limitNote } from '../../lib/limits.ts';
 import type { MuxadoSession } from './muxado/session.ts';
 import { openTypedStream } from './muxado/typed.ts';
 import {
@@ -80,11 +80,11 @@ export class LiveAgentSession<C> implements AgentSession<C> {
     writeMessage(stream, encodeCommand(kind, args));
     let timer: { cancel(): void } | undefined;
     const timeout = new Promise<never>((_, reject) => {
-      timer = this.settings.timers.setTimeout(() => reject(new AgentRelayError(`the agent did not answer ${kind} within ${this.settings.commandTimeoutMs} ms`)), this.settings.commandTimeoutMs);
+      timer = this.settings.timers.setTimeout(() => reject(new AgentRelayError(`the agent did not answer ${kind} within ${this.settings.commandTimeoutMs} ms ${limitNote('agent_command_answer_ms')}`)), this.settings.commandTimeoutMs);
     });
     let error: string;
     try {
-      ({ error } = decodeCommandReply(await Promise.race([readMessage(stream, AGENT_MAX_MESSAGE_BYTES), timeout])));
+      ({ error } = decodeCommandReply(await Promise.race([readMessage(stream, LIMITS.agent_message_bytes.value), timeout])));
     } catch (failure) {
       stream.destroy();
       throw failure instanceof AgentRelayError ? failure : new AgentRelayError(`relaying ${kind} to session ${this.id} failed: ${(failure as Error).message}`);

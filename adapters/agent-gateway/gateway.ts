@@ -1,19 +1,8 @@
 import { createServer, type Server, type Socket } from 'node:net';
 import { createSecureContext, TLSSocket, type SecureContext } from 'node:tls';
 import { ERRORS } from '../../lib/conventions/errors.ts';
+import { LIMITS, limitNote } from '../../lib/limits.ts';
 import { LiveAgentSession } from './agent-session.ts';
-import {
-  AGENT_CLOSE_GRACE_MS,
-  AGENT_COMMAND_TIMEOUT_MS,
-  AGENT_HANDSHAKE_TIMEOUT_MS,
-  AGENT_HEARTBEAT_INTERVAL_MS,
-  AGENT_HEARTBEAT_TOLERANCE_MS,
-  AGENT_MAX_FRAME_BYTES,
-  AGENT_MAX_MESSAGE_BYTES,
-  AGENT_MAX_STREAMS,
-  AGENT_MAX_UNREAD_BYTES,
-  AGENT_STREAM_WINDOW_BYTES,
-} from './limits.ts';
 import { MUXADO_ERRORS } from './muxado/frames.ts';
 import { echoHeartbeats, startHeartbeat } from './muxado/heartbeat.ts';
 import { MuxadoSession, type MuxadoCloseReason } from './muxado/session.ts';
@@ -35,6 +24,7 @@ import {
   MessageError,
   PROTOCOL_VERSIONS,
   STREAM_TYPES,
+  STREAM_WINDOW_BYTES,
   type AgentAuth,
   type EndpointBindRequest,
   type ProtocolVersion,
@@ -50,6 +40,11 @@ import { REAL_TIMERS, type Timers } from './timers.ts';
  * instead of TLS, bad frames, oversized messages, silence) ends that connection only.
  */
 
+/** Time between the gateway's heartbeats (the vendor's agent beats every 10 s too). */
+const HEARTBEAT_INTERVAL_MS = 10_000;
+/** After a GOAWAY, how long the connection may take to close before it is cut. */
+const CLOSE_GRACE_MS = 5_000;
+
 export interface AgentGatewayOptions<C> {
   readonly handler: AgentSessionHandler<C>;
   /** PEM certificate chain and private key the gateway presents. */
@@ -60,6 +55,7 @@ export interface AgentGatewayOptions<C> {
   readonly serverVersion?: string;
   /** Time source of every timeout (tests drive it by hand). */
   readonly timers?: Timers;
+  /** Defaults: the limits agent_handshake_ms, agent_heartbeat_answer_ms and agent_command_answer_ms; 10 s between heartbeats. */
   readonly handshakeTimeoutMs?: number;
   readonly heartbeatIntervalMs?: number;
   readonly heartbeatToleranceMs?: number;
@@ -103,10 +99,10 @@ export function createAgentGateway<C>(options: AgentGatewayOptions<C>): AgentGat
     errorCodePrefix: options.errorCodePrefix ?? 'ERR_BURROW_',
     serverVersion: options.serverVersion ?? 'burrow',
     timers: options.timers ?? REAL_TIMERS,
-    handshakeTimeoutMs: options.handshakeTimeoutMs ?? AGENT_HANDSHAKE_TIMEOUT_MS,
-    heartbeatIntervalMs: options.heartbeatIntervalMs ?? AGENT_HEARTBEAT_INTERVAL_MS,
-    heartbeatToleranceMs: options.heartbeatToleranceMs ?? AGENT_HEARTBEAT_TOLERANCE_MS,
-    commandTimeoutMs: options.commandTimeoutMs ?? AGENT_COMMAND_TIMEOUT_MS,
+    handshakeTimeoutMs: options.handshakeTimeoutMs ?? LIMITS.agent_handshake_ms.value,
+    heartbeatIntervalMs: options.heartbeatIntervalMs ?? HEARTBEAT_INTERVAL_MS,
+    heartbeatToleranceMs: options.heartbeatToleranceMs ?? LIMITS.agent_heartbeat_answer_ms.value,
+    commandTimeoutMs: options.commandTimeoutMs ?? LIMITS.agent_command_answer_ms.value,
     onError: options.onError ?? (() => {}),
   };
   const connections = new Set<AgentConnection<C>>();
@@ -185,7 +181,7 @@ class AgentConnection<C> {
     raw.on('error', () => {});
     this.#closed = new Promise((resolve) => raw.once('close', () => resolve()));
     this.#handshakeTimer = settings.timers.setTimeout(
-      () => this.#end({ kind: 'protocol-error', message: `no successful Auth within ${settings.handshakeTimeoutMs} ms` }),
+      () => this.#end({ kind: 'protocol-error', message: `no successful Auth within ${settings.handshakeTimeoutMs} ms ${limitNote('agent_handshake_ms')}` }),
       settings.handshakeTimeoutMs,
     );
     this.#tls = new TLSSocket(raw, { isServer: true, secureContext: settings.secureContext });
@@ -202,10 +198,11 @@ class AgentConnection<C> {
     if (this.#endReason) return;
     const mux = new MuxadoSession(this.#tls, {
       role: 'server',
-      window: AGENT_STREAM_WINDOW_BYTES,
-      maxStreams: AGENT_MAX_STREAMS,
-      maxFrameBytes: AGENT_MAX_FRAME_BYTES,
-      maxBufferedWriteBytes: AGENT_MAX_UNREAD_BYTES,
+      window: STREAM_WINDOW_BYTES,
+      maxStreams: LIMITS.agent_streams.value,
+      maxFrameBytes: LIMITS.agent_frame_bytes.value,
+      maxBufferedWriteBytes: LIMITS.agent_unread_bytes.value,
+      limitNotes: { frame: limitNote('agent_frame_bytes'), unread: limitNote('agent_unread_bytes') },
     });
     this.#mux = mux;
     mux.on('stream', (stream: MuxadoStream) =>
@@ -230,7 +227,7 @@ class AgentConnection<C> {
     } else {
       this.#tls.end();
     }
-    const linger = this.#settings.timers.setTimeout(() => this.#destroy(), AGENT_CLOSE_GRACE_MS);
+    const linger = this.#settings.timers.setTimeout(() => this.#destroy(), CLOSE_GRACE_MS);
     void this.#closed.then(() => linger.cancel());
     if (this.session) this.#report(this.session, reason);
   }
@@ -319,7 +316,7 @@ class AgentConnection<C> {
   async #rpc(stream: MuxadoStream, serve: (message: unknown) => Promise<unknown>, refuse: (error: string) => unknown): Promise<void> {
     let message: unknown;
     try {
-      message = await readMessage(stream, AGENT_MAX_MESSAGE_BYTES);
+      message = await readMessage(stream, LIMITS.agent_message_bytes.value);
     } catch (error) {
       this.#unreadable(stream, error, refuse);
       return;
@@ -337,7 +334,7 @@ class AgentConnection<C> {
 
   /** A request that could not be read: too large ends the session; malformed is answered. */
   #unreadable(stream: MuxadoStream, error: unknown, refuse: (error: string) => unknown): void {
-    if (error instanceof MessageTooLargeError) this.#end({ kind: 'protocol-error', message: error.message });
+    if (error instanceof MessageTooLargeError) this.#end({ kind: 'protocol-error', message: `${error.message} ${limitNote('agent_message_bytes')}` });
     else if (error instanceof MessageError) writeMessage(stream, refuse(this.#refusal(error)));
     else stream.destroy();
   }
@@ -350,7 +347,7 @@ class AgentConnection<C> {
     this.#authStarted = true;
     let auth: AgentAuth;
     try {
-      auth = decodeAuth(await readMessage(stream, AGENT_MAX_MESSAGE_BYTES));
+      auth = decodeAuth(await readMessage(stream, LIMITS.agent_message_bytes.value));
     } catch (error) {
       this.#unreadable(stream, error, encodeAuthError);
       this.#end({ kind: 'protocol-error', message: `unreadable Auth: ${(error as Error).message}` });
@@ -391,6 +388,7 @@ class AgentConnection<C> {
       interval: this.#settings.heartbeatIntervalMs,
       tolerance: this.#settings.heartbeatToleranceMs,
       timers: this.#settings.timers,
+      limitNote: limitNote('agent_heartbeat_answer_ms'),
       onFailure: (message) => this.#end({ kind: 'heartbeat-timeout', message }),
     });
   }

@@ -23,6 +23,12 @@ export const STREAM_TYPES = {
   stopTunnel: 9,
 } as const;
 
+/**
+ * The flow-control window of every stream, each way. The protocol does not negotiate it: the
+ * vendor's agent assumes 256 KiB (ngrok-rust `muxado/src/session.rs`).
+ */
+export const STREAM_WINDOW_BYTES = 256 * 1024;
+
 /** Protocol versions this gateway speaks, in order of preference. */
 export const PROTOCOL_VERSIONS = ['3', '2'] as const;
 export type ProtocolVersion = (typeof PROTOCOL_VERSIONS)[number];

@@ -14,14 +14,14 @@ import {
   type BindResult,
   type SessionEndReason,
 } from '../../adapters/agent-gateway/index.ts';
-import { AGENT_MAX_FRAME_BYTES, AGENT_MAX_STREAMS, AGENT_MAX_UNREAD_BYTES, AGENT_STREAM_WINDOW_BYTES } from '../../adapters/agent-gateway/limits.ts';
 import { MuxadoSession, type MuxadoCloseReason } from '../../adapters/agent-gateway/muxado/session.ts';
 import { encodeFrame, FRAME_LENGTH_MAX, FrameDecoder, type Frame } from '../../adapters/agent-gateway/muxado/frames.ts';
 import type { MuxadoStream } from '../../adapters/agent-gateway/muxado/stream.ts';
 import { HEARTBEAT_STREAM_TYPE, openTypedStream, readStreamType } from '../../adapters/agent-gateway/muxado/typed.ts';
-import { STREAM_TYPES, type AgentAuth, type BindRequest } from '../../adapters/agent-gateway/protocol.ts';
+import { STREAM_TYPES, STREAM_WINDOW_BYTES, type AgentAuth, type BindRequest } from '../../adapters/agent-gateway/protocol.ts';
 import { readMessage } from '../../adapters/agent-gateway/rpc.ts';
 import type { Timers } from '../../adapters/agent-gateway/timers.ts';
+import { LIMITS } from '../../lib/limits.ts';
 import { generateCertificateAuthority, signServerCertificate, type CertificateAuthority, type SignedCertificate } from '../../lib/certificate-authority.ts';
 
 /** Timers that fire only when a test advances virtual time: no test waits on the wall clock. */
@@ -304,10 +304,10 @@ export async function connectRawAgent(t: TestContext, fixture: GatewayFixture): 
   const socket = await connectTls(t, fixture);
   const mux = new MuxadoSession(socket, {
     role: 'client',
-    window: AGENT_STREAM_WINDOW_BYTES,
-    maxStreams: AGENT_MAX_STREAMS,
-    maxFrameBytes: AGENT_MAX_FRAME_BYTES,
-    maxBufferedWriteBytes: AGENT_MAX_UNREAD_BYTES,
+    window: STREAM_WINDOW_BYTES,
+    maxStreams: LIMITS.agent_streams.value,
+    maxFrameBytes: LIMITS.agent_frame_bytes.value,
+    maxBufferedWriteBytes: LIMITS.agent_unread_bytes.value,
   });
   const closed = new Promise<MuxadoCloseReason>((resolve) => mux.once('close', resolve));
   const incoming = new Recorder<{ readonly type: number; readonly stream: MuxadoStream }>();

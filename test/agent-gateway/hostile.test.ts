@@ -3,7 +3,7 @@ import { once } from 'node:events';
 import { connect } from 'node:net';
 import { describe, test, type TestContext } from 'node:test';
 import { AgentRelayError } from '../../adapters/agent-gateway/index.ts';
-import { AGENT_HANDSHAKE_TIMEOUT_MS, AGENT_MAX_MESSAGE_BYTES, AGENT_MAX_STREAMS, AGENT_COMMAND_TIMEOUT_MS } from '../../adapters/agent-gateway/limits.ts';
+import { LIMITS } from '../../lib/limits.ts';
 import { encodeHeader, MUXADO_ERRORS } from '../../adapters/agent-gateway/muxado/frames.ts';
 import type { MuxadoStream } from '../../adapters/agent-gateway/muxado/stream.ts';
 import { HEARTBEAT_STREAM_TYPE, openTypedStream } from '../../adapters/agent-gateway/muxado/typed.ts';
@@ -59,7 +59,7 @@ describe('peers that do not speak the protocol', () => {
     peer.send(encodeHeader('data', 0x2, 1, 0xffffff));
     const goaway = await peer.goaway();
     assert.equal(goaway.error, MUXADO_ERRORS.frameSize);
-    assert.match(goaway.message.toString(), /data frame of 16777215 bytes is over the limit of 262144/);
+    assert.match(goaway.message.toString(), /^data frame of 16777215 bytes is over the limit of 262144 \(limit agent_frame_bytes\)$/);
   });
 
   test('a truncated frame, then the peer hangs up: the session it had is reported ended, the gateway goes on', async (t) => {
@@ -81,9 +81,9 @@ describe('peers that do not speak the protocol', () => {
     silentTcp.on('error', () => {});
     await once(silentTcp, 'connect');
     const silentTls = await connectTls(t, fixture);
-    await timers.whenPending(AGENT_HANDSHAKE_TIMEOUT_MS);
+    await timers.whenPending(LIMITS.agent_handshake_ms.value);
     const closed = [once(silentTcp, 'close'), once(silentTls, 'close')];
-    timers.advance(AGENT_HANDSHAKE_TIMEOUT_MS - 1);
+    timers.advance(LIMITS.agent_handshake_ms.value - 1);
     assert.equal(silentTls.destroyed, false);
     timers.advance(1);
     await Promise.all(closed);
@@ -149,9 +149,9 @@ describe('Auth from a hand-written agent', () => {
     const fixture = await startGateway(t);
     const stillServed = await bystander(t, fixture);
     const agent = await connectRawAgent(t, fixture);
-    void agent.call(STREAM_TYPES.auth, `{"Version":["3"],"Padding":"${'x'.repeat(AGENT_MAX_MESSAGE_BYTES)}"}`).catch(() => {});
+    void agent.call(STREAM_TYPES.auth, `{"Version":["3"],"Padding":"${'x'.repeat(LIMITS.agent_message_bytes.value)}"}`).catch(() => {});
     const reason = await agent.closed;
-    assert.deepEqual(reason, { kind: 'remote-goaway', error: MUXADO_ERRORS.protocol, message: `a message of more than ${AGENT_MAX_MESSAGE_BYTES} bytes` });
+    assert.deepEqual(reason, { kind: 'remote-goaway', error: MUXADO_ERRORS.protocol, message: `a message of more than ${LIMITS.agent_message_bytes.value} bytes (limit agent_message_bytes)` });
     await stillServed();
   });
 
@@ -224,7 +224,7 @@ describe('RPCs from a hand-written agent', () => {
     await agent.auth();
     // The gateway's own heartbeat stream counts too.
     const streams: MuxadoStream[] = [];
-    for (let i = 0; i < AGENT_MAX_STREAMS; i += 1) {
+    for (let i = 0; i < LIMITS.agent_streams.value; i += 1) {
       const stream = openTypedStream(agent.mux, HEARTBEAT_STREAM_TYPE);
       stream.on('error', () => {});
       streams.push(stream);
@@ -296,9 +296,9 @@ describe('commands to a hand-written agent', () => {
     const live = fixture.gateway.sessions()[0]!;
     const restart = live.command('restart');
     await agent.incoming.next((incoming) => incoming.type === STREAM_TYPES.restart);
-    await timers.whenPending(AGENT_COMMAND_TIMEOUT_MS);
-    timers.advance(AGENT_COMMAND_TIMEOUT_MS);
-    await assert.rejects(restart, (error: Error) => error instanceof AgentRelayError && /did not answer restart within 30000 ms/.test(error.message));
+    await timers.whenPending(LIMITS.agent_command_answer_ms.value);
+    timers.advance(LIMITS.agent_command_answer_ms.value);
+    await assert.rejects(restart, (error: Error) => error instanceof AgentRelayError && /did not answer restart within 30000 ms \(limit agent_command_answer_ms\)/.test(error.message));
     assert.throws(() => live.openProxy('tn_404', { clientAddr: '1.2.3.4:5' }), /session ts_1 has no tunnel tn_404/);
     live.close();
     await agent.closed;

@@ -321,7 +321,7 @@ describe('session end', () => {
     assert.deepEqual(fixture.gateway.sessions().length, 1);
     timers.advance(1);
     const ended = await fixture.events.next(isEnded);
-    assert.deepEqual(ended.reason, { kind: 'heartbeat-timeout', message: 'no heartbeat answer within 3000 ms' });
+    assert.deepEqual(ended.reason, { kind: 'heartbeat-timeout', message: 'no heartbeat answer within 3000 ms (limit agent_heartbeat_answer_ms)' });
   });
 
   test('an agent that answers heartbeats keeps its session', async (t) => {

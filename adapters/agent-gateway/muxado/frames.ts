@@ -110,8 +110,11 @@ export class FrameDecoder {
   #buffered = 0;
   #header: Header | undefined;
 
-  /** `maxFrameBytes`: the longest body accepted (FRAME_LENGTH_MAX at most). */
-  constructor(private readonly maxFrameBytes: number) {}
+  /** `maxFrameBytes`: the longest body accepted (FRAME_LENGTH_MAX at most); `limitNote` ends the refusal's message. */
+  constructor(
+    private readonly maxFrameBytes: number,
+    private readonly limitNote = '',
+  ) {}
 
   /** Bytes received but not yet part of a whole frame. */
   get buffered(): number {
@@ -164,7 +167,9 @@ export class FrameDecoder {
     const streamId = bytes.readUInt32BE(4) & STREAM_ID_MAX;
     const type = TYPE_NAMES[typeCode];
     if (type === undefined) throw new FrameError(MUXADO_ERRORS.protocol, `unknown frame type ${typeCode}`);
-    if (length > this.maxFrameBytes) throw new FrameError(MUXADO_ERRORS.frameSize, `${type} frame of ${length} bytes is over the limit of ${this.maxFrameBytes}`);
+    if (length > this.maxFrameBytes) {
+      throw new FrameError(MUXADO_ERRORS.frameSize, `${type} frame of ${length} bytes is over the limit of ${this.maxFrameBytes}${this.limitNote && ` ${this.limitNote}`}`);
+    }
     if (type === 'goaway') {
       if (streamId !== 0) throw new FrameError(MUXADO_ERRORS.protocol, `goaway frame on stream ${streamId} (must be 0)`);
       if (length < 8) throw new FrameError(MUXADO_ERRORS.frameSize, `goaway frame of ${length} bytes (at least 8)`);

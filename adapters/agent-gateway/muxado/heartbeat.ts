@@ -25,6 +25,8 @@ export interface HeartbeatOptions {
   /** Time the peer has to answer a heartbeat. */
   readonly tolerance: number;
   readonly timers: Timers;
+  /** Words naming the tolerance at the end of the timeout's message (`(limit …)`). */
+  readonly limitNote?: string;
   /** Called when the peer does not answer in time, answers wrongly or resets the stream. */
   onFailure(message: string): void;
   /** Called on each right answer. */
@@ -54,7 +56,8 @@ export function startHeartbeat(session: MuxadoSession, options: HeartbeatOptions
   const beat = () => {
     expected = randomBytes(ID_BYTES);
     stream.write(expected);
-    timer = options.timers.setTimeout(() => fail(`no heartbeat answer within ${options.tolerance} ms`), options.tolerance);
+    const note = options.limitNote ? ` ${options.limitNote}` : '';
+    timer = options.timers.setTimeout(() => fail(`no heartbeat answer within ${options.tolerance} ms${note}`), options.tolerance);
   };
 
   stream.on('data', (chunk: Buffer) => {

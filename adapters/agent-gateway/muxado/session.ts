@@ -23,6 +23,8 @@ export interface MuxadoSessionOptions {
   readonly maxFrameBytes: number;
   /** Bytes queued on the socket for a peer that does not read, before the session is ended. */
   readonly maxBufferedWriteBytes: number;
+  /** Words naming the frame and unread bounds at the end of the messages that enforce them (`(limit …)`). */
+  readonly limitNotes?: { readonly frame?: string; readonly unread?: string };
 }
 
 /** Why a session ended. */
@@ -53,7 +55,7 @@ export class MuxadoSession extends EventEmitter {
     super();
     this.#socket = socket;
     this.#options = options;
-    this.#decoder = new FrameDecoder(options.maxFrameBytes);
+    this.#decoder = new FrameDecoder(options.maxFrameBytes, options.limitNotes?.frame);
     this.#nextLocalId = options.role === 'server' ? 2 : 1;
     const session = this;
     this.#transport = {
@@ -124,7 +126,8 @@ export class MuxadoSession extends EventEmitter {
     if (this.#socket.destroyed || this.#socket.writableEnded) return;
     this.#socket.write(bytes);
     if (this.#socket.writableLength > this.#options.maxBufferedWriteBytes && !this.#closed) {
-      this.#end({ kind: 'peer-not-reading', message: `the peer left more than ${this.#options.maxBufferedWriteBytes} bytes unread` });
+      const note = this.#options.limitNotes?.unread;
+      this.#end({ kind: 'peer-not-reading', message: `the peer left more than ${this.#options.maxBufferedWriteBytes} bytes unread${note ? ` ${note}` : ''}` });
       this.#socket.destroy();
     }
   }
