@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict';
 import { createHash, randomBytes } from 'node:crypto';
 import { once } from 'node:events';
-import type { Socket } from 'node:net';
 import { Duplex, Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { describe, test, type TestContext } from 'node:test';
