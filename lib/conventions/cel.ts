@@ -1,6 +1,6 @@
 import { Environment, type ParseResult } from '@marcbachmann/cel-js';
 import { LIMITS, limitNote, type LimitName } from '../limits.ts';
-import { re2Problem } from './patterns.ts';
+import { quotedPattern, re2Problem } from './patterns.ts';
 
 /**
  * Common Expression Language (CEL), the vendor's language for list filters (`filter=obj.… == …`)
@@ -92,7 +92,7 @@ export function celSyntaxProblem(expression: string): string | undefined {
   }
   for (const pattern of literalPatterns(ast)) {
     const problem = re2Problem(pattern);
-    if (problem) return `matches(${JSON.stringify(pattern.length > 100 ? `${pattern.slice(0, 100)}…` : pattern)}): ${problem}`;
+    if (problem) return `matches(${quotedPattern(pattern)}): ${problem}`;
   }
   return undefined;
 }

@@ -200,7 +200,7 @@ export function re2Problem(pattern: string): string | undefined {
 }
 
 /** `pattern` quoted for a message, its first 100 characters when longer. */
-function quoted(pattern: string): string {
+export function quotedPattern(pattern: string): string {
   return pattern.length <= 100 ? JSON.stringify(pattern) : `${JSON.stringify(pattern.slice(0, 100))}… (${pattern.length} characters)`;
 }
 
@@ -210,6 +210,6 @@ export const re2Pattern = v.pipe(
   v.rawCheck(({ dataset, addIssue }) => {
     if (!dataset.typed) return;
     const problem = re2Problem(dataset.value);
-    if (problem) addIssue({ message: `${problem} (got ${quoted(dataset.value)})` });
+    if (problem) addIssue({ message: `${problem} (got ${quotedPattern(dataset.value)})` });
   }),
 );
