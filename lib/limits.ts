@@ -41,6 +41,12 @@ export const LIMITS = {
     bounds: 'one filtered list page: records scanned × (the filter\'s syntax nodes, a `timestamp()` counting 25, + 50)',
     errors: ['FILTER_INVALID'],
   },
+  traffic_policy_yaml_bytes: {
+    value: 64 * KIB,
+    unit: 'bytes',
+    bounds: 'a traffic policy that is not JSON, before it is read as YAML (the YAML reader spends up to a microsecond a byte on long lines and scalars, whatever their tokens)',
+    errors: ['INVALID_FIELD', 'ENDPOINT_TRAFFIC_POLICY_INVALID'],
+  },
   traffic_policy_yaml_tokens: {
     value: 5000,
     unit: 'tokens',

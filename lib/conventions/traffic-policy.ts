@@ -27,7 +27,7 @@ import { re2Pattern, withRe2Budget } from './patterns.ts';
  * YAML is parsed with the `yaml` package (YAML 1.2 core schema, so `on`/`yes` stay strings, no
  * custom tags; duplicate keys and alias bombs refused). This is the only module that imports it.
  *
- * The work a document may cause is bounded (lib/limits.ts): YAML tokens, depth and values before
+ * The work a document may cause is bounded (lib/limits.ts): YAML bytes and tokens, depth and values before
  * anything else is checked, the characters of its CEL expressions before they are parsed, and its
  * RE2 patterns' estimated cost before they are compiled; each bound's 400 names it and the path.
  */
@@ -174,6 +174,7 @@ function schemaProblem(schema: v.GenericSchema, value: unknown, base: Path): str
 /** A document that breaks a bound or a rule of Burrow's: its message is the whole reason, path first. */
 class DocumentProblem extends Error {}
 
+const YAML_BYTES = LIMITS.traffic_policy_yaml_bytes.value;
 const TOKENS = LIMITS.traffic_policy_yaml_tokens.value;
 const DEPTH = LIMITS.traffic_policy_depth.value;
 const NODES = LIMITS.traffic_policy_nodes.value;
@@ -194,15 +195,19 @@ function parseDocument(text: string): unknown {
 }
 
 /**
- * Reads YAML (1.2 core schema: `on`/`yes` stay strings, no custom tags) within the bounds: the
- * lexer and the concrete-syntax parser run token by token and stop at `traffic_policy_yaml_tokens`
- * or past `traffic_policy_depth` levels, before the document is composed (the composer recurses
- * once per level, and costs some microseconds per token). Duplicate keys are found in one pass
+ * Reads YAML (1.2 core schema: `on`/`yes` stay strings, no custom tags) within the bounds: at most
+ * `traffic_policy_yaml_bytes` (a folded or multi-line scalar is one token, yet costs its length,
+ * and a long line slows every token on it); then the lexer and the concrete-syntax parser run
+ * token by token and stop at `traffic_policy_yaml_tokens` or past `traffic_policy_depth` levels,
+ * before the document is composed (the composer recurses once per level, and costs some
+ * microseconds per token). Duplicate keys are found in one pass
  * over the composed document (the yaml package's own check compares each key with every other);
  * aliases expand at most 50 times (alias bombs). Warnings are dropped, not printed (the package's
  * `parse` writes each one to the process's warnings: one line of log per request).
  */
 function parseYaml(text: string): unknown {
+  const bytes = Buffer.byteLength(text, 'utf8');
+  if (bytes > YAML_BYTES) throw new DocumentProblem(`is not JSON, and as YAML it has ${bytes} bytes, more than ${YAML_BYTES} ${limitNote('traffic_policy_yaml_bytes')}`);
   const lines = new LineCounter();
   lines.addNewLine(0);
   const parser = new Parser(lines.addNewLine);

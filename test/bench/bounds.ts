@@ -24,6 +24,7 @@ import {
   denseExpressions,
   jsonPolicyOfNodes,
   re2PolicyOfCost,
+  yamlPolicyOfBytes,
   yamlPolicyOfTokens,
 } from '../fixtures/bounded-inputs.ts';
 
@@ -50,8 +51,8 @@ async function longestBlock(work: () => Promise<unknown>): Promise<number> {
 
 /**
  * The CPU time the main thread (the event loop) has run, in ms: Linux's scheduler statistics of
- * the thread, in nanoseconds. Time spent waiting for a CPU on a busy machine is not in it, nor
- * the garbage collector's helper threads.
+ * the thread (nanoseconds, brought up to date at each scheduler tick, so a few ms coarse). Time
+ * spent waiting for a CPU on a busy machine is not in it, nor the garbage collector's helpers.
  */
 function mainThreadCpuMs(): number {
   return Number(readFileSync(`/proc/self/task/${process.pid}/schedstat`, 'utf8').split(' ')[0]) / 1e6;
@@ -95,6 +96,11 @@ async function policyInputs(api: Instance): Promise<Input[]> {
   const inputs: Input[] = [
     { name: `YAML, ${tokens} tokens, block rules`, status: 200, send: put(yamlPolicyOfTokens(tokens, 'block')) },
     { name: `YAML, ${tokens} tokens, flow rules`, status: 200, send: put(yamlPolicyOfTokens(tokens, 'flow')) },
+    ...(['folded', 'plain lines', 'flow line'] as const).map((style) => ({
+      name: `YAML, ${LIMITS.traffic_policy_yaml_bytes.value} bytes, ${style}`,
+      status: 200,
+      send: put(yamlPolicyOfBytes(LIMITS.traffic_policy_yaml_bytes.value, style)),
+    })),
     { name: `JSON, ${LIMITS.traffic_policy_nodes.value} values`, status: 200, send: put(jsonPolicyOfNodes(LIMITS.traffic_policy_nodes.value)) },
     {
       name: `CEL, ${LIMITS.traffic_policy_expression_chars.value} characters of dense expressions`,

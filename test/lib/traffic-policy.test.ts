@@ -12,6 +12,7 @@ import {
   re2PolicyOfCost,
   yamlFlowKeys,
   yamlKeyLines,
+  yamlPolicyOfBytes,
   yamlPolicyOfTokens,
 } from '../fixtures/bounded-inputs.ts';
 
@@ -108,9 +109,11 @@ describe('traffic policy documents', () => {
 describe('traffic policy bounds', () => {
   const { traffic_policy_yaml_tokens: tokens, traffic_policy_nodes: nodes, traffic_policy_depth: depth, traffic_policy_expression_chars: chars } = LIMITS;
 
-  test('the issue\'s 60,000-line and 30,000-key YAML stop at the token limit, before any key is compared', () => {
-    assert.match(trafficPolicyProblem(yamlKeyLines(60_000))!, new RegExp(`^k\\d+: the YAML document has more than ${tokens.value} tokens, reading stopped at line \\d+ \\(limit traffic_policy_yaml_tokens\\)$`));
-    assert.match(trafficPolicyProblem(yamlFlowKeys(30_000))!, /^k\d+: the YAML document has more than \d+ tokens, reading stopped at line 1 \(limit traffic_policy_yaml_tokens\)$/);
+  test('the issue\'s 60,000-line and 30,000-key YAML are refused unread; a tenth of them stops at the token limit, before any key is compared', () => {
+    assert.equal(trafficPolicyProblem(yamlKeyLines(60_000)), `is not JSON, and as YAML it has ${yamlKeyLines(60_000).length} bytes, more than ${LIMITS.traffic_policy_yaml_bytes.value} (limit traffic_policy_yaml_bytes)`);
+    assert.match(trafficPolicyProblem(yamlFlowKeys(30_000))!, /\(limit traffic_policy_yaml_bytes\)$/);
+    assert.match(trafficPolicyProblem(yamlKeyLines(6_000))!, new RegExp(`^k\\d+: the YAML document has more than ${tokens.value} tokens, reading stopped at line \\d+ \\(limit traffic_policy_yaml_tokens\\)$`));
+    assert.match(trafficPolicyProblem(yamlFlowKeys(3_000))!, /^k\d+: the YAML document has more than \d+ tokens, reading stopped at line 1 \(limit traffic_policy_yaml_tokens\)$/);
   });
 
   test('YAML: the largest number of tokens is accepted, in block and in flow style; one more is refused', () => {
@@ -120,9 +123,20 @@ describe('traffic policy bounds', () => {
     }
   });
 
+  test('YAML bytes: the largest document of each slow style is accepted; one byte more, or a 1 MiB folded scalar, is refused unread', () => {
+    const { traffic_policy_yaml_bytes: bytes } = LIMITS;
+    for (const style of ['folded', 'plain lines', 'flow line'] as const) {
+      assert.equal(trafficPolicyProblem(yamlPolicyOfBytes(bytes.value, style)), undefined, style);
+      assert.equal(trafficPolicyProblem(yamlPolicyOfBytes(bytes.value + 1, style)), `is not JSON, and as YAML it has ${bytes.value + 1} bytes, more than ${bytes.value} (limit traffic_policy_yaml_bytes)`, style);
+    }
+    assert.match(trafficPolicyProblem(`a: >\n${'  x\n'.repeat(262_144)}`)!, /\(limit traffic_policy_yaml_bytes\)$/);
+    assert.equal(trafficPolicyProblem(jsonPolicyOfNodes(nodes.value)), undefined, 'JSON is bounded by its values, not by these bytes');
+  });
+
   test('1,400 levels of YAML are refused at the depth limit with the path, not a stack overflow', () => {
-    const deep = `on_http_request:\n${Array.from({ length: 1400 }, (_, i) => `${' '.repeat(2 * i + 2)}a:`).join('\n')}`;
+    const deep = `on_http_request:\n${Array.from({ length: 1400 }, (_, i) => `${' '.repeat(i + 1)}a:`).join('\n')}`.slice(0, LIMITS.traffic_policy_yaml_bytes.value);
     assert.equal(trafficPolicyProblem(deep), `on_http_request${'.a'.repeat(depth.value - 1)}: nested deeper than ${depth.value} levels (limit traffic_policy_depth)`);
+    assert.match(trafficPolicyProblem(`on_http_request:\n${'- '.repeat(1400)}x`)!, /^on_http_request(\[0\]){31}: nested deeper than \d+ levels \(limit traffic_policy_depth\)$/);
     assert.match(trafficPolicyProblem(`x: ${'['.repeat(5000)}${']'.repeat(5000)}`)!, /^x\[0\]\[0\].*: nested deeper than \d+ levels \(limit traffic_policy_depth\)$/);
   });
 
