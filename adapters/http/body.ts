@@ -25,6 +25,12 @@ export interface HttpRequest {
   sourceIp?: string;
   /** The path prefix a host framework already removed from `path` (Express's mount path). */
   mountPath?: string;
+  /**
+   * Why the adapter could not read the request (a request target, Host or X-Forwarded-For it
+   * refuses): answered as a thrown error would be, before routing. `path` and `search` are then
+   * the target as sent, for the log.
+   */
+  refusal?: unknown;
 }
 
 /** What the adapters write back. `body` is undefined for 204 and HEAD. */
@@ -64,15 +70,30 @@ export async function readJsonBody(request: HttpRequest): Promise<unknown> {
 // A request target made only of these characters means the same thing before and after WHATWG URL
 // parsing (no dot segments, no empty segments, nothing to percent-encode), so it needs no URL object.
 const PLAIN_TARGET = /^(?:\/[\w~-]+)*\/?(?:\?[\x21\x24-\x26\x28-\x3b\x3d\x3f-\x7e]*)?$/;
+/** Stands in for the authority of an origin-form target, which has none of its own. */
+const TARGET_BASE = 'http://burrow.invalid';
 
-/** Splits an origin-form request target (`/path?query`) into the path and query that URL parsing gives. */
-export function parseTarget(target: string): { path: string; search: string } {
+/**
+ * Splits a request target into the path and query that URL parsing gives (RFC 9112 §3.2). An
+ * origin-form target (`/path?query`) is a path, even when it starts with `//`: read as a relative
+ * reference, `//x:99999/` would be a host and port. An absolute-form target (`http://host/path`,
+ * as proxies send) also gives its origin, which then stands for the Host header. Anything else
+ * (`*`, `host:443`) throws a 400 ApiError.
+ */
+export function parseTarget(target: string): { path: string; search: string; origin?: string } {
   if (PLAIN_TARGET.test(target)) {
     const q = target.indexOf('?');
     return q < 0 ? { path: target, search: '' } : { path: target.slice(0, q), search: q === target.length - 1 ? '' : target.slice(q) };
   }
-  const url = new URL(target, 'http://burrow.invalid');
-  return { path: url.pathname, search: url.search };
+  const absolute = /^https?:\/\//i.test(target);
+  const url = absolute || target.startsWith('/') ? URL.parse(absolute ? target : `${TARGET_BASE}${target}`) : null;
+  if (!url) fail('REQUEST_MALFORMED', `the request target ${quote(target)} is neither a path nor an http(s) URL`);
+  return { path: url.pathname, search: url.search, ...(absolute ? { origin: url.origin } : {}) };
+}
+
+/** Text a client sent, quoted for an error message: JSON-escaped and cut at 100 characters. */
+export function quote(text: string): string {
+  return JSON.stringify(text.length > 100 ? `${text.slice(0, 100)}…` : text);
 }
 
 /** Throws the 413 for bodies over the limit. */

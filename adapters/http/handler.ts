@@ -63,6 +63,7 @@ export function createHttpHandler(burrow: Burrow, options: HttpHandlerOptions = 
     const request = basePath === '' ? sent : withinBasePath(sent, basePath);
     let response: HttpResponse;
     try {
+      if (sent.refusal !== undefined) throw sent.refusal;
       if (!request) routeMiss(sent.method, sent.path, [], 'API');
       const answered = (options.cors ? await preflight(router, request) : undefined) ?? controlPlane(request, baseUrlOf);
       response = answered ? await answered : await serveApi(burrow, router, request, baseUrlOf, trace);

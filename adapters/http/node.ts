@@ -1,11 +1,17 @@
-import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
-import type { Burrow } from '../../lib/index.ts';
-import { MAX_BODY_BYTES, parseTarget, tooLarge, type HttpRequest, type HttpResponse } from './body.ts';
-import { createHttpHandler, type HttpHandlerOptions } from './handler.ts';
+import { STATUS_CODES, type IncomingMessage, type RequestListener, type Server, type ServerResponse } from 'node:http';
+import type { Duplex } from 'node:stream';
+import { ApiError, ERRORS, type Burrow } from '../../lib/index.ts';
+import { MAX_BODY_BYTES, parseTarget, quote, tooLarge, type HttpRequest, type HttpResponse } from './body.ts';
+import { createHttpHandler, errorResponse, type HttpHandlerOptions } from './handler.ts';
+import { callerAddress, compileTrustProxy, type ProxyTrust, type TrustProxySetting } from './trust-proxy.ts';
 
 export interface NodeListenerOptions extends HttpHandlerOptions {
-  /** Take the caller's address from X-Forwarded-For (only behind a proxy you trust). */
-  trustProxy?: boolean;
+  /**
+   * Which reverse proxies' X-Forwarded-For entries name the caller (Express's `trust proxy`): a
+   * hop count, or addresses, CIDRs and `loopback`/`linklocal`/`uniquelocal`; `true` is `loopback`.
+   * Off by default: the caller is the connection's address.
+   */
+  trustProxy?: TrustProxySetting;
 }
 
 /**
@@ -14,42 +20,85 @@ export interface NodeListenerOptions extends HttpHandlerOptions {
  */
 export function createNodeListener(burrow: Burrow, options: NodeListenerOptions = {}): RequestListener {
   const handle = createHttpHandler(burrow, options);
+  const trust = compileTrustProxy(options.trustProxy);
   return (req: IncomingMessage, res: ServerResponse) => {
-    const forwarded = options.trustProxy ? String(req.headers['x-forwarded-for'] ?? '').split(',')[0]!.trim() : '';
-    const sourceIp = forwarded || req.socket.remoteAddress;
-    handle(new NodeRequest(req, sourceIp)).then(
-      (response) => send(res, response),
-      (error) => {
-        res.writeHead(500, { 'Content-Type': 'text/plain' });
-        res.end('internal error');
-        options.onError?.(error);
-      },
-    );
+    // The handler answers every error it meets in the envelope; this catches only a failure to
+    // write that answer (or a bug), which must still never escape into node's request event.
+    handle(new NodeRequest(req, trust))
+      .then((response) => send(res, response))
+      .catch((error) => {
+        if (res.headersSent) res.destroy();
+        else send(res, errorResponse(burrow, error, burrow.newOperationId(), options.onError));
+      });
   };
 }
+
+/**
+ * Answers, in the error envelope, what never reaches a request listener, then closes the
+ * connection: a request node's parser refuses (400; 431 for headers past its limit; 408 for one
+ * that came too slowly) and CONNECT (405). Create the server with `requireHostHeader: false` to have
+ * a request without Host refused in the envelope too (by the listener) instead of by node's bare 400.
+ */
+export function answerUnparsedRequests(server: Server, burrow: Burrow): void {
+  server.on('clientError', (error: NodeJS.ErrnoException, socket: Duplex) => {
+    // As node's own handler: answer only where no answer of an earlier request has begun.
+    const inFlight = (socket as { _httpMessage?: ServerResponse | null })._httpMessage;
+    if (socket.writable && error.code !== 'ECONNRESET' && !inFlight?.headersSent) {
+      const spec = error.code === 'HPE_HEADER_OVERFLOW' ? ERRORS.REQUEST_HEADERS_TOO_LARGE : error.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? ERRORS.REQUEST_TIMEOUT : ERRORS.REQUEST_MALFORMED;
+      const reason = error.message.replace(/^Parse Error: /, '');
+      socket.write(rawAnswer(burrow, new ApiError(spec, `the request could not be read: ${reason}`)));
+    }
+    socket.destroy();
+  });
+  server.on('connect', (req: IncomingMessage, socket: Duplex) => {
+    const refusal = new ApiError(ERRORS.METHOD_NOT_ALLOWED, `CONNECT ${quote(req.url ?? '')} is not allowed: Burrow is no proxy`, {}, { Allow: 'GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS' });
+    socket.end(rawAnswer(burrow, refusal));
+  });
+}
+
+/** The envelope answer of `error`, as bytes to write straight to a socket (closing the connection). */
+function rawAnswer(burrow: Burrow, error: ApiError): string {
+  const operationId = burrow.newOperationId();
+  const response = errorResponse(burrow, error, operationId);
+  const body = response.body ?? '';
+  const headers = { ...response.headers, 'Burrow-Operation-Id': operationId, Date: new Date().toUTCString(), 'Content-Length': String(Buffer.byteLength(body)), Connection: 'close' };
+  const head = Object.entries(headers).map(([name, value]) => `${name}: ${value}\r\n`).join('');
+  return `HTTP/1.1 ${response.status} ${STATUS_CODES[response.status] ?? ''}\r\n${head}\r\n${body}`;
+}
+
+/** A Host value: a name or an IP literal with an optional port (RFC 9110 §7.2); URL parsing must accept it too. */
+const HOST = /^(?:\[[\dA-Fa-f:.]+\]|[\w.~!$&'()*+,;=%-]+)(?::\d*)?$/;
 
 /** A node request as the translation layer reads it; methods, not per-request closures. */
 class NodeRequest implements HttpRequest {
   readonly method: string;
   readonly path: string;
   readonly search: string;
+  readonly origin: string = 'http://localhost';
   readonly sourceIp?: string;
   readonly mountPath?: string;
+  readonly refusal?: unknown;
   readonly #req: IncomingMessage;
 
-  constructor(req: IncomingMessage, sourceIp: string | undefined) {
+  /** Never throws: what it cannot read becomes `refusal`, which the handler answers. */
+  constructor(req: IncomingMessage, trust: ProxyTrust | undefined) {
     this.#req = req;
     this.method = req.method ?? 'GET';
-    const { path, search } = parseTarget(req.url ?? '/');
-    this.path = path;
-    this.search = search;
-    if (sourceIp) this.sourceIp = sourceIp;
-    const mountPath = (req as { originalUrl?: unknown }).originalUrl === undefined ? undefined : mountOf(req);
-    if (mountPath) this.mountPath = mountPath;
-  }
-
-  get origin(): string {
-    return new URL(`http://${this.#req.headers.host ?? 'localhost'}`).origin;
+    const target = req.url ?? '/';
+    const q = target.indexOf('?');
+    [this.path, this.search] = q < 0 ? [target, ''] : [target.slice(0, q), target.slice(q)];
+    try {
+      const parsed = parseTarget(target);
+      this.path = parsed.path;
+      this.search = parsed.search;
+      this.origin = parsed.origin ?? originOf(req);
+      const sourceIp = trust ? callerAddress(req.socket.remoteAddress, this.header('x-forwarded-for') ?? undefined, trust) : req.socket.remoteAddress;
+      if (sourceIp) this.sourceIp = sourceIp;
+      const mountPath = (req as { originalUrl?: unknown }).originalUrl === undefined ? undefined : mountOf(req);
+      if (mountPath) this.mountPath = mountPath;
+    } catch (error) {
+      this.refusal = error;
+    }
   }
 
   header(name: string): string | null {
@@ -60,6 +109,28 @@ class NodeRequest implements HttpRequest {
   text(): Promise<string> {
     return readBody(this.#req);
   }
+}
+
+/**
+ * `http://host:port` of a request from its one Host header; without one (HTTP/1.0) or with an
+ * empty one (allowed when the target has no authority), the address it reached. A missing Host on
+ * HTTP/1.1, several Host lines or a malformed value throw a 400 ApiError (RFC 9112 §3.2).
+ */
+function originOf(req: IncomingMessage): string {
+  let lines = 0;
+  for (let i = 0; i < req.rawHeaders.length; i += 2) if (req.rawHeaders[i]!.length === 4 && req.rawHeaders[i]!.toLowerCase() === 'host') lines++;
+  if (lines > 1) throw new ApiError(ERRORS.REQUEST_MALFORMED, `Host: sent ${lines} times; a request names one host`, { header: 'Host' });
+  const host = req.headers.host;
+  if (host === undefined && req.httpVersionMajor === 1 && req.httpVersionMinor >= 1) {
+    throw new ApiError(ERRORS.REQUEST_MALFORMED, 'Host: missing; an HTTP/1.1 request must send one', { header: 'Host' });
+  }
+  if (!host) {
+    const { localAddress = '127.0.0.1', localPort } = req.socket;
+    return URL.parse(`http://${localAddress.includes(':') ? `[${localAddress}]` : localAddress}:${localPort ?? ''}`)?.origin ?? 'http://localhost';
+  }
+  const url = HOST.test(host) ? URL.parse(`http://${host}`) : null;
+  if (!url) throw new ApiError(ERRORS.REQUEST_MALFORMED, `Host: ${quote(host)} is not a host name or IP address with an optional port`, { header: 'Host' });
+  return url.origin;
 }
 
 /**

@@ -206,6 +206,11 @@ export const ERRORS = {
   AGENT_BIND_REFUSED: e(9014, 403),
   BACKEND_CYCLE: e(9030, 400),
   SECRETS_KEY_MISMATCH: e(9040, 500),
+  // What HTTP itself refuses before a request is routed (a target, Host or X-Forwarded-For that
+  // cannot be read; headers past node's limit; a request that came too slowly)
+  REQUEST_MALFORMED: e(9050, 400),
+  REQUEST_HEADERS_TOO_LARGE: e(9051, 431),
+  REQUEST_TIMEOUT: e(9052, 408),
 } as const satisfies Record<string, ErrorSpec>;
 
 export type ErrorName = keyof typeof ERRORS;

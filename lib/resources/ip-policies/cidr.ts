@@ -149,10 +149,37 @@ export function isAddressOrCidr(text: string): boolean {
   return text.includes('/') ? ipaddr.isValidCIDR(text) : ipaddr.isValid(text);
 }
 
+/**
+ * An address exactly as an X-Forwarded-For entry carries it: a dotted quad or an IPv6 address with
+ * nothing around it (no zone id, brackets or port). Its canonical text (an IPv4-mapped IPv6 address
+ * as the IPv4 address it carries), or undefined.
+ */
+export function parseExactAddress(text: string): string | undefined {
+  return unmapped(parseAddress(text))?.toString();
+}
+
+/** A network given as a CIDR or as one address (`10.0.0.1` is `10.0.0.1/32`); throws CidrError. */
+export function parseNetwork(text: string): Cidr {
+  const address = parseAddress(text.trim());
+  return address ? parseCidr(`${address.toString()}/${address.kind() === 'ipv4' ? 32 : 128}`) : parseCidr(text);
+}
+
+/** Whether a caller's address (read as parseClientAddress reads it) lies in one of `networks`. */
+export function inNetworks(networks: readonly Cidr[], address: string): boolean {
+  const parsed = parseClientAddress(address);
+  if (!parsed) return false;
+  const family = parsed.kind();
+  const bytes = parsed.toByteArray();
+  return networks.some((network) => network.family === family && contains(network, bytes));
+}
+
 /** A caller's address as sockets and proxies report it (`[v6]`, zone ids, mapped IPv4). */
 export function parseClientAddress(address: string): ipaddr.IPv4 | ipaddr.IPv6 | undefined {
   const bare = address.trim().replace(/^\[(.*)\]$/, '$1').replace(/%.*$/, '');
-  const parsed = parseAddress(bare);
-  if (parsed?.kind() === 'ipv6' && (parsed as ipaddr.IPv6).isIPv4MappedAddress()) return (parsed as ipaddr.IPv6).toIPv4Address();
-  return parsed;
+  return unmapped(parseAddress(bare));
+}
+
+/** An IPv4-mapped IPv6 address as the IPv4 address it carries; any other address as it is. */
+function unmapped(address: ipaddr.IPv4 | ipaddr.IPv6 | undefined): ipaddr.IPv4 | ipaddr.IPv6 | undefined {
+  return address?.kind() === 'ipv6' && (address as ipaddr.IPv6).isIPv4MappedAddress() ? (address as ipaddr.IPv6).toIPv4Address() : address;
 }
