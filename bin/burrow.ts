@@ -1,10 +1,11 @@
 #!/usr/bin/env node
 import { readFileSync, realpathSync, statSync } from 'node:fs';
-import { createServer, type ServerResponse } from 'node:http';
+import { createServer, type RequestListener, type ServerResponse } from 'node:http';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { createNodeListener } from '../adapters/http/node.ts';
+import { answerUnparsedRequests, createNodeListener } from '../adapters/http/node.ts';
+import { compileTrustProxy } from '../adapters/http/trust-proxy.ts';
 import { openJsonFileStore } from '../adapters/json-file-store.ts';
 import { MemoryStore } from '../adapters/memory-store.ts';
 import { createHash, randomBytes } from 'node:crypto';
@@ -28,7 +29,11 @@ Options:
                      without it, a key is generated and printed once, when the account is created
   --base-url URL     base of the uri fields in responses (env BURROW_BASE_URL); by default the
                      origin each request was sent to (its Host header)
-  --trust-proxy      take the caller's address from X-Forwarded-For
+  --trust-proxy [TRUSTED]
+                     take the caller's address from X-Forwarded-For, as far as trusted proxies
+                     wrote it (env BURROW_TRUST_PROXY): TRUSTED is a hop count (1: whatever
+                     connects is a proxy) or a comma-separated list of addresses, CIDRs and
+                     loopback, linklocal, uniquelocal; alone, the flag means loopback
   --rate-limit N/Ws  at most N API requests per W seconds per account, then 429 (off by default;
                      env BURROW_RATE_LIMIT), e.g. 120/60s as the vendor does
   --cors             answer CORS preflights and echo the Origin (for browser clients)
@@ -57,7 +62,7 @@ Options:
 /** Parses argv and environment into server settings; exported for tests. */
 export function parseCli(argv: string[], env: NodeJS.ProcessEnv) {
   const { values, positionals } = parseArgs({
-    args: argv,
+    args: withBareTrustProxy(argv),
     allowPositionals: true,
     options: {
       host: { type: 'string' },
@@ -65,7 +70,7 @@ export function parseCli(argv: string[], env: NodeJS.ProcessEnv) {
       data: { type: 'string' },
       'api-key': { type: 'string' },
       'base-url': { type: 'string' },
-      'trust-proxy': { type: 'boolean' },
+      'trust-proxy': { type: 'string' },
       cors: { type: 'boolean' },
       'rate-limit': { type: 'string' },
       'operator-token': { type: 'string' },
@@ -105,6 +110,12 @@ export function parseCli(argv: string[], env: NodeJS.ProcessEnv) {
     throw new Error(`${source}: ${(error as Error).message.replace(/^burrow: /, '')}`);
   }
   if (clock !== undefined && !isRfc3339(clock)) throw new Error(`--clock must be an RFC 3339 time such as 2026-01-01T00:00:00Z (got ${clock})`);
+  const trustProxy = values['trust-proxy'] ?? env.BURROW_TRUST_PROXY;
+  try {
+    compileTrustProxy(trustProxy);
+  } catch (error) {
+    throw new Error(`--trust-proxy: ${(error as Error).message.replace(/^trust proxy: /, '')}`);
+  }
   return {
     help: values.help === true,
     version: values.version === true,
@@ -118,12 +129,23 @@ export function parseCli(argv: string[], env: NodeJS.ProcessEnv) {
     data,
     apiKey: values['api-key'] ?? env.BURROW_API_KEY,
     baseUrl,
-    trustProxy: values['trust-proxy'] === true,
+    trustProxy,
     cors: values.cors === true,
     rateLimit: rateLimitText === undefined ? undefined : parseRateLimit(rateLimitText),
     quiet: values.quiet === true,
     logFormat,
   };
+}
+
+/** What `--trust-proxy` alone means: a proxy on the same machine (its connection comes from loopback). */
+const BARE_TRUST_PROXY = 'loopback';
+
+/**
+ * `--trust-proxy` takes an optional value, which parseArgs cannot express: alone (last, or before
+ * another option) it is given its default value.
+ */
+function withBareTrustProxy(argv: string[]): string[] {
+  return argv.map((arg, i) => (arg === '--trust-proxy' && (argv[i + 1] === undefined || argv[i + 1]!.startsWith('-')) ? `--trust-proxy=${BARE_TRUST_PROXY}` : arg));
 }
 
 /** The operator token of deterministic mode: the same for the same seed, unguessable without it. */
@@ -162,12 +184,15 @@ async function openStore(data: string | undefined): Promise<Store> {
   return isPostgresUrl(data) ? openPostgresStore({ url: data }) : openJsonFileStore(data);
 }
 
+/** Start-up failures are one `burrow: …` line, never a stack trace. */
+const describeError = (error: unknown) => (error instanceof Error ? error.message : String(error)).replace(/^burrow: /, '');
+
 async function main(): Promise<void> {
   let settings: ReturnType<typeof parseCli>;
   try {
     settings = parseCli(process.argv.slice(2), process.env);
   } catch (error) {
-    console.error(`burrow: ${(error as Error).message}\n\n${HELP}`);
+    console.error(`burrow: ${describeError(error)}\n\n${HELP}`);
     process.exit(2);
   }
   if (settings.help) {
@@ -178,8 +203,6 @@ async function main(): Promise<void> {
     process.stdout.write(`${VERSION}\n`);
     return;
   }
-  const say = (text: string, fields: Record<string, unknown> = {}) =>
-    console.log(settings.logFormat === 'json' ? JSON.stringify({ time: new Date().toISOString(), msg: text, ...fields }) : text);
   if (settings.data !== undefined && statSync(settings.data, { throwIfNoEntry: false })?.isDirectory()) {
     console.error(`burrow: --data names a file to keep the state in, and ${settings.data} is a directory (e.g. --data ${join(settings.data, 'burrow.json')})`);
     process.exit(2);
@@ -188,9 +211,34 @@ async function main(): Promise<void> {
   try {
     store = await openStore(settings.data);
   } catch (error) {
-    console.error(`burrow: ${(error as Error).message}`);
+    console.error(`burrow: ${describeError(error)}`);
     process.exit(1);
   }
+  const code = await serve(settings, store).then(
+    () => undefined,
+    (error) => {
+      console.error(`burrow: ${describeError(error)}`);
+      return error instanceof UsageError ? 2 : 1;
+    },
+  );
+  if (code !== undefined) {
+    await store.close().catch(() => undefined);
+    process.exit(code);
+  }
+}
+
+/** A start-up refusal that is the caller's choice of settings (exit 2). */
+class UsageError extends Error {}
+
+/**
+ * Serves until a signal stops the process. Binds the port before it creates the default account
+ * and before it prints any secret: a server that cannot listen prints no key and creates no
+ * account whose generated key nobody saw. Connections accepted meanwhile are answered once the
+ * account exists.
+ */
+async function serve(settings: ReturnType<typeof parseCli>, store: Store): Promise<void> {
+  const say = (text: string, fields: Record<string, unknown> = {}) =>
+    console.log(settings.logFormat === 'json' ? JSON.stringify({ time: new Date().toISOString(), msg: text, ...fields }) : text);
   const requestLog = batchedLines(process.stdout);
   // Without --base-url, uris use the origin each request was sent to (its Host header), so the
   // instance is ready before it listens and serves from its first connection.
@@ -203,23 +251,14 @@ async function main(): Promise<void> {
     ...(settings.journalSize !== undefined ? { requestJournalSize: settings.journalSize } : {}),
     ...(settings.secretsKey !== undefined ? { secretsKey: settings.secretsKey } : {}),
   });
-  const account = await burrow.ensureDefaultAccount(settings.apiKey);
   // The operator can reset or export every account, so no account's key may double as its token.
   const operatorToken = settings.operatorToken ?? (settings.seed !== undefined ? seededOperatorToken(settings.seed) : randomBytes(32).toString('base64url'));
   const keyHolder = await burrow.authenticate(`Bearer ${operatorToken}`).catch(() => undefined);
-  if (keyHolder) {
-    console.error(`burrow: the operator token is an API key of account ${keyHolder.account}; choose an operator token that is no account's key`);
-    await store.close();
-    process.exit(2);
-  }
-  // Before listening: a key that a failed listen left unprinted would be lost.
-  if (account.token) say(`admin API key (shown once): ${account.token}`, { admin_api_key: account.token });
-  if (!settings.operatorToken) {
-    const source = settings.seed !== undefined ? 'derived from --seed' : 'shown once';
-    say(`operator token for /_burrow (${source}): ${operatorToken}`, { operator_token: operatorToken });
+  if (keyHolder || operatorToken === settings.apiKey) {
+    throw new UsageError(`the operator token is an API key of ${keyHolder ? `account ${keyHolder.account}` : 'the default account (--api-key)'}; choose an operator token that is no account's key`);
   }
   const listener = createNodeListener(burrow, {
-    trustProxy: settings.trustProxy,
+    ...(settings.trustProxy !== undefined ? { trustProxy: settings.trustProxy } : {}),
     cors: settings.cors,
     operatorToken,
     onError: (error) => console.error('burrow: internal error', error),
@@ -235,21 +274,39 @@ async function main(): Promise<void> {
   // Responses not yet sent; once stopping, each closes its connection (see `stop`).
   const unanswered = new Set<ServerResponse>();
   let stopping = false;
-  const server = createServer((req, res) => {
+  let ready: () => void;
+  const accountReady = new Promise<void>((resolve) => (ready = resolve));
+  let answer: RequestListener = (req, res) => void accountReady.then(() => listener(req, res));
+  // The listener refuses a request without Host itself, in the error envelope.
+  const server = createServer({ requireHostHeader: false }, (req, res) => {
     if (stopping) res.shouldKeepAlive = false;
     unanswered.add(res);
     res.once('close', () => unanswered.delete(res));
-    listener(req, res);
+    answer(req, res);
   });
+  answerUnparsedRequests(server, burrow);
   try {
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
       server.listen(settings.port, settings.host, resolve);
     });
   } catch (error) {
-    console.error(`burrow: cannot listen on ${settings.host}:${settings.port}: ${(error as Error).message}`);
-    await store.close();
-    process.exit(1);
+    throw new Error(`cannot listen on ${settings.host}:${settings.port}: ${describeError(error)}`);
+  }
+  let account: Awaited<ReturnType<typeof burrow.ensureDefaultAccount>>;
+  try {
+    account = await burrow.ensureDefaultAccount(settings.apiKey);
+  } catch (error) {
+    server.close();
+    server.closeAllConnections();
+    throw new Error(`cannot set up the default account: ${describeError(error)}`);
+  }
+  answer = listener;
+  ready!();
+  if (account.token) say(`admin API key (shown once): ${account.token}`, { admin_api_key: account.token });
+  if (!settings.operatorToken) {
+    const source = settings.seed !== undefined ? 'derived from --seed' : 'shown once';
+    say(`operator token for /_burrow (${source}): ${operatorToken}`, { operator_token: operatorToken });
   }
   const address = server.address();
   const port = typeof address === 'object' && address ? address.port : settings.port;
@@ -281,7 +338,7 @@ async function main(): Promise<void> {
       (closing ??= store.close().then(
         () => process.exit(0),
         (error) => {
-          console.error(`burrow: ${(error as Error).message}`);
+          console.error(`burrow: ${describeError(error)}`);
           process.exit(1);
         },
       ));
@@ -298,5 +355,8 @@ async function main(): Promise<void> {
 
 // Run only as the program (npm installs the bin as a symlink), not when a test imports parseCli.
 if (process.argv[1] !== undefined && realpathSync(process.argv[1]) === fileURLToPath(import.meta.url)) {
-  await main();
+  await main().catch((error) => {
+    console.error(`burrow: ${describeError(error)}`);
+    process.exit(1);
+  });
 }

@@ -118,7 +118,8 @@ export async function startServer(args: string[] = [], env: Record<string, strin
       child.kill('SIGKILL');
       reject(new Error(`server did not start: ${output.join('')}`));
     }, 60_000);
-    child.once('exit', (code) => {
+    // 'close', not 'exit': only then has everything the server wrote to stderr been read.
+    child.once('close', (code) => {
       clearTimeout(timer);
       reject(new Error(`server exited with ${code}: ${output.join('')}`));
     });
@@ -156,10 +157,11 @@ export async function startServer(args: string[] = [], env: Record<string, strin
     outputUntil: (done) =>
       new Promise<string[]>((resolve, reject) => {
         if (done(output)) return resolve(output);
+        // Only a guard against a hang, generous for a loaded machine: the wait ends on the line.
         const timer = setTimeout(() => {
           lines.off('line', check);
           reject(new Error(`the expected output did not come:\n${output.join('\n')}`));
-        }, 5000);
+        }, 30_000);
         function check() {
           if (!done(output)) return;
           clearTimeout(timer);

@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { promisify } from 'node:util';
 import { after, before, describe, test } from 'node:test';
+import { parseCli } from '../../bin/burrow.ts';
 import { startServer } from '../helpers.ts';
 
 const run = promisify(execFile);
@@ -20,7 +21,7 @@ after(() => rmSync(dir, { recursive: true, force: true }));
 describe('burrow serve', () => {
   test('--help lists every flag and exits 0', async () => {
     const { stdout } = await run(process.execPath, ['--import', 'tsx', BIN, '--help']);
-    for (const flag of ['--host', '--port', '--data', '--api-key', '--base-url', '--journal-size', 'BURROW_JOURNAL_SIZE', 'BURROW_HOST', 'BURROW_PORT', 'BURROW_DATA', 'BURROW_API_KEY']) {
+    for (const flag of ['--host', '--port', '--data', '--api-key', '--base-url', '--journal-size', '--trust-proxy', 'BURROW_JOURNAL_SIZE', 'BURROW_HOST', 'BURROW_PORT', 'BURROW_DATA', 'BURROW_API_KEY', 'BURROW_TRUST_PROXY']) {
       assert.ok(stdout.includes(flag), flag);
     }
   });
@@ -201,8 +202,11 @@ describe('burrow serve', () => {
   });
 
   test('an operator token that is an account\'s API key is refused at start', async () => {
+    const file = join(dir, 'operator-key.json');
+    const first = await startServer(['--quiet', '--data', file, '--api-key', 'same-secret-token']);
+    await first.stop();
     await assert.rejects(
-      startServer(['--quiet', '--api-key', 'same-secret-token', '--operator-token', 'same-secret-token']),
+      startServer(['--quiet', '--data', file, '--operator-token', 'same-secret-token']),
       /exited with 2: burrow: the operator token is an API key of account ac_\w+; choose an operator token that is no account's key/,
     );
   });
@@ -312,13 +316,43 @@ describe('burrow serve', () => {
   });
 
   test('the server accepts connections only once its request handler is attached', async () => {
-    // A preload reports how many request listeners the server has at the moment it starts to listen.
+    // A preload reports (on stdout, where the test waits for it) how many request listeners the
+    // server has at the moment it starts to listen.
     const probe = `import { Server } from 'node:http';
 const listen = Server.prototype.listen;
-Server.prototype.listen = function (...args) { console.error('request listeners at listen: ' + this.listenerCount('request')); return listen.apply(this, args); };`;
+Server.prototype.listen = function (...args) { process.stdout.write('request listeners at listen: ' + this.listenerCount('request') + '\\n'); return listen.apply(this, args); };`;
     const server = await startServer(['--quiet'], { NODE_OPTIONS: `--import=data:text/javascript,${encodeURIComponent(probe)}` });
     try {
-      assert.ok(server.output.some((line) => line.includes('request listeners at listen: 1')), server.output.join('\n'));
+      const lines = await server.outputUntil((seen) => seen.some((line) => line.startsWith('request listeners at listen: ')));
+      assert.equal(lines.find((line) => line.startsWith('request listeners at listen: ')), 'request listeners at listen: 1');
+    } finally {
+      await server.stop();
+    }
+  });
+
+  test('--trust-proxy takes an optional value: alone it means loopback; BURROW_TRUST_PROXY sets it too', () => {
+    const trusted = (argv: string[], env: NodeJS.ProcessEnv = {}) => parseCli(argv, env).trustProxy;
+    assert.equal(trusted([]), undefined);
+    assert.equal(trusted(['--trust-proxy']), 'loopback');
+    assert.equal(trusted(['--trust-proxy', '--port', '0']), 'loopback');
+    assert.equal(trusted(['serve', '--trust-proxy', '2', '--port', '0']), '2');
+    assert.equal(trusted(['--trust-proxy=127.0.0.1,203.0.113.0/24']), '127.0.0.1,203.0.113.0/24');
+    assert.equal(trusted([], { BURROW_TRUST_PROXY: '10.0.0.0/8' }), '10.0.0.0/8');
+    assert.equal(trusted(['--trust-proxy', '1'], { BURROW_TRUST_PROXY: '10.0.0.0/8' }), '1', 'the flag wins');
+    assert.throws(() => trusted([], { BURROW_TRUST_PROXY: 'yes' }), /^Error: --trust-proxy: "yes" is not a hop count, an IP address, a CIDR or one of loopback, linklocal, uniquelocal$/);
+  });
+
+  test('--trust-proxy on a live server: the rightmost entry no trusted proxy wrote is the caller', async () => {
+    const server = await startServer(['--quiet', '--trust-proxy']);
+    try {
+      const policy = await server.request('POST', '/ip_policies', {});
+      await server.request('POST', '/ip_policy_rules', { ip_policy_id: policy.body.id, cidr: '10.0.0.0/8', action: 'allow' });
+      await server.request('POST', '/ip_restrictions', { type: 'api', enforced: true, ip_policy_ids: [policy.body.id] });
+      const spoofed = await server.request('GET', '/api_keys', undefined, { headers: { 'X-Forwarded-For': '10.0.0.1, 203.0.113.9' } });
+      assert.equal(spoofed.status, 403);
+      assert.match(spoofed.body.msg, /denies 203\.0\.113\.9/);
+      assert.equal((await server.request('GET', '/api_keys', undefined, { headers: { 'X-Forwarded-For': '203.0.113.9, 10.0.0.1' } })).status, 200);
+      assert.equal((await server.request('GET', '/api_keys', undefined, { headers: { 'X-Forwarded-For': '10.0.0.1%lo' } })).status, 400);
     } finally {
       await server.stop();
     }
