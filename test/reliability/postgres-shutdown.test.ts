@@ -11,6 +11,8 @@ import { startServer } from '../helpers.ts';
  */
 
 const cluster = await testCluster();
+/** Writes held up in the database when the signal comes. */
+const HELD = 6;
 
 describe('shutdown on the PostgreSQL store', { skip: cluster ? false : POSTGRES_MISSING }, () => {
   test('SIGTERM during a burst of writes: the writes in flight finish, every acknowledged write is in the database, no 500', async () => {
@@ -41,17 +43,20 @@ describe('shutdown on the PostgreSQL store', { skip: cluster ? false : POSTGRES_
       await db.query('BEGIN');
       await db.query('LOCK TABLE burrow.records IN EXCLUSIVE MODE');
       const before = acknowledged.length;
-      await new Promise((resolve) => setTimeout(resolve, 300));
+      // Wait for the event the test needs, not for time: at least HELD writes waiting on the lock.
+      const waiting = async () => (await db.query(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`)).rows[0].n as number;
+      while ((await waiting()) < HELD) await new Promise((resolve) => setTimeout(resolve, 10));
       assert.ok(acknowledged.length - before <= 12, 'writes are held up by the lock');
       signalled = true;
       const exit = server.stop('SIGTERM');
-      await new Promise((resolve) => setTimeout(resolve, 300));
+      // The server is stopping (it says so once the signal is handled) while the writes are still held.
+      await server.outputUntil((lines) => lines.some((line) => line.includes('SIGTERM received, shutting down')));
       await db.query('COMMIT');
       assert.equal(await exit, 0, server.output.join('\n'));
       await Promise.all(writers);
 
       assert.deepEqual(otherAnswers, []);
-      assert.ok(answeredAfterSignal >= 6, `writes in flight at SIGTERM were answered 201 (${answeredAfterSignal})`);
+      assert.ok(answeredAfterSignal >= HELD, `writes in flight at SIGTERM were answered 201 (${answeredAfterSignal})`);
       const stored = new Set(
         (await db.query(`SELECT id FROM burrow.records WHERE kind = 'ip_policy'`)).rows.map((row: { id: string }) => row.id),
       );
