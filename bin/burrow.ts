@@ -277,13 +277,17 @@ async function serve(settings: ReturnType<typeof parseCli>, store: Store): Promi
   let ready: () => void;
   const accountReady = new Promise<void>((resolve) => (ready = resolve));
   let answer: RequestListener = (req, res) => void accountReady.then(() => listener(req, res));
-  // The listener refuses a request without Host itself, in the error envelope.
-  const server = createServer({ requireHostHeader: false }, (req, res) => {
+  const onRequest: RequestListener = (req, res) => {
     if (stopping) res.shouldKeepAlive = false;
     unanswered.add(res);
     res.once('close', () => unanswered.delete(res));
     answer(req, res);
-  });
+  };
+  // The listener refuses a request without Host itself, in the error envelope.
+  const server = createServer({ requireHostHeader: false }, onRequest);
+  // An Expect other than 100-continue is ignored, as RFC 9110 §10.1.1 allows, rather than answered
+  // with node's bare 417.
+  server.on('checkExpectation', onRequest);
   answerUnparsedRequests(server, burrow);
   try {
     await new Promise<void>((resolve, reject) => {

@@ -80,6 +80,10 @@ describe('request targets that are no plain path', () => {
     assert.equal(huge.status, 431);
     await assertAlive();
   });
+
+  test('an expectation other than 100-continue is ignored, not refused with a bare 417', async () => {
+    assert.equal((await ask('GET /_burrow/health HTTP/1.1\r\nHost: 127.0.0.1\r\nExpect: something-else\r\n\r\n')).status, 200);
+  });
 });
 
 describe('the Host header', () => {
