@@ -91,7 +91,9 @@ class NodeRequest implements HttpRequest {
       const parsed = parseTarget(target);
       this.path = parsed.path;
       this.search = parsed.search;
-      this.origin = parsed.origin ?? originOf(req);
+      // Host is checked even where an absolute-form target's authority replaces it (RFC 9112 §3.2).
+      const hostOrigin = originOf(req);
+      this.origin = parsed.origin ?? hostOrigin;
       const sourceIp = trust ? callerAddress(req.socket.remoteAddress, this.header('x-forwarded-for') ?? undefined, trust) : req.socket.remoteAddress;
       if (sourceIp) this.sourceIp = sourceIp;
       const mountPath = (req as { originalUrl?: unknown }).originalUrl === undefined ? undefined : mountOf(req);
