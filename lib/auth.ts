@@ -15,19 +15,27 @@ import { INSTANCE_SCOPE, type StoredRecord, type StoreReader, type StoreTransact
 
 const TOKEN_INDEX = { account: INSTANCE_SCOPE, kind: 'token' };
 
+/** The kinds of record a token belongs to. */
+export const TOKEN_KINDS = ['api_key', 'credential'] as const;
+
 /** What a token index entry points at. */
 export interface TokenEntry {
   readonly id: string;
   readonly account: string;
-  readonly kind: 'api_key' | 'credential';
+  readonly kind: (typeof TOKEN_KINDS)[number];
   readonly record_id: string;
 }
 
 /** Records `token` (as its hash) for the record `recordId`; returns the hash to store on it. */
 export async function indexToken(tx: StoreTransaction, token: string, entry: Omit<TokenEntry, 'id'>): Promise<string> {
   const id = hashToken(token);
-  if (!(await tx.insert(TOKEN_INDEX, { id, ...entry }))) fail('CONFLICT', 'this token is already in use; choose another');
+  await indexTokenHash(tx, id, entry);
   return id;
+}
+
+/** Records a token by its hash (a snapshot import rebuilds the index from the hashes on records). */
+export async function indexTokenHash(tx: StoreTransaction, tokenHash: string, entry: Omit<TokenEntry, 'id'>): Promise<void> {
+  if (!(await tx.insert(TOKEN_INDEX, { id: tokenHash, ...entry }))) fail('CONFLICT', 'this token is already in use; choose another');
 }
 
 /** Removes a token's index entry (by the hash stored on its record). */

@@ -118,6 +118,8 @@ export interface ControlOperation {
   readonly status: 200 | 201 | 204;
   readonly summary: string;
   readonly body?: Schema;
+  /** A body limit of its own (lib/limits.ts), above the API's (the snapshot import: a whole state). */
+  readonly bodyLimit?: 'snapshot_body_bytes';
   /** Served without the operator token. */
   readonly open?: boolean;
   run(instance: Instance, input: OperationInput, meta: ControlMeta): Promise<unknown>;

@@ -6,8 +6,9 @@ import { ManualClock, formatTime } from './conventions/clock.ts';
 import { ApiError, ERRORS, fail } from './conventions/errors.ts';
 import { description, parseInput, rfc3339 } from './conventions/fields.ts';
 import { openApiDocument } from './openapi.ts';
+import { exportSnapshot, importSnapshot, SNAPSHOT_BODY } from './snapshot.ts';
 import { REFERRER_KIND } from './references.ts';
-import { INSTANCE_SCOPE, readAll, StoreUnavailableError, type StoredRecord } from './store.ts';
+import { INSTANCE_SCOPE, readAll, StoreUnavailableError } from './store.ts';
 import { VERSION } from './version.ts';
 
 /**
@@ -28,13 +29,6 @@ const ClockBody = v.strictObject({
   now: v.optional(rfc3339),
   advance_seconds: v.optional(v.pipe(v.number(), v.finite(), v.minValue(0, 'must not be negative'))),
 });
-const SnapshotBody = v.strictObject({
-  format: v.literal('burrow-snapshot'),
-  version: v.literal(1),
-  exported_at: v.optional(rfc3339),
-  scopes: v.array(v.strictObject({ account: v.string(), kind: v.string(), records: v.array(v.record(v.string(), v.unknown())) })),
-});
-
 /** Answers `accountId` when that account exists, or throws the 404. */
 export async function knownAccount(instance: Instance, accountId: string): Promise<string> {
   if (!(await instance.reader.get({ account: INSTANCE_SCOPE, kind: 'account' }, accountId))) fail('NOT_FOUND', `account '${accountId}' was not found`, { id: accountId });
@@ -172,40 +166,16 @@ export const CORE_CONTROL_OPERATIONS: readonly ControlOperation[] = [
     path: '/snapshot',
     status: 200,
     summary: 'Every record of the instance (secrets are hashes already), for import into another instance',
-    async run(instance) {
-      const scopes = [];
-      for (const scope of await instance.reader.scopes()) {
-        scopes.push({ account: scope.account, kind: scope.kind, records: (await readAll(instance.reader, scope)).reverse() });
-      }
-      return { format: 'burrow-snapshot', version: 1, exported_at: formatTime(instance.clock.now()), scopes };
-    },
+    run: (instance) => exportSnapshot(instance),
   },
   {
     id: 'control.snapshot.import',
     method: 'PUT',
     path: '/snapshot',
     status: 200,
-    body: SnapshotBody,
-    summary: 'Replace the whole state with a snapshot, in one transaction',
-    async run(instance, input) {
-      const snapshot = parseInput(SnapshotBody, input.body ?? {});
-      for (const [i, scope] of snapshot.scopes.entries()) {
-        for (const [j, record] of scope.records.entries()) {
-          if (typeof record.id !== 'string' || record.id === '') fail('INVALID_FIELD', `scopes[${i}].records[${j}].id: must be a non-empty string`);
-        }
-      }
-      const existing = await instance.reader.scopes();
-      let records = 0;
-      await instance.perform(operatorIn(INSTANCE_SCOPE), async ({ tx }) => {
-        for (const account of new Set(existing.map((s) => s.account))) await tx.deleteAccount(account);
-        for (const scope of snapshot.scopes) {
-          for (const record of scope.records) {
-            await tx.put({ account: scope.account, kind: scope.kind }, record as StoredRecord);
-            records++;
-          }
-        }
-      });
-      return { scopes: snapshot.scopes.length, records };
-    },
+    body: SNAPSHOT_BODY,
+    bodyLimit: 'snapshot_body_bytes',
+    summary: 'Replace the whole state with a snapshot, checked whole first (400 naming the first bad record), in one transaction',
+    run: (instance, input) => importSnapshot(instance, input.body ?? {}),
   },
 ];

@@ -30,6 +30,12 @@ const KIB = 1024;
 /** The bounds, by name. */
 export const LIMITS = {
   request_body_bytes: { value: 1024 * KIB, unit: 'bytes', bounds: 'a request body', errors: ['BODY_TOO_LARGE'] },
+  snapshot_body_bytes: {
+    value: 128 * 1024 * KIB,
+    unit: 'bytes',
+    bounds: 'the body of a snapshot import (`PUT /_burrow/snapshot`): 100,000 records of 1.3 KB on average',
+    errors: ['BODY_TOO_LARGE'],
+  },
   request_json_depth: { value: 64, unit: 'levels', bounds: 'nesting of a JSON request body, checked before parsing', errors: ['BODY_NOT_JSON'] },
   page_size: { value: 100, unit: 'items', bounds: '`limit` of a list page', errors: ['INVALID_LIMIT'] },
   journal_page_size: { value: 1000, unit: 'entries', bounds: '`limit` of `GET /_burrow/requests`', errors: ['INVALID_LIMIT'] },

@@ -56,6 +56,13 @@ export interface ResourceDefinition<R extends BaseRecord = BaseRecord, Create ex
   readonly createSchema: Create;
   readonly updateSchema: Update;
   /**
+   * The record's fields as a snapshot import checks them (lib/snapshot.ts), where the create body's
+   * schema does not say it: fields the record keeps in another form than the body sends, and fields
+   * no body sets (hashes, derived values, links). id, created_at, description and metadata, and the
+   * body's other fields, are checked without being listed here.
+   */
+  readonly storedFields?: Readonly<Record<string, Schema>>;
+  /**
    * Slow preparation from the validated input alone (key generation), run before the transaction
    * opens; its result is `create`'s `prepared` argument.
    */

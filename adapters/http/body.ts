@@ -1,4 +1,4 @@
-import { fail, LIMITS, limitNote } from '../../lib/index.ts';
+import { fail, LIMITS, limitNote, type ControlOperation } from '../../lib/index.ts';
 
 /**
  * The request and response shapes both HTTP adapters hand over, and reading a JSON body within
@@ -7,6 +7,9 @@ import { fail, LIMITS, limitNote } from '../../lib/index.ts';
 
 /** Largest accepted request body (lib/limits.ts). */
 export const MAX_BODY_BYTES = LIMITS.request_body_bytes.value;
+
+/** The limit a body is read within: the API's, or one an operation has of its own (lib/limits.ts). */
+export type BodyLimit = 'request_body_bytes' | NonNullable<ControlOperation['bodyLimit']>;
 /** Deepest accepted JSON nesting; deeper bodies are refused before parsing (lib/limits.ts). */
 export const MAX_JSON_DEPTH = LIMITS.request_json_depth.value;
 
@@ -20,8 +23,8 @@ export interface HttpRequest {
   /** `http://host:port` of the request: the base of `uri` fields when no base URL is configured. */
   readonly origin: string;
   header(name: string): string | null;
-  /** Reads the body as text; rejects with a 413 ApiError past `MAX_BODY_BYTES`. */
-  text(): Promise<string>;
+  /** Reads the body as text; rejects with a 413 ApiError past `limit` (default `request_body_bytes`). */
+  text(limit?: BodyLimit): Promise<string>;
   sourceIp?: string;
   /** The path prefix a host framework already removed from `path` (Express's mount path). */
   mountPath?: string;
@@ -44,11 +47,11 @@ export interface HttpResponse {
 
 export const JSON_TYPE = 'application/json';
 
-/** Reads a JSON object body; an empty body is `{}`. */
-export async function readJsonBody(request: HttpRequest): Promise<unknown> {
+/** Reads a JSON object body within `limit`; an empty body is `{}`. */
+export async function readJsonBody(request: HttpRequest, limit: BodyLimit = 'request_body_bytes'): Promise<unknown> {
   const length = Number(request.header('content-length') ?? '0');
-  if (length > MAX_BODY_BYTES) tooLarge();
-  const text = await request.text();
+  if (length > LIMITS[limit].value) tooLarge(limit);
+  const text = await request.text(limit);
   if (text.trim() === '') return {};
   const type = (request.header('content-type') ?? '').split(';')[0]!.trim().toLowerCase();
   if (type !== '' && type !== JSON_TYPE && !type.endsWith('+json')) {
@@ -97,8 +100,8 @@ export function quote(text: string): string {
 }
 
 /** Throws the 413 for bodies over the limit. */
-export function tooLarge(): never {
-  fail('BODY_TOO_LARGE', `the request body exceeds the maximum size of ${MAX_BODY_BYTES} bytes ${limitNote('request_body_bytes')}`);
+export function tooLarge(limit: BodyLimit = 'request_body_bytes'): never {
+  fail('BODY_TOO_LARGE', `the request body exceeds the maximum size of ${LIMITS[limit].value} bytes ${limitNote(limit)}`);
 }
 
 function nestingDepth(text: string): number {

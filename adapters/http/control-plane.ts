@@ -50,7 +50,7 @@ export function createControlPlane(burrow: Burrow, operatorToken: string | undef
     if (!match.operation) routeMiss(request.method, path, match.allowed, 'control-plane');
     const operation = match.operation;
     if (!operation.open) checkOperator(request);
-    const body = operation.body ? await readJsonBody(request) : undefined;
+    const body = operation.body ? await readJsonBody(request, operation.bodyLimit) : undefined;
     // An account's admin key must never open the control plane: refuse the operator token as one.
     const chosenKey = (body as { token?: unknown } | undefined)?.token;
     if (operation.id === 'control.accounts.create' && typeof chosenKey === 'string' && expected && timingSafeEqual(digest(chosenKey), expected)) {

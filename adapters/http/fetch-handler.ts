@@ -1,5 +1,5 @@
-import type { Burrow } from '../../lib/index.ts';
-import { MAX_BODY_BYTES, tooLarge } from './body.ts';
+import { LIMITS, type Burrow } from '../../lib/index.ts';
+import { tooLarge, type BodyLimit } from './body.ts';
 import { createHttpHandler, type HttpHandlerOptions } from './handler.ts';
 
 /**
@@ -23,13 +23,14 @@ export function createFetchHandler(burrow: Burrow, options: FetchHandlerOptions 
       search: url.search,
       origin: url.origin,
       header: (name) => request.headers.get(name),
-      text: () => readLimited(request),
+      text: (limit = 'request_body_bytes') => readLimited(request, limit),
     });
     return new Response(response.body ?? null, { status: response.status, headers: response.headers });
   };
 }
 
-async function readLimited(request: Request): Promise<string> {
+async function readLimited(request: Request, limit: BodyLimit): Promise<string> {
+  const maxBytes = LIMITS[limit].value;
   if (!request.body) return '';
   const chunks: Uint8Array[] = [];
   let size = 0;
@@ -38,9 +39,9 @@ async function readLimited(request: Request): Promise<string> {
     const { done, value } = await reader.read();
     if (done) break;
     size += value.byteLength;
-    if (size > MAX_BODY_BYTES) {
+    if (size > maxBytes) {
       await reader.cancel();
-      tooLarge();
+      tooLarge(limit);
     }
     chunks.push(value);
   }

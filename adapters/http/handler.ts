@@ -135,7 +135,7 @@ function withinBasePath(request: HttpRequest, basePath: string): HttpRequest | u
       return request.origin;
     },
     header: (name) => request.header(name),
-    text: () => request.text(),
+    text: (limit) => request.text(limit),
     ...(request.sourceIp ? { sourceIp: request.sourceIp } : {}),
     ...(request.mountPath ? { mountPath: request.mountPath } : {}),
   };

@@ -1,7 +1,7 @@
 import { STATUS_CODES, type IncomingMessage, type RequestListener, type Server, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { ApiError, ERRORS, type Burrow } from '../../lib/index.ts';
-import { MAX_BODY_BYTES, parseTarget, quote, tooLarge, type HttpRequest, type HttpResponse } from './body.ts';
+import { ApiError, ERRORS, LIMITS, type Burrow } from '../../lib/index.ts';
+import { parseTarget, quote, tooLarge, type BodyLimit, type HttpRequest, type HttpResponse } from './body.ts';
 import { createHttpHandler, errorResponse, type HttpHandlerOptions } from './handler.ts';
 import { callerAddress, compileTrustProxy, type ProxyTrust, type TrustProxySetting } from './trust-proxy.ts';
 
@@ -108,8 +108,8 @@ class NodeRequest implements HttpRequest {
     return value === undefined ? null : Array.isArray(value) ? value.join(', ') : value;
   }
 
-  text(): Promise<string> {
-    return readBody(this.#req);
+  text(limit: BodyLimit = 'request_body_bytes'): Promise<string> {
+    return readBody(this.#req, limit);
   }
 }
 
@@ -146,17 +146,18 @@ function send(res: ServerResponse, response: HttpResponse): void {
   res.end(body);
 }
 
-function readBody(req: IncomingMessage): Promise<string> {
+function readBody(req: IncomingMessage, limit: BodyLimit): Promise<string> {
+  const maxBytes = LIMITS[limit].value;
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
     req.on('data', (chunk: Buffer) => {
       size += chunk.length;
-      if (size > MAX_BODY_BYTES) {
+      if (size > maxBytes) {
         req.removeAllListeners('data');
         req.resume();
         try {
-          tooLarge();
+          tooLarge(limit);
         } catch (error) {
           reject(error);
         }

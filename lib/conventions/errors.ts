@@ -204,6 +204,7 @@ export const ERRORS = {
   AGENT_UPDATED_NOT_RESTARTED: e(9012, 409),
   AGENT_CREDENTIAL_UNKNOWN: e(9013, 401),
   AGENT_BIND_REFUSED: e(9014, 403),
+  SNAPSHOT_INVALID: e(9020, 400),
   BACKEND_CYCLE: e(9030, 400),
   SECRETS_KEY_MISMATCH: e(9040, 500),
   // What HTTP itself refuses before a request is routed (a target, Host or X-Forwarded-For that

@@ -180,3 +180,51 @@ function fieldsAt(schema: Schema, path: readonly { key: unknown }[]): string[] {
   }
   return Object.keys(unwrap(node)?.entries ?? {});
 }
+
+// Pieces of stored-record schemas (what a snapshot import checks records with, lib/snapshot.ts).
+
+/** An id as Burrow makes them, with one of these prefixes: `usr_` and 27 letters or digits. */
+export function storedId(...prefixes: string[]) {
+  return v.pipe(v.string(), v.regex(new RegExp(`^(${prefixes.join('|')})_[0-9A-Za-z]{27}$`), `must be an id (${prefixes.map((prefix) => `${prefix}_…`).join(' or ')})`));
+}
+
+const REFERENCES = new WeakSet<object>();
+
+/**
+ * A field holding the id of another record of the account, with one of these prefixes (or a list
+ * of such ids, as `v.array(storedRef(…))`, optionally nullable): a snapshot import checks that the
+ * record is there, as the API checked it when the field was set.
+ */
+export function storedRef(...prefixes: string[]) {
+  const schema = storedId(...prefixes);
+  REFERENCES.add(schema);
+  return schema;
+}
+
+/** Whether `schema` is a `storedRef`, a list of them, or either made optional or nullable. */
+export function isStoredRef(schema: unknown): boolean {
+  let node = schema as { type?: string; wrapped?: unknown; item?: unknown } | undefined;
+  while (node && (node.type === 'optional' || node.type === 'nullable' || node.type === 'nullish' || node.type === 'array')) node = (node.wrapped ?? node.item) as typeof node;
+  return node !== undefined && REFERENCES.has(node);
+}
+
+/** Who made or owns a record: a user or a bot of the account (a bot may be gone since). */
+export const ownerId = storedId('usr', 'bot');
+
+/** The owner of a key or credential: a user or bot of the account, which stays while it owns one. */
+export const ownerRef = storedRef('usr', 'bot');
+
+/** A SHA-256 digest in lowercase hex (token hashes). */
+export const sha256Hex = v.pipe(v.string(), v.regex(/^[0-9a-f]{64}$/, 'must be 64 lowercase hex digits'));
+
+/** A check made by a function that throws on bad input (a family's parser): its message is the issue's. */
+export function passes<T>(validate: (value: T) => unknown) {
+  return v.rawCheck<T>(({ dataset, addIssue }) => {
+    if (!dataset.typed) return;
+    try {
+      validate(dataset.value);
+    } catch (error) {
+      addIssue({ message: (error as Error).message });
+    }
+  });
+}

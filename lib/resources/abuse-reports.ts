@@ -72,6 +72,7 @@ export const abuseReports = defineResource<AbuseReportRecord, typeof AbuseReport
   operations: ['create', 'get'],
   createSchema: AbuseReportCreate,
   updateSchema: NoFields,
+  storedFields: { hostnames: v.array(v.string()), decisions: v.record(v.string(), v.unknown()) },
   create: (_ctx, input, base) => ({ ...base, urls: [...input.urls], hostnames: hostnamesOf(input.urls), decisions: {} }),
   toResponse(ctx, record, base) {
     const now = ctx.clock.now();

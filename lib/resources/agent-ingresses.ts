@@ -6,7 +6,7 @@ import { claimUnique, releaseUnique } from '../indexes.ts';
 import { defineResource, type BaseRecord } from '../resource.ts';
 import { INSTANCE_SCOPE } from '../store.ts';
 import { isDnsName } from './acl.ts';
-import { applyCertificatePolicy, CertificatePolicyInput, certificateStatus, provisioningControlOperation, type ManagedCertificateFields } from './certificate-management.ts';
+import { applyCertificatePolicy, CertificatePolicyInput, certificateStatus, MANAGED_CERTIFICATE_STORED, provisioningControlOperation, type ManagedCertificateFields } from './certificate-management.ts';
 
 /**
  * Agent ingresses (/agent_ingresses): a domain the customer owns, delegated to the service by NS
@@ -64,6 +64,7 @@ export const agentIngresses = defineResource<AgentIngressRecord, typeof IngressC
   event: 'agent_ingress',
   createSchema: IngressCreate,
   updateSchema: IngressUpdate,
+  storedFields: MANAGED_CERTIFICATE_STORED,
   async create(ctx, input, base) {
     const domain = validDomain(ctx, input.domain);
     if (await claimUnique(ctx.tx, INSTANCE_SCOPE, INGRESS_KIND, 'domain', domain, holderOf(ctx.account, base.id))) {

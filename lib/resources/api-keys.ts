@@ -1,6 +1,6 @@
 import * as v from 'valibot';
 import { indexToken, resolveOwner, unindexToken } from '../auth.ts';
-import { description, metadata } from '../conventions/fields.ts';
+import { description, metadata, ownerRef, sha256Hex } from '../conventions/fields.ts';
 import { defineResource, type BaseRecord } from '../resource.ts';
 import { ownerReferences } from './bot-users.ts';
 
@@ -43,6 +43,7 @@ export const apiKeys = defineResource<ApiKeyRecord, typeof ApiKeyCreate, typeof 
   event: 'api_key',
   createSchema: ApiKeyCreate,
   updateSchema: ApiKeyUpdate,
+  storedFields: { owner_id: ownerRef, token_hash: sha256Hex },
   async create(ctx, input, base, prepared) {
     const owner_id = await resolveOwner(ctx, input.owner_id);
     const token = (prepared as ApiKeyPrepared | undefined)?.token ?? ctx.ids.token(base.id);

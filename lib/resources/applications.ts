@@ -2,7 +2,7 @@ import * as v from 'valibot';
 import { operatorIn, type ControlOperation, type OperationContext } from '../context.ts';
 import { formatTime } from '../conventions/clock.ts';
 import { ApiError, ERRORS, fail } from '../conventions/errors.ts';
-import { maxBytes, rfc3339 } from '../conventions/fields.ts';
+import { maxBytes, rfc3339, storedRef } from '../conventions/fields.ts';
 import { absoluteUri, makeRef, type Ref } from '../conventions/refs.ts';
 import { knownAccount } from '../control.ts';
 import { addPair, membersOf, removePair, type PairIndex } from '../indexes.ts';
@@ -128,6 +128,7 @@ export const applicationUsers = defineResource<ApplicationUserRecord, typeof App
   operations: ['get', 'list', 'delete'],
   createSchema: ApplicationUserCreate,
   updateSchema: NoFields,
+  storedFields: { last_active: rfc3339, last_login: rfc3339, identity: v.string() },
   unique: [
     {
       field: 'identity',
@@ -190,6 +191,12 @@ export const applicationSessions = defineResource<ApplicationSessionRecord, type
   operations: ['get', 'list', 'delete'],
   createSchema: ApplicationSessionCreate,
   updateSchema: NoFields,
+  storedFields: {
+    application_user_id: storedRef('apu'),
+    browser_session: v.looseObject({ user_agent: v.record(v.string(), v.unknown()), ip_address: v.string(), location: v.nullable(v.record(v.string(), v.unknown())) }),
+    last_active: rfc3339,
+    expires_at: rfc3339,
+  },
   async create(ctx, input, base) {
     const user = (await ctx.tx.get(scopeOf(ctx, APPLICATION_USER_KIND), input.application_user_id)) as ApplicationUserRecord | undefined;
     if (!user) fail('NOT_FOUND', `application_user_id: application user '${input.application_user_id}' was not found`, { id: input.application_user_id });

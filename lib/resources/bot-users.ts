@@ -48,6 +48,7 @@ export const botUsers = defineResource<BotRecord, typeof BotUserCreate, typeof B
   listKey: 'bot_users',
   createSchema: BotUserCreate,
   updateSchema: BotUserUpdate,
+  storedFields: { admin: v.optional(v.boolean()) },
   create(ctx, input, base) {
     requireAdmin(ctx, 'create');
     return { ...base, name: input.name, active: input.active ?? true, admin: false };

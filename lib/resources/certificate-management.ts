@@ -2,7 +2,7 @@ import * as v from 'valibot';
 import { operatorIn, type ControlOperation, type Instance, type OperationContext } from '../context.ts';
 import { formatTime } from '../conventions/clock.ts';
 import { fail } from '../conventions/errors.ts';
-import { parseInput, zeroIsUnset } from '../conventions/fields.ts';
+import { parseInput, rfc3339, zeroIsUnset } from '../conventions/fields.ts';
 import { replaceRecord, type BaseRecord, type ResourceDefinition } from '../resource.ts';
 
 /**
@@ -33,6 +33,14 @@ export interface ProvisioningJob {
   readonly started_at: string;
   readonly retries_at: string | null;
 }
+
+/** The stored-record schema of the status fields (the policy is checked as the create body checks it). */
+export const MANAGED_CERTIFICATE_STORED = {
+  renews_at: v.nullable(rfc3339),
+  provisioning_job: v.nullable(
+    v.strictObject({ error_code: v.nullable(v.picklist(['INTERNAL_ERROR', 'DNS_ERROR'])), msg: v.string(), started_at: rfc3339, retries_at: v.nullable(rfc3339) }),
+  ),
+};
 
 /** The stored fields of a record whose certificates can be managed. */
 export interface ManagedCertificateFields {

@@ -1,7 +1,7 @@
 import * as v from 'valibot';
 import { indexToken, resolveOwner, unindexToken } from '../auth.ts';
 import { ApiError, ERRORS } from '../conventions/errors.ts';
-import { description, metadata, stringList } from '../conventions/fields.ts';
+import { description, metadata, ownerRef, passes, sha256Hex, stringList } from '../conventions/fields.ts';
 import { endSessionsOfCredential } from './tunnel-sessions.ts';
 import { defineResource, type BaseRecord } from '../resource.ts';
 import { AclRuleError, parseAcl } from './acl.ts';
@@ -32,6 +32,9 @@ export function validAcl(rules: readonly string[] | undefined): string[] {
   return [...rules];
 }
 
+/** ACL rules as a credential keeps them: each one valid (agents' binds are checked against them). */
+export const storedAcl = v.pipe(stringList, passes<string[]>(parseAcl));
+
 /** The create body fields shared by tunnel and SSH credentials. */
 export const credentialFields = {
   description: v.optional(description),
@@ -60,6 +63,7 @@ export const credentials = defineResource<CredentialRecord, typeof CredentialCre
   event: 'tunnel_credential',
   createSchema: CredentialCreate,
   updateSchema: CredentialUpdate,
+  storedFields: { owner_id: ownerRef, acl: storedAcl, token_hash: sha256Hex },
   async create(ctx, input, base) {
     const acl = validAcl(input.acl);
     const owner_id = await resolveOwner(ctx, input.owner_id);

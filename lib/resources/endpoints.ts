@@ -3,7 +3,7 @@ import type { Operation, OperationContext, OperationInput } from '../context.ts'
 import { formatTime } from '../conventions/clock.ts';
 import { ApiError, ERRORS } from '../conventions/errors.ts';
 import { CONNECTION_PHASES, TRAFFIC_POLICY_PHASES, trafficPolicyProblem } from '../conventions/traffic-policy.ts';
-import { coded, description, metadata, zeroIsUnset } from '../conventions/fields.ts';
+import { coded, description, metadata, ownerId, rfc3339, storedId, storedRef, zeroIsUnset } from '../conventions/fields.ts';
 import { listEnvelope, parsePageRequest, type QueryParams } from '../conventions/paging.ts';
 import { absoluteUri, makeRef, type Ref } from '../conventions/refs.ts';
 import { addPair, claimUnique, findUnique, membersOf, releaseUnique, removePair } from '../indexes.ts';
@@ -244,6 +244,22 @@ export const endpoints = defineResource<EndpointRecord, typeof CloudEndpointCrea
   filterable: true,
   operations: ['create', 'get', 'update', 'delete'],
   createSchema: CloudEndpointCreate,
+  storedFields: {
+    type: v.picklist(['agent', 'cloud', 'edge']),
+    updated_at: rfc3339,
+    scheme: v.picklist(SCHEMES),
+    host: v.string(),
+    port: v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(65535)),
+    region: v.string(),
+    upstream_url: v.string(),
+    upstream_protocol: v.picklist(['', ...UPSTREAM_PROTOCOLS]),
+    owner_id: ownerId,
+    tunnel_id: v.nullable(storedRef('tn')),
+    session_id: v.nullable(storedRef('ts')),
+    domain_id: v.optional(v.nullable(storedId('rd'))),
+    tcp_addr_id: v.optional(v.nullable(storedId('ra'))),
+    edge_id: v.optional(v.nullable(storedRef('edgtcp', 'edgtls', 'edghts'))),
+  },
   updateSchema: CloudEndpointUpdate,
   async create(ctx, input, base) {
     const url = parseEndpointUrl(input.url);

@@ -73,6 +73,7 @@ export const reservedAddrs = defineResource<ReservedAddrRecord, typeof AddrCreat
   event: 'tcp_address',
   createSchema: AddrCreate,
   updateSchema: AddrUpdate,
+  storedFields: { addr: v.pipe(v.string(), v.regex(/^[^\s:]+:\d{1,5}$/, 'must be host:port')) },
   async create(ctx, input, base) {
     const region = regionOf(ctx, input.region);
     for (const addr of candidates(ctx, region)) {

@@ -1,12 +1,12 @@
 import * as v from 'valibot';
 import type { ControlOperation, Instance, OperationContext } from '../context.ts';
 import { ApiError, ERRORS } from '../conventions/errors.ts';
-import { description, metadata, refusedField, zeroIsUnset } from '../conventions/fields.ts';
+import { description, metadata, refusedField, storedId, zeroIsUnset } from '../conventions/fields.ts';
 import { claimUnique, findUnique, releaseUnique } from '../indexes.ts';
 import { defineResource, getRecord, refTo, replaceRecord, type BaseRecord } from '../resource.ts';
 import { INSTANCE_SCOPE } from '../store.ts';
 import { isDnsName } from './acl.ts';
-import { applyCertificatePolicy, CertificatePolicyInput, certificateStatus, provisioningControlOperation, type ManagedCertificateFields } from './certificate-management.ts';
+import { applyCertificatePolicy, CertificatePolicyInput, certificateStatus, MANAGED_CERTIFICATE_STORED, provisioningControlOperation, type ManagedCertificateFields } from './certificate-management.ts';
 import { issueCertificate, type IssuedCertificate } from './simulated-issuer.ts';
 import { storeIssuedCertificate, tlsCertificates } from './tls-certificates.ts';
 
@@ -193,6 +193,12 @@ export const reservedDomains = defineResource<ReservedDomainRecord, typeof Domai
   inUseError: ERRORS.RESERVED_DOMAIN_IN_USE,
   createSchema: DomainCreate,
   updateSchema: DomainUpdate,
+  storedFields: {
+    ...MANAGED_CERTIFICATE_STORED,
+    cname_target: v.nullable(v.string()),
+    acme_challenge_cname_target: v.nullable(v.string()),
+    issued_certificate_id: v.optional(v.nullable(storedId('cert'))),
+  },
   async create(ctx, input, base) {
     const parsed = parseDomain(ctx, input.domain);
     const regionValue = region(ctx, input.region);

@@ -2,7 +2,7 @@ import { createPrivateKey, X509Certificate, type KeyObject } from 'node:crypto';
 import * as v from 'valibot';
 import { formatTime } from '../conventions/clock.ts';
 import { ApiError, ERRORS, type ErrorName } from '../conventions/errors.ts';
-import { description, limitBytes, metadata, refusedField } from '../conventions/fields.ts';
+import { description, limitBytes, metadata, refusedField, rfc3339 } from '../conventions/fields.ts';
 import type { OperationContext } from '../context.ts';
 import { defineResource, emitAudit, keepIndexes, respond, scopeOf, type BaseRecord } from '../resource.ts';
 import { canonicalAddress } from './ip-policies/cidr.ts';
@@ -179,6 +179,16 @@ export const tlsCertificates = defineResource<TlsCertificateRecord, typeof TlsCe
   notFoundError: ERRORS.TLS_CERTIFICATE_NOT_FOUND,
   createSchema: TlsCertificateCreate,
   updateSchema: TlsCertificateUpdate,
+  storedFields: {
+    ...Object.fromEntries(['subject_common_name', 'issuer_common_name', 'serial_number', 'subject_organization', 'subject_organizational_unit', 'subject_locality', 'subject_province', 'subject_country'].map((field) => [field, v.string()])),
+    subject_alternative_names: v.strictObject({ dns_names: v.array(v.string()), ips: v.array(v.string()) }),
+    not_before: rfc3339,
+    not_after: rfc3339,
+    key_usages: v.array(v.string()),
+    extended_key_usages: v.array(v.string()),
+    private_key_type: v.picklist(['rsa', 'ecdsa', 'ed25519']),
+    issued_at: v.optional(rfc3339),
+  },
   create: (_ctx, input, base) => ({ ...base, ...parseTlsCertificate(input.certificate_pem, input.private_key_pem) }),
   toResponse: (_ctx, record, base) => ({
     ...base,

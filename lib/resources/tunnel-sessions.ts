@@ -3,6 +3,7 @@ import type { OperationContext } from '../context.ts';
 import { ApiError, ERRORS } from '../conventions/errors.ts';
 import { makeRef } from '../conventions/refs.ts';
 import { formatTime } from '../conventions/clock.ts';
+import { ownerId, rfc3339, storedId } from '../conventions/fields.ts';
 import { defineResource, respond, scopeOf, type BaseRecord } from '../resource.ts';
 import { availableUpdate } from '../simulator/settings.ts';
 import { addPair, membersOf, removePair, type PairIndex } from '../indexes.ts';
@@ -62,6 +63,23 @@ export const tunnelSessions = defineResource<TunnelSessionRecord>({
   },
   createSchema: NoFields,
   updateSchema: NoFields,
+  storedFields: {
+    agent_version: v.string(),
+    credential: v.union([
+      v.strictObject({ kind: v.literal('credential'), id: storedId('cr') }),
+      v.strictObject({ kind: v.literal('ssh_credential'), id: storedId('sshcr') }),
+    ]),
+    ip: v.string(),
+    os: v.string(),
+    region: v.string(),
+    started_at: rfc3339,
+    transport: v.picklist(['burrow/v2', 'ssh']),
+    binds: v.strictObject({ domains: v.array(v.string()), addresses: v.array(v.string()), labels: v.record(v.string(), v.string()) }),
+    update_checks: v.boolean(),
+    owner_id: v.optional(ownerId),
+    forwards_to: v.optional(v.string()),
+    update: v.nullable(v.strictObject({ version: v.string(), started_at: rfc3339 })),
+  },
   create: () => {
     throw new Error('tunnel sessions are created by connecting agents');
   },

@@ -1,6 +1,7 @@
 import * as v from 'valibot';
 import type { OperationContext } from '../context.ts';
 import { makeRef } from '../conventions/refs.ts';
+import { rfc3339, storedRef } from '../conventions/fields.ts';
 import { addPair, membersOf, removePair, type PairIndex } from '../indexes.ts';
 import { defineResource, scopeOf, type BaseRecord } from '../resource.ts';
 import { addAgentEndpoint, removeAgentEndpoint } from './endpoints.ts';
@@ -60,6 +61,17 @@ export const tunnels = defineResource<TunnelRecord>({
   operations: ['get', 'list'],
   createSchema: NoFields,
   updateSchema: NoFields,
+  storedFields: {
+    public_url: v.string(),
+    proto: v.picklist(['', 'https', 'tcp']),
+    started_at: rfc3339,
+    region: v.string(),
+    session_id: storedRef('ts'),
+    endpoint_id: v.nullable(storedRef('ep')),
+    labels: v.record(v.string(), v.string()),
+    backend_ids: v.array(storedRef('bkdtg')),
+    forwards_to: v.string(),
+  },
   create: () => {
     throw new Error('tunnels are started by connecting agents');
   },

@@ -2,7 +2,7 @@ import { X509Certificate } from 'node:crypto';
 import * as v from 'valibot';
 import { formatTime } from '../conventions/clock.ts';
 import { ApiError, ERRORS, type ErrorName } from '../conventions/errors.ts';
-import { description, metadata } from '../conventions/fields.ts';
+import { description, metadata, rfc3339 } from '../conventions/fields.ts';
 import { LIMITS, limitNote } from '../limits.ts';
 import { defineResource, type BaseRecord } from '../resource.ts';
 
@@ -164,6 +164,7 @@ export const certificateAuthorities = defineResource<CertificateAuthorityRecord,
   event: 'certificate_authority',
   createSchema: CaCreate,
   updateSchema: CaUpdate,
+  storedFields: { subject_common_name: v.string(), not_before: rfc3339, not_after: rfc3339, key_usages: v.array(v.string()), extended_key_usages: v.array(v.string()) },
   create: (_ctx, input, base) => ({ ...base, ...parseCaPem(input.ca_pem) }),
   toResponse: (_ctx, record, base) => ({
     ...base,

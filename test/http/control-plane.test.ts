@@ -162,7 +162,7 @@ describe('/_burrow/snapshot', () => {
     assert.match(res.body.msg, /^version: /);
     const badRecord = await api.request('PUT', '/_burrow/snapshot', { format: 'burrow-snapshot', version: 1, scopes: [{ account: 'a', kind: 'k', records: [{ name: 'no id' }] }] }, asOperator);
     assert.equal(badRecord.status, 400);
-    assert.match(badRecord.body.msg, /scopes\[0\]\.records\[0\]\.id/);
+    assert.match(badRecord.body.msg, /^scopes\[0\]: account "a" is not among the snapshot's accounts/);
     assert.equal((await api.request('GET', '/api_keys')).status, 200);
   });
 });

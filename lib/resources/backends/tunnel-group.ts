@@ -1,6 +1,6 @@
 import * as v from 'valibot';
 import type { OperationContext } from '../../context.ts';
-import { coded, zeroIsUnset } from '../../conventions/fields.ts';
+import { coded, storedRef, zeroIsUnset } from '../../conventions/fields.ts';
 import { makeRef } from '../../conventions/refs.ts';
 import { allRecords, scopeOf, type BaseRecord } from '../../resource.ts';
 import { relinkBackend } from '../tunnels.ts';
@@ -63,6 +63,7 @@ async function onlineTunnels(ctx: OperationContext): Promise<readonly OnlineTunn
 export const tunnelGroupBackends = defineBackend<TunnelGroupBackendRecord, typeof TunnelGroupCreate, typeof TunnelGroupUpdate>('bkdtg', {
   createSchema: TunnelGroupCreate,
   updateSchema: TunnelGroupUpdate,
+  storedFields: { tunnel_ids: v.array(storedRef('tn')) },
   async create(ctx, input, base) {
     const tunnel_ids = matching(await onlineTunnels(ctx), input.labels);
     await relinkBackend(ctx, base.id, [], tunnel_ids);

@@ -1,7 +1,7 @@
 import * as v from 'valibot';
 import type { OperationContext } from '../../context.ts';
 import { ApiError, ERRORS, fail } from '../../conventions/errors.ts';
-import { description, metadata } from '../../conventions/fields.ts';
+import { description, metadata, storedId } from '../../conventions/fields.ts';
 import { claimUnique, findUnique, releaseUnique } from '../../indexes.ts';
 import { defineResource, keepIndexes, scopeOf, stripPathIds, type BaseRecord, type ResourceDefinition } from '../../resource.ts';
 import { parseHostPort } from '../backends/shared.ts';
@@ -122,6 +122,12 @@ export function defineEdge<R extends EdgeRecord>(options: EdgeKindOptions<R>): E
     notFoundError: ERRORS.EDGE_NOT_FOUND,
     createSchema: schema,
     updateSchema: schema,
+    storedFields: {
+      hostports: v.array(v.string()),
+      reservations: v.optional(v.array(storedId('rd', 'ra'))),
+      // Modules are kept in the form their `store` makes; their responses are checked by rendering.
+      ...Object.fromEntries(options.modules.map((spec) => [spec.name, v.nullable(v.record(v.string(), v.unknown()))])),
+    },
     references: (record) => [...moduleReferences(options.modules, record), ...(record.reservations ?? [])],
     async create(ctx, input, base) {
       const modules = await storeModules(ctx, options.modules, input);

@@ -191,6 +191,12 @@ export const eventDestinations = defineResource<EventDestinationRecord, typeof D
   notFoundError: ERRORS.EVENT_DESTINATION_NOT_FOUND,
   inUseError: ERRORS.EVENT_DESTINATION_IN_USE,
   createSchema: DestinationCreate,
+  storedFields: {
+    format: v.literal('json'),
+    target_kind: v.picklist(TARGET_KINDS),
+    target: v.record(v.string(), v.unknown()),
+    vocabulary: v.optional(v.picklist(['neutral', 'vendor'])),
+  },
   updateSchema: DestinationUpdate,
   create(_ctx, input, base) {
     const { kind, member, vocabulary } = readTarget(input.target);

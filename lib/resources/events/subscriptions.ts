@@ -98,6 +98,7 @@ export const eventSubscriptions = defineResource<EventSubscriptionRecord, typeof
   event: 'event_subscription',
   notFoundError: ERRORS.EVENT_SUBSCRIPTION_NOT_FOUND,
   createSchema: SubscriptionCreate,
+  storedFields: { source_types: v.array(v.string()) },
   updateSchema: SubscriptionUpdate,
   references: (record) => record.destination_ids,
   async create(ctx, input, base) {

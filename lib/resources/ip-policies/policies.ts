@@ -1,7 +1,7 @@
 import * as v from 'valibot';
 import type { OperationContext } from '../../context.ts';
 import { ApiError, ERRORS } from '../../conventions/errors.ts';
-import { coded, description, metadata, refusedField } from '../../conventions/fields.ts';
+import { coded, description, metadata, refusedField, storedRef } from '../../conventions/fields.ts';
 import { defineResource, emitAudit, refTo, respond, scopeOf, type BaseRecord } from '../../resource.ts';
 import { addPair, membersOf, removePair, type PairIndex } from '../../indexes.ts';
 import type { StoreReader } from '../../store.ts';
@@ -124,6 +124,7 @@ export const ipPolicyRules = defineResource<IpPolicyRuleRecord, typeof RuleCreat
   event: 'ip_policy_rule',
   notFoundError: ERRORS.IP_RULE_NOT_FOUND,
   createSchema: RuleCreate,
+  storedFields: { ip_policy_id: storedRef('ipp') },
   updateSchema: RuleUpdate,
   async create(ctx, input, base) {
     const policy = await requirePolicy(ctx, input.ip_policy_id, 'ip_policy_id');

@@ -1,8 +1,8 @@
 import * as v from 'valibot';
 import { ApiError, ERRORS } from '../../conventions/errors.ts';
-import { coded, description, metadata, zeroIsUnset } from '../../conventions/fields.ts';
+import { coded, description, metadata, passes, zeroIsUnset } from '../../conventions/fields.ts';
 import { defineResource, type BaseRecord } from '../../resource.ts';
-import { canonicalCurve, deriveCaKeyPair, EC_CURVE_NAMES, generateCaKeyPair, type CaKeyPair, type EcCurve, type SshKeyType } from './ssh-keys.ts';
+import { canonicalCurve, deriveCaKeyPair, EC_CURVE_NAMES, generateCaKeyPair, parseSshPublicKey, publicKeyLine, SSH_KEY_TYPES, type CaKeyPair, type EcCurve, type SshKeyType } from './ssh-keys.ts';
 
 /**
  * SSH certificate authorities (/ssh_certificate_authorities). The key pair is generated here
@@ -74,6 +74,12 @@ export const sshCertificateAuthorities = defineResource<SshCaRecord, typeof CaCr
   inUseError: ERRORS.SSH_CA_IN_USE,
   createSchema: CaCreate,
   updateSchema: CaUpdate,
+  storedFields: {
+    key_type: v.picklist(SSH_KEY_TYPES),
+    public_key: v.pipe(v.string(), passes(parseSshPublicKey)),
+    // Certificates are signed with it: a key that does not load would fail every later signing.
+    private_key_pem: v.pipe(v.string(), passes<string>(publicKeyLine)),
+  },
   prepareCreate: (input) => generateCaKeyPair(caKeyOptions(input)),
   create(ctx, input, base, prepared) {
     const options = caKeyOptions(input);

@@ -2,11 +2,11 @@ import * as v from 'valibot';
 import type { OperationContext } from '../../context.ts';
 import { formatTime } from '../../conventions/clock.ts';
 import { ApiError, ERRORS, type ErrorSpec } from '../../conventions/errors.ts';
-import { description, metadata, rfc3339, zeroIsUnset } from '../../conventions/fields.ts';
+import { description, metadata, passes, rfc3339, zeroIsUnset } from '../../conventions/fields.ts';
 import { defineResource, scopeOf, type BaseRecord } from '../../resource.ts';
 import { isAddressOrCidr } from '../ip-policies/cidr.ts';
 import { SSH_CA_KIND, type SshCaRecord } from './certificate-authorities.ts';
-import { parseSshPublicKey, signSshCertificate, SshKeyError, type SshKeyType } from './ssh-keys.ts';
+import { parseSshPublicKey, signSshCertificate, SSH_KEY_TYPES, SshKeyError, type SshKeyType } from './ssh-keys.ts';
 
 /**
  * SSH host certificates (/ssh_host_certificates) and SSH user certificates
@@ -102,6 +102,14 @@ function certificateResource<S extends v.GenericSchema<unknown, Record<string, u
     notFoundError: ERRORS.SSH_CERT_NOT_FOUND,
     createSchema: kind.schema,
     updateSchema: CertUpdate,
+    storedFields: {
+      public_key: v.pipe(v.string(), passes(parseSshPublicKey)),
+      key_type: v.picklist(SSH_KEY_TYPES),
+      principals: v.array(v.string()),
+      valid_after: rfc3339,
+      valid_until: rfc3339,
+      certificate: v.pipe(v.string(), v.regex(/^\S+-cert-v01@openssh\.com [A-Za-z0-9+/]+=*$/, 'must be an OpenSSH certificate line')),
+    },
     references: (record) => [record.ssh_certificate_authority_id],
     async create(ctx, input: Record<string, any>, base) {
       if (input.public_key === undefined || input.public_key.trim() === '') {

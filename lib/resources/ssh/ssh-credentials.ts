@@ -1,8 +1,9 @@
 import * as v from 'valibot';
 import { resolveOwner } from '../../auth.ts';
 import { ApiError, ERRORS, fail } from '../../conventions/errors.ts';
+import { ownerRef, passes } from '../../conventions/fields.ts';
 import { defineResource, type BaseRecord } from '../../resource.ts';
-import { CredentialUpdate, credentialFields, validAcl } from '../credentials.ts';
+import { CredentialUpdate, credentialFields, storedAcl, validAcl } from '../credentials.ts';
 import { parseSshPublicKey, SshKeyError } from './ssh-keys.ts';
 import { endSessionsOfCredential } from '../tunnel-sessions.ts';
 import { ownerReferences } from '../bot-users.ts';
@@ -45,6 +46,12 @@ export const sshCredentials = defineResource<SshCredentialRecord, typeof SshCred
   event: 'ssh_public_key',
   createSchema: SshCredentialCreate,
   updateSchema: CredentialUpdate,
+  storedFields: {
+    owner_id: ownerRef,
+    acl: storedAcl,
+    public_key: v.pipe(v.string(), passes(parseSshPublicKey)),
+    fingerprint: v.pipe(v.string(), v.startsWith('SHA256:', 'must be an SSH fingerprint (SHA256:…)')),
+  },
   unique: [
     {
       field: 'fingerprint',

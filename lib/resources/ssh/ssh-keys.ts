@@ -9,7 +9,8 @@ import sshpk from 'sshpk';
  * current OpenSSH requires). This is the only module that touches key material.
  */
 
-export type SshKeyType = 'rsa' | 'ecdsa' | 'ed25519';
+export const SSH_KEY_TYPES = ['rsa', 'ecdsa', 'ed25519'] as const;
+export type SshKeyType = (typeof SSH_KEY_TYPES)[number];
 export type EcCurve = 'P-256' | 'P-384' | 'P-521';
 
 /** A key or certificate input that cannot be used; the message says why. */

@@ -1,7 +1,7 @@
 import * as v from 'valibot';
 import type { OperationContext } from '../../context.ts';
 import { formatTime } from '../../conventions/clock.ts';
-import { coded, description, metadata, zeroIsUnset } from '../../conventions/fields.ts';
+import { coded, description, metadata, ownerId, rfc3339, storedId, zeroIsUnset } from '../../conventions/fields.ts';
 import { ApiError, ERRORS, fail, notFound } from '../../conventions/errors.ts';
 import { makeRef, type Ref } from '../../conventions/refs.ts';
 import { findByUnique } from '../../indexes.ts';
@@ -106,6 +106,15 @@ export const secrets = defineResource<SecretRecord, typeof SecretCreate, typeof 
   event: 'secret',
   createSchema: SecretCreate,
   updateSchema: SecretUpdate,
+  storedFields: {
+    vault_id: storedId('vault'),
+    vault_name: v.string(),
+    name_in_vault: v.string(),
+    updated_at: rfc3339,
+    created_by: ownerId,
+    last_updated_by: ownerId,
+    sealed: v.strictObject({ alg: v.literal('A256GCM'), iv: v.pipe(v.string(), v.base64()), data: v.pipe(v.string(), v.base64()), tag: v.pipe(v.string(), v.base64()) }),
+  },
   listedUnder: { parent: vaults, segment: 'secrets', operation: 'get_secrets_by_vault' },
   unique: [
     {

@@ -1,7 +1,7 @@
 import * as v from 'valibot';
 import type { OperationContext } from '../../context.ts';
 import { formatTime } from '../../conventions/clock.ts';
-import { coded, description, metadata } from '../../conventions/fields.ts';
+import { coded, description, metadata, ownerId, rfc3339 } from '../../conventions/fields.ts';
 import { ApiError, ERRORS } from '../../conventions/errors.ts';
 import { referrersOf } from '../../references.ts';
 import { defineResource, scopeOf, type BaseRecord } from '../../resource.ts';
@@ -63,6 +63,7 @@ export const vaults = defineResource<VaultRecord, typeof VaultCreate, typeof Vau
   inUseError: ERRORS.VAULT_NOT_EMPTY,
   createSchema: VaultCreate,
   updateSchema: VaultUpdate,
+  storedFields: { updated_at: rfc3339, created_by: ownerId, last_updated_by: ownerId },
   unique: [{ field: 'name', conflict: (name, holder) => new ApiError(ERRORS.VAULT_NAME_EXISTS, `name: vault '${holder}' is already named ${JSON.stringify(name)}; vault names are unique in an account`, { id: holder }) }],
   create: (ctx, input, base) => ({ ...base, name: input.name, updated_at: base.created_at, created_by: actorOf(ctx), last_updated_by: actorOf(ctx) }),
   async update(ctx, record, patch) {
