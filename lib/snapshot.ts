@@ -37,7 +37,8 @@ const SnapshotBody = v.strictObject({
   format: v.literal(SNAPSHOT_FORMAT),
   version: v.literal(SNAPSHOT_VERSION),
   exported_at: v.optional(rfc3339),
-  scopes: v.array(v.strictObject({ account: v.string(), kind: v.string(), records: v.array(v.record(v.string(), v.unknown())) })),
+  // Records are checked one by one below, between turns of the event loop.
+  scopes: v.array(v.strictObject({ account: v.string(), kind: v.string(), records: v.array(v.unknown()) })),
 });
 
 /** What an import body validates as (before its records are checked). */
@@ -66,18 +67,34 @@ export async function importSnapshot(instance: Instance, body: unknown): Promise
     let records = 0;
     for (const { scope, record } of state.kept) {
       await ctx.tx.put(scope, record);
-      records++;
+      if (++records % YIELD_EVERY === 0) await turn();
     }
     await rebuildIndexes(ctx, state);
     return { scopes: snapshot.scopes.length, records };
   });
 }
 
-/** A record of the snapshot and where it is, for messages. */
-interface Placed {
-  readonly scope: Scope;
-  readonly record: StoredRecord;
-  readonly where: string;
+/**
+ * A long import gives other requests their turn every so many records: awaiting the store alone
+ * never does (its promises resolve as microtasks, before any I/O is served).
+ */
+const YIELD_EVERY = 200;
+const turn = () => new Promise((resolve) => setImmediate(resolve));
+
+/** A record of the snapshot, its resource definition if it has one, and where it is (for messages, made only for one). */
+class Placed {
+  constructor(
+    readonly scope: Scope,
+    readonly record: StoredRecord,
+    readonly index: number,
+    readonly at: number,
+    readonly def: ResourceDefinition<any, any, any> | undefined,
+  ) {}
+
+  get where(): string {
+    const { account, kind } = this.scope;
+    return `scopes[${this.index}].records[${this.at}] (account ${JSON.stringify(account)}, kind ${JSON.stringify(kind)}, id ${JSON.stringify((this.record as { id?: unknown } | null)?.id)})`;
+  }
 }
 
 /** What the checks found: the records to write, and the resource records whose indexes to rebuild. */
@@ -85,9 +102,6 @@ interface CheckedState {
   readonly kept: readonly Placed[];
   readonly resources: readonly (Placed & { readonly def: ResourceDefinition<any, any, any> })[];
 }
-
-const place = (index: number, at: number, scope: Scope, id: unknown) =>
-  `scopes[${index}].records[${at}] (account ${JSON.stringify(scope.account)}, kind ${JSON.stringify(scope.kind)}, id ${JSON.stringify(id)})`;
 
 function refuse(where: string, message: string): never {
   fail('SNAPSHOT_INVALID', `${where}: ${message}`);
@@ -176,61 +190,64 @@ async function checkSnapshot(ctx: OperationContext, definitions: readonly Resour
     const earlier = seen.get(key);
     if (earlier !== undefined) refuse(`scopes[${index}]`, `account ${JSON.stringify(scope.account)}, kind ${JSON.stringify(scope.kind)} appears twice (also scopes[${earlier}])`);
     seen.set(key, index);
-    if (scope.account === INSTANCE_SCOPE && scope.kind === 'account') for (const record of scope.records) accounts.add(String(record.id));
+    if (scope.account === INSTANCE_SCOPE && scope.kind === 'account') for (const record of scope.records) accounts.add(String((record as { id?: unknown } | null)?.id));
   }
 
   // The ids of each account's resources and users, first, so that references can be checked in any order.
   const ids = new Map<string, Set<string>>();
-  const placed: (Placed & { def?: ResourceDefinition<any, any, any>; index: number })[] = [];
+  const placed: Placed[] = [];
   for (const [index, { account, kind, records }] of snapshot.scopes.entries()) {
     const scope = { account, kind };
     if (account !== INSTANCE_SCOPE && !accounts.has(account)) refuse(`scopes[${index}]`, `account ${JSON.stringify(account)} is not among the snapshot's accounts (${INSTANCE_SCOPE}/account)`);
+    const def = account === INSTANCE_SCOPE ? undefined : byKind.get(kind);
+    let known = ids.get(account);
+    if (!known) ids.set(account, (known = new Set()));
     const inScope = new Set<string>();
-    for (const [at, record] of records.entries()) {
-      const where = place(index, at, scope, record.id);
-      if (typeof record.id !== 'string' || record.id === '') refuse(where, 'id: must be a non-empty string');
-      if (inScope.has(record.id)) refuse(where, 'id: appears twice in this scope');
+    for (const [at, record] of (records as StoredRecord[]).entries()) {
+      const item = new Placed(scope, record, index, at, def);
+      if (typeof record !== 'object' || record === null || Array.isArray(record)) refuse(item.where, 'must be an object');
+      if (typeof record.id !== 'string' || record.id === '') refuse(item.where, 'id: must be a non-empty string');
+      if (inScope.has(record.id)) refuse(item.where, 'id: appears twice in this scope');
       inScope.add(record.id);
-      let known = ids.get(account);
-      if (!known) ids.set(account, (known = new Set()));
-      if (byKind.has(kind) || kind === 'user') known.add(record.id);
-      placed.push({ scope, record: record as StoredRecord, where, index, ...(byKind.has(kind) && account !== INSTANCE_SCOPE ? { def: byKind.get(kind)! } : {}) });
+      if (def || kind === 'user') known.add(record.id);
+      placed.push(item);
+      if (placed.length % YIELD_EVERY === 0) await turn();
     }
   }
 
   const kept: Placed[] = [];
   const resources: CheckedState['resources'][number][] = [];
   for (const [n, item] of placed.entries()) {
-    // A long import gives other requests their turn now and then.
-    if (n % 1000 === 999) await new Promise((resolve) => setImmediate(resolve));
-    const { scope, record, where, def } = item;
+    if (n % YIELD_EVERY === YIELD_EVERY - 1) await turn();
+    const { scope, record, def } = item;
     const accountIds = ids.get(scope.account) ?? new Set<string>();
     if (def) {
       checkResource(ctx, def, item, accountIds);
-      resources.push({ ...item, def });
+      resources.push(item as Placed & { def: ResourceDefinition<any, any, any> });
       kept.push(item);
       continue;
     }
     if (isRebuilt(definitions, scope, record)) continue;
-    checkOther(scope, record, where, accountIds, accounts, ids);
+    checkOther(scope, record, item.where, accountIds, accounts, ids);
     kept.push(item);
   }
   return { kept, resources };
 }
 
-function checkResource(ctx: OperationContext, def: ResourceDefinition<any, any, any>, { scope, record, where }: Placed, accountIds: ReadonlySet<string>): void {
-  checkFields(storedSchema(def), record, where);
+function checkResource(ctx: OperationContext, def: ResourceDefinition<any, any, any>, item: Placed, accountIds: ReadonlySet<string>): void {
+  const { scope, record } = item;
+  checkFields(storedSchema(def), record, item.where);
   const inAccount = { ...ctx, account: scope.account, principal: operatorIn(scope.account) };
   let referenced: readonly unknown[];
   try {
     def.toResponse(inAccount, record, baseResponse(inAccount, def, record as never));
     referenced = [...(def.references?.(record) ?? []), ...storedReferences(def, record)];
   } catch (error) {
-    if (error instanceof ApiError) refuse(where, error.message);
-    refuse(where, `is not a ${def.label} as Burrow stores one: ${(error as Error).message}`);
+    if (error instanceof ApiError) refuse(item.where, error.message);
+    refuse(item.where, `is not a ${def.label} as Burrow stores one: ${(error as Error).message}`);
   }
   for (const id of referenced) {
-    if (typeof id !== 'string' || !accountIds.has(id)) refuse(where, `references ${JSON.stringify(id)}, which is not in this account of the snapshot`);
+    if (typeof id !== 'string' || !accountIds.has(id)) refuse(item.where, `references ${JSON.stringify(id)}, which is not in this account of the snapshot`);
   }
 }
 
@@ -310,15 +327,16 @@ function checkOther(scope: Scope, record: StoredRecord, where: string, accountId
 
 /** Writes the engine's indexes of the imported records, as the API's own writes make them. */
 async function rebuildIndexes(ctx: OperationContext, state: CheckedState): Promise<void> {
-  for (const [n, { scope, record, where, def }] of state.resources.entries()) {
-    if (n % 1000 === 999) await new Promise((resolve) => setImmediate(resolve));
+  for (const [n, item] of state.resources.entries()) {
+    if (n % YIELD_EVERY === YIELD_EVERY - 1) await turn();
+    const { scope, record, def } = item;
     const inAccount = { ...ctx, account: scope.account, principal: operatorIn(scope.account) };
     try {
       const tokenKind = TOKEN_KINDS.find((kind) => kind === def.kind);
       if (tokenKind && typeof record.token_hash === 'string') await indexTokenHash(ctx.tx, record.token_hash, { account: scope.account, kind: tokenKind, record_id: record.id });
       await keepIndexes(inAccount, def, undefined, record as never);
     } catch (error) {
-      if (error instanceof ApiError) refuse(where, error.message);
+      if (error instanceof ApiError) refuse(item.where, error.message);
       throw error;
     }
   }
