@@ -12,9 +12,9 @@ import { INSTANCE_SCOPE, readAll, type Scope, type StoredRecord } from './store.
  * Snapshots: every record of the instance as one JSON document (`GET /_burrow/snapshot`), and the
  * import that replaces the whole state with one (`PUT`).
  *
- * An import is checked whole before anything changes, and refused with a 400 naming the first bad
- * record (its place in the document, account, kind, id and the field) when anything in it is not
- * what the API itself would have stored:
+ * An import is checked whole, and refused with a 400 naming the first bad record (its place in the
+ * document, account, kind, id and the field) when anything in it is not what the API itself would
+ * have stored:
  * - accounts and kinds: every scope's account is `_instance` or an account of the snapshot, every
  *   kind one Burrow stores;
  * - resource records: the kind's stored-record schema, derived from its definition (`storedSchema`),
@@ -26,8 +26,9 @@ import { INSTANCE_SCOPE, readAll, type Scope, type StoredRecord } from './store.
  *   claiming one unique value (a token, a vault name) are refused;
  * - a family's own index records (kinds starting with `_`) must be objects with an id, pairs
  *   `<key> <member>` whose member is named in the id; their readers skip members that are gone.
- * The import is one store transaction: all of it is written, or (refused, or failed) none of it,
- * and the instance answers exactly as before.
+ * The checks run first, the writes after them, all in one store transaction: all of the snapshot
+ * is written, or (refused, even by a conflict found while rebuilding an index, or failed) none of
+ * it, and the instance answers exactly as before.
  */
 
 export const SNAPSHOT_FORMAT = 'burrow-snapshot';
@@ -63,7 +64,9 @@ export async function importSnapshot(instance: Instance, body: unknown): Promise
   const existing = await instance.reader.scopes();
   return instance.perform(operatorIn(INSTANCE_SCOPE), async (ctx) => {
     const state = await checkSnapshot(ctx, definitions, snapshot);
-    for (const account of new Set(existing.map((scope) => scope.account))) await ctx.tx.deleteAccount(account);
+    // The accounts as this transaction sees them too: one created since `existing` was read goes as well.
+    const accounts = (await readAll(ctx.tx, { account: INSTANCE_SCOPE, kind: 'account' })).map((account) => account.id);
+    for (const account of new Set([INSTANCE_SCOPE, ...accounts, ...existing.map((scope) => scope.account)])) await ctx.tx.deleteAccount(account);
     let records = 0;
     for (const { scope, record } of state.kept) {
       await ctx.tx.put(scope, record);
@@ -147,14 +150,13 @@ const SETTINGS: Readonly<Record<string, Schema>> = {
 const IndexRecord = v.looseObject({ id: v.string(), member: v.optional(v.string()) });
 const UniqueRecord = v.strictObject({ id: v.pipe(v.string(), v.regex(/^[a-z_]+\.[a-z_]+:/, 'must be <kind>.<field>:<value>')), record_id: v.string() });
 
-
 /**
  * The stored-record schema of a kind: id, created_at, description and metadata as every resource
  * keeps them; each field of the create body as that body's schema checks it (absent or null where
  * the body may leave it out); then the fields the definition declares (`storedFields`: what the
  * record keeps in another form than the body, or that no body sets). Other fields pass as they are.
  */
-export function storedSchema(def: ResourceDefinition<any, any, any>): Schema {
+function storedSchema(def: ResourceDefinition<any, any, any>): Schema {
   let schema = STORED.get(def);
   if (!schema) {
     const entries: Record<string, Schema> = {};
