@@ -1,6 +1,6 @@
-import { Environment, type ParseResult } from '@marcbachmann/cel-js';
+import { Environment, EvaluationError, TypeError as CelTypeError, type ParseResult } from '@marcbachmann/cel-js';
 import { LIMITS, limitNote, type LimitName } from '../limits.ts';
-import { quotedPattern, re2Problem } from './patterns.ts';
+import { quotedPattern, re2Problem, re2Test as re2Matches } from './patterns.ts';
 
 /**
  * Common Expression Language (CEL), the vendor's language for list filters (`filter=obj.… == …`)
@@ -230,4 +230,232 @@ function celValue(value: unknown, key = ''): unknown {
     return out;
   }
   return value;
+}
+
+// --- traffic policy expressions --------------------------------------------------------------------
+
+/**
+ * A variable of the traffic policy language, by its dotted name as the vendor documents it
+ * (`req.url.path`), with its CEL type (`string`, `map<string, list<string>>`, `dyn` …).
+ */
+export interface PolicyVariable {
+  readonly name: string;
+  readonly type: string;
+}
+
+/** Reads a variable's value for one evaluation, by dotted name. */
+export type PolicyReader = (name: string) => unknown;
+
+/**
+ * A function of the traffic policy language. `signature` is cel-js's form: a global function
+ * `inCidrRange(string, string): bool`, a method `string.isPrivateIp(): bool`, or a function in a
+ * namespace `base64.decode(string): bytes` (a prefix that is no CEL type is a namespace). The
+ * handler receives the evaluation's reader first (request helpers such as `getReqHeader` read
+ * `req.headers` through it), then the CEL arguments; it throws PolicyExpressionProblem to fail.
+ */
+export interface PolicyFunction {
+  readonly signature: string;
+  readonly handler: (read: PolicyReader, ...args: any[]) => unknown;
+}
+
+/** Why a policy expression does not compile or did not evaluate. */
+export class PolicyExpressionProblem extends Error {}
+
+/** A compiled policy expression. */
+export interface PolicyExpression {
+  readonly source: string;
+  /** The declared variables it reads, by dotted name, each once. */
+  readonly variables: readonly string[];
+  /**
+   * Evaluates the expression; `read` is asked once for each of `variables`. Throws
+   * PolicyExpressionProblem when the evaluation fails; an error thrown by `read` or by a function
+   * handler (other than PolicyExpressionProblem) passes through unchanged.
+   */
+  evaluate(read: PolicyReader): unknown;
+}
+
+/** A traffic policy language: its variables and functions, and a compiler for its expressions. */
+export interface PolicyLanguage {
+  compile(expression: string): PolicyExpression;
+}
+
+/**
+ * Policy expressions are compiled with POLICY_LIMITS, the structural limits the syntax check of
+ * stored documents (celSyntaxProblem) applies, so a stored expression is never refused later for
+ * its size. Macros (`exists`, `all`, `map` …) may nest at most MAX_POLICY_MACRO_NESTING deep.
+ */
+export const MAX_POLICY_MACRO_NESTING = 2;
+const MACROS_BINDING_A_VARIABLE = new Set(['all', 'exists', 'exists_one', 'map', 'filter']);
+const RE2_MATCHES = '__re2_matches';
+const CEL_TYPE_PREFIX = /^(string|bytes|int|uint|double|bool|list|map|timestamp|duration|dyn|google\.protobuf\.\w+)(<.*>)?$/;
+
+/** A qualified variable name as a CEL identifier (`req.url.path` → `__req__url__path`); a plain name stays. */
+const mangle = (name: string) => (name.includes('.') ? `__${name.replaceAll('.', '__')}` : name);
+
+interface Splice {
+  readonly start: number;
+  readonly end: number;
+  readonly text: string;
+}
+
+/**
+ * Creates a policy language. Variable names are qualified identifiers resolved the way cel-go
+ * resolves them: in `req.url.path.startsWith('/a')` the longest declared prefix (`req.url.path`)
+ * is the variable and the rest applies to its value, so `req.url` (a string) and `req.url.path`
+ * (another string) can both exist, as the vendor documents them. `matches()` uses RE2 (the
+ * vendor's Go semantics, linear time) instead of JavaScript's RegExp.
+ */
+export function createPolicyLanguage(spec: { readonly variables: readonly PolicyVariable[]; readonly functions: readonly PolicyFunction[] }): PolicyLanguage {
+  let reading: PolicyReader | undefined;
+  const withReader = (handler: PolicyFunction['handler']) =>
+    function (this: unknown, ...args: unknown[]) {
+      return handler(reading!, ...args);
+    };
+  let env = new Environment({ unlistedVariablesAreDyn: false, homogeneousAggregateLiterals: false, enableOptionalTypes: true, limits: POLICY_LIMITS });
+  const declared = new Map(spec.variables.map((variable) => [variable.name, variable.type]));
+  const roots = new Set(spec.variables.map((variable) => variable.name.split('.')[0]!));
+  for (const [name, type] of declared) env = env.registerVariable(mangle(name), type);
+  const namespaces = new Set<string>();
+  for (const fn of spec.functions) {
+    const match = /^([\w.<>, ]+?)\.(\w+\(.*)$/.exec(fn.signature);
+    const prefix = match?.[1];
+    if (prefix && !CEL_TYPE_PREFIX.test(prefix)) {
+      const typeName = `${prefix.replace(/(^|_)(\w)/g, (_all, _sep, c: string) => c.toUpperCase())}Namespace`;
+      if (!namespaces.has(prefix)) {
+        namespaces.add(prefix);
+        const Namespace = { [typeName]: class {} }[typeName]!;
+        env = env.registerType(typeName, Namespace).registerConstant(prefix, typeName, new Namespace());
+      }
+      env = env.registerFunction(`${typeName}.${match![2]}`, withReader((read, _namespace, ...args) => fn.handler(read, ...args)));
+    } else {
+      env = env.registerFunction(fn.signature, withReader(fn.handler));
+    }
+  }
+  env = env
+    .registerFunction(`string.${RE2_MATCHES}(string): bool`, matchesRe2)
+    .registerFunction(`${RE2_MATCHES}(string, string): bool`, matchesRe2);
+
+  /** The longest declared variable among the prefixes of `path`, as a count of segments (0: none). */
+  const longestDeclared = (path: readonly string[]) => {
+    for (let k = path.length; k > 0; k--) if (declared.has(path.slice(0, k).join('.'))) return k;
+    return 0;
+  };
+
+  function rewrite(source: string, ast: AstNode): { text: string; variables: string[]; originals: Map<string, string> } {
+    const splices: Splice[] = [];
+    const variables = new Set<string>();
+    const originals = new Map<string, string>([[RE2_MATCHES, 'matches']]);
+    const use = (name: string, node: PositionedNode) => {
+      variables.add(name);
+      if (!name.includes('.')) return;
+      originals.set(mangle(name), name);
+      splices.push({ start: node.start, end: node.end, text: mangle(name) });
+    };
+    const visit = (node: unknown, bound: ReadonlySet<string>, nesting: number): void => {
+      if (Array.isArray(node)) return node.forEach((item) => visit(item, bound, nesting));
+      if (!isNode(node)) return;
+      if (node.op === 'id' || node.op === '.' || node.op === '.?') {
+        const chain = selectChain(node);
+        if (chain && !bound.has(chain.path[0]!)) {
+          const k = longestDeclared(chain.path);
+          if (k > 0) return use(chain.path.slice(0, k).join('.'), chain.nodes[k - 1]!);
+          if (roots.has(chain.path[0]!)) throw new PolicyExpressionProblem(`unknown variable ${chain.path.join('.')}`);
+        }
+        if (node.op === 'id') return;
+        return visit((node.args as unknown[])[0], bound, nesting);
+      }
+      if (node.op === 'rcall') {
+        const [name, receiver, args] = node.args as [string, PositionedNode, PositionedNode[]];
+        visit(receiver, bound, nesting);
+        if (name === 'matches') {
+          const at = /^\s*\.\s*matches\s*\(/.exec(source.slice(receiver.end, node.end));
+          if (at) {
+            const start = receiver.end + at[0].indexOf('matches');
+            splices.push({ start, end: start + 'matches'.length, text: RE2_MATCHES });
+          }
+        }
+        const binds = MACROS_BINDING_A_VARIABLE.has(name) && args[0]?.op === 'id';
+        const bindsCel = name === 'bind' && receiver.op === 'id' && receiver.args === 'cel' && args[0]?.op === 'id';
+        if (binds && nesting >= MAX_POLICY_MACRO_NESTING) throw new PolicyExpressionProblem(`macros such as ${name}() may nest at most ${MAX_POLICY_MACRO_NESTING} deep`);
+        if (!binds && !bindsCel) return visit(args, bound, nesting);
+        const inner = new Set(bound).add(args[0]!.args as string);
+        if (bindsCel) return visit(args[1], bound, nesting), visit(args[2], inner, nesting);
+        return visit(args.slice(1), inner, nesting + 1);
+      }
+      if (node.op === 'call') {
+        const [name, args] = node.args as [string, PositionedNode[]];
+        if (name === 'matches') splices.push({ start: node.start, end: node.start + source.slice(node.start).indexOf('matches') + 'matches'.length, text: RE2_MATCHES });
+        return visit(args, bound, nesting);
+      }
+      visit(node.args, bound, nesting);
+    };
+    visit(ast, new Set(), 0);
+    let text = source;
+    for (const splice of splices.sort((a, b) => b.start - a.start)) text = text.slice(0, splice.start) + splice.text + text.slice(splice.end);
+    return { text, variables: [...variables], originals };
+  }
+
+  const restore = (message: string, originals: ReadonlyMap<string, string>) =>
+    message.replace(/\b__\w+/g, (token) => originals.get(token) ?? token);
+
+  return {
+    compile(source) {
+      let rewritten: ReturnType<typeof rewrite>;
+      let program: ParseResult;
+      try {
+        rewritten = rewrite(source, env.parse(source).ast as unknown as AstNode);
+        program = env.parse(rewritten.text);
+      } catch (error) {
+        if (error instanceof PolicyExpressionProblem) throw error;
+        throw new PolicyExpressionProblem(celMessage(error, 'policy_expression_nodes'));
+      }
+      const checked = program.check();
+      if (!checked.valid) throw new PolicyExpressionProblem(restore(firstLine(checked.error), rewritten.originals));
+      const { variables, originals } = rewritten;
+      return {
+        source,
+        variables,
+        evaluate(read) {
+          const values: Record<string, unknown> = {};
+          for (const name of variables) values[mangle(name)] = read(name);
+          const outer = reading;
+          reading = read;
+          try {
+            const result = program(values);
+            if (result instanceof Promise) throw new PolicyExpressionProblem('an expression must not wait for anything');
+            return result;
+          } catch (error) {
+            if (error instanceof EvaluationError || error instanceof CelTypeError) throw new PolicyExpressionProblem(restore(firstLine(error), originals));
+            throw error;
+          } finally {
+            reading = outer;
+          }
+        },
+      };
+    },
+  };
+}
+
+function matchesRe2(text: string, pattern: string): boolean {
+  try {
+    return re2Matches(pattern, text);
+  } catch (error) {
+    throw new PolicyExpressionProblem(`matches(): not an RE2 regular expression: ${firstLine(error).replace(/^error parsing regexp: /, '')}`);
+  }
+}
+
+interface PositionedNode extends AstNode {
+  readonly start: number;
+  readonly end: number;
+}
+
+const isNode = (value: unknown): value is PositionedNode => !!value && typeof value === 'object' && typeof (value as AstNode).op === 'string';
+
+/** `a.b.c` as its segments and the node of each prefix, or undefined when the chain does not start at an identifier. */
+function selectChain(node: PositionedNode): { path: string[]; nodes: PositionedNode[] } | undefined {
+  if (node.op === 'id') return { path: [node.args as string], nodes: [node] };
+  if (node.op !== '.' && node.op !== '.?') return undefined;
+  const [target, name] = node.args as [PositionedNode, string];
+  const inner = selectChain(target);
+  return inner && { path: [...inner.path, name], nodes: [...inner.nodes, node] };
 }

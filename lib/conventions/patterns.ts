@@ -213,3 +213,73 @@ export const re2Pattern = v.pipe(
     if (problem) addIssue({ message: `${problem} (got ${quotedPattern(dataset.value)})` });
   }),
 );
+
+/** The most compiled patterns kept for reuse; past it the cache starts over (stored policies repeat a few patterns). */
+const MAX_CACHED_PATTERNS = 10_000;
+const COMPILED = new Map<string, RE2JS>();
+
+/** `pattern` compiled (and cached); throws when RE2 refuses it or it costs more than `re2_pattern_cost` to compile. */
+function compiled(pattern: string): RE2JS {
+  let re = COMPILED.get(pattern);
+  if (!re) {
+    const cost = re2Cost(pattern);
+    const limit = LIMITS.re2_pattern_cost.value;
+    if (cost > limit) throw new Error(`costs about ${cost} cost units to compile, more than ${limit} ${limitNote('re2_pattern_cost')}`);
+    re = RE2JS.compile(pattern);
+    if (COMPILED.size >= MAX_CACHED_PATTERNS) COMPILED.clear();
+    COMPILED.set(pattern, re);
+  }
+  return re;
+}
+
+/** Whether `pattern` (RE2) matches anywhere in `text`; throws with RE2's reason when it does not compile. */
+export function re2Test(pattern: string, text: string): boolean {
+  return compiled(pattern).test(text);
+}
+
+/**
+ * Replaces every match of `pattern` (RE2) in `text` by `template`, as Go's
+ * `Regexp.ReplaceAllString` does: `$1`, `${1}`, `$name` and `${name}` expand to groups (the
+ * longest run of letters, digits and `_` after `$` is the name, so `$1x` names group "1x"); an
+ * unknown group expands to nothing; `$$` is a `$`. Matching runs in linear time (RE2).
+ */
+export function re2ReplaceAll(pattern: string, text: string, template: string): string {
+  const re = compiled(pattern);
+  const names = re.namedGroups();
+  let out = '';
+  let last = 0;
+  for (const groups of re.re2Input.findAllSubmatchIndex(text, -1) as number[][]) {
+    out += text.slice(last, groups[0]) + expandTemplate(template, (name) => {
+      const index = /^\d+$/.test(name) ? Number(name) : names[name];
+      const start = index === undefined ? -1 : (groups[2 * index] ?? -1);
+      return start < 0 ? '' : text.slice(start, groups[2 * index! + 1]);
+    });
+    last = groups[1]!;
+  }
+  return out + text.slice(last);
+}
+
+function expandTemplate(template: string, group: (name: string) => string): string {
+  let out = '';
+  for (let i = 0; i < template.length; i++) {
+    const char = template[i]!;
+    if (char !== '$') {
+      out += char;
+      continue;
+    }
+    if (template[i + 1] === '$') {
+      out += '$';
+      i++;
+      continue;
+    }
+    const braced = template[i + 1] === '{';
+    const match = braced ? /^\{(\w+)\}/.exec(template.slice(i + 1)) : /^\w+/.exec(template.slice(i + 1));
+    if (!match) {
+      out += '$';
+      continue;
+    }
+    out += group(braced ? match[1]! : match[0]);
+    i += match[0].length;
+  }
+  return out;
+}

@@ -353,36 +353,71 @@ export interface TrafficPolicyOptions {
   readonly phases?: readonly TrafficPolicyPhase[];
 }
 
+/** An action of a checked traffic policy document: its type and its configuration as written. */
+export interface TrafficPolicyAction {
+  readonly type: string;
+  readonly config?: unknown;
+}
+
+/** A rule of a checked traffic policy document. */
+export interface TrafficPolicyRule {
+  readonly name?: string | null;
+  readonly expressions?: readonly string[] | null;
+  readonly actions: readonly TrafficPolicyAction[];
+}
+
+/** A checked traffic policy document: phases to rules (a phase may be absent or null). */
+export type TrafficPolicyDocument = { readonly [phase in TrafficPolicyPhase]?: readonly TrafficPolicyRule[] | null };
+
+/** A document's problem, as `trafficPolicyProblem` words it. */
+export class TrafficPolicyProblem extends Error {}
+
+function checkTrafficPolicy(text: string, options: TrafficPolicyOptions): { document: TrafficPolicyDocument } | { problem: string } {
+  if (text.trim() === '') return { problem: 'must be a traffic policy document (JSON or YAML), not empty' };
+  let document: unknown;
+  try {
+    document = parseDocument(text);
+  } catch (error) {
+    if (error instanceof DocumentProblem) return { problem: error.message };
+    return { problem: `is neither JSON nor YAML: ${String((error as Error).message).split('\n')[0]!.replace(/:$/, '')}` };
+  }
+  if (document === null || typeof document !== 'object' || Array.isArray(document)) {
+    return { problem: `must be a traffic policy document: a mapping of phases (${TRAFFIC_POLICY_PHASES.join(', ')}) to rules` };
+  }
+  const bounded = structureProblem(document) ?? expressionsProblem(document as Record<string, unknown>);
+  if (bounded) return { problem: bounded };
+  const phases = options.phases ?? TRAFFIC_POLICY_PHASES;
+  const problem = withRe2Budget(() => {
+    for (const [phase, rules] of Object.entries(document)) {
+      if (!(TRAFFIC_POLICY_PHASES as readonly string[]).includes(phase)) return `${phase}: unknown phase; phases: ${phases.join(', ')}`;
+      if (!phases.includes(phase as TrafficPolicyPhase)) return `${phase}: not a phase of this traffic (it has ${phases.join(', ')})`;
+      if (rules === null) continue;
+      const found = schemaProblem(v.array(Rule), rules, [phase]) ?? rulesProblem(phase as TrafficPolicyPhase, rules as v.InferOutput<typeof Rule>[]);
+      if (found) return found;
+    }
+    return undefined;
+  });
+  return problem ? { problem } : { document: document as TrafficPolicyDocument };
+}
+
 /**
  * Why `text` is not a traffic policy for a holder with these phases, or undefined when it is. The
  * reason starts with the path inside the document: `on_http_request[0].actions[1].type: unknown
  * action "x"`.
  */
 export function trafficPolicyProblem(text: string, options: TrafficPolicyOptions = {}): string | undefined {
-  if (text.trim() === '') return 'must be a traffic policy document (JSON or YAML), not empty';
-  let document: unknown;
-  try {
-    document = parseDocument(text);
-  } catch (error) {
-    if (error instanceof DocumentProblem) return error.message;
-    return `is neither JSON nor YAML: ${String((error as Error).message).split('\n')[0]!.replace(/:$/, '')}`;
-  }
-  if (document === null || typeof document !== 'object' || Array.isArray(document)) {
-    return `must be a traffic policy document: a mapping of phases (${TRAFFIC_POLICY_PHASES.join(', ')}) to rules`;
-  }
-  const bounded = structureProblem(document) ?? expressionsProblem(document as Record<string, unknown>);
-  if (bounded) return bounded;
-  const phases = options.phases ?? TRAFFIC_POLICY_PHASES;
-  return withRe2Budget(() => {
-    for (const [phase, rules] of Object.entries(document)) {
-      if (!(TRAFFIC_POLICY_PHASES as readonly string[]).includes(phase)) return `${phase}: unknown phase; phases: ${phases.join(', ')}`;
-      if (!phases.includes(phase as TrafficPolicyPhase)) return `${phase}: not a phase of this traffic (it has ${phases.join(', ')})`;
-      if (rules === null) continue;
-      const problem = schemaProblem(v.array(Rule), rules, [phase]) ?? rulesProblem(phase as TrafficPolicyPhase, rules as v.InferOutput<typeof Rule>[]);
-      if (problem) return problem;
-    }
-    return undefined;
-  });
+  const checked = checkTrafficPolicy(text, options);
+  return 'problem' in checked ? checked.problem : undefined;
+}
+
+/**
+ * The document in `text`, checked exactly as `trafficPolicyProblem` checks it (what the policy
+ * engine evaluates); throws TrafficPolicyProblem with the same reason when it is not one.
+ */
+export function parseTrafficPolicy(text: string, options: TrafficPolicyOptions = {}): TrafficPolicyDocument {
+  const checked = checkTrafficPolicy(text, options);
+  if ('problem' in checked) throw new TrafficPolicyProblem(checked.problem);
+  return checked.document;
 }
 
 function rulesProblem(phase: TrafficPolicyPhase, rules: readonly v.InferOutput<typeof Rule>[]): string | undefined {
