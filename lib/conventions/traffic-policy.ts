@@ -85,11 +85,11 @@ const headerMap = v.pipe(
 const TLS_VERSIONS = ['1.2', '1.3'] as const;
 const tlsVersion = v.picklist(TLS_VERSIONS, (issue) => `must be one of ${TLS_VERSIONS.join(', ')} (got ${JSON.stringify(issue.input)})`);
 
-/** A Go duration such as `60s`, `10m`, `1h30m`, in seconds; NaN when it is not one. */
-function durationSeconds(text: string): number {
-  const match = /^(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?$/.exec(text);
+/** A Go duration such as `60s`, `10m`, `1h30m`, `500ms`, in seconds; NaN when it is not one. */
+export function durationSeconds(text: string): number {
+  const match = /^(?:(\d+)h)?(?:(\d+)m(?!s))?(?:(\d+)s)?(?:(\d+)ms)?$/.exec(text);
   if (!match || text === '') return Number.NaN;
-  return Number(match[1] ?? 0) * 3600 + Number(match[2] ?? 0) * 60 + Number(match[3] ?? 0);
+  return Number(match[1] ?? 0) * 3600 + Number(match[2] ?? 0) * 60 + Number(match[3] ?? 0) + Number(match[4] ?? 0) / 1000;
 }
 
 const config = <T extends v.ObjectEntries>(entries: T) => v.looseObject(entries);

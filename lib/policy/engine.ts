@@ -1,0 +1,183 @@
+import { createPolicyLanguage, PolicyExpressionProblem, type PolicyExpression } from '../conventions/cel.ts';
+import { negotiateEncoding } from './actions/compress-response.ts';
+import { ActionFailure, type ActionContext } from './actions/types.ts';
+import type { ActionRecord, ConnectOutcome, HttpRequestOutcome, HttpResponseOutcome, PolicyTerminal, RuleRecord } from './decisions.ts';
+import { createDocumentCache, type DocumentCache } from './documents.ts';
+import type { ConnectionFacts, EndpointFacts, HttpRequestFacts, HttpResponseFacts } from './facts.ts';
+import { policyFunctions } from './functions.ts';
+import type { Template } from './interpolation.ts';
+import { compilePolicy, type CompiledPolicy, type CompiledRule, type RuleSource } from './program.ts';
+import { Scope, Unavailable, type RequestState } from './scope.ts';
+import { createMemoryCircuitBreakers, createMemoryRateLimits } from './state.ts';
+import type { PolicyServices } from './services.ts';
+import { POLICY_VARIABLES, readVariable } from './variables.ts';
+
+/**
+ * The policy engine: compiles policies (traffic policy documents, edge modules and agent options,
+ * all as rules) and evaluates them phase by phase over traffic descriptions, returning decisions
+ * for the ingress to apply. No sockets: the ingress describes what it received and applies what it
+ * is told; everything stateful (time, rate limits, circuit breakers, lookups) is injected.
+ *
+ * Phase semantics, as the vendor documents them: rules run in order; a rule applies when all its
+ * expressions are true (none: always); its actions run in order; an action that answers, closes or
+ * forwards (deny, custom-response, redirect, close-connection, forward-internal, and restrict-ips,
+ * basic-auth, rate-limit, verify-webhook, jwt-validation, oauth/oidc/saml when they refuse or
+ * redirect) ends the phase: no later action or rule of that phase runs. A failure is never a
+ * silent pass: an expression that fails to evaluate answers 500, a variable or action Burrow cannot
+ * provide offline 501, each naming the rule and the reason. When on_http_request ends with an
+ * answer, the upstream is not reached and on_http_response does not run.
+ */
+export interface PolicyEngine {
+  /** Compiles rule sources (see sources.ts for documents, edge modules and agent options). */
+  compile(sources: readonly RuleSource[]): CompiledPolicy;
+  /** Runs on_tcp_connect for a new connection. */
+  connect(policy: CompiledPolicy, endpoint: EndpointFacts, conn: ConnectionFacts): Promise<ConnectOutcome>;
+  /** Starts an HTTP exchange: its request phase, then (when the upstream answers) its response phase. */
+  http(policy: CompiledPolicy, endpoint: EndpointFacts, conn: ConnectionFacts, request: HttpRequestFacts): HttpExchange;
+}
+
+/** One HTTP request's way through a policy. */
+export interface HttpExchange {
+  /** Runs on_http_request. */
+  request(): Promise<HttpRequestOutcome>;
+  /** Runs on_http_response over the upstream's answer (and counts it for circuit breakers). */
+  response(response: HttpResponseFacts): Promise<HttpResponseOutcome>;
+  /** Tells the exchange the upstream gave no answer (counted as a failure by circuit breakers). */
+  upstreamFailed(): Promise<void>;
+}
+
+type ResolvedServices = ActionContext['services'];
+
+export function createPolicyEngine(services: PolicyServices): PolicyEngine {
+  const resolved: ResolvedServices = {
+    ...services,
+    rateLimits: services.rateLimits ?? createMemoryRateLimits(),
+    circuitBreakers: services.circuitBreakers ?? createMemoryCircuitBreakers(),
+  };
+  const language = createPolicyLanguage({ variables: POLICY_VARIABLES, functions: policyFunctions(services.random ?? Math.random) });
+  const documents = createDocumentCache(services);
+  const run = (policy: CompiledPolicy, scope: Scope) => runPhase(policy.phases[scope.phase], scope, resolved, documents);
+
+  return {
+    compile: (sources) => compilePolicy(language, sources),
+
+    async connect(policy, endpoint, conn) {
+      const scope = new Scope('on_tcp_connect', endpoint, conn, services.clock.now());
+      const { terminal, rules } = await run(policy, scope);
+      return { ...(terminal ? { terminal } : {}), ...(scope.tls ? { tls: scope.tls } : {}), logs: scope.logs, rules };
+    },
+
+    http(policy, endpoint, conn, facts) {
+      const state: RequestState = {
+        method: facts.method,
+        url: facts.url,
+        version: facts.version,
+        headers: facts.headers.map(([name, value]) => [name, value]),
+        receivedAt: facts.receivedAt,
+        ...(facts.body ? { body: facts.body } : {}),
+      };
+      let requestScope: Scope | undefined;
+      const report = async (failed: boolean) => {
+        const now = services.clock.now();
+        for (const listener of requestScope?.onUpstreamOutcome.splice(0) ?? []) await listener(failed, now);
+      };
+      return {
+        async request() {
+          requestScope = new Scope('on_http_request', endpoint, conn, services.clock.now(), state);
+          const { terminal, rules } = await run(policy, requestScope);
+          return { ...(terminal ? { terminal } : {}), request: { method: state.method, url: state.url, headers: state.headers }, logs: requestScope.logs, rules };
+        },
+        async response(facts) {
+          await report(facts.status >= 500);
+          const response = { status: facts.status, headers: facts.headers.map(([name, value]): [string, string] => [name, value]) };
+          const scope = new Scope('on_http_response', endpoint, conn, services.clock.now(), state, response);
+          scope.compressionAllowed = requestScope?.compressionAllowed;
+          const { terminal, rules } = await run(policy, scope);
+          const encoding = !terminal && scope.compressionAllowed ? negotiateEncoding(state, response, scope.compressionAllowed).encoding : undefined;
+          return { ...(terminal ? { terminal } : {}), response, ...(encoding ? { compression: encoding } : {}), logs: scope.logs, rules };
+        },
+        upstreamFailed: () => report(true),
+      };
+    },
+  };
+}
+
+/** What stopped a rule: the terminal to answer and the error text for the record. */
+function failure(error: unknown, where: string): { terminal: PolicyTerminal; error: string } {
+  if (error instanceof ActionFailure) return { terminal: { kind: 'error', error: error.error }, error: error.message };
+  const status = error instanceof Unavailable ? 501 : 500;
+  const message = `${where}: ${error instanceof Error ? error.message : String(error)}`;
+  return { terminal: { kind: 'error', error: { status, message, headers: [] } }, error: message };
+}
+
+async function runPhase(rules: readonly CompiledRule[], scope: Scope, services: ResolvedServices, documents: DocumentCache): Promise<{ terminal?: PolicyTerminal; rules: RuleRecord[] }> {
+  const records: RuleRecord[] = [];
+  const evaluate = (expression: PolicyExpression) => expression.evaluate((name) => readVariable(scope, name));
+  for (const [index, rule] of rules.entries()) {
+    const base = { phase: scope.phase, index, source: rule.source, ...(rule.name ? { name: rule.name } : {}) };
+    const where = `${rule.source} ${scope.phase} rule ${rule.name ? JSON.stringify(rule.name) : index}`;
+    let matched = true;
+    for (const [e, compiled] of rule.expressions.entries()) {
+      try {
+        if ('problem' in compiled) throw new PolicyExpressionProblem(compiled.problem);
+        const value = evaluate(compiled.expression);
+        if (typeof value !== 'boolean') throw new PolicyExpressionProblem(`expressions[${e}] must be a condition (a bool); it gave ${typeof value === 'bigint' ? 'an int' : typeof value}`);
+        if (!value) {
+          matched = false;
+          break;
+        }
+      } catch (error) {
+        const { terminal, error: message } = failure(error, `${where}, expression ${JSON.stringify(compiled.source)}`);
+        records.push({ ...base, matched: false, actions: [], error: message });
+        return { terminal, rules: records };
+      }
+    }
+    if (!matched) {
+      records.push({ ...base, matched: false, actions: [] });
+      continue;
+    }
+    const actions: ActionRecord[] = [];
+    for (const action of rule.actions) {
+      try {
+        if ('problem' in action) throw new PolicyExpressionProblem(`action ${action.type}: ${action.problem}`);
+        const context = actionContext(scope, services, documents, action.key, action.type, evaluate);
+        const result = await action.definition.run(action.config, context);
+        actions.push({ type: action.type, ended: result.end !== undefined, ...(result.note ? { note: result.note } : {}) });
+        if (result.end) {
+          records.push({ ...base, matched: true, actions });
+          return { terminal: result.end, rules: records };
+        }
+      } catch (error) {
+        const { terminal, error: message } = failure(error, where);
+        actions.push({ type: action.type, ended: true, note: message });
+        records.push({ ...base, matched: true, actions, error: message });
+        return { terminal, rules: records };
+      }
+    }
+    records.push({ ...base, matched: true, actions });
+  }
+  return { rules: records };
+}
+
+function actionContext(scope: Scope, services: ResolvedServices, documents: DocumentCache, key: string, type: string, evaluate: (expression: PolicyExpression) => unknown): ActionContext {
+  const interpolated = <T>(render: () => T, field: string): T => {
+    try {
+      return render();
+    } catch (error) {
+      if (error instanceof PolicyExpressionProblem) {
+        throw new ActionFailure({ status: 500, code: 'ERR_NGROK_3900', message: `CEL interpolation was unsuccessful in action ${type} field ${field}: ${error.message}`, headers: [] });
+      }
+      throw error;
+    }
+  };
+  return {
+    scope,
+    services,
+    documents,
+    key,
+    evaluate,
+    text: (template: Template, field: string) => interpolated(() => template.text(evaluate), field),
+    value: (template: Template, field: string) => interpolated(() => template.value(evaluate), field),
+  };
+}
+

@@ -1,0 +1,109 @@
+import { PolicyExpressionProblem, type PolicyExpression, type PolicyLanguage } from '../conventions/cel.ts';
+import { ACTION_PHASES, TRAFFIC_POLICY_PHASES, type TrafficPolicyAction } from '../conventions/traffic-policy.ts';
+import { DOCUMENT_ACTIONS, MODULE_ACTIONS } from './actions/index.ts';
+import { ActionConfigProblem, templateOf, type ActionDefinition } from './actions/types.ts';
+import type { Phase } from './decisions.ts';
+
+/**
+ * A policy compiled for evaluation: the rules of each phase, from every source in order (edge
+ * modules and agent options translated into rules first, then the traffic policy document), with
+ * expressions and action configurations compiled once. Compiling never fails: a part that cannot
+ * run (an expression that does not type-check, a configuration an action cannot use) is kept with
+ * its problem, listed in `problems`, and answers a 5xx naming it when traffic reaches it.
+ */
+
+/** A rule as a document states it (modules and agent options are translated into the same form). */
+export interface PolicyRule {
+  readonly name?: string | null;
+  readonly expressions?: readonly string[] | null;
+  readonly actions: readonly TrafficPolicyAction[];
+}
+
+/** Rules by phase. */
+export type PolicyRules = { readonly [phase in Phase]?: readonly PolicyRule[] | null };
+
+/** One source of rules: `traffic_policy`, `module:ip_restriction`, `agent:basic_auth` …; `internal` sources may use module-only actions. */
+export interface RuleSource {
+  readonly source: string;
+  readonly rules: PolicyRules;
+  readonly internal?: boolean;
+  /** Why the source could not be read (a stored document that no longer parses): every phase then answers 500 naming it. */
+  readonly problem?: string;
+}
+
+export type CompiledExpression = { readonly source: string; readonly expression: PolicyExpression } | { readonly source: string; readonly problem: string };
+
+export type CompiledAction =
+  | { readonly type: string; readonly key: string; readonly definition: ActionDefinition<unknown>; readonly config: unknown }
+  | { readonly type: string; readonly key: string; readonly problem: string };
+
+export interface CompiledRule {
+  readonly source: string;
+  readonly name?: string;
+  readonly expressions: readonly CompiledExpression[];
+  readonly actions: readonly CompiledAction[];
+}
+
+export interface CompiledPolicy {
+  readonly phases: { readonly [phase in Phase]: readonly CompiledRule[] };
+  /** What will fail when reached, as `source phase[i].…: reason`. */
+  readonly problems: readonly string[];
+}
+
+export function compilePolicy(language: PolicyLanguage, sources: readonly RuleSource[]): CompiledPolicy {
+  const problems: string[] = [];
+  const phases = Object.fromEntries(TRAFFIC_POLICY_PHASES.map((phase) => [phase, [] as CompiledRule[]])) as Record<Phase, CompiledRule[]>;
+  for (const { source, rules, internal, problem: unreadable } of sources) {
+    if (unreadable) {
+      problems.push(`${source}: ${unreadable}`);
+      for (const phase of TRAFFIC_POLICY_PHASES) phases[phase].push({ source, expressions: [], actions: [{ type: 'traffic-policy', key: `${source} ${phase}`, problem: unreadable }] });
+      continue;
+    }
+    for (const phase of TRAFFIC_POLICY_PHASES) {
+      for (const [r, rule] of (rules[phase] ?? []).entries()) {
+        const where = `${source} ${phase}[${r}]`;
+        const expressions = (rule.expressions ?? []).map((text, e): CompiledExpression => {
+          try {
+            return { source: text, expression: language.compile(text) };
+          } catch (error) {
+            const problem = `expressions[${e}]: ${(error as Error).message}`;
+            problems.push(`${where}.${problem}`);
+            return { source: text, problem };
+          }
+        });
+        const actions = rule.actions.map((action, a): CompiledAction => {
+          const key = `${where}.actions[${a}]`;
+          const problem = (message: string): CompiledAction => {
+            problems.push(`${key} (${action.type}): ${message}`);
+            return { type: action.type, key, problem: message };
+          };
+          const definition = DOCUMENT_ACTIONS[action.type] ?? (internal ? MODULE_ACTIONS[action.type] : undefined);
+          if (!definition) return problem('unknown action type');
+          const runsIn = ACTION_PHASES[action.type];
+          if (runsIn && !runsIn.includes(phase)) return problem(`does not run in ${phase} (it runs in ${runsIn.join(', ')})`);
+          try {
+            const config = definition.compile(action.config, {
+              language,
+              phase,
+              key,
+              template: (text, field) => templateOf(language, text, field),
+              expression(text, field) {
+                try {
+                  return language.compile(text);
+                } catch (error) {
+                  throw new ActionConfigProblem(`${field}: ${(error as Error).message}`);
+                }
+              },
+            });
+            return { type: action.type, key, definition: definition as ActionDefinition<unknown>, config };
+          } catch (error) {
+            if (error instanceof ActionConfigProblem || error instanceof PolicyExpressionProblem) return problem(error.message);
+            throw error;
+          }
+        });
+        phases[phase].push({ source, ...(rule.name ? { name: rule.name } : {}), expressions, actions });
+      }
+    }
+  }
+  return { phases, problems };
+}

@@ -1,0 +1,82 @@
+import type { Phase, PolicyLogEntry, TlsTermination } from './decisions.ts';
+import type { ConnectionFacts, EndpointFacts, RequestBody } from './facts.ts';
+
+/** The request as the phase sees it: url-rewrite and header actions change it for later rules. */
+export interface RequestState {
+  method: string;
+  url: string;
+  readonly version: string;
+  headers: [string, string][];
+  readonly receivedAt: Date;
+  readonly body?: RequestBody;
+  /** The body once an action read it (null: longer than the limit), and when. */
+  bodyRead?: { readonly bytes: Uint8Array | null; readonly at: Date };
+}
+
+/** The upstream response as the phase sees it: header actions change it for later rules. */
+export interface ResponseState {
+  readonly status: number;
+  headers: [string, string][];
+}
+
+/** A variable or function the engine cannot provide here, with the reason (it becomes a 5xx naming both). */
+export class Unavailable extends Error {
+  constructor(
+    readonly subject: string,
+    reason: string,
+  ) {
+    super(`${subject} is not available: ${reason}`);
+  }
+}
+
+/**
+ * The state of one phase evaluation: the facts, the request and response as changed so far, the
+ * phase's `vars` (set-vars) and action results (`actions.ngrok.*`), and a memo of derived values
+ * (parsed URL, cookies, user agent) that is dropped whenever the request or response changes.
+ */
+export class Scope {
+  readonly vars: Record<string, unknown> = {};
+  readonly actionResults: Record<string, unknown> = {};
+  readonly logs: PolicyLogEntry[] = [];
+  /** compress-response: the algorithms it allows (negotiated once the response is known). */
+  compressionAllowed?: readonly string[];
+  /** terminate-tls: how to terminate TLS. */
+  tls?: TlsTermination;
+  /** Told the upstream's outcome after the request phase (`failed`: no answer, or a 5xx); circuit breakers count it. */
+  readonly onUpstreamOutcome: ((failed: boolean, now: Date) => void | Promise<void>)[] = [];
+  readonly #memo = new Map<string, unknown>();
+
+  constructor(
+    readonly phase: Phase,
+    readonly endpoint: EndpointFacts,
+    readonly conn: ConnectionFacts,
+    readonly now: Date,
+    readonly request?: RequestState,
+    readonly response?: ResponseState,
+  ) {}
+
+  /** `compute()` once until the request or response changes. */
+  memo<T>(key: string, compute: () => T): T {
+    if (!this.#memo.has(key)) this.#memo.set(key, compute());
+    return this.#memo.get(key) as T;
+  }
+
+  /** Call after changing the request or response. */
+  changed(): void {
+    this.#memo.clear();
+  }
+
+  /** Records an action's result variables under `actions.ngrok.<name>`. */
+  setActionResult(name: string, value: Record<string, unknown>): void {
+    this.actionResults[name] = value;
+  }
+
+  /** The request body (null when longer than `maxBytes`, undefined when there is none); read once. */
+  async body(maxBytes: number): Promise<Uint8Array | null | undefined> {
+    const request = this.request;
+    if (!request?.body) return undefined;
+    if (!request.bodyRead) request.bodyRead = { bytes: (await request.body.read(maxBytes)) ?? null, at: this.now };
+    const bytes = request.bodyRead.bytes;
+    return bytes && bytes.byteLength > maxBytes ? null : bytes;
+  }
+}

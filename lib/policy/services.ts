@@ -1,0 +1,36 @@
+import type { Clock } from '../conventions/clock.ts';
+import type { IpRule } from '../resources/ip-policies/cidr.ts';
+import type { Phase, PolicyError } from './decisions.ts';
+import type { CircuitBreakerStore, RateLimitStore } from './state.ts';
+
+/**
+ * What the policy engine needs from its host, injected so evaluation stays pure and deterministic:
+ * time, randomness, the state of rate limits and circuit breakers, and lookups of account data
+ * (IP policies, certificate authorities), documents (JWKS, OIDC discovery) and internal endpoints.
+ * A lookup the host does not provide makes the actions that need it answer a 5xx naming it.
+ */
+export interface PolicyServices {
+  readonly clock: Clock;
+  /** A number in [0, 1) for `rand.*` (seeded in deterministic mode). Default: Math.random. */
+  readonly random?: () => number;
+  /** Default: an in-memory store of this engine. */
+  readonly rateLimits?: RateLimitStore;
+  /** Default: an in-memory store of this engine. */
+  readonly circuitBreakers?: CircuitBreakerStore;
+  /** The rules of the account's IP policies `ids`; throws naming an id that does not exist. */
+  ipPolicyRules?(ids: readonly string[]): Promise<readonly IpRule[]>;
+  /** The certificates (PEM) of the account's certificate authorities `ids`; throws naming an id that does not exist. */
+  certificateAuthorities?(ids: readonly string[]): Promise<readonly string[]>;
+  /** A JSON document by URL (a JWKS, an OIDC discovery document); the host decides which URLs it serves (local ones). */
+  fetchJson?(url: string): Promise<unknown>;
+  /**
+   * Whether traffic of `phase` can be forwarded to the internal endpoint `url`: undefined when it
+   * can, else the error to answer (unknown or offline endpoint, other protocol, too many hops).
+   */
+  forwardInternal?(url: string, phase: Phase): Promise<PolicyError | undefined>;
+  /**
+   * The origin of the service's identity host, `https://idp.<service zone>`: OAuth and OIDC send
+   * users back to `<origin>/oauth2/callback`, SAML to `<origin>/saml/<id>/acs`.
+   */
+  readonly identityOrigin?: string;
+}
