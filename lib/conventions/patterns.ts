@@ -248,7 +248,7 @@ export function re2ReplaceAll(pattern: string, text: string, template: string): 
   const names = re.namedGroups();
   let out = '';
   let last = 0;
-  for (const groups of re.re2Input.findAllSubmatchIndex(text, -1) as number[][]) {
+  for (const groups of (re.re2Input.findAllSubmatchIndex(text, -1) as number[][] | null) ?? []) {
     out += text.slice(last, groups[0]) + expandTemplate(template, (name) => {
       const index = /^\d+$/.test(name) ? Number(name) : names[name];
       const start = index === undefined ? -1 : (groups[2 * index] ?? -1);
