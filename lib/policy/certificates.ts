@@ -1,4 +1,5 @@
 import { X509Certificate } from 'node:crypto';
+import { canonicalAddress } from '../resources/ip-policies/cidr.ts';
 
 /**
  * X.509 certificates as the vendor's `conn.tls.client.*` / `conn.tls.server.*` variables show them,
@@ -73,15 +74,18 @@ function oid(body: Uint8Array): string {
   return parts.join('.');
 }
 
+/** An attribute value without the RFC 2253 escapes of the whole-name string (`Acme\\, Inc` → `Acme, Inc`). */
+const unescape = (value: string) => value.replace(/\\(.)/g, '$1');
+
 /** The distinguished name fields of a certificate, Go's pkix.Name reading of Node's `subject`/`issuer` lines. */
 function nameParts(lines: string | undefined): Record<string, unknown> {
   const entries = (lines ?? '').split('\n').filter(Boolean).map((line) => [line.slice(0, line.indexOf('=')), line.slice(line.indexOf('=') + 1)] as const);
   const out: Record<string, unknown> = {
     '': [...entries].reverse().map(([key, value]) => `${key}=${value}`).join(','),
-    common_name: entries.findLast(([key]) => key === 'CN')?.[1] ?? '',
+    common_name: unescape(entries.findLast(([key]) => key === 'CN')?.[1] ?? ''),
   };
   for (const field of Object.values(NAME_FIELDS)) out[field] = [];
-  for (const [key, value] of entries) if (NAME_FIELDS[key]) (out[NAME_FIELDS[key]] as string[]).push(value);
+  for (const [key, value] of entries) if (NAME_FIELDS[key]) (out[NAME_FIELDS[key]] as string[]).push(unescape(value));
   return out;
 }
 
@@ -90,7 +94,7 @@ function alternativeNames(text: string | undefined): Record<string, string[]> {
   for (const entry of (text ?? '').split(', ').filter(Boolean)) {
     const colon = entry.indexOf(':');
     const key = { DNS: 'dns_names', email: 'email_addresses', 'IP Address': 'ip_addresses', URI: 'uris' }[entry.slice(0, colon)];
-    if (key) out[key]!.push(entry.slice(colon + 1));
+    if (key) out[key]!.push(key === 'ip_addresses' ? canonicalAddress(entry.slice(colon + 1)) : entry.slice(colon + 1));
   }
   return out;
 }
@@ -163,7 +167,7 @@ export function clientChainProblem(chain: readonly string[], authorities: readon
   let current = leaf;
   for (let depth = 0; depth < MAX_CHAIN; depth++) {
     const time = now.getTime();
-    if (time < Date.parse(current.validFrom) || time > Date.parse(current.validTo)) return `certificate ${current.subject.replaceAll('\n', ',')} is not valid at ${now.toISOString()}`;
+    if (time < Date.parse(current.validFrom) || time > Date.parse(current.validTo)) return `certificate ${nameParts(current.subject)['']} is not valid at ${now.toISOString()}`;
     const root = roots.find((ca) => issuedBy(current, ca));
     if (root) return time < Date.parse(root.validFrom) || time > Date.parse(root.validTo) ? 'the certificate authority is not valid now' : undefined;
     const parent = certs.find((cert) => cert !== current && cert.ca && issuedBy(current, cert));

@@ -56,7 +56,7 @@ export function createMemoryRateLimits(maxBuckets = MAX_RATE_LIMIT_BUCKETS): Rat
       let waitMs: number;
       if (bucket.current + 1 <= capacity && bucket.previous > 0) waitMs = (1 - (capacity - bucket.current - 1) / bucket.previous) * size - (time - window * size);
       else waitMs = (window + 1) * size - time + (bucket.current > 0 ? Math.max(0, 1 - (capacity - 1) / bucket.current) * size : 0);
-      return { allowed: false, retryAfterSeconds: Math.max(1, Math.ceil(waitMs / 1000)) };
+      return { allowed: false, retryAfterSeconds: Math.max(1, Math.ceil(Math.round(waitMs) / 1000)) };
     },
   };
 }
