@@ -19,6 +19,11 @@ export interface RateLimitStore {
   take(key: string, capacity: number, windowSeconds: number, now: Date): RateDecision | Promise<RateDecision>;
 }
 
+/** The in-memory rate-limit store answers at once. */
+export interface MemoryRateLimits extends RateLimitStore {
+  take(key: string, capacity: number, windowSeconds: number, now: Date): RateDecision;
+}
+
 interface Bucket {
   window: number;
   current: number;
@@ -32,7 +37,7 @@ interface Bucket {
  * while the estimate stays below `capacity`. Buckets live in memory, at most MAX_RATE_LIMIT_BUCKETS,
  * the least recently used dropped first (as the vendor, state is per server).
  */
-export function createMemoryRateLimits(maxBuckets = MAX_RATE_LIMIT_BUCKETS): RateLimitStore {
+export function createMemoryRateLimits(maxBuckets = MAX_RATE_LIMIT_BUCKETS): MemoryRateLimits {
   const buckets = new Map<string, Bucket>();
   return {
     take(key, capacity, windowSeconds, now) {
@@ -78,6 +83,12 @@ export interface CircuitBreakerStore {
   record(key: string, settings: CircuitBreakerSettings, now: Date, failed: boolean): void | Promise<void>;
 }
 
+/** The in-memory circuit-breaker store answers at once. */
+export interface MemoryCircuitBreakers extends CircuitBreakerStore {
+  allow(key: string, settings: CircuitBreakerSettings, now: Date): boolean;
+  record(key: string, settings: CircuitBreakerSettings, now: Date, failed: boolean): void;
+}
+
 interface Breaker {
   counts: { bucket: number; total: number; errors: number }[];
   openedAt?: number;
@@ -92,7 +103,7 @@ interface Breaker {
  * `trippedSeconds`; then one trial request goes through: success closes the breaker, failure opens
  * it again. In memory, per engine (as the vendor, per server); at most MAX_CIRCUIT_BREAKERS.
  */
-export function createMemoryCircuitBreakers(maxBreakers = MAX_CIRCUIT_BREAKERS): CircuitBreakerStore {
+export function createMemoryCircuitBreakers(maxBreakers = MAX_CIRCUIT_BREAKERS): MemoryCircuitBreakers {
   const breakers = new Map<string, Breaker>();
   const get = (key: string) => {
     const breaker = breakers.get(key) ?? { counts: [], trialInFlight: false };
