@@ -43,6 +43,50 @@ function legacyPolicy(stored: StoredModule, connectionOnly: boolean): PolicyRule
   return connectionOnly ? { on_tcp_connect: convert(stored.inbound) } : { on_http_request: convert(stored.inbound), on_http_response: convert(stored.outbound) };
 }
 
+type Translation = (stored: StoredModule, holderId: string) => PolicyRule[];
+
+/** The modules of HTTPS edge routes, by phase, in order, with the rules each becomes. */
+const ROUTE_MODULES: readonly (readonly [TrafficPolicyPhase, readonly (readonly [string, Translation])[]])[] = [
+  [
+    'on_http_request',
+    [
+      [
+        'circuit_breaker',
+        (m) => [
+          rule({
+            type: 'circuit-breaker',
+            config: { error_threshold: m.error_threshold_percentage, volume_threshold: m.volume_threshold, window_duration: m.rolling_window, tripped_duration: m.tripped_duration, num_buckets: m.num_buckets },
+          }),
+        ],
+      ],
+      ['webhook_verification', (m) => [rule({ type: 'verify-webhook', config: { provider: m.provider, secret: m.secret } })]],
+      [
+        'oauth',
+        (m) => {
+          const provider = m.provider as Record<string, unknown>;
+          return [rule({ type: 'oauth', config: { provider: m.provider_name, ...(provider.client_id ? { client_id: provider.client_id } : {}), scopes: provider.scopes, allow_cors_preflight: m.options_passthrough } })];
+        },
+      ],
+      ['oidc', (m) => [rule({ type: 'oidc', config: { issuer_url: m.issuer, client_id: m.client_id, scopes: m.scopes, allow_cors_preflight: m.options_passthrough } })]],
+      [
+        'saml',
+        (m, holderId) => [
+          rule({ type: 'saml', config: { idp_metadata: m.idp_metadata, holder_id: holderId, force_authn: m.force_authn, nameid_format: m.nameid_format, options_passthrough: m.options_passthrough } }),
+        ],
+      ],
+      ['user_agent_filter', (m) => [rule({ type: 'user-agent-filter', config: { allow: m.allow, deny: m.deny } })]],
+      ['request_headers', (m) => headerRules(m as { add?: Record<string, string>; remove?: string[] })],
+    ],
+  ],
+  [
+    'on_http_response',
+    [
+      ['response_headers', (m) => headerRules(m as { add?: Record<string, string>; remove?: string[] })],
+      ['compression', () => [rule({ type: 'compress-response', config: { algorithms: ['gzip', 'deflate'] } })]],
+    ],
+  ],
+];
+
 /** What holds a set of edge modules. */
 export type ModuleHolder = 'https_edge' | 'https_route' | 'tcp_edge' | 'tls_edge';
 
@@ -81,69 +125,12 @@ export function edgeModuleSources(holder: ModuleHolder, holderId: string, module
     sources.push(internal('module:ip_restriction', connectionOnly ? { on_tcp_connect: [restrict] } : { on_http_request: [restrict] }));
   }
   if (holder === 'https_route') {
-    const breaker = get('circuit_breaker');
-    if (breaker) {
-      sources.push(
-        internal('module:circuit_breaker', {
-          on_http_request: [
-            rule({
-              type: 'circuit-breaker',
-              config: {
-                error_threshold: breaker.error_threshold_percentage,
-                volume_threshold: breaker.volume_threshold,
-                window_duration: breaker.rolling_window,
-                tripped_duration: breaker.tripped_duration,
-                num_buckets: breaker.num_buckets,
-              },
-            }),
-          ],
-        }),
-      );
+    for (const [phase, translations] of ROUTE_MODULES) {
+      for (const [name, translate] of translations) {
+        const stored = get(name);
+        if (stored) sources.push(internal(`module:${name}`, { [phase]: translate(stored, holderId) }));
+      }
     }
-    const webhook = get('webhook_verification');
-    if (webhook) sources.push(internal('module:webhook_verification', { on_http_request: [rule({ type: 'verify-webhook', config: { provider: webhook.provider, secret: webhook.secret } })] }));
-    const oauth = get('oauth');
-    if (oauth) {
-      const provider = oauth.provider as Record<string, unknown>;
-      sources.push(
-        internal('module:oauth', {
-          on_http_request: [
-            rule({
-              type: 'oauth',
-              config: { provider: oauth.provider_name, ...(provider.client_id ? { client_id: provider.client_id } : {}), scopes: provider.scopes, allow_cors_preflight: oauth.options_passthrough },
-            }),
-          ],
-        }),
-      );
-    }
-    const oidc = get('oidc');
-    if (oidc) {
-      sources.push(
-        internal('module:oidc', {
-          on_http_request: [rule({ type: 'oidc', config: { issuer_url: oidc.issuer, client_id: oidc.client_id, scopes: oidc.scopes, allow_cors_preflight: oidc.options_passthrough } })],
-        }),
-      );
-    }
-    const saml = get('saml');
-    if (saml) {
-      sources.push(
-        internal('module:saml', {
-          on_http_request: [
-            rule({
-              type: 'saml',
-              config: { idp_metadata: saml.idp_metadata, holder_id: holderId, force_authn: saml.force_authn, nameid_format: saml.nameid_format, options_passthrough: saml.options_passthrough },
-            }),
-          ],
-        }),
-      );
-    }
-    const agents = get('user_agent_filter');
-    if (agents) sources.push(internal('module:user_agent_filter', { on_http_request: [rule({ type: 'user-agent-filter', config: { allow: agents.allow, deny: agents.deny } })] }));
-    const requestHeaders = get('request_headers');
-    if (requestHeaders) sources.push(internal('module:request_headers', { on_http_request: headerRules(requestHeaders as { add?: Record<string, string>; remove?: string[] }) }));
-    const responseHeaders = get('response_headers');
-    if (responseHeaders) sources.push(internal('module:response_headers', { on_http_response: headerRules(responseHeaders as { add?: Record<string, string>; remove?: string[] }) }));
-    if (get('compression')) sources.push(internal('module:compression', { on_http_response: [rule({ type: 'compress-response', config: { algorithms: ['gzip', 'deflate'] } })] }));
   }
   const legacy = get('policy');
   if (legacy) sources.push({ source: 'module:policy', rules: legacyPolicy(legacy, connectionOnly) });

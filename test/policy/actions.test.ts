@@ -134,7 +134,7 @@ describe('restrict-ips', () => {
     const unknown = await onRequest(withPolicies, 'on_http_request: [{actions: [{type: restrict-ips, config: {ip_policies: [ipp_gone]}}]}]');
     assert.deepEqual(unknown.terminal, { kind: 'error', error: { status: 500, message: 'restrict-ips: ip_policies: IP policy ipp_gone was not found', headers: [] } });
     const noLookup = await onRequest(h, document);
-    assert.deepEqual(noLookup.terminal, { kind: 'error', error: { status: 501, message: 'restrict-ips: ip_policies cannot be read here (no IP policy lookup was provided)', headers: [] } });
+    assert.deepEqual(noLookup.terminal, { kind: 'error', error: { status: 501, message: 'restrict-ips: ip_policies: IP policies cannot be read here (no lookup was provided)', headers: [] } });
   });
 
   test('on_tcp_connect a denied address closes the connection', async () => {

@@ -1,7 +1,7 @@
 import * as v from 'valibot';
-import { CidrError, evaluateIpRules, parseCidr, type IpRule } from '../../resources/ip-policies/cidr.ts';
+import { CidrError, evaluateIpRules, parseCidr } from '../../resources/ip-policies/cidr.ts';
 import type { Template } from '../interpolation.ts';
-import { ActionFailure, defineAction, enforce, errorEnd, readConfig, type ActionContext } from './types.ts';
+import { defineAction, enforce, errorEnd, lookUp, readConfig, type ActionContext } from './types.ts';
 
 /**
  * restrict-ips (and the ip_restriction module and agent IP restrictions, translated into it),
@@ -47,16 +47,6 @@ function cidrList(templates: readonly Template[], context: ActionContext, field:
   });
 }
 
-async function policyRules(context: ActionContext, ids: readonly string[]): Promise<readonly IpRule[]> {
-  if (ids.length === 0) return [];
-  if (!context.services.ipPolicyRules) throw new ActionFailure({ status: 501, message: 'restrict-ips: ip_policies cannot be read here (no IP policy lookup was provided)', headers: [] });
-  try {
-    return await context.services.ipPolicyRules(ids);
-  } catch (error) {
-    throw new ActionFailure({ status: 500, message: `restrict-ips: ip_policies: ${(error as Error).message}`, headers: [] });
-  }
-}
-
 export const restrictIps = defineAction({
   type: 'restrict-ips',
   compile(config, tools) {
@@ -72,7 +62,7 @@ export const restrictIps = defineAction({
     };
   },
   async run(config, context) {
-    const rules = await policyRules(context, config.ipPolicies);
+    const rules = config.ipPolicies.length === 0 ? [] : await lookUp(context.services.ipPolicyRules?.bind(context.services), config.ipPolicies, 'restrict-ips: ip_policies', 'IP policies');
     const allow = [...cidrList(config.allow, context, 'allow'), ...rules.filter((rule) => rule.action === 'allow').map((rule) => rule.cidr)];
     const deny = [...cidrList(config.deny, context, 'deny'), ...rules.filter((rule) => rule.action === 'deny').map((rule) => rule.cidr)];
     const ip = context.scope.conn.clientIp;

@@ -1,6 +1,6 @@
 import * as v from 'valibot';
 import type { Template } from '../interpolation.ts';
-import { ActionConfigProblem, ActionFailure, defineAction, readConfig, type ActionContext } from './types.ts';
+import { ActionConfigProblem, defineAction, lookUp, readConfig, type ActionContext } from './types.ts';
 
 /**
  * terminate-tls (on_tcp_connect; also the tls_termination and mutual_tls modules, translated into
@@ -17,12 +17,8 @@ async function authorities(entries: readonly Template[], context: ActionContext)
   const pems = values.filter((value) => value.includes('-----BEGIN CERTIFICATE-----'));
   const ids = values.filter((value) => !value.includes('-----BEGIN CERTIFICATE-----'));
   if (ids.length === 0) return pems;
-  if (!context.services.certificateAuthorities) throw new ActionFailure({ status: 501, message: `terminate-tls: certificate authorities ${ids.join(', ')} cannot be read here (no lookup was provided)`, headers: [] });
-  try {
-    return [...pems, ...(await context.services.certificateAuthorities(ids))];
-  } catch (error) {
-    throw new ActionFailure({ status: 500, message: `terminate-tls: mutual_tls_certificate_authorities: ${(error as Error).message}`, headers: [] });
-  }
+  const lookup = context.services.certificateAuthorities?.bind(context.services);
+  return [...pems, ...(await lookUp(lookup, ids, 'terminate-tls: mutual_tls_certificate_authorities', `certificate authorities ${ids.join(', ')}`))];
 }
 
 export const terminateTls = defineAction({

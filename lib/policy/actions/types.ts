@@ -94,3 +94,16 @@ export function errorEnd(status: number, message: string, code?: string, headers
 export const enforce = v.optional(v.boolean(), true);
 export const statusIn = (min: number, max: number, fallback: number) =>
   v.optional(v.pipe(v.number(), v.check((n) => Number.isInteger(n) && n >= min && n <= max, (issue) => `must be an integer from ${min} to ${max} (got ${issue.input})`)), fallback);
+
+/**
+ * Account data by ids through a host lookup: 501 when the host provides none, 500 naming the
+ * field when it throws (an id that does not exist).
+ */
+export async function lookUp<T>(lookup: ((ids: readonly string[]) => Promise<T>) | undefined, ids: readonly string[], field: string, what: string): Promise<T> {
+  if (!lookup) throw new ActionFailure({ status: 501, message: `${field}: ${what} cannot be read here (no lookup was provided)`, headers: [] });
+  try {
+    return await lookup(ids);
+  } catch (error) {
+    throw new ActionFailure({ status: 500, message: `${field}: ${(error as Error).message}`, headers: [] });
+  }
+}
