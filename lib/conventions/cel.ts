@@ -285,6 +285,40 @@ export interface PolicyLanguage {
  * its size. Macros (`exists`, `all`, `map` …) may nest at most MAX_POLICY_MACRO_NESTING deep.
  */
 export const MAX_POLICY_MACRO_NESTING = 2;
+
+/**
+ * The most evaluation steps one evaluation of a policy expression may take: every node cel-js's
+ * evaluator dispatches counts one, so every iteration of a macro counts at least one. A few
+ * milliseconds of work; past it the evaluation fails (a 500 for that rule), so no expression can
+ * stall the ingress, whatever lists it builds or iterates.
+ */
+export const MAX_POLICY_EVALUATION_STEPS = 50_000;
+
+/** Steps left in the policy evaluation under way; undefined when none is counting. */
+let stepsLeft: number | undefined;
+
+/**
+ * cel-js offers no step budget, so Burrow counts its evaluator's `run` calls (the dispatch every
+ * macro iteration goes through) by wrapping that method once on the evaluator's prototype, which a
+ * function handler sees as `this`. Only policy evaluations set a budget; filters and everything
+ * else pass straight through. test/policy/expressions.test.ts proves the count still happens.
+ */
+function countEvaluatorSteps(env: Environment): void {
+  let prototype: { run: (ast: unknown, ctx: unknown) => unknown; __burrowSteps?: true } | undefined;
+  env.registerFunction('__burrow_probe(): bool', function (this: object) {
+    prototype = Object.getPrototypeOf(this);
+    return true;
+  });
+  env.evaluate('__burrow_probe()');
+  if (!prototype || typeof prototype.run !== 'function') throw new Error('burrow: the CEL evaluator no longer dispatches through run(); policy evaluation budgets need updating');
+  if (prototype.__burrowSteps) return;
+  const run = prototype.run;
+  prototype.run = function (this: unknown, ast: unknown, ctx: unknown) {
+    if (stepsLeft !== undefined && --stepsLeft < 0) throw new PolicyExpressionProblem(`the expression took more than ${MAX_POLICY_EVALUATION_STEPS} evaluation steps`);
+    return run.call(this, ast, ctx);
+  };
+  prototype.__burrowSteps = true;
+}
 const MACROS_BINDING_A_VARIABLE = new Set(['all', 'exists', 'exists_one', 'map', 'filter']);
 const RE2_MATCHES = '__re2_matches';
 const CEL_TYPE_PREFIX = /^(string|bytes|int|uint|double|bool|list|map|timestamp|duration|dyn|google\.protobuf\.\w+)(<.*>)?$/;
@@ -334,6 +368,7 @@ export function createPolicyLanguage(spec: { readonly variables: readonly Policy
   env = env
     .registerFunction(`string.${RE2_MATCHES}(string): bool`, matchesRe2)
     .registerFunction(`${RE2_MATCHES}(string, string): bool`, matchesRe2);
+  countEvaluatorSteps(env);
 
   /** The longest declared variable among the prefixes of `path`, as a count of segments (0: none). */
   const longestDeclared = (path: readonly string[]) => {
@@ -419,7 +454,9 @@ export function createPolicyLanguage(spec: { readonly variables: readonly Policy
           const values: Record<string, unknown> = {};
           for (const name of variables) values[mangle(name)] = read(name);
           const outer = reading;
+          const outerSteps = stepsLeft;
           reading = read;
+          stepsLeft = MAX_POLICY_EVALUATION_STEPS;
           try {
             const result = program(values);
             if (result instanceof Promise) throw new PolicyExpressionProblem('an expression must not wait for anything');
@@ -429,6 +466,7 @@ export function createPolicyLanguage(spec: { readonly variables: readonly Policy
             throw error;
           } finally {
             reading = outer;
+            stepsLeft = outerSteps;
           }
         },
       };

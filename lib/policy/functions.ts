@@ -238,7 +238,13 @@ export function policyFunctions(random: () => number): PolicyFunction[] {
     ['string.split(): list<string>', (_r, text: string) => text.split(/\s+/).filter(Boolean)],
     ['string.format(list): string', (_r, text: string, args: unknown[]) => format(text, args)],
     ['strings.quote(string): string', (_r, text: string) => JSON.stringify(text)],
-    ['list.distinct(): list', (_r, list: unknown[]) => list.filter((item, index) => list.findIndex((other) => JSON.stringify(celToJson(other)) === JSON.stringify(celToJson(item))) === index)],
+    ['list.distinct(): list', (_r, list: unknown[]) => {
+      const seen = new Set<string>();
+      return list.filter((item) => {
+        const key = `${typeof item}:${JSON.stringify(celToJson(item))}`;
+        return !seen.has(key) && !!seen.add(key);
+      });
+    }],
     ['list.flatten(): list', (_r, list: unknown[]) => flatten(list, 1)],
     ['list.flatten(int): list', (_r, list: unknown[], depth: bigint) => (depth < 0n ? fail('flatten: the depth must not be negative') : flatten(list, Number(depth)))],
     ['list.sort(): list', (_r, list: unknown[]) => [...list].sort(compare)],

@@ -134,6 +134,13 @@ describe('policy expressions: functions (the vendor macros)', () => {
     assert.equal(await matches(h, 'rand.double() >= 0.0 && rand.double() < 1.0 && rand.int(5, 5) == 5'), true);
   });
 
+  test('an evaluation is bounded: past the step budget it stops with a 500, whatever it iterates', async () => {
+    const started = performance.now();
+    await assert.rejects(matches(h, 'lists.range(10000).all(x, lists.range(10000).all(y, x + y >= 0))'), /"status":500.*the expression took more than 50000 evaluation steps/);
+    assert.ok(performance.now() - started < 5000, 'stopped long before 10⁸ iterations');
+    assert.equal(await matches(h, 'lists.range(50).all(x, lists.range(50).all(y, x + y >= 0))'), true, 'thousands of iterations fit');
+  });
+
   test('xxhash64 and secrets.get are declared but answer 501', async () => {
     await assert.rejects(matches(h, "hash.xxhash64('a') == ''"), /"status":501.*xxhash64\(\) is not available/);
     await assert.rejects(matches(h, "secrets.get('vault', 'name') == ''"), /"status":501.*secrets\.get\(\) is not available/);
