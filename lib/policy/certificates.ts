@@ -135,7 +135,7 @@ function extensions(tbs: Uint8Array): Record<string, unknown>[] {
 }
 
 /** The certificates of one or more concatenated PEM blocks. */
-export function pemCertificates(text: string): X509Certificate[] {
+function pemCertificates(text: string): X509Certificate[] {
   return [...text.matchAll(/-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g)].map((block) => new X509Certificate(block[0]));
 }
 

@@ -13,7 +13,7 @@ import { defineAction, readConfig } from './types.ts';
 
 export type Encoding = 'gzip' | 'deflate' | 'br';
 const ENCODABLE: readonly string[] = ['gzip', 'deflate', 'br'];
-export const DEFAULT_ALGORITHMS = ['gzip', 'deflate', 'br', 'compress'];
+const DEFAULT_ALGORITHMS = ['gzip', 'deflate', 'br', 'compress'];
 
 /** The encoding to apply, or why none is (`already` when the upstream encoded the body). */
 export function negotiateEncoding(request: RequestState | undefined, response: ResponseState, algorithms: readonly string[]): { encoding?: Encoding; already: boolean } {

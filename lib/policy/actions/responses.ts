@@ -1,7 +1,7 @@
 import * as v from 'valibot';
 import { re2ReplaceAll } from '../../conventions/patterns.ts';
 import type { Template } from '../interpolation.ts';
-import { ActionFailure, defineAction, readConfig, statusIn, templateOf, type ActionContext, type CompileTools } from './types.ts';
+import { ActionFailure, defineAction, readConfig, statusIn, type ActionContext, type CompileTools } from './types.ts';
 
 /** The actions that answer for the upstream (deny, custom-response, redirect) or drop the connection, and url-rewrite, which shares redirect's matching. */
 

@@ -12,7 +12,7 @@ import { defineAction, enforce, errorEnd, lookUp, readConfig, type ActionContext
  * Denied: a 403 (ERR_NGROK_3205) on HTTP phases, the connection closed on on_tcp_connect.
  */
 
-export const IP_RESTRICTED = 'ERR_NGROK_3205';
+const IP_RESTRICTED = 'ERR_NGROK_3205';
 
 /** The network of a CIDR as written (host bits cleared, as Go's net.ParseCIDR reads it); undefined when it is none. */
 function network(text: string): string | undefined {
@@ -33,7 +33,7 @@ export function firstMatchingCidr(cidrs: readonly string[], ip: string): string 
 }
 
 /** Whether `ip` passes allow/deny sets; the matched CIDR ('' when none). */
-export function restrictIp(ip: string, allow: readonly string[], deny: readonly string[]): { allowed: boolean; matched: string } {
+function restrictIp(ip: string, allow: readonly string[], deny: readonly string[]): { allowed: boolean; matched: string } {
   const denied = firstMatchingCidr(deny, ip);
   if (denied) return { allowed: false, matched: denied };
   const allowed = firstMatchingCidr(allow, ip);

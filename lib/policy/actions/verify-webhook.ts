@@ -11,7 +11,7 @@ import { ActionConfigProblem, ActionFailure, defineAction, enforce, errorEnd, re
  * answered for the provider. A provider Burrow cannot verify answers 501 naming it.
  */
 
-export const WEBHOOK_FAILED = 'ERR_NGROK_3204';
+const WEBHOOK_FAILED = 'ERR_NGROK_3204';
 
 export const verifyWebhook = defineAction({
   type: 'verify-webhook',
