@@ -106,6 +106,22 @@ export const LIMITS = {
   agent_handshake_ms: { value: 10_000, unit: 'ms', bounds: 'from an agent\'s TCP connection to its successful Auth (TLS handshake included)', errors: [] },
   agent_heartbeat_answer_ms: { value: 15_000, unit: 'ms', bounds: 'the time an agent has to answer one of the gateway\'s heartbeats', errors: [] },
   agent_command_answer_ms: { value: 30_000, unit: 'ms', bounds: 'the time an agent has to answer a Stop, Restart or Update (the command fails, the session stays)', errors: [] },
+  policy_evaluation_steps: {
+    value: 50_000,
+    unit: 'steps',
+    bounds: 'one evaluation of a traffic policy expression on live traffic (each node the evaluator dispatches; past it the rule answers 500)',
+    errors: [],
+  },
+  policy_macro_nesting: { value: 2, unit: 'levels', bounds: 'macros (`all`, `exists`, `map` …) inside one another in a traffic policy expression run on live traffic (deeper: the rule answers 500)', errors: [] },
+  policy_inspected_body_bytes: { value: 1024 * KIB, unit: 'bytes', bounds: 'the request body verify-webhook and jwt-validation read (longer: verification fails)', errors: [] },
+  policy_signature_header_bytes: { value: 8 * KIB, unit: 'bytes', bounds: 'a webhook signature header verify-webhook reads (longer: verification fails)', errors: [] },
+  policy_jwt_bytes: { value: 16 * KIB, unit: 'bytes', bounds: 'a JSON Web Token jwt-validation reads (longer: 401)', errors: [] },
+  policy_jwks_keys: { value: 100, unit: 'keys', bounds: 'the keys read from one JSON Web Key Set (the rest are ignored)', errors: [] },
+  policy_interpolated_bytes: { value: 64 * KIB, unit: 'bytes', bounds: 'one interpolated (`${…}`) string of a traffic policy action (longer: 500)', errors: [] },
+  policy_log_entries: { value: 100, unit: 'entries', bounds: 'the `log` entries one traffic policy phase records (the rest are dropped)', errors: [] },
+  policy_rate_limit_buckets: { value: 100_000, unit: 'buckets', bounds: 'rate-limit buckets kept in memory (the least recently used is dropped)', errors: [] },
+  policy_circuit_breakers: { value: 10_000, unit: 'breakers', bounds: 'circuit breakers kept in memory (the least recently used is dropped)', errors: [] },
+  policy_cached_documents: { value: 1000, unit: 'documents', bounds: 'JWKS and OIDC discovery documents cached for traffic policies (the oldest is dropped)', errors: [] },
 } as const satisfies Record<string, Limit>;
 
 export type LimitName = keyof typeof LIMITS;

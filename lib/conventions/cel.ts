@@ -282,17 +282,17 @@ export interface PolicyLanguage {
 /**
  * Policy expressions are compiled with POLICY_LIMITS, the structural limits the syntax check of
  * stored documents (celSyntaxProblem) applies, so a stored expression is never refused later for
- * its size. Macros (`exists`, `all`, `map` …) may nest at most MAX_POLICY_MACRO_NESTING deep.
+ * its size. Macros (`exists`, `all`, `map` …) may nest `policy_macro_nesting` deep.
  */
-export const MAX_POLICY_MACRO_NESTING = 2;
+const MAX_MACRO_NESTING = LIMITS.policy_macro_nesting.value;
 
 /**
- * The most evaluation steps one evaluation of a policy expression may take: every node cel-js's
- * evaluator dispatches counts one, so every iteration of a macro counts at least one. A few
- * milliseconds of work; past it the evaluation fails (a 500 for that rule), so no expression can
- * stall the ingress, whatever lists it builds or iterates.
+ * The most evaluation steps one evaluation of a policy expression may take (`policy_evaluation_steps`):
+ * every node cel-js's evaluator dispatches counts one, so every iteration of a macro counts at
+ * least one. A few milliseconds of work; past it the evaluation fails (a 500 for that rule), so no
+ * expression can stall the ingress, whatever lists it builds or iterates.
  */
-export const MAX_POLICY_EVALUATION_STEPS = 50_000;
+const MAX_EVALUATION_STEPS = LIMITS.policy_evaluation_steps.value;
 
 /** Steps left in the policy evaluation under way; undefined when none is counting. */
 let stepsLeft: number | undefined;
@@ -314,7 +314,7 @@ function countEvaluatorSteps(env: Environment): void {
   if (prototype.__burrowSteps) return;
   const run = prototype.run;
   prototype.run = function (this: unknown, ast: unknown, ctx: unknown) {
-    if (stepsLeft !== undefined && --stepsLeft < 0) throw new PolicyExpressionProblem(`the expression took more than ${MAX_POLICY_EVALUATION_STEPS} evaluation steps`);
+    if (stepsLeft !== undefined && --stepsLeft < 0) throw new PolicyExpressionProblem(`the expression took more than ${MAX_EVALUATION_STEPS} evaluation steps ${limitNote('policy_evaluation_steps')}`);
     return run.call(this, ast, ctx);
   };
   prototype.__burrowSteps = true;
@@ -411,7 +411,7 @@ export function createPolicyLanguage(spec: { readonly variables: readonly Policy
         }
         const binds = MACROS_BINDING_A_VARIABLE.has(name) && args[0]?.op === 'id';
         const bindsCel = name === 'bind' && receiver.op === 'id' && receiver.args === 'cel' && args[0]?.op === 'id';
-        if (binds && nesting >= MAX_POLICY_MACRO_NESTING) throw new PolicyExpressionProblem(`macros such as ${name}() may nest at most ${MAX_POLICY_MACRO_NESTING} deep`);
+        if (binds && nesting >= MAX_MACRO_NESTING) throw new PolicyExpressionProblem(`macros such as ${name}() may nest at most ${MAX_MACRO_NESTING} deep ${limitNote('policy_macro_nesting')}`);
         if (!binds && !bindsCel) return visit(args, bound, nesting);
         const inner = new Set(bound).add(args[0]!.args as string);
         if (bindsCel) return visit(args[1], bound, nesting), visit(args[2], inner, nesting);
@@ -456,7 +456,7 @@ export function createPolicyLanguage(spec: { readonly variables: readonly Policy
           const outer = reading;
           const outerSteps = stepsLeft;
           reading = read;
-          stepsLeft = MAX_POLICY_EVALUATION_STEPS;
+          stepsLeft = MAX_EVALUATION_STEPS;
           try {
             const result = program(values);
             if (result instanceof Promise) throw new PolicyExpressionProblem('an expression must not wait for anything');
@@ -478,7 +478,8 @@ function matchesRe2(text: string, pattern: string): boolean {
   try {
     return re2Matches(pattern, text);
   } catch (error) {
-    throw new PolicyExpressionProblem(`matches(): not an RE2 regular expression: ${firstLine(error).replace(/^error parsing regexp: /, '')}`);
+    const reason = firstLine(error);
+    throw new PolicyExpressionProblem(reason.startsWith('error parsing regexp: ') ? `matches(): not an RE2 regular expression: ${reason.slice(22)}` : `matches(): the pattern ${reason}`);
   }
 }
 

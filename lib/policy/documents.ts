@@ -1,4 +1,4 @@
-import { JWKS_CACHE_SECONDS, MAX_CACHED_DOCUMENTS } from './limits.ts';
+import { LIMITS } from '../limits.ts';
 import type { PolicyServices } from './services.ts';
 
 /**
@@ -7,6 +7,9 @@ import type { PolicyServices } from './services.ts';
  * (`data:application/json;base64,…` or `data:application/json,<percent-encoded JSON>`) is read in
  * place, so a policy can carry its keys inline without any server.
  */
+/** How long a fetched document is reused, in seconds (the vendor refreshes JWKS "roughly every 15 minutes"). */
+const JWKS_CACHE_SECONDS = 15 * 60;
+
 export interface DocumentCache {
   /** The document at `url`; throws with the reason when it cannot be had. */
   get(url: string): Promise<unknown>;
@@ -29,7 +32,7 @@ export function createDocumentCache(services: PolicyServices): DocumentCache {
       if (hit && now - hit.at < JWKS_CACHE_SECONDS * 1000) return hit.document;
       if (!services.fetchJson) throw new Error(`cannot fetch ${url} here (no document fetcher was provided; a data: URL works offline)`);
       const document = await services.fetchJson(url);
-      if (cached.size >= MAX_CACHED_DOCUMENTS) cached.delete(cached.keys().next().value!);
+      if (cached.size >= LIMITS.policy_cached_documents.value) cached.delete(cached.keys().next().value!);
       cached.set(url, { document, at: now });
       return document;
     },

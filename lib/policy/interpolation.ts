@@ -1,5 +1,5 @@
 import { PolicyExpressionProblem, type PolicyExpression, type PolicyLanguage } from '../conventions/cel.ts';
-import { MAX_INTERPOLATED_BYTES } from './limits.ts';
+import { LIMITS, limitNote } from '../limits.ts';
 import { celToText } from './values.ts';
 
 /**
@@ -60,7 +60,7 @@ export function compileTemplate(source: string, language: PolicyLanguage): Templ
     let out = '';
     for (const part of parts) {
       out += typeof part === 'string' ? part : celToText(evaluate(part));
-      if (Buffer.byteLength(out) > MAX_INTERPOLATED_BYTES) throw new PolicyExpressionProblem(`the interpolated string is longer than ${MAX_INTERPOLATED_BYTES} bytes`);
+      if (Buffer.byteLength(out) > LIMITS.policy_interpolated_bytes.value) throw new PolicyExpressionProblem(`the interpolated string is longer than ${LIMITS.policy_interpolated_bytes.value} bytes ${limitNote('policy_interpolated_bytes')}`);
     }
     return out;
   };

@@ -1,4 +1,4 @@
-import { MAX_CIRCUIT_BREAKERS, MAX_RATE_LIMIT_BUCKETS } from './limits.ts';
+import { LIMITS } from '../limits.ts';
 
 /**
  * The state rate-limit and circuit-breaker actions keep between requests, behind interfaces a host
@@ -34,10 +34,10 @@ interface Bucket {
  * The vendor's `sliding_window` algorithm as a sliding-window counter: windows of `rate` seconds
  * aligned to the epoch; the estimate at time t is the previous window's count weighted by the part
  * of it still inside the last `rate` seconds, plus the current window's count. A request is allowed
- * while the estimate stays below `capacity`. Buckets live in memory, at most MAX_RATE_LIMIT_BUCKETS,
+ * while the estimate stays below `capacity`. Buckets live in memory, at most `policy_rate_limit_buckets` (lib/limits.ts),
  * the least recently used dropped first (as the vendor, state is per server).
  */
-export function createMemoryRateLimits(maxBuckets = MAX_RATE_LIMIT_BUCKETS): MemoryRateLimits {
+export function createMemoryRateLimits(maxBuckets: number = LIMITS.policy_rate_limit_buckets.value): MemoryRateLimits {
   const buckets = new Map<string, Bucket>();
   return {
     take(key, capacity, windowSeconds, now) {
@@ -101,9 +101,9 @@ interface Breaker {
  * requests are in the window and the share of failures (5xx answers and upstream errors) reaches
  * `errorThreshold`, the breaker opens and requests are refused (503, ERR_NGROK_3202) for
  * `trippedSeconds`; then one trial request goes through: success closes the breaker, failure opens
- * it again. In memory, per engine (as the vendor, per server); at most MAX_CIRCUIT_BREAKERS.
+ * it again. In memory, per engine (as the vendor, per server); at most `policy_circuit_breakers` (lib/limits.ts).
  */
-export function createMemoryCircuitBreakers(maxBreakers = MAX_CIRCUIT_BREAKERS): MemoryCircuitBreakers {
+export function createMemoryCircuitBreakers(maxBreakers: number = LIMITS.policy_circuit_breakers.value): MemoryCircuitBreakers {
   const breakers = new Map<string, Breaker>();
   const get = (key: string) => {
     const breaker = breakers.get(key) ?? { counts: [], trialInFlight: false };

@@ -105,9 +105,10 @@ describe('policy expressions: functions (the vendor macros)', () => {
     assert.equal(await matches(h, "hasReqCookie('session') && getReqCookie('session').value == 'abc'", request), true);
   });
 
-  test('matches() is RE2: Go syntax works, lookaround is an evaluation error (500)', async () => {
+  test('matches() is RE2: Go syntax works; a pattern from the request that RE2 refuses or that costs too much is an evaluation error (500)', async () => {
     assert.equal(await matches(h, "req.url.path.matches('^/api/(?P<rest>.*)$')"), true);
-    await assert.rejects(matches(h, "req.url.path.matches('(?=x)')"), /"status":500.*matches\(\): not an RE2 regular expression/);
+    await assert.rejects(matches(h, "req.url.path.matches(req.headers['x-pattern'][0])", { headers: [['X-Pattern', '(?=x)']] }), /"status":500.*matches\(\): not an RE2 regular expression/);
+    await assert.rejects(matches(h, "req.url.path.matches(req.headers['x-pattern'][0])", { headers: [['X-Pattern', '(?:a{1000}){1000}']] }), /"status":500.*matches\(\): the pattern costs about \d+ cost units to compile, more than 2000 \(limit re2_pattern_cost\)/);
   });
 
   test('hash, base64, json, url and query string helpers give the vendor examples', async () => {
@@ -136,7 +137,7 @@ describe('policy expressions: functions (the vendor macros)', () => {
 
   test('an evaluation is bounded: past the step budget it stops with a 500, whatever it iterates', async () => {
     const started = performance.now();
-    await assert.rejects(matches(h, 'lists.range(10000).all(x, lists.range(10000).all(y, x + y >= 0))'), /"status":500.*the expression took more than 50000 evaluation steps/);
+    await assert.rejects(matches(h, 'lists.range(10000).all(x, lists.range(10000).all(y, x + y >= 0))'), /"status":500.*the expression took more than 50000 evaluation steps \(limit policy_evaluation_steps\)/);
     assert.ok(performance.now() - started < 5000, 'stopped long before 10⁸ iterations');
     assert.equal(await matches(h, 'lists.range(50).all(x, lists.range(50).all(y, x + y >= 0))'), true, 'thousands of iterations fit');
   });

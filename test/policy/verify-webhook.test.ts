@@ -139,7 +139,7 @@ describe('verify-webhook: limits, enforcement and providers Burrow cannot check'
   test('a body over the limit fails verification', async () => {
     const big = 'x'.repeat(1024 * 1024 + 1);
     const outcome = await onRequest(h, policy('github', 's'), post([['X-Hub-Signature-256', `sha256=${hmac('sha256', 's', big).toString('hex')}`]], big));
-    assert.deepEqual(outcome.terminal, FAILED('github webhook verification failed: the body is longer than 1048576 bytes'));
+    assert.deepEqual(outcome.terminal, FAILED('github webhook verification failed: the body is longer than 1048576 bytes (limit policy_inspected_body_bytes)'));
   });
 
   test('enforce: false records the result in actions.ngrok.verify_webhook and goes on', async () => {

@@ -3,7 +3,7 @@ import * as v from 'valibot';
 import type { PolicyError } from '../decisions.ts';
 import { headerValues, mediaType, queryParams } from '../http-fields.ts';
 import type { Template } from '../interpolation.ts';
-import { MAX_INSPECTED_BODY_BYTES, MAX_JWKS_KEYS, MAX_JWT_BYTES } from '../limits.ts';
+import { LIMITS, limitNote } from '../../limits.ts';
 import { ActionFailure, defineAction, readConfig, type ActionContext } from './types.ts';
 
 /**
@@ -85,8 +85,8 @@ async function locate(spec: TokenSpec, context: ActionContext): Promise<{ token:
     if (raw === undefined) reject(`the ${name} header was not found in the request`, 'ERR_NGROK_3408');
   } else {
     if (!['POST', 'PUT', 'PATCH'].includes(request.method)) reject(`tokens in the body are not supported for ${request.method} requests`, 'ERR_NGROK_3415');
-    const body = await context.scope.body(MAX_INSPECTED_BODY_BYTES);
-    if (body === null) reject(`the body is longer than ${MAX_INSPECTED_BODY_BYTES} bytes`, 'ERR_NGROK_3411');
+    const body = await context.scope.body(LIMITS.policy_inspected_body_bytes.value);
+    if (body === null) reject(`the body is longer than ${LIMITS.policy_inspected_body_bytes.value} bytes ${limitNote('policy_inspected_body_bytes')}`, 'ERR_NGROK_3411');
     const type = mediaType(headerValues(request.headers, 'content-type')[0]).type;
     const text = Buffer.from(body ?? []).toString('utf8');
     let fields: Record<string, unknown>;
@@ -107,7 +107,7 @@ async function locate(spec: TokenSpec, context: ActionContext): Promise<{ token:
   }
   if (!raw!.startsWith(prefix)) reject(`the configured prefix ${JSON.stringify(prefix)} was not found in ${name}`, 'ERR_NGROK_3413');
   const token = raw!.slice(prefix.length).trim();
-  if (Buffer.byteLength(token) > MAX_JWT_BYTES) reject(`the token in ${name} is longer than ${MAX_JWT_BYTES} bytes`, 'ERR_NGROK_3416');
+  if (Buffer.byteLength(token) > LIMITS.policy_jwt_bytes.value) reject(`the token in ${name} is longer than ${LIMITS.policy_jwt_bytes.value} bytes ${limitNote('policy_jwt_bytes')}`, 'ERR_NGROK_3416');
   return { token, name };
 }
 
@@ -123,7 +123,7 @@ async function jwksKeys(urls: readonly string[], context: ActionContext): Promis
     }
     const list = (document as { keys?: unknown })?.keys;
     if (!Array.isArray(list)) reject(`${url} is not a JSON Web Key Set (no keys list)`, 'ERR_NGROK_3422', 502);
-    keys.push(...(list as JsonWebKey[]).slice(0, MAX_JWKS_KEYS));
+    keys.push(...(list as JsonWebKey[]).slice(0, LIMITS.policy_jwks_keys.value));
   }
   return keys;
 }

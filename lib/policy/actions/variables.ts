@@ -1,6 +1,6 @@
 import * as v from 'valibot';
 import type { Template } from '../interpolation.ts';
-import { MAX_LOG_ENTRIES } from '../limits.ts';
+import { LIMITS, limitNote } from '../../limits.ts';
 import { celToJson } from '../values.ts';
 import { ActionConfigProblem, defineAction, readConfig, type ActionContext, type CompileTools } from './types.ts';
 
@@ -37,7 +37,7 @@ export const log = defineAction({
     const scope = context.scope;
     const value = evaluateValue(metadata, context, 'metadata') as Record<string, unknown>;
     scope.setActionResult('log', { metadata: value });
-    if (scope.logs.length >= MAX_LOG_ENTRIES) return { note: `not logged: a phase keeps at most ${MAX_LOG_ENTRIES} entries` };
+    if (scope.logs.length >= LIMITS.policy_log_entries.value) return { note: `not logged: a phase keeps at most ${LIMITS.policy_log_entries.value} entries ${limitNote('policy_log_entries')}` };
     const entry = celToJson(value) as Record<string, unknown>;
     scope.logs.push({ phase: scope.phase, metadata: entry });
     return { note: `logged ${Object.keys(entry).join(', ') || 'nothing'}` };

@@ -1,11 +1,11 @@
 import * as v from 'valibot';
-import { MAX_INSPECTED_BODY_BYTES } from '../limits.ts';
+import { LIMITS, limitNote } from '../../limits.ts';
 import { UNVERIFIABLE_PROVIDERS, WEBHOOK_PROVIDERS } from './webhook-providers.ts';
 import { ActionConfigProblem, ActionFailure, defineAction, enforce, errorEnd, readConfig } from './types.ts';
 
 /**
  * verify-webhook (and the webhook_verification module): checks the provider's signature over the
- * request body, read once up to MAX_INSPECTED_BODY_BYTES (the ingress forwards what it buffered).
+ * request body, read once up to `policy_inspected_body_bytes` (lib/limits.ts; the ingress forwards what it buffered).
  * Failure: 403 (ERR_NGROK_3204), or the provider's own status (Xero: 401); `enforce: false` only
  * records the result in `actions.ngrok.verify_webhook`. Endpoint-verification challenges are
  * answered for the provider. A provider Burrow cannot verify answers 501 naming it.
@@ -26,10 +26,10 @@ export const verifyWebhook = defineAction({
     if (!provider) throw new ActionFailure({ status: 501, message: `verify-webhook: provider ${config.provider} cannot be verified offline: ${UNVERIFIABLE_PROVIDERS[config.provider]}`, headers: [] });
     const scope = context.scope;
     const request = scope.request!;
-    const body = await scope.body(MAX_INSPECTED_BODY_BYTES);
+    const body = await scope.body(LIMITS.policy_inspected_body_bytes.value);
     const verdict =
       body === null
-        ? ({ verified: false, reason: `the body is longer than ${MAX_INSPECTED_BODY_BYTES} bytes` } as const)
+        ? ({ verified: false, reason: `the body is longer than ${LIMITS.policy_inspected_body_bytes.value} bytes ${limitNote('policy_inspected_body_bytes')}` } as const)
         : provider.verify({ method: request.method, url: request.url, headers: request.headers, body: Buffer.from(body ?? []), secret: context.text(config.secret, 'secret'), now: scope.now });
     if ('challenge' in verdict) {
       scope.setActionResult('verify_webhook', { verified: true, error: { code: '', message: '' } });

@@ -2,7 +2,7 @@ import { createHash, createHmac, createPublicKey, timingSafeEqual, verify as ver
 import type { PolicyResponse } from '../decisions.ts';
 import { headerValues } from '../http-fields.ts';
 import type { HeaderList } from '../facts.ts';
-import { DEFAULT_WEBHOOK_TOLERANCE_SECONDS, MAX_SIGNATURE_HEADER_BYTES } from '../limits.ts';
+import { LIMITS } from '../../limits.ts';
 
 /**
  * How each webhook provider signs its requests, for verify-webhook and the webhook_verification
@@ -32,12 +32,15 @@ export interface WebhookProvider {
   readonly failureStatus?: number;
 }
 
+/** The tolerance of signed timestamps when the provider names none, in seconds (the vendor's default). */
+const DEFAULT_WEBHOOK_TOLERANCE_SECONDS = 180;
+
 const VERIFIED = { verified: true } as const;
 const refuse = (reason: string): WebhookVerdict => ({ verified: false, reason });
 
 function header(request: WebhookRequest, name: string): string | undefined {
   const value = headerValues(request.headers, name)[0];
-  return value === undefined || Buffer.byteLength(value) > MAX_SIGNATURE_HEADER_BYTES ? undefined : value;
+  return value === undefined || Buffer.byteLength(value) > LIMITS.policy_signature_header_bytes.value ? undefined : value;
 }
 
 const hmac = (algorithm: string, key: string | Buffer, ...parts: (string | Buffer)[]) => {
