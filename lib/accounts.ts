@@ -3,7 +3,7 @@ import { operatorIn, type Instance, type OperationContext } from './context.ts';
 import { formatTime } from './conventions/clock.ts';
 import { fail } from './conventions/errors.ts';
 import { createRecord } from './resource.ts';
-import { apiKeys, type ApiKeyPrepared } from './resources/api-keys.ts';
+import { apiKeys, type ApiKeyPrepared } from './families/api-keys/api-keys.ts';
 import { INSTANCE_SCOPE, type StoreReader } from './store.ts';
 
 /**

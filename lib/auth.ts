@@ -1,7 +1,7 @@
 import type { OperationContext, Principal } from './context.ts';
 import { fail } from './conventions/errors.ts';
 import { hashToken } from './conventions/ids.ts';
-import { inactiveOwnerError, isInactive } from './resources/bot-users.ts';
+import { inactiveOwnerError, isInactive } from './families/bot-users/bot-users.ts';
 import { INSTANCE_SCOPE, type StoredRecord, type StoreReader, type StoreTransaction } from './store.ts';
 
 /**

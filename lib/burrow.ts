@@ -12,13 +12,13 @@ import { allOperations, CONTROL_OPERATIONS, GUARDS, RESOURCES, type REGISTRY, ty
 import type { BaseResponse, ResourceDefinition } from './resource.ts';
 import type { Schema } from './conventions/fields.ts';
 import type * as v from 'valibot';
-import { eventCatalogue } from './resources/events/catalogue.ts';
-import { DEFAULT_SIMULATION, type SimulationSettings } from './simulator/settings.ts';
-import { clearOutbox, readOutbox, type Delivery, type EventSink, type OutboxContents } from './resources/events/outbox.ts';
-import { recordEvents } from './resources/events/recorder.ts';
+import { eventCatalogue } from './families/events/catalogue.ts';
+import { DEFAULT_SIMULATION, type SimulationSettings } from './simulation.ts';
+import { clearOutbox, readOutbox, type Delivery, type EventSink, type OutboxContents } from './families/events/outbox.ts';
+import { recordEvents } from './families/events/recorder.ts';
 import { DEFAULT_JOURNAL_SIZE, RequestJournal } from './request-journal.ts';
-import { readSecretValue } from './resources/vaults/secrets.ts';
-import { parseSecretsKey } from './resources/vaults/sealing.ts';
+import { readSecretValue } from './families/vaults/secrets.ts';
+import { parseSecretsKey } from './families/vaults/sealing.ts';
 import type { Store, StoreReader, StoreTransaction } from './store.ts';
 
 /** Options of `createBurrow`. Only `store` is required. */

@@ -2,7 +2,7 @@ import type { Clock } from './conventions/clock.ts';
 import type { IdFactory } from './conventions/ids.ts';
 import type { QueryParams } from './conventions/paging.ts';
 import type { Schema } from './conventions/fields.ts';
-import type { SimulationSettings } from './simulator/settings.ts';
+import type { SimulationSettings } from './simulation.ts';
 import type { RequestJournal } from './request-journal.ts';
 import type { Scope, StoreReader, StoreTransaction } from './store.ts';
 

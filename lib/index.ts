@@ -35,14 +35,14 @@ export { crudOperations, defineResource, type BaseRecord, type ResourceDefinitio
 export { REGISTRY, RESOURCES, allOperations, type ResourceName } from './registry.ts';
 
 // Agent simulator
-export { connectAgent, disconnectAgent, type AgentConnect } from './simulator/agents.ts';
-export { DEFAULT_SIMULATION, type SimulationSettings } from './simulator/settings.ts';
+export { connectAgent, disconnectAgent, type AgentConnect } from './families/agents/simulator.ts';
+export { DEFAULT_SIMULATION, type SimulationSettings } from './simulation.ts';
 
 // Events
-export { eventCatalogue, AGENT_SESSION_EVENTS } from './resources/events/catalogue.ts';
-export type { BurrowEvent, Delivery, EventSink, OutboxContents } from './resources/events/outbox.ts';
+export { eventCatalogue, AGENT_SESSION_EVENTS } from './families/events/catalogue.ts';
+export type { BurrowEvent, Delivery, EventSink, OutboxContents } from './families/events/outbox.ts';
 
 // Rules usable on their own
-export { aclPermits, parseAcl, type AclBind } from './resources/acl.ts';
-export { evaluateIpRules, parseCidr, CidrError, type IpDecision, type IpRule } from './resources/ip-policies/cidr.ts';
-export { evaluateRestriction, type RestrictionVerdict } from './resources/ip-policies/restrictions.ts';
+export { aclPermits, parseAcl, type AclBind } from './conventions/acl.ts';
+export { evaluateIpRules, parseCidr, CidrError, type IpDecision, type IpRule } from './conventions/cidr.ts';
+export { evaluateRestriction, type RestrictionVerdict } from './families/ip-policies/restrictions.ts';

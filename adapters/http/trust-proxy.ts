@@ -1,5 +1,5 @@
 import { ApiError, ERRORS } from '../../lib/index.ts';
-import { CidrError, inNetworks, parseExactAddress, parseNetwork, type Cidr } from '../../lib/resources/ip-policies/cidr.ts';
+import { CidrError, inNetworks, parseExactAddress, parseNetwork, type Cidr } from '../../lib/conventions/cidr.ts';
 import { quote } from './body.ts';
 
 /**

@@ -1,5 +1,5 @@
 import { X509Certificate } from 'node:crypto';
-import { canonicalAddress } from '../resources/ip-policies/cidr.ts';
+import { canonicalAddress } from '../conventions/cidr.ts';
 
 /**
  * X.509 certificates as the vendor's `conn.tls.client.*` / `conn.tls.server.*` variables show them,

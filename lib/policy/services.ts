@@ -1,5 +1,5 @@
 import type { Clock } from '../conventions/clock.ts';
-import type { IpRule } from '../resources/ip-policies/cidr.ts';
+import type { IpRule } from '../conventions/cidr.ts';
 import type { Phase, PolicyError } from './decisions.ts';
 import type { CircuitBreakerStore, RateLimitStore } from './state.ts';
 

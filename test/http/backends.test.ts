@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { beforeEach, describe, test } from 'node:test';
-import { changeOnlineTunnels } from '../../lib/resources/backends/tunnel-group.ts';
+import { changeOnlineTunnels } from '../../lib/families/backends/tunnel-group.ts';
 import { assertError, BASE, createTestInstance, type TestInstance } from '../helpers.ts';
 
 let api: TestInstance;

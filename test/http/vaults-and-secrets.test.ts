@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { beforeEach, describe, test } from 'node:test';
 import { createBurrow, type Store } from '../../lib/index.ts';
-import type { Delivery } from '../../lib/resources/events/outbox.ts';
+import type { Delivery } from '../../lib/families/events/outbox.ts';
 import { assertError, BASE, createTestInstance, OPERATOR_TOKEN, type TestInstance, type TestResponse } from '../helpers.ts';
 
 /**

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { AclRuleError, aclPermits, parseAcl, type AclBind } from '../../lib/resources/acl.ts';
+import { AclRuleError, aclPermits, parseAcl, type AclBind } from '../../lib/conventions/acl.ts';
 
 describe('parseAcl', () => {
   const valid = [

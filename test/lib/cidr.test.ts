@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import ipaddr from 'ipaddr.js';
-import { CidrError, evaluateIpRules, parseCidr, type IpRule } from '../../lib/resources/ip-policies/cidr.ts';
+import { CidrError, evaluateIpRules, parseCidr, type IpRule } from '../../lib/conventions/cidr.ts';
 
 describe('parseCidr', () => {
   const valid: [string, string][] = [

@@ -8,7 +8,7 @@ import {
   signSshCertificate,
   SshKeyError,
   type SshKeyType,
-} from '../../lib/resources/ssh/ssh-keys.ts';
+} from '../../lib/families/ssh/ssh-keys.ts';
 import { inspectCertificate, sshKeygen, startSshd, tempDir } from '../fixtures/openssh.ts';
 
 const dir = tempDir('burrow-sshkeys-');

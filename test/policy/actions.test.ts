@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import type { IpRule } from '../../lib/resources/ip-policies/cidr.ts';
+import type { IpRule } from '../../lib/conventions/cidr.ts';
 import { CONN, ENDPOINT, exchange, harness, onRequest, policyOf, requestFacts } from './helpers.ts';
 
 const h = harness();

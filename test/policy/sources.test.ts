@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import type { IpRule } from '../../lib/resources/ip-policies/cidr.ts';
+import type { IpRule } from '../../lib/conventions/cidr.ts';
 import { agentBindSources, edgeModuleSources, type AgentBindOptions, type ModuleHolder } from '../../lib/policy/sources.ts';
 import { CONN, ENDPOINT, harness, requestFacts } from './helpers.ts';
 import type { ConnectionFacts, HttpRequestFacts } from '../../lib/policy/facts.ts';

@@ -1,5 +1,5 @@
 import * as v from 'valibot';
-import { CidrError, evaluateIpRules, parseCidr } from '../../resources/ip-policies/cidr.ts';
+import { CidrError, evaluateIpRules, parseCidr } from '../../conventions/cidr.ts';
 import type { Template } from '../interpolation.ts';
 import { defineAction, enforce, errorEnd, lookUp, readConfig, type ActionContext } from './types.ts';
 

@@ -1,0 +1,153 @@
+import * as v from 'valibot';
+import type { OperationContext } from '../../context.ts';
+import { makeRef } from '../../conventions/refs.ts';
+import { rfc3339, storedRef } from '../../conventions/fields.ts';
+import { addPair, membersOf, removePair, type PairIndex } from '../../indexes.ts';
+import { defineResource, scopeOf, type BaseRecord } from '../../resource.ts';
+import { addAgentEndpoint, removeAgentEndpoint } from '../endpoints/endpoints.ts';
+
+/**
+ * Tunnels (/tunnels): read-only; they exist while a simulated agent (lib/simulator) runs them. An
+ * agent's binds become its tunnels when its session starts, and the tunnels go when the session
+ * ends (stop, restart, disconnect, credential deleted):
+ *
+ * - each bound domain: an `https` tunnel, `public_url` `https://<domain>`;
+ * - each bound address `host:port`: a `tcp` tunnel, `public_url` `tcp://<host:port>`;
+ * - the bound labels, if any: one labeled tunnel (no public URL, no protocol) with id `tn_` + the
+ *   session's KSUID, which tunnel group backends match; its `backends` are those backends.
+ *
+ * Each domain or address tunnel has an agent endpoint (lib/resources/endpoints.ts) sharing its KSUID
+ * (`tn_X` ↔ `ep_X`), as the vendor's examples show. A tunnel's `metadata` is its agent's, and
+ * `forwards_to` is the agent's `forwards_to` (default `http://localhost:80` for HTTPS and labeled
+ * tunnels, `localhost:80` for TCP ones). Tunnel records are stored like any resource, so listing
+ * pages through the store on every backend (PostgreSQL included).
+ */
+
+export const TUNNEL_KIND = 'tunnel';
+
+export interface TunnelRecord extends BaseRecord {
+  readonly public_url: string;
+  readonly proto: '' | 'https' | 'tcp';
+  readonly started_at: string;
+  readonly region: string;
+  readonly session_id: string;
+  readonly endpoint_id: string | null;
+  readonly labels: Readonly<Record<string, string>>;
+  /** Tunnel group backends that currently match this tunnel, oldest first (kept by tunnel-group.ts). */
+  readonly backend_ids: readonly string[];
+  readonly forwards_to: string;
+}
+
+/** What a session tells its tunnels: who runs them, where, and what they bind. */
+export interface TunnelOwner {
+  readonly id: string;
+  readonly started_at: string;
+  readonly region: string;
+  readonly metadata: string;
+  readonly owner_id: string;
+  readonly forwards_to?: string;
+  readonly binds: { readonly domains: readonly string[]; readonly addresses: readonly string[]; readonly labels: Readonly<Record<string, string>> };
+}
+
+const NoFields = v.strictObject({});
+
+export const tunnels = defineResource<TunnelRecord>({
+  name: 'tunnels',
+  label: 'tunnel',
+  kind: TUNNEL_KIND,
+  prefix: 'tn',
+  path: '/tunnels',
+  listKey: 'tunnels',
+  operations: ['get', 'list'],
+  createSchema: NoFields,
+  updateSchema: NoFields,
+  storedFields: {
+    public_url: v.string(),
+    proto: v.picklist(['', 'https', 'tcp']),
+    started_at: rfc3339,
+    region: v.string(),
+    session_id: storedRef('ts'),
+    endpoint_id: v.nullable(storedRef('ep')),
+    labels: v.record(v.string(), v.string()),
+    backend_ids: v.array(storedRef('bkdtg')),
+    forwards_to: v.string(),
+  },
+  create: () => {
+    throw new Error('tunnels are started by connecting agents');
+  },
+  // No `uri`: the vendor's Tunnel has none (test/compat/vendor-schemas.ts).
+  toResponse: (ctx, record) => ({
+    id: record.id,
+    public_url: record.public_url,
+    started_at: record.started_at,
+    metadata: record.metadata,
+    proto: record.proto,
+    region: record.region,
+    tunnel_session: makeRef(ctx.baseUrl, '/tunnel_sessions', record.session_id),
+    endpoint: record.endpoint_id === null ? null : makeRef(ctx.baseUrl, '/endpoints', record.endpoint_id),
+    labels: { ...record.labels },
+    backends: record.backend_ids.map((id) => makeRef(ctx.baseUrl, '/backends/tunnel_group', id)),
+    forwards_to: record.forwards_to,
+  }),
+});
+
+const ksuidOf = (id: string) => id.slice(id.indexOf('_') + 1);
+
+/** The labeled tunnel of a session: `tn_` + the session's KSUID (tunnel group backends list it). */
+export const labeledTunnelOf = (sessionId: string) => `tn_${ksuidOf(sessionId)}`;
+
+/** Pair index (session id, tunnel id): the tunnels a session runs, so ending it is O(its tunnels). */
+const tunnelsOfSession = (ctx: OperationContext): PairIndex => ({ account: ctx.account, kind: '_session_tunnel' });
+
+/** Starts the tunnels of a new session (see the file comment); answers their records. */
+export async function startTunnels(ctx: OperationContext, session: TunnelOwner): Promise<TunnelRecord[]> {
+  const started: TunnelRecord[] = [];
+  const base = { created_at: session.started_at, started_at: session.started_at, description: '', metadata: session.metadata, region: session.region, session_id: session.id, backend_ids: [] };
+  const bound = [
+    ...session.binds.domains.map((domain) => ({ proto: 'https' as const, url: `https://${domain.toLowerCase()}`, forwards: session.forwards_to ?? 'http://localhost:80' })),
+    ...session.binds.addresses.map((address) => ({ proto: 'tcp' as const, url: `tcp://${address.toLowerCase()}`, forwards: session.forwards_to ?? 'localhost:80' })),
+  ];
+  for (const tunnel of bound) {
+    const id = ctx.ids.id('tn');
+    const endpointId = `ep_${ksuidOf(id)}`;
+    started.push({ ...base, id, public_url: tunnel.url, proto: tunnel.proto, endpoint_id: endpointId, labels: {}, forwards_to: tunnel.forwards });
+  }
+  if (Object.keys(session.binds.labels).length > 0) {
+    const labels = { ...session.binds.labels };
+    started.push({ ...base, id: labeledTunnelOf(session.id), public_url: '', proto: '', endpoint_id: null, labels, forwards_to: session.forwards_to ?? 'http://localhost:80' });
+  }
+  for (const record of started) {
+    await ctx.tx.put(scopeOf(ctx, TUNNEL_KIND), record);
+    await addPair(ctx.tx, tunnelsOfSession(ctx), session.id, record.id);
+    if (record.endpoint_id !== null) await addAgentEndpoint(ctx, record, session.owner_id);
+  }
+  return started;
+}
+
+/** Removes the tunnels (and agent endpoints) of a session that ended. */
+export async function endTunnels(ctx: OperationContext, sessionId: string): Promise<void> {
+  const index = tunnelsOfSession(ctx);
+  for (const id of await membersOf(ctx.tx, index, sessionId)) {
+    const record = (await ctx.tx.get(scopeOf(ctx, TUNNEL_KIND), id)) as TunnelRecord | undefined;
+    if (record?.endpoint_id) await removeAgentEndpoint(ctx, record.endpoint_id);
+    await ctx.tx.delete(scopeOf(ctx, TUNNEL_KIND), id);
+    await removePair(ctx.tx, index, sessionId, id);
+  }
+}
+
+/**
+ * Tells tunnels which tunnel group backend matches them: backend `backendId` matched the tunnels
+ * `before` and now matches `after`. Tunnels that are gone (or were never stored) are skipped.
+ */
+export async function relinkBackend(ctx: OperationContext, backendId: string, before: readonly string[], after: readonly string[]): Promise<void> {
+  const scope = scopeOf(ctx, TUNNEL_KIND);
+  for (const id of new Set([...before, ...after])) {
+    const wanted = after.includes(id);
+    if (before.includes(id) === wanted) continue;
+    const record = (await ctx.tx.get(scope, id)) as TunnelRecord | undefined;
+    if (!record) continue;
+    const others = record.backend_ids.filter((other) => other !== backendId);
+    const backend_ids = wanted ? [...others, backendId].sort((a, b) => (ksuidOf(a) < ksuidOf(b) ? -1 : 1)) : others;
+    await ctx.tx.put(scope, { ...record, backend_ids });
+  }
+}

@@ -1,0 +1,178 @@
+import { X509Certificate } from 'node:crypto';
+import * as v from 'valibot';
+import { formatTime } from '../../conventions/clock.ts';
+import { ApiError, ERRORS, type ErrorName } from '../../conventions/errors.ts';
+import { description, metadata, rfc3339 } from '../../conventions/fields.ts';
+import { LIMITS, limitNote } from '../../limits.ts';
+import { defineResource, type BaseRecord } from '../../resource.ts';
+
+/**
+ * X.509 certificate authorities (/certificate_authorities): CA certificates uploaded to validate
+ * client certificates in the mutual_tls module of TLS and HTTPS edges. Burrow holds no private key
+ * for them. `ca_pem` must be exactly one PEM `CERTIFICATE` block (text around it is ignored), at
+ * most 32 KiB, whose Basic Constraints mark it as a CA. The response adds what the certificate
+ * says: subject common name, validity window and its (extended) key usages. `ca_pem` cannot change;
+ * a CA that an edge uses is not deleted (409 naming the edge).
+ */
+
+export const CERTIFICATE_AUTHORITY_KIND = 'certificate_authority';
+
+/** What a CA certificate says, as the response shows it. */
+export interface CaCertificateFields {
+  readonly ca_pem: string;
+  readonly subject_common_name: string;
+  readonly not_before: string;
+  readonly not_after: string;
+  readonly key_usages: readonly string[];
+  readonly extended_key_usages: readonly string[];
+}
+
+export interface CertificateAuthorityRecord extends BaseRecord, CaCertificateFields {}
+
+const CaCreate = v.strictObject({ description: v.optional(description), metadata: v.optional(metadata), ca_pem: v.string() });
+const CaUpdate = v.strictObject({ description: v.optional(description), metadata: v.optional(metadata) });
+
+/** RFC 5280 §4.2.1.3 key usage bits, in bit order, named as the vendor's Go-based API names them. */
+const KEY_USAGE_BITS = [
+  'digital_signature',
+  'content_commitment',
+  'key_encipherment',
+  'data_encipherment',
+  'key_agreement',
+  'cert_sign',
+  'crl_sign',
+  'encipher_only',
+  'decipher_only',
+];
+
+const EXTENDED_KEY_USAGES: Record<string, string> = {
+  '2.5.29.37.0': 'any',
+  '1.3.6.1.5.5.7.3.1': 'server_auth',
+  '1.3.6.1.5.5.7.3.2': 'client_auth',
+  '1.3.6.1.5.5.7.3.3': 'code_signing',
+  '1.3.6.1.5.5.7.3.4': 'email_protection',
+  '1.3.6.1.5.5.7.3.8': 'time_stamping',
+  '1.3.6.1.5.5.7.3.9': 'ocsp_signing',
+};
+
+interface Tlv {
+  readonly tag: number;
+  readonly start: number;
+  readonly end: number;
+}
+
+function readTlv(der: Buffer, offset: number): Tlv {
+  let length = der[offset + 1]!;
+  let start = offset + 2;
+  if (length & 0x80) {
+    const octets = length & 0x7f;
+    length = 0;
+    for (let i = 0; i < octets; i++) length = length * 256 + der[start++]!;
+  }
+  return { tag: der[offset]!, start, end: start + length };
+}
+
+function childrenOf(der: Buffer, parent: Tlv): Tlv[] {
+  const out: Tlv[] = [];
+  for (let offset = parent.start; offset < parent.end; offset = out[out.length - 1]!.end) out.push(readTlv(der, offset));
+  return out;
+}
+
+const KEY_USAGE_OID = Buffer.from([0x55, 0x1d, 0x0f]);
+
+/**
+ * The key usage bits of a certificate node:crypto has already parsed. node:crypto does not expose
+ * them, so the Extensions of the TBSCertificate are walked in DER: Certificate → tbsCertificate →
+ * [3] → Extension { OID 2.5.29.15, critical?, OCTET STRING { BIT STRING } }.
+ */
+export function keyUsages(der: Buffer): string[] {
+  const tbs = childrenOf(der, readTlv(der, 0))[0]!;
+  const extensions = childrenOf(der, tbs).find((tlv) => tlv.tag === 0xa3);
+  if (!extensions) return [];
+  for (const extension of childrenOf(der, childrenOf(der, extensions)[0]!)) {
+    const [oid, ...rest] = childrenOf(der, extension);
+    if (!oid || !der.subarray(oid.start, oid.end).equals(KEY_USAGE_OID)) continue;
+    const value = rest.find((tlv) => tlv.tag === 0x04)!;
+    const bits = readTlv(der, value.start);
+    const bytes = der.subarray(bits.start + 1, bits.end);
+    return KEY_USAGE_BITS.filter((_name, bit) => ((bytes[bit >> 3] ?? 0) & (0x80 >> (bit & 7))) !== 0);
+  }
+  return [];
+}
+
+function commonName(cert: X509Certificate): string {
+  const line = cert.subject.split('\n').find((part) => part.startsWith('CN='));
+  return line ? line.slice(3) : '';
+}
+
+function refuse(name: ErrorName, message: string): never {
+  throw new ApiError(ERRORS[name], `ca_pem: ${message}`);
+}
+
+const PEM_BLOCK = /-----BEGIN ([A-Z0-9 ]+)-----([\s\S]*?)-----END \1-----/g;
+
+/** The PEM blocks of a text, in order: their type (`CERTIFICATE`) and base64 body (with any headers). */
+export function pemBlocks(text: string): { type: string; body: string }[] {
+  return [...text.matchAll(PEM_BLOCK)].map((m) => ({ type: m[1]!, body: m[2]! }));
+}
+
+/** Extended key usages by name (`server_auth`), unknown ones as dotted OIDs. */
+export function extendedKeyUsages(cert: X509Certificate): string[] {
+  return (cert.keyUsage ?? []).map((oid) => EXTENDED_KEY_USAGES[oid] ?? oid);
+}
+
+/** Reads `ca_pem` into the response fields, or throws the 400 that says what is wrong with it. */
+export function parseCaPem(pem: string): CaCertificateFields {
+  if (pem.trim() === '') refuse('CA_PEM_EMPTY', 'is empty; send one PEM-encoded CA certificate');
+  const bytes = Buffer.byteLength(pem, 'utf8');
+  if (bytes > LIMITS.ca_pem_bytes.value) refuse('CA_PEM_TOO_LARGE', `must be at most ${LIMITS.ca_pem_bytes.value} bytes (got ${bytes}) ${limitNote('ca_pem_bytes')}`);
+  const blocks = pemBlocks(pem);
+  if (blocks.length === 0) refuse('CA_PEM_NOT_PEM', `no PEM block found (expected -----BEGIN CERTIFICATE----- … -----END CERTIFICATE-----; got ${JSON.stringify(pem.slice(0, 40))}…)`);
+  const wrong = blocks.find((block) => block.type !== 'CERTIFICATE');
+  if (wrong) refuse('CA_PEM_WRONG_TYPE', `holds a PEM block of type ${JSON.stringify(wrong.type)}; it must be "CERTIFICATE" (never send a private key)`);
+  if (blocks.some((block) => /^[\w-]+:/m.test(block.body))) refuse('CA_PEM_HEADERS', 'PEM headers (such as Proc-Type:) are not allowed');
+  const certificates = blocks.map((block) => {
+    try {
+      return new X509Certificate(`-----BEGIN CERTIFICATE-----${block.body}-----END CERTIFICATE-----\n`);
+    } catch (error) {
+      return refuse('CA_PEM_UNPARSEABLE', `not a readable X.509 certificate (${(error as Error).message})`);
+    }
+  });
+  if (certificates.length > 1) {
+    refuse('CA_PEM_SEVERAL', `holds ${certificates.length} certificates (${certificates.map((c) => JSON.stringify(commonName(c))).join(', ')}); upload one CA certificate at a time`);
+  }
+  const cert = certificates[0]!;
+  if (!cert.ca) refuse('CA_NOT_A_CA', `the certificate ${JSON.stringify(commonName(cert))} is not a CA: its Basic Constraints do not set cA (RFC 5280 §4.2.1.9)`);
+  return {
+    ca_pem: pem,
+    subject_common_name: commonName(cert),
+    not_before: formatTime(new Date(cert.validFrom)),
+    not_after: formatTime(new Date(cert.validTo)),
+    key_usages: keyUsages(cert.raw),
+    extended_key_usages: extendedKeyUsages(cert),
+  };
+}
+
+export const certificateAuthorities = defineResource<CertificateAuthorityRecord, typeof CaCreate, typeof CaUpdate>({
+  name: 'certificate_authorities',
+  label: 'certificate authority',
+  kind: CERTIFICATE_AUTHORITY_KIND,
+  prefix: 'ca',
+  path: '/certificate_authorities',
+  listKey: 'certificate_authorities',
+  filterable: true,
+  event: 'certificate_authority',
+  createSchema: CaCreate,
+  updateSchema: CaUpdate,
+  storedFields: { subject_common_name: v.string(), not_before: rfc3339, not_after: rfc3339, key_usages: v.array(v.string()), extended_key_usages: v.array(v.string()) },
+  create: (_ctx, input, base) => ({ ...base, ...parseCaPem(input.ca_pem) }),
+  toResponse: (_ctx, record, base) => ({
+    ...base,
+    ca_pem: record.ca_pem,
+    subject_common_name: record.subject_common_name,
+    not_before: record.not_before,
+    not_after: record.not_after,
+    key_usages: [...record.key_usages],
+    extended_key_usages: [...record.extended_key_usages],
+  }),
+});
