@@ -2,15 +2,13 @@ import { authenticate } from './auth.ts';
 import { operatorIn, type Instance, type OperationContext } from './context.ts';
 import { formatTime } from './conventions/clock.ts';
 import { fail } from './conventions/errors.ts';
-import { createRecord } from './resource.ts';
-import { apiKeys, type ApiKeyPrepared } from './families/api-keys/api-keys.ts';
 import { INSTANCE_SCOPE, type StoreReader } from './store.ts';
 
 /**
  * Accounts and their owners: creating an isolated account (an admin user and an admin API key),
  * adding users and bots, issuing keys for them, and the CLI's default account. Every write goes
- * through `Instance.perform`, and keys are made by the API key definition (resources/api-keys.ts),
- * exactly as `POST /api_keys` makes them.
+ * through `Instance.perform`, and keys are made by the API's own `api_keys.create` operation, found
+ * in the registry, exactly as `POST /api_keys` makes them.
  */
 
 const ACCOUNTS = { account: INSTANCE_SCOPE, kind: 'account' };
@@ -25,10 +23,15 @@ export interface CreatedAccount {
   token: string;
 }
 
-/** Issues an API key of `ownerId` in the context's account; `token` when the caller chose one. */
-async function issueKey(ctx: OperationContext, ownerId: string, description: string, token?: string): Promise<{ id: string; token: string }> {
-  const prepared: ApiKeyPrepared = token === undefined ? {} : { token };
-  const key = await createRecord(ctx, apiKeys, { description, owner_id: ownerId }, prepared);
+/**
+ * Issues an API key of `ownerId` in the context's account with the `api_keys.create` operation;
+ * `token` when the caller chose one (the operation's `prepared` input carries it).
+ */
+async function issueKey(instance: Instance, ctx: OperationContext, ownerId: string, description: string, token?: string): Promise<{ id: string; token: string }> {
+  const create = instance.operation('api_keys.create');
+  if (!create?.parse) throw new Error('burrow: this instance serves no API keys (api_keys.create)');
+  const raw = { params: {}, query: {}, body: { description, owner_id: ownerId } };
+  const key = (await create.run(ctx, { ...raw, body: create.parse(raw), prepared: token === undefined ? {} : { token } })) as { id: string; token: string };
   return { id: String(key.id), token: String(key.token) };
 }
 
@@ -46,7 +49,7 @@ async function bootstrap(instance: Instance, options: { name?: string; token?: s
     const created_at = formatTime(ctx.clock.now());
     await ctx.tx.put(ACCOUNTS, { id: accountId, created_at, name: options.name ?? '' });
     await ctx.tx.put({ account: accountId, kind: 'user' }, { id: userId, created_at, name: 'admin', admin: true });
-    const key = await issueKey(ctx, userId, description, options.token);
+    const key = await issueKey(instance, ctx, userId, description, options.token);
     return { accountId, userId, apiKeyId: key.id, token: key.token };
   });
 }
@@ -69,7 +72,7 @@ export function createOwner(instance: Instance, accountId: string, options: { ki
 
 /** Issues an API key for an owner of an account, without an API caller (control plane, tests). */
 export function issueApiKey(instance: Instance, accountId: string, ownerId: string): Promise<{ id: string; token: string }> {
-  return instance.perform(operatorIn(accountId), (ctx) => issueKey(ctx, ownerId, ''));
+  return instance.perform(operatorIn(accountId), (ctx) => issueKey(instance, ctx, ownerId, ''));
 }
 
 /**
@@ -97,7 +100,7 @@ export async function ensureDefaultAccount(instance: Instance, token?: string): 
     };
     await instance.perform(admin, async (ctx) => {
       const known = await authenticate(ctx.tx, `Bearer ${token}`).catch(() => undefined);
-      if (!known) await issueKey(ctx, ctx.principal.ownerId, 'admin key given on the command line', token);
+      if (!known) await issueKey(instance, ctx, ctx.principal.ownerId, 'admin key given on the command line', token);
     });
   }
   return { accountId, created: false };

@@ -1,7 +1,7 @@
-import type { OperationContext, Principal } from './context.ts';
+import type { Principal } from './context.ts';
 import { fail } from './conventions/errors.ts';
 import { hashToken } from './conventions/ids.ts';
-import { inactiveOwnerError, isInactive } from './families/bot-users/bot-users.ts';
+import { inactiveOwnerError, isInactive, OWNER_KINDS, ownerKind } from './owners.ts';
 import { INSTANCE_SCOPE, type StoredRecord, type StoreReader, type StoreTransaction } from './store.ts';
 
 /**
@@ -86,39 +86,7 @@ export async function authenticate(reader: StoreReader, authorization: string | 
     fail('AUTH_AGENT_TOKEN', 'a tunnel credential (agent authtoken) was sent instead of an API key');
   }
   const ownerId = String(key.owner_id ?? '');
-  const owner = await reader.get({ account: entry.account, kind: ownerKind(ownerId) }, ownerId);
+  const owner = await reader.get({ account: entry.account, kind: OWNER_KINDS[ownerKind(ownerId)].kind }, ownerId);
   if (isInactive(owner)) throw inactiveOwnerError(ownerId, `API key '${entry.record_id}'`);
   return { account: entry.account, ownerId, admin: owner?.admin === true, apiKeyId: entry.record_id };
-}
-
-/** The store kind of an owner id: `user` for `usr_…`, `bot` for `bot_…`. */
-export function ownerKind(ownerId: string): 'user' | 'bot' {
-  return ownerId.startsWith('bot_') ? 'bot' : 'user';
-}
-
-/**
- * The owner of a new key or credential: the caller by default (the account's admin user when the
- * operator acts); another user or bot of the same account only when the caller is an admin (403
- * otherwise); an unknown owner is a 400, an inactive bot too (vendor 636).
- */
-export async function resolveOwner(ctx: OperationContext, requested: string | undefined): Promise<string> {
-  if (requested === undefined || requested === ctx.principal.ownerId) return ctx.principal.ownerId || (await accountUser(ctx));
-  if (!/^(usr|bot)_[0-9A-Za-z]+$/.test(requested)) {
-    fail('OWNER_UNKNOWN', `owner_id: must be the id of a user (usr_…) or bot (bot_…) of this account (got ${JSON.stringify(requested)})`, { field: 'owner_id' });
-  }
-  if (!ctx.principal.admin) {
-    fail('OWNER_FORBIDDEN', `owner_id: only admins may create keys or credentials for another owner ('${requested}')`, { field: 'owner_id' });
-  }
-  const owner = await ctx.tx.get({ account: ctx.account, kind: ownerKind(requested) }, requested);
-  if (!owner) fail('OWNER_UNKNOWN', `owner_id: no user or bot '${requested}' in this account`, { field: 'owner_id' });
-  if (isInactive(owner)) fail('OWNER_INACTIVE', `owner_id: bot user '${requested}' is inactive; activate it before giving it keys or credentials`, { field: 'owner_id' });
-  return requested;
-}
-
-/** The account's first admin user: the owner of what the operator creates without naming one. */
-async function accountUser(ctx: OperationContext): Promise<string> {
-  const users = await ctx.tx.page({ account: ctx.account, kind: 'user' }, { limit: 100 });
-  const admin = users.filter((user) => user.admin === true).at(-1);
-  if (!admin) fail('OWNER_UNKNOWN', `owner_id: account '${ctx.account}' has no admin user to own this; name an owner_id`, { field: 'owner_id' });
-  return admin.id;
 }

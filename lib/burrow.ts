@@ -1,28 +1,28 @@
 import { createAccount, createOwner, ensureDefaultAccount, issueApiKey, type CreatedAccount } from './accounts.ts';
 import { authenticate } from './auth.ts';
-import { operatorIn, type Actor, type ControlOperation, type EmittedEvent, type Instance, type Operation, type OperationContext, type OperationInput, type Principal, type RequestGuard, type RequestMeta, type ResourceKind, type Services } from './context.ts';
+import { CORE_CONTROL_OPERATIONS } from './control.ts';
+import { operatorIn, type Actor, type ControlOperation, type Instance, type Operation, type OperationContext, type OperationInput, type Principal, type RequestGuard, type RequestMeta, type ResourceKind, type Services } from './context.ts';
 import { systemClock, type Clock } from './conventions/clock.ts';
 import { ApiError, ERRORS } from './conventions/errors.ts';
 import { cryptoRandom, IdFactory, seededRandom } from './conventions/ids.ts';
-import { openAccountIds } from './id-sequence.ts';
 import { guardKeys } from './key-guard.ts';
 import type { QueryParams } from './conventions/paging.ts';
-import { rateLimitGuard, type RateLimit } from './rate-limit.ts';
-import { allOperations, CONTROL_OPERATIONS, GUARDS, RESOURCES, type REGISTRY, type ResourceName } from './registry.ts';
-import type { BaseResponse, ResourceDefinition } from './resource.ts';
 import type { Schema } from './conventions/fields.ts';
-import type * as v from 'valibot';
-import { eventCatalogue } from './families/events/catalogue.ts';
-import { DEFAULT_SIMULATION, type SimulationSettings } from './simulation.ts';
-import { clearOutbox, readOutbox, type Delivery, type EventSink, type OutboxContents } from './families/events/outbox.ts';
-import { recordEvents } from './families/events/recorder.ts';
+import type { Family, FamilyKinds } from './family.ts';
+import { openAccountIds } from './id-sequence.ts';
+import { INSPECTION_CONTROL_OPERATIONS } from './inspection.ts';
+import { Pipeline, type OperationResult } from './pipeline.ts';
+import { rateLimitGuard, type RateLimit } from './rate-limit.ts';
+import { Registry } from './registry.ts';
+import { REQUEST_JOURNAL_CONTROL_OPERATIONS } from './request-journal-control.ts';
 import { DEFAULT_JOURNAL_SIZE, RequestJournal } from './request-journal.ts';
-import { readSecretValue } from './families/vaults/secrets.ts';
-import { parseSecretsKey } from './families/vaults/sealing.ts';
+import type { BaseResponse, ResourceDefinition } from './resource.ts';
+import { DEFAULT_SIMULATION, type SimulationSettings } from './simulation.ts';
 import type { Store, StoreReader, StoreTransaction } from './store.ts';
+import type * as v from 'valibot';
 
-/** Options of `createBurrow`. Only `store` is required. */
-export interface BurrowOptions {
+/** Options of every Burrow instance. Only `store` is required; families add their own (lib/index.ts). */
+export interface CoreOptions {
   /** Where state lives: `new MemoryStore()` or `await openJsonFileStore(path)` from adapters/. */
   store: Store;
   /** Base URL for `uri` fields; when absent, the origin of each request is used. */
@@ -39,47 +39,33 @@ export interface BurrowOptions {
   rateLimit?: RateLimit;
   /** What the simulated service looks like: agent versions, regions, name servers, CA. */
   simulation?: Partial<SimulationSettings>;
-  /** Events kept per event destination's outbox before the oldest are dropped (default 1000). */
-  outboxLimit?: number;
-  /** Receive every delivered event after its operation committed (forward events anywhere). */
-  eventSinks?: readonly EventSink[];
-  /** Reports a sink that threw (default: console.error); the operation has succeeded regardless. */
-  onSinkError?: (error: unknown, delivery: Delivery) => void;
   /** API requests kept per account in the request journal (default 1000; 0 turns it off). */
   requestJournalSize?: number;
-  /**
-   * The key that seals secret values at rest: 32 bytes (or 64 hex digits, or base64). Without it the
-   * state keeps a key of its own beside the values; with it the store holds only a check value, and
-   * every server of one state needs the same key (README, "Vaults and secrets").
-   */
-  secretsKey?: Uint8Array | string;
 }
 
+/** The control operations of the core: health, accounts, reset, clock, snapshots, the journal, inspection. */
+const CORE_CONTROL: readonly ControlOperation[] = [...CORE_CONTROL_OPERATIONS, ...REQUEST_JOURNAL_CONTROL_OPERATIONS, ...INSPECTION_CONTROL_OPERATIONS];
 
-/** Result of an operation: the body (undefined for 204) and headers added by guards. */
-export interface OperationResult {
-  status: number;
-  body: unknown;
-  headers: Record<string, string>;
-}
-
-/** One Burrow instance: many isolated accounts over one store. */
-export class Burrow implements Instance {
+/**
+ * One Burrow instance over the families it is given: many isolated accounts over one store. `K`
+ * types the resource kinds of those families (the in-process client's bodies). lib/index.ts makes
+ * the public `Burrow` from it with every family.
+ */
+export class BurrowCore<K extends FamilyKinds = FamilyKinds> implements Instance {
   readonly store: Store;
   readonly clock: Clock;
   readonly ids: IdFactory;
   readonly #operationIds: IdFactory;
-  readonly options: Readonly<BurrowOptions>;
+  readonly options: Readonly<CoreOptions & Record<string, unknown>>;
   readonly errorPrefix: string;
-  readonly operations: readonly Operation[];
-  /** The resource kinds the API serves (the registry's definitions). */
-  readonly resources: readonly ResourceKind[] = RESOURCES;
-  /** The control plane's operations (served under `/_burrow` by the HTTP adapter). */
-  readonly controlOperations: readonly ControlOperation[] = CONTROL_OPERATIONS;
-  readonly guards: RequestGuard[] = [...GUARDS];
+  /** Everything the instance serves, derived from its families. */
+  readonly registry: Registry;
+  readonly guards: readonly RequestGuard[];
   readonly services: Services;
-  /** The last API requests of each account, as the HTTP adapter recorded them. */
+  /** The last API requests of each account, as the request pipeline recorded them. */
   readonly requests: RequestJournal;
+  /** The request pipeline every API request takes (lib/pipeline.ts). */
+  readonly pipeline: Pipeline;
   /** Wall-clock start time (ms), for the health report's uptime. */
   readonly startedAt = Date.now();
   readonly #byId: Map<string, Operation>;
@@ -87,12 +73,10 @@ export class Burrow implements Instance {
   readonly #store: Store;
   /** The store as the `tx` of read operations. */
   readonly #reader: StoreTransaction;
+  declare readonly kindsType?: K;
 
-  constructor(options: BurrowOptions) {
+  constructor(options: CoreOptions & Record<string, unknown>, families: readonly Family[]) {
     if (!options?.store) throw new Error('burrow: createBurrow needs a store (MemoryStore or openJsonFileStore)');
-    if (options.outboxLimit !== undefined && !(Number.isInteger(options.outboxLimit) && options.outboxLimit >= 1)) {
-      throw new Error(`burrow: outboxLimit must be a whole number of at least 1 (got ${options.outboxLimit})`);
-    }
     this.options = options;
     this.store = options.store;
     this.#store = guardKeys(options.store);
@@ -104,19 +88,20 @@ export class Burrow implements Instance {
     this.ids = options.seed === undefined ? new IdFactory(cryptoRandom, now) : new IdFactory(seededRandom(options.seed), now, { deterministic: true });
     this.#operationIds = options.seed === undefined ? this.ids : new IdFactory(seededRandom(`${options.seed}\u0000operations`), now);
     this.errorPrefix = options.errorPrefix ?? 'ERR_BURROW_';
-    this.operations = allOperations();
-    if (options.rateLimit) this.guards.unshift(rateLimitGuard(options.rateLimit, this.clock));
-    this.#byId = new Map(this.operations.map((op) => [op.id, op]));
+    this.registry = new Registry(families, CORE_CONTROL);
+    this.guards = options.rateLimit ? [rateLimitGuard(options.rateLimit, this.clock), ...this.registry.guards] : this.registry.guards;
+    this.#byId = new Map(this.registry.operations.map((op) => [op.id, op]));
     const clock = this.clock;
     // The system clock's time without a Date per request.
     this.requests = new RequestJournal(options.requestJournalSize ?? DEFAULT_JOURNAL_SIZE, clock === systemClock ? Date.now : () => clock.now().getTime());
+    const states = new Map(families.map((family) => [family.name, family.setup?.(options, this.registry)]));
     this.services = {
       now: () => this.clock.now(),
       simulation: { ...DEFAULT_SIMULATION, ...options.simulation },
-      eventTypes: new Set(eventCatalogue(RESOURCES)),
-      outboxLimit: options.outboxLimit ?? 1000,
-      ...(options.secretsKey !== undefined ? { secretsKey: parseSecretsKey(options.secretsKey) } : {}),
+      kinds: this.registry,
+      state: (family) => states.get(family),
     };
+    this.pipeline = new Pipeline(this);
   }
 
   /** The store, as the reads of `Instance` see it. */
@@ -127,6 +112,21 @@ export class Burrow implements Instance {
   /** The configured base URL for `uri` fields, if any. */
   get baseUrl(): string | undefined {
     return this.options.baseUrl;
+  }
+
+  /** The resource kinds the API serves (the registry's definitions). */
+  get resources(): readonly ResourceKind[] {
+    return this.registry.kinds;
+  }
+
+  /** Every API operation, in routing order. */
+  get operations(): readonly Operation[] {
+    return this.registry.operations;
+  }
+
+  /** The control plane's operations (served under `/_burrow` by the HTTP adapter). */
+  get controlOperations(): readonly ControlOperation[] {
+    return this.registry.controlOperations;
   }
 
   /** The operation with this id (`api_keys.create`), or undefined. */
@@ -144,14 +144,19 @@ export class Burrow implements Instance {
     return authenticate(this.#store, authorization);
   }
 
-  /** Runs guards, then the operation: a write through `perform`, a read on committed state. */
+  /**
+   * The perform stage of the pipeline: guards, the body parsed once with the operation's schema,
+   * `prepare` outside the transaction, then the operation — a write through `perform`, a read on
+   * committed state.
+   */
   async execute(principal: Principal, operation: Operation, input: OperationInput, meta: RequestMeta): Promise<OperationResult> {
     const headers: Record<string, string> = {};
     for (const guard of this.guards) {
       const added = await guard(this.#store, principal, meta);
       if (added) Object.assign(headers, added);
     }
-    const prepared = operation.prepare ? { ...input, prepared: await operation.prepare(input) } : input;
+    const parsed = operation.parse ? { ...input, body: operation.parse(input) } : input;
+    const prepared = operation.prepare ? { ...parsed, prepared: await operation.prepare(parsed) } : parsed;
     const body = operation.mutates
       ? await this.perform(principal, (ctx) => operation.run(ctx, prepared), meta.baseUrl)
       : await operation.run(this.#context(this.#reader, principal, meta.baseUrl, refuseEmit), prepared);
@@ -159,17 +164,19 @@ export class Burrow implements Instance {
   }
 
   async perform<T>(actor: Actor, work: (ctx: OperationContext) => Promise<T>, baseUrl = this.options.baseUrl ?? 'http://burrow.local'): Promise<T> {
-    const { body, deliveries } = await this.#store.transaction(async (tx) => {
+    const hooks = this.registry.writeHooks;
+    const { body, results } = await this.#store.transaction(async (tx) => {
       const principal = typeof actor === 'function' ? await actor(tx) : actor;
-      const emitted: EmittedEvent[] = [];
+      const emitted: { type: string; object: unknown }[] = [];
       const sequence = this.options.seed === undefined ? undefined : await openAccountIds(tx, principal.account, this.options.seed, () => this.clock.now());
       const ctx = this.#context(tx, principal, baseUrl, (type, object) => emitted.push({ type, object }), sequence?.ids);
       const body = await work(ctx);
-      const deliveries = emitted.length > 0 ? await recordEvents(ctx, emitted, this.services.outboxLimit) : [];
+      const results: unknown[] = [];
+      for (const hook of hooks) results.push(await hook.inside(ctx, emitted));
       await sequence?.save();
-      return { body, deliveries };
+      return { body, results };
     });
-    if (deliveries.length > 0) await this.#deliver(deliveries);
+    for (const [i, hook] of hooks.entries()) await hook.committed?.(results[i], this.services);
     return body;
   }
 
@@ -177,36 +184,9 @@ export class Burrow implements Instance {
     return { account: principal.account, principal, tx, clock: this.clock, ids, baseUrl, emit, services: this.services };
   }
 
-  /** Hands committed events to the embedding application's sinks; a failing sink is reported, not raised. */
-  async #deliver(deliveries: readonly Delivery[]): Promise<void> {
-    for (const sink of this.options.eventSinks ?? []) {
-      for (const delivery of deliveries) {
-        try {
-          await sink.deliver(delivery);
-        } catch (error) {
-          (this.options.onSinkError ?? ((e) => console.error('burrow: event sink failed', e)))(error, delivery);
-        }
-      }
-    }
-  }
-
-  /** The events in an event destination's outbox (oldest first) and how many were dropped. */
-  outbox(accountId: string, destinationId: string): Promise<OutboxContents> {
-    return readOutbox(this.#store, accountId, destinationId, this.services.outboxLimit);
-  }
-
-  /** Empties an event destination's outbox; answers how many events it held. */
-  clearOutbox(accountId: string, destinationId: string): Promise<number> {
-    return this.perform(operatorIn(accountId), (ctx) => clearOutbox(ctx.tx, accountId, destinationId));
-  }
-
-  get outboxLimit(): number {
-    return this.services.outboxLimit;
-  }
-
-  /** An in-process client acting with the API key `token`: same checks as HTTP. */
-  client(token: string, baseUrl = this.options.baseUrl ?? 'http://burrow.local'): BurrowClient {
-    return new BurrowClient(this, token, baseUrl);
+  /** An in-process client acting with the API key `token`: the same pipeline as HTTP. */
+  client(token: string, baseUrl = this.options.baseUrl ?? 'http://burrow.local'): BurrowClient<K> {
+    return new BurrowClient<K>(this, token, baseUrl);
   }
 
   /**
@@ -236,15 +216,6 @@ export class Burrow implements Instance {
     return ensureDefaultAccount(this, token);
   }
 
-  /**
-   * The value of a secret of an account, unsealed, for an embedder that acts on secrets (a
-   * traffic-policy evaluator). No API operation answers a value; this in-process call is the only
-   * way to read one back. Throws the secret's 404 for an unknown id.
-   */
-  revealSecretValue(accountId: string, secretId: string): Promise<string> {
-    return readSecretValue(this.#store, this.services.secretsKey, accountId, secretId);
-  }
-
   /** Flushes and closes the store. */
   close(): Promise<void> {
     return this.store.close();
@@ -268,14 +239,13 @@ function readOnly(reader: StoreReader): StoreTransaction {
   };
 }
 
-type DefinitionOf<N extends ResourceName> = (typeof REGISTRY)[N];
 /** What a body schema accepts; a kind whose schema is built at run time (edges) takes any object. */
 type Accepts<S> = Schema extends S ? Record<string, unknown> : S extends Schema ? v.InferInput<S> : never;
 
-/** The body `POST` on resource kind `N` accepts, from its valibot schema. */
-export type CreateBody<N extends ResourceName> = DefinitionOf<N> extends ResourceDefinition<any, infer C, any> ? Accepts<C> : never;
-/** The body `PATCH` on resource kind `N` accepts, from its valibot schema. */
-export type UpdateBody<N extends ResourceName> = DefinitionOf<N> extends ResourceDefinition<any, any, infer U> ? Accepts<U> : never;
+/** The body `POST` on the resource kind `D` accepts, from its valibot schema. */
+export type CreateBodyOf<D> = D extends ResourceDefinition<any, infer C, any> ? Accepts<C> : never;
+/** The body `PATCH` on the resource kind `D` accepts, from its valibot schema. */
+export type UpdateBodyOf<D> = D extends ResourceDefinition<any, any, infer U> ? Accepts<U> : never;
 
 /** A resource as the API answers it: the common fields, typed, and the kind's own fields. */
 export type ResourceResponse = BaseResponse & { readonly [field: string]: any };
@@ -286,22 +256,26 @@ export interface ListResponse {
   readonly [listKey: string]: any;
 }
 
-/** CRUD calls on one resource collection of an in-process client, typed for kind `N`. */
-export interface ResourceClient<N extends ResourceName = ResourceName> {
-  create(body?: CreateBody<N>): Promise<ResourceResponse>;
+/** CRUD calls on one resource collection of an in-process client, typed for the kind `D`. */
+export interface ResourceClient<D = ResourceDefinition<any, any, any>> {
+  create(body?: CreateBodyOf<D>): Promise<ResourceResponse>;
   get(id: string): Promise<ResourceResponse>;
   list(query?: QueryParams): Promise<ListResponse>;
-  update(id: string, body: UpdateBody<N>): Promise<ResourceResponse>;
+  update(id: string, body: UpdateBodyOf<D>): Promise<ResourceResponse>;
   delete(id: string): Promise<void>;
 }
 
-/** Calls operations in-process as the owner of one API key, with the same checks as HTTP. */
-export class BurrowClient {
-  readonly #burrow: Burrow;
+/**
+ * Calls operations in-process as the owner of one API key. Each call takes the request pipeline
+ * (lib/pipeline.ts) as an HTTP request does — version, auth, guards, parse, perform, journal — and
+ * throws the ApiError an HTTP client would get in the envelope.
+ */
+export class BurrowClient<K extends FamilyKinds = FamilyKinds> {
+  readonly #burrow: BurrowCore<K>;
   readonly #token: string;
   readonly #baseUrl: string;
 
-  constructor(burrow: Burrow, token: string, baseUrl: string) {
+  constructor(burrow: BurrowCore<K>, token: string, baseUrl: string) {
     this.#burrow = burrow;
     this.#token = token;
     this.#baseUrl = baseUrl;
@@ -311,18 +285,34 @@ export class BurrowClient {
   async call(operationId: string, input: Partial<OperationInput> = {}): Promise<any> {
     const operation = this.#burrow.operation(operationId);
     if (!operation) throw new Error(`burrow: unknown operation ${operationId}`);
-    const principal = await this.#burrow.authenticate(`Bearer ${this.#token}`);
-    const result = await this.#burrow.execute(principal, operation, { params: input.params ?? {}, query: input.query ?? {}, body: input.body }, { baseUrl: this.#baseUrl });
-    return result.body;
+    const params = input.params ?? {};
+    const query = input.query ?? {};
+    const search = new URLSearchParams(Object.entries(query).flatMap(([k, v]) => (Array.isArray(v) ? v.map((x) => [k, x]) : [[k, v as string]]))).toString();
+    const authorization = `Bearer ${this.#token}`;
+    // In-process, a programming mistake reaches the caller as itself, not as the 500 envelope.
+    let unexpected: { error: unknown } | undefined;
+    const answer = await this.#burrow.pipeline.answer({
+      target: { operationId, params },
+      method: operation.method,
+      path: operation.path.replace(/:([A-Za-z_]+)/g, (_, name: string) => encodeURIComponent(params[name] ?? '')),
+      search: search === '' ? '' : `?${search}`,
+      query,
+      header: (name) => (name === 'authorization' ? authorization : null),
+      body: async () => input.body ?? {},
+      baseUrl: this.#baseUrl,
+    }, (error) => (unexpected = { error }));
+    if (unexpected) throw unexpected.error;
+    if (answer.error) throw answer.error;
+    return answer.body;
   }
 
   /**
-   * CRUD shortcuts for one resource kind by its name (`api_keys`, `credentials`, …; the README lists
+   * CRUD shortcuts for one resource kind by its name (`api_keys`, `credentials`, …; docs/ lists
    * them all). An unknown name or a body its schema would refuse is a compile error.
    */
-  resource<N extends ResourceName>(name: N): ResourceClient<N> {
+  resource<N extends keyof K & string>(name: N): ResourceClient<K[N]> {
     return {
-      create: (body = {} as CreateBody<N>) => this.call(`${name}.create`, { body }),
+      create: (body = {} as CreateBodyOf<K[N]>) => this.call(`${name}.create`, { body }),
       get: (id) => this.call(`${name}.get`, { params: { id } }),
       list: (query = {}) => this.call(`${name}.list`, { query }),
       update: (id, body) => this.call(`${name}.update`, { params: { id }, body }),
@@ -331,9 +321,4 @@ export class BurrowClient {
       },
     };
   }
-}
-
-/** Creates a Burrow instance over a store. */
-export function createBurrow(options: BurrowOptions): Burrow {
-  return new Burrow(options);
 }

@@ -51,7 +51,7 @@ export interface ChildDefinition<P extends BaseRecord, C, Create extends Schema 
 export function childOperations<P extends BaseRecord, C>(def: ChildDefinition<P, C, any, any>): Operation[] {
   const collection = `${def.parent.path}/:${def.parentParam}/${def.segment}`;
   const item = `${collection}/:${def.childParam}`;
-  const body = (input: OperationInput, schema: Schema) => parseInput(schema, (def.stripIds ?? stripPathIds)(input.body ?? {}, input.params));
+  const parser = (schema: Schema) => (input: OperationInput) => parseInput(schema, (def.stripIds ?? stripPathIds)(input.body ?? {}, input.params));
   const parentOf = (ctx: OperationContext, input: OperationInput) => getRecord(ctx, def.parent, input.params[def.parentParam]!);
   const childOf = async (ctx: OperationContext, input: OperationInput) => {
     const parent = await parentOf(ctx, input);
@@ -59,11 +59,10 @@ export function childOperations<P extends BaseRecord, C>(def: ChildDefinition<P,
   };
   const builders: Record<ChildOperation, (summary: string) => Operation> = {
     create: (summary) => ({
-      id: `${def.name}.create`, tag: def.name, method: 'POST', path: collection, status: 201, mutates: true, body: def.createSchema, summary,
+      id: `${def.name}.create`, tag: def.name, method: 'POST', path: collection, status: 201, mutates: true, body: def.createSchema, parse: parser(def.createSchema), summary,
       async run(ctx, input) {
-        const parsed = body(input, def.createSchema);
         const parent = await parentOf(ctx, input);
-        const child = await def.create(ctx, parent, parsed);
+        const child = await def.create(ctx, parent, input.body);
         return def.respond(ctx, await def.save(ctx, parent, undefined, child), child);
       },
     }),
@@ -79,12 +78,11 @@ export function childOperations<P extends BaseRecord, C>(def: ChildDefinition<P,
       },
     }),
     update: (summary) => ({
-      id: `${def.name}.update`, tag: def.name, method: 'PATCH', path: item, status: 200, mutates: def.update !== undefined, body: def.updateSchema, summary,
+      id: `${def.name}.update`, tag: def.name, method: 'PATCH', path: item, status: 200, mutates: def.update !== undefined, body: def.updateSchema, parse: parser(def.updateSchema), summary,
       async run(ctx, input) {
-        const patch = body(input, def.updateSchema);
         const { parent, child } = await childOf(ctx, input);
         if (!def.update) return def.respond(ctx, parent, child);
-        const next = await def.update(ctx, parent, child, patch);
+        const next = await def.update(ctx, parent, child, input.body);
         return def.respond(ctx, await def.save(ctx, parent, child, next), next);
       },
     }),
@@ -138,10 +136,10 @@ export function singletonOperations<Stored>(holder: SingletonHolder, spec: Singl
   return [
     {
       ...common, id: `${id}.replace`, method: 'PUT', status: 200, mutates: true, body: spec.schema, summary: `Replace the ${spec.label} ${kind.suffix} of a ${holder.label}`,
+      parse: (input) => parseInput(spec.schema, unwrap(input.body, input.params)),
       async run(ctx, input) {
-        const parsed = parseInput(spec.schema, unwrap(input.body, input.params));
         const loaded = await holder.load(ctx, input.params);
-        const stored = await spec.store(ctx, parsed, '');
+        const stored = await spec.store(ctx, input.body, '');
         await loaded.set(spec.name, stored);
         return spec.respond(ctx, stored, loaded.id);
       },

@@ -4,7 +4,7 @@ import type { QueryParams } from './conventions/paging.ts';
 import type { Schema } from './conventions/fields.ts';
 import type { SimulationSettings } from './simulation.ts';
 import type { RequestJournal } from './request-journal.ts';
-import type { Scope, StoreReader, StoreTransaction } from './store.ts';
+import type { Scope, StoredRecord, StoreReader, StoreTransaction } from './store.ts';
 
 /** Who is calling: the owner (user or bot) behind an API key, or the operator. */
 export interface Principal {
@@ -46,12 +46,34 @@ export interface Services {
   readonly now: () => Date;
   /** What the simulated service looks like (agent versions, regions, name servers, CA). */
   readonly simulation: SimulationSettings;
-  /** The event catalogue: every type a subscription source may name. */
-  readonly eventTypes: ReadonlySet<string>;
-  /** Events kept per event destination's outbox before the oldest are dropped. */
-  readonly outboxLimit: number;
-  /** The operator's key for sealing secret values; absent: the state keeps its own (vaults/sealing.ts). */
-  readonly secretsKey?: Uint8Array;
+  /** The instance's resource kinds, found by name, store kind or id (lib/registry.ts). */
+  readonly kinds: KindIndex;
+  /** What a family's `setup` answered for this instance (its settings, validated). */
+  state(family: string): unknown;
+}
+
+/** Finds the instance's resource kinds; families use it instead of importing each other. */
+export interface KindIndex {
+  /** Every flat resource kind, in routing order. */
+  readonly kinds: readonly ResourceKind[];
+  /** The kind named `name` (`api_keys`), or undefined. */
+  kind(name: string): ResourceKind | undefined;
+  /** The kind an id belongs to, by its prefix (`ak_…` → API keys), or undefined. */
+  kindOfId(id: string): ResourceKind | undefined;
+  /** The reactions families registered to writes of records of store kind `storeKind`. */
+  reactionsTo(storeKind: string): readonly Reaction[];
+}
+
+/**
+ * A reaction to a write of a record of store kind `kind`, run inside the writing transaction after
+ * the record and its indexes are stored: `before` is absent on create, `after` on delete. A family
+ * keeps what it derives from another family's records in step this way (a deleted credential ends
+ * its agents' sessions) without importing that family.
+ */
+export interface Reaction {
+  readonly kind: string;
+  readonly on: readonly ('created' | 'updated' | 'deleted')[];
+  run(ctx: OperationContext, before: StoredRecord | undefined, after: StoredRecord | undefined): Promise<void>;
 }
 
 /** Who performs a write: a principal, or a read inside the transaction that finds it (agents). */
@@ -108,6 +130,8 @@ export interface ResourceKind {
   readonly path: string;
   /** Key of the list in list responses: `keys`. */
   readonly listKey: string;
+  /** Event object name (`api_key` → `api_key_created.v0`); absent for kinds without audit events. */
+  readonly event?: string;
 }
 
 /** One control-plane operation. `path` is below `/_burrow`, with `:param` placeholders. */
@@ -164,6 +188,12 @@ export interface Operation {
   readonly summary: string;
   /** The tag (resource family) it belongs to in the OpenAPI document. */
   readonly tag: string;
+  /**
+   * Validates the request body (and path ids a client repeats in it) once, before anything else
+   * runs; `prepare` and `run` then receive what it answers as `input.body`. Operations without a
+   * body schema have none.
+   */
+  parse?(input: OperationInput): unknown;
   /**
    * Slow work that needs no stored state (key generation), run before the transaction opens so
    * that other writes are not held up; its result reaches `run` as `input.prepared`.

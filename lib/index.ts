@@ -5,13 +5,82 @@
  *   const burrow = createBurrow({ store: new MemoryStore() });
  *   const { token } = await burrow.createAccount();
  *   await burrow.client(token).resource('api_keys').create({ description: 'ci' });
+ *
+ * This module is where the core (lib/*.ts) meets the families (lib/families/): `Burrow` is the
+ * core instance over every family, with the families' own conveniences (outboxes, secret values).
  */
+import { BurrowCore, type CoreOptions, type CreateBodyOf, type UpdateBodyOf } from './burrow.ts';
+import { FAMILIES, REGISTRY, type Kinds, type ResourceName } from './families/index.ts';
+import { clearOutbox, eventsOf, readOutbox, type EventOptions, type OutboxContents } from './families/events/index.ts';
+import { readSecretValue, type VaultOptions } from './families/vaults/index.ts';
+import { operatorIn, type Operation } from './context.ts';
+import { Registry } from './registry.ts';
+import { operatorKeyOf } from './families/vaults/sealing.ts';
+
+/** Options of `createBurrow`. Only `store` is required. */
+export interface BurrowOptions extends CoreOptions, EventOptions, VaultOptions {}
+
+/** One Burrow instance: every family, many isolated accounts over one store. */
+export class Burrow extends BurrowCore<Kinds> {
+  declare readonly options: Readonly<BurrowOptions>;
+
+  constructor(options: BurrowOptions) {
+    super(options as BurrowOptions & Record<string, unknown>, FAMILIES);
+  }
+
+  /** The events in an event destination's outbox (oldest first) and how many were dropped. */
+  outbox(accountId: string, destinationId: string): Promise<OutboxContents> {
+    return readOutbox(this.reader, accountId, destinationId, this.outboxLimit);
+  }
+
+  /** Empties an event destination's outbox; answers how many events it held. */
+  clearOutbox(accountId: string, destinationId: string): Promise<number> {
+    return this.perform(operatorIn(accountId), (ctx) => clearOutbox(ctx.tx, accountId, destinationId));
+  }
+
+  /** Events kept per event destination's outbox before the oldest are dropped. */
+  get outboxLimit(): number {
+    return eventsOf(this.services).outboxLimit;
+  }
+
+  /**
+   * The value of a secret of an account, unsealed, for an embedder that acts on secrets (a
+   * traffic-policy evaluator). No API operation answers a value; this in-process call is the only
+   * way to read one back. Throws the secret's 404 for an unknown id.
+   */
+  revealSecretValue(accountId: string, secretId: string): Promise<string> {
+    return readSecretValue(this.reader, operatorKeyOf(this.services), accountId, secretId);
+  }
+}
+
+/** Creates a Burrow instance over a store. */
+export function createBurrow(options: BurrowOptions): Burrow {
+  return new Burrow(options);
+}
+
+/** The body `POST` on resource kind `N` accepts, from its valibot schema. */
+export type CreateBody<N extends ResourceName> = CreateBodyOf<Kinds[N]>;
+/** The body `PATCH` on resource kind `N` accepts, from its valibot schema. */
+export type UpdateBody<N extends ResourceName> = UpdateBodyOf<Kinds[N]>;
 
 // Instance
-export { Burrow, BurrowClient, createBurrow } from './burrow.ts';
-export type { BurrowOptions, CreateBody, ListResponse, OperationResult, ResourceClient, ResourceResponse, UpdateBody } from './burrow.ts';
+export { BurrowClient, BurrowCore } from './burrow.ts';
+export type { CoreOptions, ListResponse, ResourceClient, ResourceResponse } from './burrow.ts';
 export type { Actor, Instance, Operation, OperationContext, OperationInput, Principal, RequestGuard, RequestMeta } from './context.ts';
 export type { CreatedAccount } from './accounts.ts';
+
+// Families and the registry
+export { FAMILIES, REGISTRY, type Kinds, type ResourceName };
+export { Registry };
+export { defineFamily, type Family } from './family.ts';
+const registry = new Registry(FAMILIES);
+/** Every resource kind, in routing order. */
+export const RESOURCES = registry.kinds;
+/** Every API operation, in routing order. */
+export const allOperations = (): Operation[] => [...registry.operations];
+
+// Request pipeline
+export { Pipeline, SUPPORTED_VERSIONS, routeMiss, toApiError, errorHeaders, type OperationResult, type PipelineAnswer, type PipelineRequest, type Target } from './pipeline.ts';
 
 // Rate limiting
 export { parseRateLimit, type RateLimit } from './rate-limit.ts';
@@ -30,17 +99,15 @@ export { LIMITS, limitNote, type Limit, type LimitName } from './limits.ts';
 // Storage contract
 export { INSTANCE_SCOPE, StoreUnavailableError, StoreWriteError, type PageQuery, type Scope, type Store, type StoreReader, type StoreTransaction, type StoredRecord } from './store.ts';
 
-// Resource engine and registry
+// Resource engine
 export { crudOperations, defineResource, type BaseRecord, type ResourceDefinition } from './resource.ts';
-export { REGISTRY, RESOURCES, allOperations, type ResourceName } from './registry.ts';
 
 // Agent simulator
 export { connectAgent, disconnectAgent, type AgentConnect } from './families/agents/simulator.ts';
 export { DEFAULT_SIMULATION, type SimulationSettings } from './simulation.ts';
 
 // Events
-export { eventCatalogue, AGENT_SESSION_EVENTS } from './families/events/catalogue.ts';
-export type { BurrowEvent, Delivery, EventSink, OutboxContents } from './families/events/outbox.ts';
+export { eventCatalogue, AGENT_SESSION_EVENTS, type BurrowEvent, type Delivery, type EventSink, type OutboxContents } from './families/events/index.ts';
 
 // Rules usable on their own
 export { aclPermits, parseAcl, type AclBind } from './conventions/acl.ts';

@@ -1,120 +1,103 @@
-import type { ControlOperation, Operation, RequestGuard } from './context.ts';
-import { CORE_CONTROL_OPERATIONS } from './control.ts';
 import { childOperations, type ChildDefinition } from './children.ts';
-import { definitionOperations, type ResourceDefinition } from './resource.ts';
-import { apiKeys } from './families/api-keys/api-keys.ts';
-import { botUsers } from './families/bot-users/bot-users.ts';
-import { APPLICATION_CONTROL_OPERATIONS, applicationSessions, applicationUsers } from './families/applications/applications.ts';
-import { ABUSE_REPORT_CONTROL_OPERATIONS, abuseReports } from './families/abuse-reports/abuse-reports.ts';
-import { credentials } from './families/credentials/credentials.ts';
-import { sshCredentials } from './families/ssh/ssh-credentials.ts';
-import { ipPolicies, ipPolicyRules } from './families/ip-policies/policies.ts';
-import { apiRestrictionGuard, ipRestrictions } from './families/ip-policies/restrictions.ts';
-import { sshCertificateAuthorities } from './families/ssh/certificate-authorities.ts';
-import { sshHostCertificates, sshUserCertificates } from './families/ssh/certificates.ts';
-import { AGENT_INGRESS_CONTROL_OPERATIONS, agentIngresses } from './families/domains/agent-ingresses.ts';
-import { EVENT_CONTROL_OPERATIONS } from './families/events/control.ts';
-import { tunnelSessions } from './families/agents/tunnel-sessions.ts';
-import { tunnels } from './families/agents/tunnels.ts';
-import { ENDPOINT_OPERATIONS, endpoints } from './families/endpoints/endpoints.ts';
-import { SIMULATOR_CONTROL_OPERATIONS } from './families/agents/simulator.ts';
-import { REQUEST_JOURNAL_CONTROL_OPERATIONS } from './request-journal-control.ts';
-import { INSPECTION_CONTROL_OPERATIONS } from './inspection.ts';
-import { eventDestinations } from './families/events/destinations.ts';
-import { eventSources } from './families/events/sources.ts';
-import { eventSubscriptions } from './families/events/subscriptions.ts';
-import { failoverBackends } from './families/backends/failover.ts';
-import { httpResponseBackends } from './families/backends/http-response.ts';
-import { staticBackends } from './families/backends/static.ts';
-import { tunnelGroupBackends } from './families/backends/tunnel-group.ts';
-import { weightedBackends } from './families/backends/weighted.ts';
-import { certificateAuthorities } from './families/certificate-authorities/certificate-authorities.ts';
-import { EDGE_MODULE_OPERATIONS } from './families/edges/module-endpoints.ts';
-import { httpsEdgeRoutes } from './families/edges/routes.ts';
-import { httpsEdges } from './families/edges/https.ts';
-import { tcpEdges } from './families/edges/tcp.ts';
-import { tlsEdges } from './families/edges/tls.ts';
-import { RESERVED_DOMAIN_CONTROL_OPERATIONS, reservedDomains } from './families/domains/reserved-domains.ts';
-import { reservedAddrs } from './families/reserved-addrs/reserved-addrs.ts';
-import { tlsCertificates } from './families/tls-certificates/tls-certificates.ts';
-import { secrets } from './families/vaults/secrets.ts';
-import { vaults } from './families/vaults/vaults.ts';
+import type { ControlOperation, KindIndex, Operation, Reaction, RequestGuard } from './context.ts';
+import type { ErrorSpec } from './conventions/errors.ts';
+import type { AnyDefinition, Example, Family, WriteHook } from './family.ts';
+import { definitionOperations } from './resource.ts';
 
 /**
- * Every resource kind Burrow serves, by its name (the operation-id prefix). Adding a kind = its
- * definition file + one line here; the router, the OpenAPI document, the typed in-process client
- * and the official-client tests pick it up from this object. `satisfies` keeps each entry's own
- * type, so the client knows each kind's body schemas; the architecture test checks that every key
- * is its definition's name.
+ * The registry: everything the instance serves, derived from one list of families. Every other list
+ * (kinds, operations in routing order, control operations, guards, reactions, error codes) is
+ * computed here once, and a kind is found from its name, its store kind or an id's prefix, so no
+ * code re-parses ids or keeps a table of its own.
  */
-export const REGISTRY = {
-  api_keys: apiKeys,
-  credentials,
-  ssh_credentials: sshCredentials,
-  ip_policies: ipPolicies,
-  ip_policy_rules: ipPolicyRules,
-  ip_restrictions: ipRestrictions,
-  ssh_certificate_authorities: sshCertificateAuthorities,
-  ssh_host_certificates: sshHostCertificates,
-  ssh_user_certificates: sshUserCertificates,
-  event_destinations: eventDestinations,
-  event_subscriptions: eventSubscriptions,
-  tunnel_sessions: tunnelSessions,
-  tunnels,
-  endpoints,
-  agent_ingresses: agentIngresses,
-  weighted_backends: weightedBackends,
-  failover_backends: failoverBackends,
-  http_response_backends: httpResponseBackends,
-  tunnel_group_backends: tunnelGroupBackends,
-  static_backends: staticBackends,
-  certificate_authorities: certificateAuthorities,
-  tcp_edges: tcpEdges,
-  tls_edges: tlsEdges,
-  https_edges: httpsEdges,
-  bot_users: botUsers,
-  application_users: applicationUsers,
-  application_sessions: applicationSessions,
-  abuse_reports: abuseReports,
-  tls_certificates: tlsCertificates,
-  reserved_domains: reservedDomains,
-  reserved_addrs: reservedAddrs,
-  vaults,
-  secrets,
-} satisfies Record<string, ResourceDefinition<any, any, any>>;
+export class Registry implements KindIndex {
+  readonly families: readonly Family[];
+  /** Every flat resource kind, in family order. */
+  readonly kinds: readonly AnyDefinition[];
+  readonly children: readonly ChildDefinition<any, any, any, any>[];
+  /** Every API operation, in routing order: kinds' operations, then children's, then the families' own. */
+  readonly operations: readonly Operation[];
+  readonly controlOperations: readonly ControlOperation[];
+  readonly guards: readonly RequestGuard[];
+  readonly writeHooks: readonly WriteHook[];
+  readonly #byName: ReadonlyMap<string, AnyDefinition>;
+  readonly #byStoreKind: ReadonlyMap<string, AnyDefinition>;
+  readonly #byPrefix: ReadonlyMap<string, AnyDefinition>;
+  readonly #reactions: ReadonlyMap<string, readonly Reaction[]>;
 
-/** The name of a resource kind: `api_keys`, `credentials`, … */
-export type ResourceName = keyof typeof REGISTRY;
+  /** `coreControl` are the control operations of the core (health, accounts, reset, snapshots…). */
+  constructor(families: readonly Family[], coreControl: readonly ControlOperation[] = []) {
+    this.families = families;
+    this.kinds = families.flatMap((family) => Object.values(family.kinds));
+    this.children = families.flatMap((family) => family.children ?? []);
+    this.operations = [
+      ...this.kinds.flatMap((def) => definitionOperations(def)),
+      ...this.children.flatMap((def) => childOperations(def)),
+      ...families.flatMap((family) => family.operations ?? []),
+    ];
+    this.controlOperations = [...coreControl, ...families.flatMap((family) => family.controlOperations ?? [])];
+    this.guards = families.flatMap((family) => family.guards ?? []);
+    this.writeHooks = families.flatMap((family) => (family.writeHook ? [family.writeHook] : []));
+    this.#byName = uniqueMap(this.kinds, (def) => def.name, 'name');
+    this.#byStoreKind = uniqueMap(this.kinds, (def) => def.kind, 'store kind');
+    this.#byPrefix = uniqueMap(this.kinds, (def) => def.prefix, 'id prefix');
+    const reactions = new Map<string, Reaction[]>();
+    for (const reaction of families.flatMap((family) => family.reactions ?? [])) reactions.set(reaction.kind, [...(reactions.get(reaction.kind) ?? []), reaction]);
+    this.#reactions = reactions;
+  }
 
-/** The registry's definitions, in routing order. */
-export const RESOURCES: readonly ResourceDefinition<any, any, any>[] = Object.values(REGISTRY);
+  /** The kind named `name` (`api_keys`), or undefined. */
+  kind(name: string): AnyDefinition | undefined {
+    return this.#byName.get(name);
+  }
 
-/** Child collections: resources under one record of a parent kind, by name. */
-export const CHILD_REGISTRY = {
-  event_sources: eventSources,
-  https_edge_routes: httpsEdgeRoutes,
-} satisfies Record<string, ChildDefinition<any, any, any, any>>;
+  /** The kind whose records are stored under `storeKind` (`api_key`), or undefined. */
+  kindStoredAs(storeKind: string): AnyDefinition | undefined {
+    return this.#byStoreKind.get(storeKind);
+  }
 
-/** Operations that no definition describes yet: the module endpoints (one table, module-endpoints.ts) and the filtered endpoint list. */
-export const EXTRA_OPERATIONS: readonly Operation[] = [...EDGE_MODULE_OPERATIONS, ...ENDPOINT_OPERATIONS];
+  /** The kind an id belongs to, by its prefix (`ak_…` → API keys), or undefined. */
+  kindOfId(id: string): AnyDefinition | undefined {
+    const underscore = id.lastIndexOf('_');
+    return underscore > 0 ? this.#byPrefix.get(id.slice(0, underscore)) : undefined;
+  }
 
-/** Checks run before every API request (IP restrictions of type `api`). */
-export const GUARDS: readonly RequestGuard[] = [apiRestrictionGuard];
+  /** The reactions families registered for writes of records of store kind `storeKind`. */
+  reactionsTo(storeKind: string): readonly Reaction[] {
+    return this.#reactions.get(storeKind) ?? NONE;
+  }
 
-/** Control-plane operations (`/_burrow/…`): core ones plus those of families (simulator, outboxes). */
-export const CONTROL_OPERATIONS: readonly ControlOperation[] = [
-  ...CORE_CONTROL_OPERATIONS,
-  ...EVENT_CONTROL_OPERATIONS,
-  ...SIMULATOR_CONTROL_OPERATIONS,
-  ...AGENT_INGRESS_CONTROL_OPERATIONS,
-  ...RESERVED_DOMAIN_CONTROL_OPERATIONS,
-  ...REQUEST_JOURNAL_CONTROL_OPERATIONS,
-  ...INSPECTION_CONTROL_OPERATIONS,
-  ...APPLICATION_CONTROL_OPERATIONS,
-  ...ABUSE_REPORT_CONTROL_OPERATIONS,
-];
+  /** Every family's error conditions, by name; a name two families define differently is a programming error. */
+  errors(): Readonly<Record<string, ErrorSpec>> {
+    const out: Record<string, ErrorSpec> = {};
+    for (const family of this.families) {
+      for (const [name, spec] of Object.entries(family.errors ?? {})) {
+        const known = out[name];
+        if (known && (known.code !== spec.code || known.status !== spec.status)) throw new Error(`burrow: error ${name} is defined twice, differently (family ${family.name})`);
+        out[name] = spec;
+      }
+    }
+    return out;
+  }
 
-/** All API operations, in routing order. */
-export function allOperations(): Operation[] {
-  return [...RESOURCES.flatMap((def) => definitionOperations(def)), ...Object.values(CHILD_REGISTRY).flatMap((def: ChildDefinition<any, any, any, any>) => childOperations(def)), ...EXTRA_OPERATIONS];
+  /** The sweeps' example of the kind named `name`, or undefined. */
+  example(name: string): Example | undefined {
+    for (const family of this.families) {
+      const example = family.examples?.[name];
+      if (example) return example;
+    }
+    return undefined;
+  }
+}
+
+const NONE: readonly Reaction[] = [];
+
+function uniqueMap<T>(items: readonly T[], key: (item: T) => string, what: string): ReadonlyMap<string, T> {
+  const map = new Map<string, T>();
+  for (const item of items) {
+    const k = key(item);
+    if (map.has(k)) throw new Error(`burrow: two resource kinds share the ${what} '${k}'`);
+    map.set(k, item);
+  }
+  return map;
 }

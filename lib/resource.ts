@@ -223,18 +223,23 @@ export function respond<R extends BaseRecord>(ctx: OperationContext, def: Resour
   return def.toResponse(ctx, record, baseResponse(ctx, def, record));
 }
 
+/** Runs the reactions other families registered to this write of a record of `def` (lib/family.ts). */
+async function react(ctx: OperationContext, def: ResourceDefinition<any>, on: 'created' | 'updated' | 'deleted', before: BaseRecord | undefined, after: BaseRecord | undefined): Promise<void> {
+  for (const reaction of ctx.services.kinds.reactionsTo(def.kind)) if (reaction.on.includes(on)) await reaction.run(ctx, before, after);
+}
+
 /** Emits `<event>_<action>.v0` for a definition that has audit events. */
 export function emitAudit(ctx: OperationContext, def: ResourceDefinition<any>, action: 'created' | 'updated' | 'deleted', object: unknown): void {
   if (def.event) ctx.emit(`${def.event}_${action}.v0`, object);
 }
 
 /**
- * Creates a record of `def` from a request body, as POST does: validates, builds the record, stores
- * it with its indexes and emits `<event>_created`. Answers the response (with revealed secrets).
- * `prepared` is what `prepareCreate` made before the transaction (or what a caller decided there).
+ * Creates a record of `def` from a validated create body (`parseInput(def.createSchema, body)`), as
+ * POST does: builds the record, stores it with its indexes, runs the reactions and emits
+ * `<event>_created`. Answers the response (with revealed secrets). `prepared` is what
+ * `prepareCreate` made before the transaction (or what a caller decided there).
  */
-export async function createRecord<R extends BaseRecord>(ctx: OperationContext, def: ResourceDefinition<R>, body: unknown, prepared?: unknown): Promise<Record<string, unknown>> {
-  const parsed = parseInput(def.createSchema, body ?? {}) as Record<string, unknown>;
+export async function createRecord<R extends BaseRecord>(ctx: OperationContext, def: ResourceDefinition<R>, parsed: Record<string, unknown>, prepared?: unknown): Promise<Record<string, unknown>> {
   const base: BaseRecord = spreadable({
     id: ctx.ids.id(def.prefix),
     created_at: formatTime(ctx.clock.now()),
@@ -244,15 +249,15 @@ export async function createRecord<R extends BaseRecord>(ctx: OperationContext, 
   const { record, reveal } = unwrapCreated(await def.create(ctx, parsed, base, prepared));
   await ctx.tx.put(scopeOf(ctx, def.kind), record);
   await keepIndexes(ctx, def, undefined, record);
+  await react(ctx, def, 'created', undefined, record);
   const response = respond(ctx, def, record);
   emitAudit(ctx, def, 'created', response);
   return reveal ? Object.assign({}, response, reveal) : response;
 }
 
-/** Applies a PATCH body to the record `id` of `def`: description, metadata, then the definition's rules. */
-export async function updateRecord<R extends BaseRecord>(ctx: OperationContext, def: ResourceDefinition<R>, id: string, body: unknown): Promise<Record<string, unknown>> {
+/** Applies a validated PATCH body to the record `id` of `def`: description, metadata, then the definition's rules. */
+export async function updateRecord<R extends BaseRecord>(ctx: OperationContext, def: ResourceDefinition<R>, id: string, patch: Record<string, unknown>): Promise<Record<string, unknown>> {
   const current = await getRecord(ctx, def, id);
-  const patch = parseInput(def.updateSchema, body ?? {}) as Record<string, unknown>;
   let next: R = { ...current };
   if (patch.description !== undefined) next = { ...next, description: patch.description };
   if (patch.metadata !== undefined) next = { ...next, metadata: patch.metadata };
@@ -264,6 +269,7 @@ export async function updateRecord<R extends BaseRecord>(ctx: OperationContext, 
 export async function replaceRecord<R extends BaseRecord>(ctx: OperationContext, def: ResourceDefinition<R>, current: R, next: R): Promise<Record<string, unknown>> {
   await ctx.tx.put(scopeOf(ctx, def.kind), next);
   await keepIndexes(ctx, def, current, next);
+  await react(ctx, def, 'updated', current, next);
   const response = respond(ctx, def, next);
   emitAudit(ctx, def, 'updated', response);
   return response;
@@ -276,6 +282,7 @@ export async function deleteRecord<R extends BaseRecord>(ctx: OperationContext, 
   await def.beforeDelete?.(ctx, record);
   await ctx.tx.delete(scopeOf(ctx, def.kind), record.id);
   await keepIndexes(ctx, def, record, undefined);
+  await react(ctx, def, 'deleted', record, undefined);
   emitAudit(ctx, def, 'deleted', respond(ctx, def, record));
 }
 
@@ -330,8 +337,9 @@ const CRUD_BUILDERS: Record<CrudOperation, (def: ResourceDefinition<any, any, an
       mutates: true,
       body: def.createSchema,
       summary: `Create a ${def.label}`,
-      ...(def.prepareCreate ? { prepare: (input: OperationInput) => def.prepareCreate!(parseInput(def.createSchema, input.body ?? {})) } : {}),
-      run: (ctx, input) => createRecord(ctx, def, input.body, input.prepared),
+      parse: (input) => parseInput(def.createSchema, input.body ?? {}),
+      ...(def.prepareCreate ? { prepare: (input: OperationInput) => def.prepareCreate!(input.body) } : {}),
+      run: (ctx, input) => createRecord(ctx, def, input.body as Record<string, unknown>, input.prepared),
     }),
   get: (def) =>
     operationOf(def, 'get', 'GET', `${def.path}/:id`, 200, {
@@ -351,7 +359,8 @@ const CRUD_BUILDERS: Record<CrudOperation, (def: ResourceDefinition<any, any, an
       mutates: true,
       body: def.updateSchema,
       summary: `Update a ${def.label}`,
-      run: (ctx, input) => updateRecord(ctx, def, input.params.id!, stripPathIds(input.body ?? {}, input.params)),
+      parse: (input) => parseInput(def.updateSchema, stripPathIds(input.body ?? {}, input.params)),
+      run: (ctx, input) => updateRecord(ctx, def, input.params.id!, input.body as Record<string, unknown>),
     }),
   delete: (def) =>
     operationOf(def, 'delete', 'DELETE', `${def.path}/:id`, 204, {
@@ -369,10 +378,9 @@ export function commandOperations<R extends BaseRecord>(def: ResourceDefinition<
     const method = command.method ?? 'POST';
     return operationOf(def, command.verb ?? name, method, `${def.path}/:id/${name}`, 204, {
       mutates: true,
-      ...(method === 'POST' ? { body: NoFields } : {}),
+      ...(method === 'POST' ? { body: NoFields, parse: (input: OperationInput) => parseInput(NoFields, stripPathIds(input.body ?? {}, input.params)) } : {}),
       summary: command.summary,
       async run(ctx, input) {
-        if (method === 'POST') parseInput(NoFields, stripPathIds(input.body ?? {}, input.params));
         await command.run(ctx, await getRecord(ctx, def, input.params.id!));
         return undefined;
       },

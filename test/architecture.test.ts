@@ -47,6 +47,23 @@ describe('architecture', () => {
     }
   });
 
+  test('the core imports no family: only the composition root (lib/index.ts) and lib/families/ do', () => {
+    for (const file of sources('lib').filter((f) => !f.startsWith('lib/families/') && f !== 'lib/index.ts')) {
+      for (const spec of imports(file)) assert.ok(!join(dirname(file), spec).startsWith('lib/families'), `${file} imports ${spec}`);
+    }
+  });
+
+  test("a family imports another family only through that family's index.ts", () => {
+    for (const file of sources('lib/families').filter((f) => f.split('/').length > 3)) {
+      const family = file.split('/')[2];
+      for (const spec of imports(file).filter((s) => s.startsWith('.'))) {
+        const target = join(dirname(file), spec).split('/');
+        if (target[0] !== 'lib' || target[1] !== 'families' || target.length < 4 || target[2] === family) continue;
+        assert.equal(target[3], 'index.ts', `${file} imports ${spec}, an internal of family ${target[2]}`);
+      }
+    }
+  });
+
   test('no import cycle in lib/, adapters/ or bin/', () => {
     assert.deepEqual(importCycles(), []);
   });

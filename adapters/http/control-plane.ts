@@ -1,8 +1,8 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
-import { ApiError, ERRORS, fail, type Burrow, type ControlOperation } from '../../lib/index.ts';
+import { ApiError, ERRORS, fail, routeMiss, type BurrowCore, type ControlOperation } from '../../lib/index.ts';
 import { readJsonBody, type HttpRequest, type HttpResponse } from './body.ts';
 import { serveInspector } from './inspector.ts';
-import { createRouter, routeMiss } from './router.ts';
+import { createRouter } from './router.ts';
 
 /**
  * Serves the control plane (`/_burrow/…`): routes to lib's control operations and checks the
@@ -14,7 +14,7 @@ export const CONTROL_PREFIX = '/_burrow';
 
 const digest = (text: string) => createHash('sha256').update(text).digest();
 
-export function createControlPlane(burrow: Burrow, operatorToken: string | undefined) {
+export function createControlPlane(burrow: BurrowCore<any>, operatorToken: string | undefined) {
   const router = createRouter<ControlOperation>(burrow.controlOperations);
   const expected = operatorToken ? digest(operatorToken) : undefined;
 

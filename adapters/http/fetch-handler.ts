@@ -1,4 +1,4 @@
-import { LIMITS, type Burrow } from '../../lib/index.ts';
+import { LIMITS, type BurrowCore } from '../../lib/index.ts';
 import { tooLarge, type BodyLimit } from './body.ts';
 import { createHttpHandler, type HttpHandlerOptions } from './handler.ts';
 
@@ -11,7 +11,7 @@ export interface FetchHandlerOptions extends HttpHandlerOptions {
   sourceIp?: (request: Request) => string | undefined;
 }
 
-export function createFetchHandler(burrow: Burrow, options: FetchHandlerOptions = {}): (request: Request) => Promise<Response> {
+export function createFetchHandler(burrow: BurrowCore<any>, options: FetchHandlerOptions = {}): (request: Request) => Promise<Response> {
   const handle = createHttpHandler(burrow, options);
   return async (request) => {
     const sourceIp = options.sourceIp?.(request);

@@ -1,15 +1,13 @@
-import { ApiError, ERRORS, errorBody, fail, redactQuery, StoreUnavailableError, StoreWriteError, type Burrow, type Operation } from '../../lib/index.ts';
+import { errorBody, errorHeaders, redactQuery, routeMiss, toApiError, type BurrowCore, type Operation, type PipelineAnswer } from '../../lib/index.ts';
 import { JSON_TYPE, readJsonBody, type HttpRequest, type HttpResponse } from './body.ts';
 import { createControlPlane } from './control-plane.ts';
-import { createRouter, routeMiss, type Router } from './router.ts';
+import { createRouter, type Router } from './router.ts';
 
 /**
- * The HTTP translation layer shared by the fetch handler and the node:http listener: parse the
- * request, call the core, serialise the result, and map every error to the one envelope. No
+ * The HTTP translation layer shared by the fetch handler and the node:http listener: route the
+ * request, hand it to the core's request pipeline (lib/pipeline.ts), serialise its answer. No
  * business rule lives here.
  */
-
-export const SUPPORTED_VERSIONS = ['2'];
 
 /** One line per answered request (never secrets). */
 export interface RequestLog {
@@ -50,7 +48,7 @@ export interface HttpHandlerOptions {
 export type HttpHandler = (request: HttpRequest) => Promise<HttpResponse>;
 
 /** Builds the request handler of a Burrow instance. */
-export function createHttpHandler(burrow: Burrow, options: HttpHandlerOptions = {}): HttpHandler {
+export function createHttpHandler(burrow: BurrowCore<any>, options: HttpHandlerOptions = {}): HttpHandler {
   const router = createRouter(burrow.operations);
   const controlPlane = createControlPlane(burrow, options.operatorToken);
   const basePath = normaliseBasePath(options.basePath);
@@ -58,39 +56,30 @@ export function createHttpHandler(burrow: Burrow, options: HttpHandlerOptions = 
   const baseUrlOf = (request: HttpRequest) => burrow.options.baseUrl ?? `${request.origin}${request.mountPath ?? ''}${basePath}`;
   return async (sent) => {
     const started = performance.now();
-    const operationId = burrow.newOperationId();
-    const trace: Trace = { operation: undefined, account: undefined, api: false };
     const request = basePath === '' ? sent : withinBasePath(sent, basePath);
     let response: HttpResponse;
+    let requestId: string | undefined;
+    let operation: Operation | undefined;
     try {
       if (sent.refusal !== undefined) throw sent.refusal;
       if (!request) routeMiss(sent.method, sent.path, [], 'API');
       const answered = (options.cors ? await preflight(router, request) : undefined) ?? controlPlane(request, baseUrlOf);
-      response = answered ? await answered : await serveApi(burrow, router, request, baseUrlOf, trace);
+      if (answered) response = await answered;
+      else {
+        const answer = await serveApi(burrow, router, request, baseUrlOf, options.onError);
+        ({ requestId, operation } = answer);
+        response = toHttp(answer, request.method);
+      }
     } catch (error) {
-      response = errorResponse(burrow, error, operationId, options.onError);
+      response = errorResponse(burrow, error, (requestId = burrow.newOperationId()), options.onError);
     }
-    response.headers['Burrow-Operation-Id'] = operationId;
+    response.headers['Burrow-Operation-Id'] = requestId ??= burrow.newOperationId();
     const origin = options.cors ? sent.header('origin') : null;
     if (origin) {
       response.headers['Access-Control-Allow-Origin'] = origin;
       response.headers['Access-Control-Allow-Credentials'] = 'true';
       response.headers['Access-Control-Expose-Headers'] = 'Burrow-Operation-Id, Warning';
       response.headers.Vary = 'Origin';
-    }
-    const ms = Math.round((performance.now() - started) * 10) / 10;
-    if (trace.api) {
-      burrow.requests.record({
-        operationId,
-        account: trace.account,
-        method: sent.method,
-        path: request!.path,
-        search: sent.search,
-        status: response.status,
-        errorCode: response.errorCode,
-        durationMs: ms,
-        operation: trace.operation?.id,
-      });
     }
     options.log?.({
       time: new Date().toISOString(),
@@ -99,22 +88,13 @@ export function createHttpHandler(burrow: Burrow, options: HttpHandlerOptions = 
       query: sent.search === '' ? '' : redactQuery(sent.search, '***'),
       status: response.status,
       ...(response.errorCode ? { errorCode: response.errorCode } : {}),
-      ms,
-      operationId,
-      ...(trace.operation ? { operation: trace.operation.id } : {}),
+      ms: Math.round((performance.now() - started) * 10) / 10,
+      operationId: requestId,
+      ...(operation ? { operation: operation.id } : {}),
       ...(response.headers.Warning ? { warning: response.headers.Warning } : {}),
     });
     return response;
   };
-}
-
-/** What serving one request found out, for the log and the request journal. */
-interface Trace {
-  operation: Operation | undefined;
-  /** The account of the API key used. */
-  account: string | undefined;
-  /** Whether the request reached the API (not the control plane or a CORS preflight). */
-  api: boolean;
 }
 
 /** A base path as `/a/b` (no trailing slash), or `""`. */
@@ -141,26 +121,28 @@ function withinBasePath(request: HttpRequest, basePath: string): HttpRequest | u
   };
 }
 
-async function serveApi(burrow: Burrow, router: Router<Operation>, request: HttpRequest, baseUrlOf: (request: HttpRequest) => string, trace: Trace): Promise<HttpResponse> {
-  trace.api = true;
+/** Routes an API request and runs it through the request pipeline (which journals it). */
+async function serveApi(burrow: BurrowCore<any>, router: Router<Operation>, request: HttpRequest, baseUrlOf: (request: HttpRequest) => string, onError?: (error: unknown) => void): Promise<PipelineAnswer> {
   const match = await router.match(request.method === 'HEAD' ? 'GET' : request.method, request.path);
-  if (!match.operation) routeMiss(request.method, request.path, match.allowed, 'API');
-  const operation = match.operation;
-  trace.operation = operation;
-  checkVersion(burrow, request);
-  const principal = await burrow.authenticate(request.header('authorization'));
-  trace.account = principal.account;
-  const body = operation.body ? await readJsonBody(request) : undefined;
-  const result = await burrow.execute(
-    principal,
-    operation,
-    { params: match.params, query: queryParams(request.search), body },
-    { baseUrl: baseUrlOf(request), ...(request.sourceIp ? { sourceIp: request.sourceIp } : {}) },
-  );
-  const headers = result.headers;
-  if (result.status === 204 || request.method === 'HEAD') return { status: result.status, headers, body: undefined };
+  return burrow.pipeline.answer({
+    target: match,
+    method: request.method,
+    path: request.path,
+    search: request.search,
+    query: queryParams(request.search),
+    header: (name) => request.header(name),
+    body: () => readJsonBody(request),
+    baseUrl: baseUrlOf(request),
+    ...(request.sourceIp ? { sourceIp: request.sourceIp } : {}),
+  }, onError);
+}
+
+/** The HTTP response of a pipeline answer: JSON, none for 204 and HEAD. */
+function toHttp(answer: PipelineAnswer, method: string): HttpResponse {
+  const headers = answer.headers;
+  if (answer.body === undefined || method === 'HEAD') return { status: answer.status, headers, body: undefined, ...(answer.errorCode ? { errorCode: answer.errorCode } : {}) };
   headers['Content-Type'] = JSON_TYPE;
-  return { status: result.status, headers, body: JSON.stringify(result.body) };
+  return { status: answer.status, headers, body: JSON.stringify(answer.body), ...(answer.errorCode ? { errorCode: answer.errorCode } : {}) };
 }
 
 /** A CORS preflight (OPTIONS with Origin and Access-Control-Request-Method) for an API path. */
@@ -179,18 +161,6 @@ async function preflight(router: Router<Operation>, request: HttpRequest): Promi
   return { status: 204, headers, body: undefined };
 }
 
-function checkVersion(burrow: Burrow, request: HttpRequest): void {
-  // The vendor's official clients send their own header name; both are read.
-  const version = request.header('service-version') ?? request.header('ngrok-version');
-  if (version === null) {
-    if (burrow.options.requireVersionHeader) fail('VERSION_MISSING', `the Service-Version header is missing; supported versions: ${SUPPORTED_VERSIONS.join(', ')}`);
-    return;
-  }
-  if (!SUPPORTED_VERSIONS.includes(version.trim())) {
-    fail('VERSION_UNSUPPORTED', `Service-Version ${JSON.stringify(version)} is not supported; supported versions: ${SUPPORTED_VERSIONS.join(', ')}`);
-  }
-}
-
 function queryParams(search: string): Record<string, string | string[]> {
   const out: Record<string, string | string[]> = {};
   if (search === '') return out;
@@ -201,22 +171,9 @@ function queryParams(search: string): Record<string, string | string[]> {
   return out;
 }
 
-/** The envelope response of any thrown error; unexpected errors become a logged 500. */
-export function errorResponse(burrow: Burrow, error: unknown, operationId: string, onError?: (error: unknown) => void): HttpResponse {
-  let apiError: ApiError;
-  if (error instanceof ApiError) apiError = error;
-  else if (error instanceof StoreWriteError) {
-    apiError = new ApiError(ERRORS.STORE_UNAVAILABLE, `the change was not saved: ${error.message}`);
-  } else if (error instanceof StoreUnavailableError) {
-    // Where the store is (a database's user, host and database) is the operator's business: the
-    // health report names it to the operator token (lib/control.ts), no answer does to anyone else.
-    apiError = new ApiError(ERRORS.STORE_UNAVAILABLE, 'the store is unavailable, try again', {}, { 'Retry-After': '1' });
-  } else {
-    onError?.(error);
-    apiError = new ApiError(ERRORS.INTERNAL, 'internal error; the server log has details');
-  }
-  const headers: Record<string, string> = { 'Content-Type': JSON_TYPE, ...apiError.headers };
-  if (apiError.status === 401) headers['WWW-Authenticate'] = 'Bearer realm="burrow"';
+/** The envelope response of an error thrown outside the pipeline (control plane, base path, preflight). */
+export function errorResponse(burrow: BurrowCore<any>, error: unknown, operationId: string, onError?: (error: unknown) => void): HttpResponse {
+  const apiError = toApiError(error, onError);
   const body = errorBody(apiError, burrow.errorPrefix, operationId);
-  return { status: apiError.status, headers, body: JSON.stringify(body), errorCode: body.error_code };
+  return { status: apiError.status, headers: { 'Content-Type': JSON_TYPE, ...errorHeaders(apiError) }, body: JSON.stringify(body), errorCode: body.error_code };
 }

@@ -1,6 +1,6 @@
 import { STATUS_CODES, type IncomingMessage, type RequestListener, type Server, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { ApiError, ERRORS, LIMITS, type Burrow } from '../../lib/index.ts';
+import { ApiError, ERRORS, LIMITS, type BurrowCore } from '../../lib/index.ts';
 import { parseTarget, quote, tooLarge, type BodyLimit, type HttpRequest, type HttpResponse } from './body.ts';
 import { createHttpHandler, errorResponse, type HttpHandlerOptions } from './handler.ts';
 import { callerAddress, compileTrustProxy, type ProxyTrust, type TrustProxySetting } from './trust-proxy.ts';
@@ -18,7 +18,7 @@ export interface NodeListenerOptions extends HttpHandlerOptions {
  * A node:http request listener serving a Burrow instance: `http.createServer(createNodeListener(burrow))`.
  * It hands node's request to the shared translation layer directly (no WHATWG Request/Response).
  */
-export function createNodeListener(burrow: Burrow, options: NodeListenerOptions = {}): RequestListener {
+export function createNodeListener(burrow: BurrowCore<any>, options: NodeListenerOptions = {}): RequestListener {
   const handle = createHttpHandler(burrow, options);
   const trust = compileTrustProxy(options.trustProxy);
   return (req: IncomingMessage, res: ServerResponse) => {
@@ -39,7 +39,7 @@ export function createNodeListener(burrow: Burrow, options: NodeListenerOptions 
  * that came too slowly) and CONNECT (405). Create the server with `requireHostHeader: false` to have
  * a request without Host refused in the envelope too (by the listener) instead of by node's bare 400.
  */
-export function answerUnparsedRequests(server: Server, burrow: Burrow): void {
+export function answerUnparsedRequests(server: Server, burrow: BurrowCore<any>): void {
   server.on('clientError', (error: NodeJS.ErrnoException, socket: Duplex) => {
     // As node's own handler: answer only where no answer of an earlier request has begun.
     const inFlight = (socket as { _httpMessage?: ServerResponse | null })._httpMessage;
@@ -57,7 +57,7 @@ export function answerUnparsedRequests(server: Server, burrow: Burrow): void {
 }
 
 /** The envelope answer of `error`, as bytes to write straight to a socket (closing the connection). */
-function rawAnswer(burrow: Burrow, error: ApiError): string {
+function rawAnswer(burrow: BurrowCore<any>, error: ApiError): string {
   const operationId = burrow.newOperationId();
   const response = errorResponse(burrow, error, operationId);
   const body = response.body ?? '';

@@ -1,5 +1,4 @@
 import { IttyRouter, type IRequest } from 'itty-router';
-import { ApiError, ERRORS, fail } from '../../lib/index.ts';
 
 /**
  * The route table, built from the registry's operations on itty-router: the only module that
@@ -90,14 +89,6 @@ export function createRouter<T extends Routable>(operations: readonly T[]): Rout
       return learn(key, method, shapedPath || '/').then((shape) => answer(shape, segments));
     },
   };
-}
-
-/** Throws the answer to a request no route took: 405 with `Allow` when the path has other methods, else 404. */
-export function routeMiss(method: string, path: string, allowed: readonly string[], space: 'API' | 'control-plane'): never {
-  if (allowed.length > 0) {
-    throw new ApiError(ERRORS.METHOD_NOT_ALLOWED, `${method} is not allowed on ${path}; allowed: ${allowed.join(', ')}`, { path }, { Allow: allowed.join(', ') });
-  }
-  fail('ROUTE_NOT_FOUND', `no ${space} route ${method} ${path}`, { path });
 }
 
 function decodeParam(value: string): string {

@@ -212,7 +212,7 @@ export function isStoredRef(schema: unknown): boolean {
 export const ownerId = storedId('usr', 'bot');
 
 /** The owner of a key or credential: a user or bot of the account, which stays while it owns one. */
-export const ownerRef = storedRef('usr', 'bot');
+export const storedOwnerId = storedRef('usr', 'bot');
 
 /** A SHA-256 digest in lowercase hex (token hashes). */
 export const sha256Hex = v.pipe(v.string(), v.regex(/^[0-9a-f]{64}$/, 'must be 64 lowercase hex digits'));

@@ -635,7 +635,7 @@ describe('event sinks', () => {
 
 describe('event catalogue', () => {
   test('holds created/updated/deleted of every registered kind with an event, plus agent sessions', () => {
-    const catalogue = eventCatalogue();
+    const catalogue = eventCatalogue(RESOURCES);
     for (const def of RESOURCES.filter((d) => d.event)) {
       for (const action of ['created', 'updated', 'deleted']) assert.ok(catalogue.includes(`${def.event}_${action}.v0`), `${def.event}_${action}.v0`);
     }
@@ -653,7 +653,7 @@ describe('event catalogue', () => {
 
   test('is served by the control plane', async () => {
     const res = await api.request('GET', '/_burrow/event_types', undefined, { token: null });
-    assert.deepEqual(res.body, { event_types: eventCatalogue() });
+    assert.deepEqual(res.body, { event_types: eventCatalogue(RESOURCES) });
   });
 });
 

@@ -1,14 +1,14 @@
 import * as v from 'valibot';
-import { lookupToken, ownerKind } from '../../auth.ts';
+import { lookupToken } from '../../auth.ts';
 import { operatorIn, type ControlOperation, type Instance, type Principal } from '../../context.ts';
 import { ApiError, ERRORS, fail } from '../../conventions/errors.ts';
 import { metadata, parseInput } from '../../conventions/fields.ts';
-import { inactiveOwnerError, isInactive } from '../bot-users/bot-users.ts';
+import { inactiveOwnerError, isInactive, OWNER_KINDS, ownerKind } from '../../owners.ts';
 import { aclPermits, describeAcl, type AclBind } from '../../conventions/acl.ts';
 import { isIpAddress } from '../../conventions/cidr.ts';
-import { evaluateRestriction } from '../ip-policies/restrictions.ts';
-import { CREDENTIAL_KIND } from '../credentials/credentials.ts';
-import { SSH_CREDENTIAL_KIND, validSshPublicKey } from '../ssh/ssh-credentials.ts';
+import { evaluateRestriction } from '../ip-policies/index.ts';
+import { CREDENTIAL_KIND } from '../credentials/index.ts';
+import { SSH_CREDENTIAL_KIND, validSshPublicKey } from '../ssh/index.ts';
 import { endSession, startSession, TUNNEL_SESSION_KIND, tunnelSessions, type TunnelSessionRecord } from './tunnel-sessions.ts';
 import { respond } from '../../resource.ts';
 import { findByUnique } from '../../indexes.ts';
@@ -112,7 +112,7 @@ export async function connectAgent(instance: Instance, request: AgentConnect, ba
   const agent = async (reader: StoreReader) => principalOf((credential = await resolveCredential(reader, input)));
   return instance.perform(agent, async (ctx) => {
     checkBinds(credential, binds);
-    if (isInactive(await ctx.tx.get({ account: credential.account, kind: ownerKind(credential.ownerId) }, credential.ownerId))) {
+    if (isInactive(await ctx.tx.get({ account: credential.account, kind: OWNER_KINDS[ownerKind(credential.ownerId)].kind }, credential.ownerId))) {
       throw inactiveOwnerError(credential.ownerId, `${credential.kind === 'credential' ? 'tunnel' : 'SSH'} credential '${credential.id}'`);
     }
     const verdict = await evaluateRestriction(ctx.tx, credential.account, 'agent', ip);

@@ -7,8 +7,7 @@ import { ownerId, rfc3339, storedId } from '../../conventions/fields.ts';
 import { defineResource, respond, scopeOf, type BaseRecord } from '../../resource.ts';
 import { availableUpdate } from '../../simulation.ts';
 import { addPair, membersOf, removePair, type PairIndex } from '../../indexes.ts';
-import { changeOnlineTunnels } from '../backends/tunnel-group.ts';
-import { endTunnels, labeledTunnelOf, startTunnels } from './tunnels.ts';
+import { changeLabeledTunnels, endTunnels, labeledTunnelOf, startTunnels } from './tunnels.ts';
 
 /**
  * Tunnel sessions (/tunnel_sessions): read-only, online sessions only; they exist because agents
@@ -125,7 +124,7 @@ export async function startSession(ctx: OperationContext, agent: SessionTemplate
   await addPair(ctx.tx, sessionsOfCredential(ctx), record.credential.id, record.id);
   ctx.emit('agent_session_start.v0', respond(ctx, tunnelSessions, record));
   await startTunnels(ctx, { ...record, owner_id: record.owner_id ?? ctx.principal.ownerId });
-  if (Object.keys(record.binds.labels).length > 0) await changeOnlineTunnels(ctx, { online: { id: labeledTunnelOf(record.id), labels: record.binds.labels } });
+  if (Object.keys(record.binds.labels).length > 0) await changeLabeledTunnels(ctx, { online: { id: labeledTunnelOf(record.id), labels: record.binds.labels } });
   return record;
 }
 
@@ -137,7 +136,7 @@ export async function endSession(ctx: OperationContext, record: TunnelSessionRec
   await ctx.tx.delete(scopeOf(ctx, TUNNEL_SESSION_KIND), record.id);
   await removePair(ctx.tx, sessionsOfCredential(ctx), record.credential.id, record.id);
   ctx.emit('agent_session_stop.v0', respond(ctx, tunnelSessions, record));
-  if (Object.keys(record.binds.labels).length > 0) await changeOnlineTunnels(ctx, { goneId: labeledTunnelOf(record.id) });
+  if (Object.keys(record.binds.labels).length > 0) await changeLabeledTunnels(ctx, { goneId: labeledTunnelOf(record.id) });
   await endTunnels(ctx, record.id);
 }
 

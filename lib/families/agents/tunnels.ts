@@ -3,8 +3,9 @@ import type { OperationContext } from '../../context.ts';
 import { makeRef } from '../../conventions/refs.ts';
 import { rfc3339, storedRef } from '../../conventions/fields.ts';
 import { addPair, membersOf, removePair, type PairIndex } from '../../indexes.ts';
+import { changeOnlineTunnels } from '../backends/index.ts';
 import { defineResource, scopeOf, type BaseRecord } from '../../resource.ts';
-import { addAgentEndpoint, removeAgentEndpoint } from '../endpoints/endpoints.ts';
+import { addAgentEndpoint, removeAgentEndpoint } from '../endpoints/index.ts';
 
 /**
  * Tunnels (/tunnels): read-only; they exist while a simulated agent (lib/simulator) runs them. An
@@ -133,6 +134,14 @@ export async function endTunnels(ctx: OperationContext, sessionId: string): Prom
     await ctx.tx.delete(scopeOf(ctx, TUNNEL_KIND), id);
     await removePair(ctx.tx, index, sessionId, id);
   }
+}
+
+/**
+ * A labeled tunnel came online or went away: the tunnel group backends re-match (backends family)
+ * and the tunnels they now match, or no longer match, list them.
+ */
+export async function changeLabeledTunnels(ctx: OperationContext, change: Parameters<typeof changeOnlineTunnels>[1]): Promise<void> {
+  for (const { id, before, after } of await changeOnlineTunnels(ctx, change)) await relinkBackend(ctx, id, before, after);
 }
 
 /**

@@ -1,8 +1,8 @@
 import * as v from 'valibot';
-import { indexToken, resolveOwner, unindexToken } from '../../auth.ts';
-import { description, metadata, ownerRef, sha256Hex } from '../../conventions/fields.ts';
+import { indexToken, unindexToken } from '../../auth.ts';
+import { description, metadata, sha256Hex, storedOwnerId } from '../../conventions/fields.ts';
+import { ownerReferences, resolveOwner } from '../../owners.ts';
 import { defineResource, type BaseRecord } from '../../resource.ts';
-import { ownerReferences } from '../bot-users/bot-users.ts';
 
 /**
  * API keys (/api_keys): bearer keys for this API. The token is `<ksuid of the id>_<secret>`, shown
@@ -43,7 +43,7 @@ export const apiKeys = defineResource<ApiKeyRecord, typeof ApiKeyCreate, typeof 
   event: 'api_key',
   createSchema: ApiKeyCreate,
   updateSchema: ApiKeyUpdate,
-  storedFields: { owner_id: ownerRef, token_hash: sha256Hex },
+  storedFields: { owner_id: storedOwnerId, token_hash: sha256Hex },
   async create(ctx, input, base, prepared) {
     const owner_id = await resolveOwner(ctx, input.owner_id);
     const token = (prepared as ApiKeyPrepared | undefined)?.token ?? ctx.ids.token(base.id);

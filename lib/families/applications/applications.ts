@@ -2,12 +2,12 @@ import * as v from 'valibot';
 import { operatorIn, type ControlOperation, type OperationContext } from '../../context.ts';
 import { formatTime } from '../../conventions/clock.ts';
 import { ApiError, ERRORS, fail } from '../../conventions/errors.ts';
-import { maxBytes, rfc3339, storedRef } from '../../conventions/fields.ts';
+import { maxBytes, parseInput, rfc3339, storedRef } from '../../conventions/fields.ts';
 import { absoluteUri, makeRef, type Ref } from '../../conventions/refs.ts';
 import { knownAccount } from '../../control.ts';
 import { addPair, membersOf, removePair, type PairIndex } from '../../indexes.ts';
 import { createRecord, defineResource, getRecord, scopeOf, type BaseRecord, type ResourceDefinition } from '../../resource.ts';
-import { httpsEdges, routePath, type HttpsEdgeRecord } from '../edges/https.ts';
+import { httpsEdges, routePath, type HttpsEdgeRecord } from '../edges/index.ts';
 
 /**
  * Application users and sessions (/app/users, /app/sessions): the people who signed in to an
@@ -266,7 +266,7 @@ function controlCreate<R extends BaseRecord>(def: ResourceDefinition<R>, path: s
     summary,
     async run(instance, input, meta) {
       const account = await knownAccount(instance, input.params.account_id!);
-      return instance.perform(operatorIn(account), (ctx) => createRecord(ctx, def, input.body), instance.baseUrl ?? meta.baseUrl);
+      return instance.perform(operatorIn(account), (ctx) => createRecord(ctx, def, parseInput(def.createSchema, input.body ?? {}) as Record<string, unknown>), instance.baseUrl ?? meta.baseUrl);
     },
   };
 }

@@ -3,7 +3,6 @@ import type { OperationContext } from '../../context.ts';
 import { coded, storedRef, zeroIsUnset } from '../../conventions/fields.ts';
 import { makeRef } from '../../conventions/refs.ts';
 import { allRecords, scopeOf, type BaseRecord } from '../../resource.ts';
-import { relinkBackend } from '../agents/tunnels.ts';
 import { BACKEND_KINDS, backendCommonFields, defineBackend } from './shared.ts';
 
 /**
@@ -65,18 +64,11 @@ export const tunnelGroupBackends = defineBackend<TunnelGroupBackendRecord, typeo
   updateSchema: TunnelGroupUpdate,
   storedFields: { tunnel_ids: v.array(storedRef('tn')) },
   async create(ctx, input, base) {
-    const tunnel_ids = matching(await onlineTunnels(ctx), input.labels);
-    await relinkBackend(ctx, base.id, [], tunnel_ids);
-    return { ...base, labels: input.labels, tunnel_ids };
+    return { ...base, labels: input.labels, tunnel_ids: matching(await onlineTunnels(ctx), input.labels) };
   },
   async update(ctx, record, patch) {
     if (patch.labels === undefined) return record;
-    const tunnel_ids = matching(await onlineTunnels(ctx), patch.labels);
-    await relinkBackend(ctx, record.id, record.tunnel_ids, tunnel_ids);
-    return { ...record, labels: patch.labels, tunnel_ids };
-  },
-  async beforeDelete(ctx, record) {
-    await relinkBackend(ctx, record.id, record.tunnel_ids, []);
+    return { ...record, labels: patch.labels, tunnel_ids: matching(await onlineTunnels(ctx), patch.labels) };
   },
   toResponse: (ctx, record, base) => ({
     ...base,
@@ -85,12 +77,21 @@ export const tunnelGroupBackends = defineBackend<TunnelGroupBackendRecord, typeo
   }),
 });
 
+/** A tunnel group backend whose matched tunnels changed: they were `before` and are `after`. */
+export interface Rematched {
+  readonly id: string;
+  readonly before: readonly string[];
+  readonly after: readonly string[];
+}
+
 /**
- * Hooks for the agent simulator: a labeled tunnel came online (`tunnel`) or went away (`goneId`).
- * Re-matches every tunnel group backend of the account, inside the caller's transaction.
+ * Hooks for the agents family: a labeled tunnel came online (`tunnel`) or went away (`goneId`).
+ * Re-matches every tunnel group backend of the account, inside the caller's transaction, and
+ * answers the backends whose tunnels changed (the agents family relinks its tunnels to them).
  * Cost: O(backends × tunnels).
  */
-export async function changeOnlineTunnels(ctx: OperationContext, change: { online?: OnlineTunnel; goneId?: string }): Promise<void> {
+export async function changeOnlineTunnels(ctx: OperationContext, change: { online?: OnlineTunnel; goneId?: string }): Promise<Rematched[]> {
+  const rematched: Rematched[] = [];
   if (change.online) await ctx.tx.put(scopeOf(ctx, ONLINE), { id: change.online.id, labels: { ...change.online.labels } });
   if (change.goneId) await ctx.tx.delete(scopeOf(ctx, ONLINE), change.goneId);
   const tunnels = await onlineTunnels(ctx);
@@ -98,6 +99,7 @@ export async function changeOnlineTunnels(ctx: OperationContext, change: { onlin
     const tunnel_ids = matching(tunnels, record.labels);
     if (tunnel_ids.join() === record.tunnel_ids.join()) continue;
     await ctx.tx.put(scopeOf(ctx, KIND), { ...record, tunnel_ids });
-    await relinkBackend(ctx, record.id, record.tunnel_ids, tunnel_ids);
+    rematched.push({ id: record.id, before: record.tunnel_ids, after: tunnel_ids });
   }
+  return rematched;
 }

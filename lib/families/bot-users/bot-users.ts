@@ -1,7 +1,8 @@
 import * as v from 'valibot';
 import type { OperationContext } from '../../context.ts';
-import { ApiError, ERRORS, fail } from '../../conventions/errors.ts';
+import { fail } from '../../conventions/errors.ts';
 import { maxBytes } from '../../conventions/fields.ts';
+import { OWNER_KINDS } from '../../owners.ts';
 import { defineResource, type BaseRecord } from '../../resource.ts';
 
 /**
@@ -21,7 +22,6 @@ import { defineResource, type BaseRecord } from '../../resource.ts';
  *   check is the engine's referrer index, not a scan.
  */
 
-export const BOT_KIND = 'bot';
 
 export interface BotRecord extends BaseRecord {
   readonly name: string;
@@ -42,8 +42,8 @@ function requireAdmin(ctx: OperationContext, action: string): void {
 export const botUsers = defineResource<BotRecord, typeof BotUserCreate, typeof BotUserUpdate>({
   name: 'bot_users',
   label: 'bot user',
-  kind: BOT_KIND,
-  prefix: 'bot',
+  kind: OWNER_KINDS.bot.kind,
+  prefix: OWNER_KINDS.bot.prefix,
   path: '/bot_users',
   listKey: 'bot_users',
   createSchema: BotUserCreate,
@@ -62,18 +62,3 @@ export const botUsers = defineResource<BotRecord, typeof BotUserCreate, typeof B
     requireAdmin(ctx, 'delete');
   },
 });
-
-/** The references a key or credential keeps to its owner: bots only (users are never deleted). */
-export function ownerReferences(record: { readonly owner_id: string }): readonly string[] {
-  return record.owner_id.startsWith('bot_') ? [record.owner_id] : [];
-}
-
-/** Whether an owner record (user or bot) is deactivated. */
-export function isInactive(owner: Readonly<Record<string, unknown>> | undefined): boolean {
-  return owner?.active === false;
-}
-
-/** The 403 for a key or credential whose owner is inactive (vendor 636). */
-export function inactiveOwnerError(ownerId: string, what: string): ApiError {
-  return new ApiError(ERRORS.OWNER_INACTIVE_CREDENTIAL, `${what} belongs to bot user '${ownerId}', which is inactive; activate it (PATCH /bot_users/${ownerId} {"active": true}) or use another key`, { owner_id: ownerId });
-}

@@ -1,11 +1,10 @@
 import * as v from 'valibot';
-import { indexToken, resolveOwner, unindexToken } from '../../auth.ts';
+import { indexToken, unindexToken } from '../../auth.ts';
 import { ApiError, ERRORS } from '../../conventions/errors.ts';
-import { description, metadata, ownerRef, passes, sha256Hex, stringList } from '../../conventions/fields.ts';
-import { endSessionsOfCredential } from '../agents/tunnel-sessions.ts';
+import { description, metadata, passes, sha256Hex, stringList, storedOwnerId } from '../../conventions/fields.ts';
+import { ownerReferences, resolveOwner } from '../../owners.ts';
 import { defineResource, type BaseRecord } from '../../resource.ts';
 import { AclRuleError, parseAcl } from '../../conventions/acl.ts';
-import { ownerReferences } from '../bot-users/bot-users.ts';
 
 /**
  * Tunnel credentials (/credentials): authtokens that agents start sessions with, limited by ACL
@@ -63,7 +62,7 @@ export const credentials = defineResource<CredentialRecord, typeof CredentialCre
   event: 'tunnel_credential',
   createSchema: CredentialCreate,
   updateSchema: CredentialUpdate,
-  storedFields: { owner_id: ownerRef, acl: storedAcl, token_hash: sha256Hex },
+  storedFields: { owner_id: storedOwnerId, acl: storedAcl, token_hash: sha256Hex },
   async create(ctx, input, base) {
     const acl = validAcl(input.acl);
     const owner_id = await resolveOwner(ctx, input.owner_id);
@@ -79,8 +78,5 @@ export const credentials = defineResource<CredentialRecord, typeof CredentialCre
     acl: [...record.acl],
     owner_id: record.owner_id,
   }),
-  async beforeDelete(ctx, record) {
-    await unindexToken(ctx.tx, record.token_hash);
-    await endSessionsOfCredential(ctx, record.id);
-  },
+  beforeDelete: (ctx, record) => unindexToken(ctx.tx, record.token_hash),
 });

@@ -8,7 +8,7 @@ import { INSTANCE_SCOPE } from '../../store.ts';
 import { isDnsName } from '../../conventions/acl.ts';
 import { applyCertificatePolicy, CertificatePolicyInput, certificateStatus, MANAGED_CERTIFICATE_STORED, provisioningControlOperation, type ManagedCertificateFields } from './certificate-management.ts';
 import { issueCertificate, type IssuedCertificate } from './simulated-issuer.ts';
-import { storeIssuedCertificate, tlsCertificates } from '../tls-certificates/tls-certificates.ts';
+import { storeIssuedCertificate, tlsCertificates } from '../tls-certificates/index.ts';
 
 /**
  * Reserved domains (/reserved_domains): hostnames an account listens on. A domain is either a

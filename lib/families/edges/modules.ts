@@ -7,9 +7,9 @@ import { trafficPolicyValue, type TrafficPolicyPhase } from '../../conventions/t
 import { absoluteUri, makeRef } from '../../conventions/refs.ts';
 import { existingIds } from '../../references.ts';
 import { scopeOf } from '../../resource.ts';
-import { backendRef, httpHeaderMap, requireBackend } from '../backends/shared.ts';
-import { certificateAuthorities, CERTIFICATE_AUTHORITY_KIND } from '../certificate-authorities/certificate-authorities.ts';
-import { ipPolicies, requirePolicy } from '../ip-policies/policies.ts';
+import { backendRef, httpHeaderMap, requireBackend } from '../backends/index.ts';
+import { certificateAuthorities, CERTIFICATE_AUTHORITY_KIND } from '../certificate-authorities/index.ts';
+import { ipPolicies, requirePolicy } from '../ip-policies/index.ts';
 
 /**
  * The edge modules: one spec per module (its request "mutate" schema, how it is checked and

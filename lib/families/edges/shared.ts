@@ -4,10 +4,10 @@ import { ApiError, ERRORS, fail } from '../../conventions/errors.ts';
 import { description, metadata, storedId } from '../../conventions/fields.ts';
 import { claimUnique, findUnique, releaseUnique } from '../../indexes.ts';
 import { defineResource, keepIndexes, scopeOf, stripPathIds, type BaseRecord, type ResourceDefinition } from '../../resource.ts';
-import { parseHostPort } from '../backends/shared.ts';
-import { findReservedAddr } from '../reserved-addrs/reserved-addrs.ts';
-import { findReservedDomain } from '../domains/reserved-domains.ts';
-import { syncEdgeEndpoints } from '../endpoints/endpoints.ts';
+import { parseHostPort } from '../backends/index.ts';
+import { findReservedAddr } from '../reserved-addrs/index.ts';
+import { findReservedDomain } from '../domains/index.ts';
+import { syncEdgeEndpoints } from '../endpoints/index.ts';
 import { moduleFields, moduleReferences, moduleResponses, patchModules, storeModules, type ModuleSpec, type StoredModules } from './modules.ts';
 
 /**

@@ -7,12 +7,13 @@ import { coded, description, metadata, ownerId, rfc3339, storedId, storedRef, ze
 import { listEnvelope, parsePageRequest, type QueryParams } from '../../conventions/paging.ts';
 import { absoluteUri, makeRef, type Ref } from '../../conventions/refs.ts';
 import { addPair, claimUnique, findUnique, membersOf, releaseUnique, removePair } from '../../indexes.ts';
+import { ownerRef } from '../../owners.ts';
 import { defineResource, listRecords, respond, scopeOf, type BaseRecord } from '../../resource.ts';
 import { INSTANCE_SCOPE } from '../../store.ts';
 import { compileListFilter } from '../../list-filter.ts';
 import { isDnsName } from '../../conventions/acl.ts';
-import { RESERVED_ADDR_KIND } from '../reserved-addrs/reserved-addrs.ts';
-import { findReservedDomain } from '../domains/reserved-domains.ts';
+import { RESERVED_ADDR_KIND } from '../reserved-addrs/index.ts';
+import { findReservedDomain } from '../domains/index.ts';
 
 /**
  * Endpoints (/endpoints): where traffic enters. Three types:
@@ -230,9 +231,6 @@ function refuseAgentEndpoint(record: EndpointRecord, verb: string): void {
   });
 }
 
-function principalRef(baseUrl: string, ownerId: string): Ref {
-  return makeRef(baseUrl, ownerId.startsWith('bot_') ? '/bot_users' : '/users', ownerId);
-}
 
 export const endpoints = defineResource<EndpointRecord, typeof CloudEndpointCreate, typeof CloudEndpointUpdate>({
   name: 'endpoints',
@@ -328,7 +326,7 @@ export const endpoints = defineResource<EndpointRecord, typeof CloudEndpointCrea
       upstream_url: record.upstream_url,
       upstream_protocol: record.upstream_protocol,
       url: record.url,
-      principal: record.owner_id ? principalRef(ctx.baseUrl, record.owner_id) : null,
+      principal: record.owner_id ? ownerRef(ctx.baseUrl, record.owner_id) : null,
       traffic_policy: record.traffic_policy,
       bindings: [...record.bindings],
       tunnel_session: record.session_id === null ? null : makeRef(ctx.baseUrl, '/tunnel_sessions', record.session_id),

@@ -1,5 +1,4 @@
-import { RESOURCES } from '../../registry.ts';
-import type { ResourceDefinition } from '../../resource.ts';
+import type { ResourceKind } from '../../context.ts';
 
 /**
  * The event catalogue: `<object>_<created|updated|deleted>.v0` for every registered kind that
@@ -11,8 +10,8 @@ import type { ResourceDefinition } from '../../resource.ts';
 export const AGENT_SESSION_EVENTS = ['agent_session_start.v0', 'agent_session_stop.v0'] as const;
 const ACTIONS = ['created', 'updated', 'deleted'] as const;
 
-/** Every event type Burrow emits, sorted: by default of the registered kinds (RESOURCES). */
-export function eventCatalogue(definitions: readonly Pick<ResourceDefinition<any>, 'event'>[] = RESOURCES): string[] {
+/** Every event type Burrow emits with these kinds, sorted. */
+export function eventCatalogue(definitions: readonly Pick<ResourceKind, 'event'>[]): string[] {
   const objects = [...new Set(definitions.flatMap((def) => (def.event ? [def.event] : [])))];
   return [...objects.flatMap((object) => ACTIONS.map((action) => `${object}_${action}.v0`)), ...AGENT_SESSION_EVENTS].sort();
 }

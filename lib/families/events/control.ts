@@ -1,7 +1,8 @@
 import { operatorIn, type ControlOperation, type Instance } from '../../context.ts';
 import { fail } from '../../conventions/errors.ts';
-import { EVENT_DESTINATION_KIND } from './kinds.ts';
+import { eventDestinations } from './destinations.ts';
 import { clearOutbox, readOutbox } from './outbox.ts';
+import { eventsOf } from './settings.ts';
 
 /** Control-plane access to the event catalogue and to destinations' outboxes. */
 
@@ -10,7 +11,7 @@ const outboxPath = '/accounts/:account_id/event_destinations/:destination_id/out
 /** The account and event destination named by the path, or the 404. */
 async function requireDestination(instance: Instance, params: Readonly<Record<string, string>>): Promise<[account: string, destination: string]> {
   const [account, id] = [params.account_id!, params.destination_id!];
-  if (!(await instance.reader.get({ account, kind: EVENT_DESTINATION_KIND }, id))) {
+  if (!(await instance.reader.get({ account, kind: eventDestinations.kind }, id))) {
     fail('NOT_FOUND', `event destination '${id}' was not found in account '${account}'`, { id });
   }
   return [account, id];
@@ -24,7 +25,7 @@ export const EVENT_CONTROL_OPERATIONS: readonly ControlOperation[] = [
     status: 200,
     open: true,
     summary: 'The event catalogue: every type a subscription source may name',
-    run: async (instance) => ({ event_types: [...instance.services.eventTypes].sort() }),
+    run: async (instance) => ({ event_types: [...eventsOf(instance.services).eventTypes].sort() }),
   },
   {
     id: 'control.outbox.get',
@@ -34,7 +35,7 @@ export const EVENT_CONTROL_OPERATIONS: readonly ControlOperation[] = [
     summary: "The events delivered to an event destination (oldest first) and how many were dropped",
     async run(instance, input) {
       const [account, destination] = await requireDestination(instance, input.params);
-      return readOutbox(instance.reader, account, destination, instance.services.outboxLimit);
+      return readOutbox(instance.reader, account, destination, eventsOf(instance.services).outboxLimit);
     },
   },
   {

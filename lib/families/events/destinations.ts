@@ -2,7 +2,6 @@ import * as v from 'valibot';
 import { ApiError, ERRORS } from '../../conventions/errors.ts';
 import { coded, description, metadata, zeroIsUnset, type Schema } from '../../conventions/fields.ts';
 import { defineResource, type BaseRecord } from '../../resource.ts';
-import { EVENT_DESTINATION_KIND } from './kinds.ts';
 import { clearOutbox } from './outbox.ts';
 
 /**
@@ -182,7 +181,7 @@ function targetResponse(record: EventDestinationRecord): Record<string, unknown>
 export const eventDestinations = defineResource<EventDestinationRecord, typeof DestinationCreate, typeof DestinationUpdate>({
   name: 'event_destinations',
   label: 'event destination',
-  kind: EVENT_DESTINATION_KIND,
+  kind: 'event_destination',
   prefix: 'ed',
   path: '/event_destinations',
   listKey: 'event_destinations',

@@ -1,11 +1,11 @@
 import type { EmittedEvent, OperationContext } from '../../context.ts';
 import { formatTime } from '../../conventions/clock.ts';
 import { makeRef } from '../../conventions/refs.ts';
+import { readOwner } from '../../owners.ts';
 import { respond } from '../../resource.ts';
-import { apiKeys } from '../api-keys/api-keys.ts';
 import { eventDestinations, type EventDestinationRecord } from './destinations.ts';
-import { EVENT_DESTINATION_KIND } from './kinds.ts';
 import { appendToOutbox, type BurrowEvent, type Delivery } from './outbox.ts';
+import type { EventSettings } from './settings.ts';
 import { subscriptionsWithSource } from './subscriptions.ts';
 
 /**
@@ -22,21 +22,21 @@ import { subscriptionsWithSource } from './subscriptions.ts';
 async function principalOf(ctx: OperationContext): Promise<BurrowEvent['principal']> {
   const { principal } = ctx;
   if (!principal.ownerId) return null;
-  const kind = principal.ownerId.startsWith('bot_') ? 'bot' : 'user';
-  const owner = await ctx.tx.get({ account: ctx.account, kind }, principal.ownerId);
+  const owner = await readOwner(ctx, principal.ownerId);
   return {
     id: principal.ownerId,
     subject: typeof owner?.name === 'string' && owner.name !== '' ? owner.name : principal.ownerId,
     source: 'API',
-    credential: principal.apiKeyId ? makeRef(ctx.baseUrl, apiKeys.path, principal.apiKeyId) : null,
+    credential: principal.apiKeyId ? makeRef(ctx.baseUrl, ctx.services.kinds.kindOfId(principal.apiKeyId)?.path ?? '/api_keys', principal.apiKeyId) : null,
   };
 }
 
 /**
  * Records the operation's events in the outboxes of the destinations that subscribe to them;
- * returns the deliveries for the sinks, which the caller hands over after commit.
+ * returns the deliveries for the sinks, which `deliver` hands over after commit.
  */
 export async function recordEvents(ctx: OperationContext, emitted: readonly EmittedEvent[], outboxLimit: number): Promise<Delivery[]> {
+  if (emitted.length === 0) return [];
   const deliveries: Delivery[] = [];
   const destinationsByType = new Map<string, readonly string[]>();
   const destinationResponses = new Map<string, Record<string, unknown>>();
@@ -63,7 +63,7 @@ export async function recordEvents(ctx: OperationContext, emitted: readonly Emit
     for (const destinationId of destinationIds) {
       let destination = destinationResponses.get(destinationId);
       if (!destination) {
-        const record = await ctx.tx.get({ account: ctx.account, kind: EVENT_DESTINATION_KIND }, destinationId);
+        const record = await ctx.tx.get({ account: ctx.account, kind: eventDestinations.kind }, destinationId);
         // A subscription's destinations cannot be deleted, so a missing one means damaged state.
         if (!record) continue;
         destination = respond(ctx, eventDestinations, record as unknown as EventDestinationRecord);
@@ -74,4 +74,17 @@ export async function recordEvents(ctx: OperationContext, emitted: readonly Emit
     }
   }
   return deliveries;
+}
+
+/** Hands committed events to the embedding application's sinks; a failing sink is reported, not raised. */
+export async function deliver(settings: EventSettings, deliveries: readonly Delivery[]): Promise<void> {
+  for (const sink of settings.sinks) {
+    for (const delivery of deliveries) {
+      try {
+        await sink.deliver(delivery);
+      } catch (error) {
+        settings.onSinkError(error, delivery);
+      }
+    }
+  }
 }

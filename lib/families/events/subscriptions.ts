@@ -5,9 +5,9 @@ import type { OperationContext } from '../../context.ts';
 import { ApiError, ERRORS } from '../../conventions/errors.ts';
 import { description, metadata } from '../../conventions/fields.ts';
 import { absoluteUri } from '../../conventions/refs.ts';
+import { eventsOf } from './settings.ts';
 import { defineResource, emitAudit, refTo, respond, scopeOf, type BaseRecord } from '../../resource.ts';
 import { eventDestinations } from './destinations.ts';
-import { EVENT_DESTINATION_KIND, EVENT_SUBSCRIPTION_KIND } from './kinds.ts';
 
 /**
  * Event subscriptions (/event_subscriptions): a subscription sends the events of its source types
@@ -27,6 +27,8 @@ export interface EventSubscriptionRecord extends BaseRecord {
 }
 
 /** The body of a source: `{ type }` (the older `filter`/`fields` members are gone in API v2). */
+const SUBSCRIPTION_KIND = 'event_subscription';
+
 export const SourceInput = v.strictObject({ type: v.string() });
 
 const SubscriptionCreate = v.strictObject({
@@ -39,7 +41,7 @@ const SubscriptionUpdate = SubscriptionCreate;
 
 /** Refuses a type outside the catalogue (238). */
 export function checkCatalogue(ctx: OperationContext, type: string, field: string): void {
-  if (!ctx.services.eventTypes.has(type)) {
+  if (!eventsOf(ctx).eventTypes.has(type)) {
     throw new ApiError(ERRORS.EVENT_TYPE_INVALID, `${field}: ${JSON.stringify(type)} is not an event type Burrow emits; the catalogue is at GET /_burrow/event_types`, { type });
   }
 }
@@ -57,7 +59,7 @@ function validSourceTypes(ctx: OperationContext, types: readonly string[]): stri
 
 function existingDestinations(ctx: OperationContext, ids: readonly string[]): Promise<string[]> {
   return existingIds(ids, async (id) => {
-    if (!(await ctx.tx.get(scopeOf(ctx, EVENT_DESTINATION_KIND), id))) {
+    if (!(await ctx.tx.get(scopeOf(ctx, eventDestinations.kind), id))) {
       throw new ApiError(ERRORS.EVENT_DESTINATION_NOT_FOUND, `destination_ids[${ids.indexOf(id)}]: event destination '${id}' was not found`, { id });
     }
   });
@@ -81,7 +83,7 @@ async function indexSources(ctx: OperationContext, subscriptionId: string, previ
 export async function subscriptionsWithSource(ctx: OperationContext, type: string): Promise<EventSubscriptionRecord[]> {
   const out: EventSubscriptionRecord[] = [];
   for (const id of await membersOf(ctx.tx, sourceIndex(ctx), type)) {
-    const record = await ctx.tx.get(scopeOf(ctx, EVENT_SUBSCRIPTION_KIND), id);
+    const record = await ctx.tx.get(scopeOf(ctx, SUBSCRIPTION_KIND), id);
     if (record) out.push(record as unknown as EventSubscriptionRecord);
   }
   return out;
@@ -90,7 +92,7 @@ export async function subscriptionsWithSource(ctx: OperationContext, type: strin
 export const eventSubscriptions = defineResource<EventSubscriptionRecord, typeof SubscriptionCreate, typeof SubscriptionUpdate>({
   name: 'event_subscriptions',
   label: 'event subscription',
-  kind: EVENT_SUBSCRIPTION_KIND,
+  kind: SUBSCRIPTION_KIND,
   prefix: 'esb',
   path: '/event_subscriptions',
   listKey: 'event_subscriptions',
@@ -133,7 +135,7 @@ export const eventSubscriptions = defineResource<EventSubscriptionRecord, typeof
 export async function saveSourceTypes(ctx: OperationContext, record: EventSubscriptionRecord, sourceTypes: readonly string[]): Promise<EventSubscriptionRecord> {
   const next = { ...record, source_types: sourceTypes };
   await indexSources(ctx, record.id, record.source_types, sourceTypes);
-  await ctx.tx.put(scopeOf(ctx, EVENT_SUBSCRIPTION_KIND), next);
+  await ctx.tx.put(scopeOf(ctx, SUBSCRIPTION_KIND), next);
   emitAudit(ctx, eventSubscriptions, 'updated', respond(ctx, eventSubscriptions, next));
   return next;
 }

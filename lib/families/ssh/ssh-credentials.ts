@@ -1,12 +1,10 @@
 import * as v from 'valibot';
-import { resolveOwner } from '../../auth.ts';
 import { ApiError, ERRORS, fail } from '../../conventions/errors.ts';
-import { ownerRef, passes } from '../../conventions/fields.ts';
+import { passes, storedOwnerId } from '../../conventions/fields.ts';
+import { ownerReferences, resolveOwner } from '../../owners.ts';
 import { defineResource, type BaseRecord } from '../../resource.ts';
-import { CredentialUpdate, credentialFields, storedAcl, validAcl } from '../credentials/credentials.ts';
+import { CredentialUpdate, credentialFields, storedAcl, validAcl } from '../credentials/index.ts';
 import { parseSshPublicKey, SshKeyError } from './ssh-keys.ts';
-import { endSessionsOfCredential } from '../agents/tunnel-sessions.ts';
-import { ownerReferences } from '../bot-users/bot-users.ts';
 
 /**
  * SSH credentials (/ssh_credentials): public keys that agents authenticate with through the SSH
@@ -47,7 +45,7 @@ export const sshCredentials = defineResource<SshCredentialRecord, typeof SshCred
   createSchema: SshCredentialCreate,
   updateSchema: CredentialUpdate,
   storedFields: {
-    owner_id: ownerRef,
+    owner_id: storedOwnerId,
     acl: storedAcl,
     public_key: v.pipe(v.string(), passes(parseSshPublicKey)),
     fingerprint: v.pipe(v.string(), v.startsWith('SHA256:', 'must be an SSH fingerprint (SHA256:…)')),
@@ -72,5 +70,4 @@ export const sshCredentials = defineResource<SshCredentialRecord, typeof SshCred
     acl: [...record.acl],
     owner_id: record.owner_id,
   }),
-  beforeDelete: (ctx, record) => endSessionsOfCredential(ctx, record.id),
 });

@@ -6,7 +6,7 @@ import { description, limitBytes, metadata, refusedField, rfc3339 } from '../../
 import type { OperationContext } from '../../context.ts';
 import { defineResource, emitAudit, keepIndexes, respond, scopeOf, type BaseRecord } from '../../resource.ts';
 import { canonicalAddress } from '../../conventions/cidr.ts';
-import { extendedKeyUsages, keyUsages, pemBlocks } from '../certificate-authorities/certificate-authorities.ts';
+import { extendedKeyUsages, keyUsages, pemBlocks } from '../certificate-authorities/index.ts';
 
 /**
  * TLS certificates (/tls_certificates): a certificate chain (leaf first) and its private key,

@@ -1,5 +1,5 @@
 import { createCipheriv, createDecipheriv, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
-import type { OperationContext } from '../../context.ts';
+import type { OperationContext, Services } from '../../context.ts';
 import { ApiError, ERRORS } from '../../conventions/errors.ts';
 import { INSTANCE_SCOPE, type StoreReader, type StoreTransaction } from '../../store.ts';
 
@@ -96,9 +96,24 @@ async function sealingKey(tx: StoreTransaction, operatorKey: Uint8Array | undefi
 
 const boundTo = (account: string, secretId: string) => Buffer.from(`${account}\u0000${secretId}`, 'utf8');
 
+/** The vaults family's options of `createBurrow`. */
+export interface VaultOptions {
+  /**
+   * The key that seals secret values at rest: 32 bytes (or 64 hex digits, or base64). Without it the
+   * state keeps a key of its own beside the values; with it the store holds only a check value, and
+   * every server of one state needs the same key (docs/families/vaults.md).
+   */
+  secretsKey?: Uint8Array | string;
+}
+
+/** The operator's key of an instance (parsed once by the family's setup), or undefined. */
+export function operatorKeyOf(services: Pick<Services, 'state'>): Uint8Array | undefined {
+  return (services.state('vaults') as { secretsKey?: Uint8Array } | undefined)?.secretsKey;
+}
+
 /** Seals `value` for the secret `secretId` of the caller's account (inside its write). */
 export async function sealSecretValue(ctx: OperationContext, secretId: string, value: string): Promise<SealedValue> {
-  const key = await sealingKey(ctx.tx, ctx.services.secretsKey);
+  const key = await sealingKey(ctx.tx, operatorKeyOf(ctx.services));
   const iv = randomBytes(12);
   const cipher = createCipheriv('aes-256-gcm', key, iv);
   cipher.setAAD(boundTo(ctx.account, secretId));

@@ -5,6 +5,7 @@ import { coded, description, metadata, ownerId, rfc3339, storedId, zeroIsUnset }
 import { ApiError, ERRORS, fail, notFound } from '../../conventions/errors.ts';
 import { makeRef, type Ref } from '../../conventions/refs.ts';
 import { findByUnique } from '../../indexes.ts';
+import { ownerRef } from '../../owners.ts';
 import { defineResource, type BaseRecord } from '../../resource.ts';
 import { LIMITS, limitNote } from '../../limits.ts';
 import type { StoreReader } from '../../store.ts';
@@ -90,9 +91,8 @@ async function vaultNamed(ctx: OperationContext, input: { vault_id?: string | un
 }
 
 /** `{ id, uri }` of the user or bot behind a write; null for the operator. */
-function ownerRef(ctx: OperationContext, ownerId: string): Ref | null {
-  if (ownerId === '') return null;
-  return makeRef(ctx.baseUrl, ownerId.startsWith('bot_') ? '/bot_users' : '/users', ownerId);
+function writerRef(ctx: OperationContext, ownerId: string): Ref | null {
+  return ownerId === '' ? null : ownerRef(ctx.baseUrl, ownerId);
 }
 
 export const secrets = defineResource<SecretRecord, typeof SecretCreate, typeof SecretUpdate>({
@@ -152,8 +152,8 @@ export const secrets = defineResource<SecretRecord, typeof SecretCreate, typeof 
     ...base,
     updated_at: record.updated_at,
     name: record.name,
-    created_by: ownerRef(ctx, record.created_by),
-    last_updated_by: ownerRef(ctx, record.last_updated_by),
+    created_by: writerRef(ctx, record.created_by),
+    last_updated_by: writerRef(ctx, record.last_updated_by),
     vault: makeRef(ctx.baseUrl, vaults.path, record.vault_id),
     vault_name: record.vault_name,
   }),

@@ -1,0 +1,36 @@
+import type { OperationContext, Reaction } from '../../context.ts';
+import { defineFamily } from '../../family.ts';
+import type { StoredRecord } from '../../store.ts';
+import { SIMULATOR_CONTROL_OPERATIONS } from './simulator.ts';
+import { endSessionsOfCredential, tunnelSessions } from './tunnel-sessions.ts';
+import { relinkBackend, tunnels } from './tunnels.ts';
+
+export { connectAgent, disconnectAgent, type AgentConnect } from './simulator.ts';
+
+const endSessions = (kind: string): Reaction => ({
+  kind,
+  on: ['deleted'],
+  run: (ctx: OperationContext, before: StoredRecord | undefined) => endSessionsOfCredential(ctx, before!.id),
+});
+
+const tunnelIds = (record: StoredRecord | undefined): readonly string[] => (record?.tunnel_ids as readonly string[] | undefined) ?? [];
+
+/**
+ * Agents: their tunnel sessions and tunnels, and the simulator that connects them. Deleting a
+ * credential (tunnel or SSH) ends the sessions it started; a tunnel group backend's matches are
+ * mirrored in each tunnel's `backends`.
+ */
+export const agentsFamily = defineFamily({
+  name: 'agents',
+  kinds: { tunnel_sessions: tunnelSessions, tunnels },
+  controlOperations: SIMULATOR_CONTROL_OPERATIONS,
+  reactions: [
+    endSessions('credential'),
+    endSessions('ssh_credential'),
+    {
+      kind: 'tunnel_group_backend',
+      on: ['created', 'updated', 'deleted'],
+      run: (ctx, before, after) => relinkBackend(ctx, (after ?? before)!.id, tunnelIds(before), tunnelIds(after)),
+    },
+  ],
+});

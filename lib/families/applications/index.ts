@@ -1,0 +1,9 @@
+import { defineFamily } from '../../family.ts';
+import { APPLICATION_CONTROL_OPERATIONS, applicationSessions, applicationUsers } from './applications.ts';
+
+/** Application users and sessions (people who signed in through an edge's OAuth/OIDC/SAML module). */
+export const applicationsFamily = defineFamily({
+  name: 'applications',
+  kinds: { application_users: applicationUsers, application_sessions: applicationSessions },
+  controlOperations: APPLICATION_CONTROL_OPERATIONS,
+});

@@ -1,0 +1,21 @@
+import { defineFamily } from '../../family.ts';
+import { failoverBackends } from './failover.ts';
+import { httpResponseBackends } from './http-response.ts';
+import { staticBackends } from './static.ts';
+import { tunnelGroupBackends } from './tunnel-group.ts';
+import { weightedBackends } from './weighted.ts';
+
+/** Backends: where edges send traffic (weighted, failover, HTTP response, tunnel group, static address). */
+export const backendsFamily = defineFamily({
+  name: 'backends',
+  kinds: {
+    weighted_backends: weightedBackends,
+    failover_backends: failoverBackends,
+    http_response_backends: httpResponseBackends,
+    tunnel_group_backends: tunnelGroupBackends,
+    static_backends: staticBackends,
+  },
+});
+
+export { changeOnlineTunnels, type Rematched } from './tunnel-group.ts';
+export { backendRef, httpHeaderMap, parseHostPort, requireBackend } from './shared.ts';

@@ -1,0 +1,10 @@
+import { defineFamily } from '../../family.ts';
+import { certificateAuthorities } from './certificate-authorities.ts';
+
+/** X.509 certificate authorities (for mutual TLS on edges). */
+export const certificateAuthoritiesFamily = defineFamily({
+  name: 'certificate-authorities',
+  kinds: { certificate_authorities: certificateAuthorities },
+});
+
+export { CERTIFICATE_AUTHORITY_KIND, certificateAuthorities, extendedKeyUsages, keyUsages, pemBlocks } from './certificate-authorities.ts';

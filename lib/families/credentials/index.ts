@@ -1,0 +1,10 @@
+import { defineFamily } from '../../family.ts';
+import { credentials } from './credentials.ts';
+
+/** Tunnel credentials: the authtokens agents connect with, with their ACLs. */
+export const credentialsFamily = defineFamily({
+  name: 'credentials',
+  kinds: { credentials },
+});
+
+export { CREDENTIAL_KIND, CredentialUpdate, credentialFields, storedAcl, validAcl } from './credentials.ts';

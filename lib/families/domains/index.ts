@@ -1,0 +1,12 @@
+import { defineFamily } from '../../family.ts';
+import { AGENT_INGRESS_CONTROL_OPERATIONS, agentIngresses } from './agent-ingresses.ts';
+import { RESERVED_DOMAIN_CONTROL_OPERATIONS, reservedDomains } from './reserved-domains.ts';
+
+/** Domains an account holds: agent ingresses and reserved domains, with their certificate management. */
+export const domainsFamily = defineFamily({
+  name: 'domains',
+  kinds: { agent_ingresses: agentIngresses, reserved_domains: reservedDomains },
+  controlOperations: [...AGENT_INGRESS_CONTROL_OPERATIONS, ...RESERVED_DOMAIN_CONTROL_OPERATIONS],
+});
+
+export { findReservedDomain } from './reserved-domains.ts';

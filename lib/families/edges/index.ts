@@ -1,0 +1,16 @@
+import { defineFamily } from '../../family.ts';
+import { httpsEdges } from './https.ts';
+import { EDGE_MODULE_OPERATIONS } from './module-endpoints.ts';
+import { httpsEdgeRoutes } from './routes.ts';
+import { tcpEdges } from './tcp.ts';
+import { tlsEdges } from './tls.ts';
+
+/** Edges (TCP, TLS, HTTPS), HTTPS edge routes and the modules of both. */
+export const edgesFamily = defineFamily({
+  name: 'edges',
+  kinds: { tcp_edges: tcpEdges, tls_edges: tlsEdges, https_edges: httpsEdges },
+  children: [httpsEdgeRoutes],
+  operations: EDGE_MODULE_OPERATIONS,
+});
+
+export { httpsEdges, routePath, type HttpsEdgeRecord } from './https.ts';

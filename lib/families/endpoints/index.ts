@@ -1,0 +1,11 @@
+import { defineFamily } from '../../family.ts';
+import { ENDPOINT_OPERATIONS, endpoints } from './endpoints.ts';
+
+/** Endpoints: cloud endpoints (CRUD), agent endpoints and edge endpoints (read-only projections). */
+export const endpointsFamily = defineFamily({
+  name: 'endpoints',
+  kinds: { endpoints },
+  operations: ENDPOINT_OPERATIONS,
+});
+
+export { addAgentEndpoint, removeAgentEndpoint, syncEdgeEndpoints } from './endpoints.ts';

@@ -1,0 +1,30 @@
+import { defineFamily } from '../../family.ts';
+import { EVENT_CONTROL_OPERATIONS } from './control.ts';
+import { eventDestinations } from './destinations.ts';
+import type { Delivery } from './outbox.ts';
+import { deliver, recordEvents } from './recorder.ts';
+import { eventSettings, eventsOf, type EventOptions } from './settings.ts';
+import { eventSources } from './sources.ts';
+import { eventSubscriptions } from './subscriptions.ts';
+
+export type { EventOptions } from './settings.ts';
+export { eventCatalogue, AGENT_SESSION_EVENTS } from './catalogue.ts';
+export { readOutbox, clearOutbox, type BurrowEvent, type Delivery, type EventSink, type OutboxContents } from './outbox.ts';
+export { eventsOf } from './settings.ts';
+
+/**
+ * Event destinations, subscriptions and their sources. Every write's emitted events are recorded in
+ * the outboxes of the destinations subscribed to them, in the write's own transaction (the write
+ * hook), and handed to the embedder's sinks once it commits.
+ */
+export const eventsFamily = defineFamily({
+  name: 'events',
+  kinds: { event_destinations: eventDestinations, event_subscriptions: eventSubscriptions },
+  children: [eventSources],
+  controlOperations: EVENT_CONTROL_OPERATIONS,
+  setup: (options, kinds) => eventSettings(options as EventOptions, kinds),
+  writeHook: {
+    inside: (ctx, emitted) => recordEvents(ctx, emitted, eventsOf(ctx).outboxLimit),
+    committed: (deliveries, services) => deliver(eventsOf(services), deliveries as readonly Delivery[]),
+  },
+});

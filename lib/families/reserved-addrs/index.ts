@@ -1,0 +1,10 @@
+import { defineFamily } from '../../family.ts';
+import { reservedAddrs } from './reserved-addrs.ts';
+
+/** Reserved TCP addresses. */
+export const reservedAddrsFamily = defineFamily({
+  name: 'reserved-addrs',
+  kinds: { reserved_addrs: reservedAddrs },
+});
+
+export { RESERVED_ADDR_KIND, findReservedAddr } from './reserved-addrs.ts';

@@ -1,0 +1,17 @@
+import { defineFamily } from '../../family.ts';
+import { parseSecretsKey, type VaultOptions } from './sealing.ts';
+import { secrets } from './secrets.ts';
+import { vaults } from './vaults.ts';
+
+export { parseSecretsKey, type VaultOptions } from './sealing.ts';
+export { readSecretValue } from './secrets.ts';
+
+/** Vaults and the secrets in them (values sealed at rest with the state's key or the operator's). */
+export const vaultsFamily = defineFamily({
+  name: 'vaults',
+  kinds: { vaults, secrets },
+  setup: (options) => {
+    const key = (options as VaultOptions).secretsKey;
+    return { secretsKey: key === undefined ? undefined : parseSecretsKey(key) };
+  },
+});

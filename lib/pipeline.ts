@@ -1,0 +1,179 @@
+import type { Operation, OperationInput, Principal, RequestMeta } from './context.ts';
+import { ApiError, ERRORS, errorBody, fail, type ErrorBody } from './conventions/errors.ts';
+import type { QueryParams } from './conventions/paging.ts';
+import { StoreUnavailableError, StoreWriteError } from './store.ts';
+import type { RequestJournal } from './request-journal.ts';
+
+/**
+ * The one request pipeline: every API request takes it, whoever sends it — the HTTP adapters, the
+ * in-process client and, next, the agent gateway and the ingress. Stages, in order:
+ *
+ *   route (found by the caller's router, or named by operation id) → version → auth → guards →
+ *   one body parse → perform (prepare, then the operation, in one transaction for writes) →
+ *   the error envelope (store errors included) → the request journal.
+ *
+ * Adapters only translate their request into a `PipelineRequest` and the `PipelineAnswer` back.
+ */
+
+/** The API versions the `Service-Version` header may name. */
+export const SUPPORTED_VERSIONS = ['2'];
+
+/** Where a request is going: a route its sender's router matched, or an operation named by id. */
+export type Target =
+  /** `operation` absent: no route took the path; `allowed` lists the methods the path does have. */
+  | { readonly operation?: Operation; readonly params: Readonly<Record<string, string>>; readonly allowed: readonly string[] }
+  | { readonly operationId: string; readonly params: Readonly<Record<string, string>> };
+
+/** One API request as an adapter hands it over. */
+export interface PipelineRequest {
+  readonly target: Target;
+  /** Method and path as sent (for messages and the journal). */
+  readonly method: string;
+  readonly path: string;
+  /** The raw query string with its `?`, or `''` (the journal keeps it, redacted). */
+  readonly search: string;
+  readonly query: QueryParams;
+  /** A request header (case-insensitive), or null. */
+  header(name: string): string | null;
+  /** The decoded JSON body (`{}` when none); read only when the operation takes a body. */
+  body(): Promise<unknown>;
+  /** Base URL of `uri` fields. */
+  readonly baseUrl: string;
+  /** The caller's address, when known (IP restrictions of type `api`). */
+  readonly sourceIp?: string;
+  /** The per-request id (`op_…`); the pipeline makes one when absent. */
+  readonly requestId?: string;
+}
+
+/** What the pipeline answers: the status, headers and JSON value of the body (undefined: none). */
+export interface PipelineAnswer {
+  readonly status: number;
+  readonly headers: Record<string, string>;
+  readonly body: unknown;
+  /** The per-request id, also in the envelope's details and the journal. */
+  readonly requestId: string;
+  /** The error behind an error answer (an ApiError; unexpected errors become the 500 one). */
+  readonly error?: ApiError;
+  /** The envelope's `error_code` of an error answer. */
+  readonly errorCode?: string;
+  /** The operation that ran, when a route matched. */
+  readonly operation?: Operation;
+}
+
+/** Result of an operation: the body (undefined for 204) and headers added by guards. */
+export interface OperationResult {
+  status: number;
+  body: unknown;
+  headers: Record<string, string>;
+}
+
+/** What the pipeline uses of its instance (lib/burrow.ts). */
+export interface PipelineHost {
+  readonly errorPrefix: string;
+  readonly requests: RequestJournal;
+  readonly options: { readonly requireVersionHeader?: boolean };
+  newOperationId(): string;
+  operation(id: string): Operation | undefined;
+  authenticate(authorization: string | null | undefined): Promise<Principal>;
+  /** Guards, parse, prepare and the operation (the perform stage). */
+  execute(principal: Principal, operation: Operation, input: OperationInput, meta: RequestMeta): Promise<OperationResult>;
+}
+
+/** The request pipeline of one Burrow instance. */
+export class Pipeline {
+  readonly #burrow: PipelineHost;
+
+  constructor(burrow: PipelineHost) {
+    this.#burrow = burrow;
+  }
+
+  /**
+   * Runs one API request through every stage; never throws. `onError` hears of unexpected errors
+   * (programming mistakes), which are answered as the 500 without details.
+   */
+  async answer(request: PipelineRequest, onError?: (error: unknown) => void): Promise<PipelineAnswer> {
+    const started = performance.now();
+    const requestId = request.requestId ?? this.#burrow.newOperationId();
+    const trace: { operation?: Operation; account?: string } = {};
+    let answer: PipelineAnswer;
+    try {
+      const result = await this.#run(request, trace);
+      answer = { status: result.status, headers: result.headers, body: result.status === 204 ? undefined : result.body, requestId, ...(trace.operation ? { operation: trace.operation } : {}) };
+    } catch (error) {
+      const apiError = toApiError(error, onError);
+      const envelope = errorBody(apiError, this.#burrow.errorPrefix, requestId);
+      answer = { status: apiError.status, headers: errorHeaders(apiError), body: envelope, requestId, error: apiError, errorCode: envelope.error_code, ...(trace.operation ? { operation: trace.operation } : {}) };
+    }
+    this.#burrow.requests.record({
+      operationId: requestId,
+      account: trace.account,
+      method: request.method,
+      path: request.path,
+      search: request.search,
+      status: answer.status,
+      errorCode: answer.errorCode,
+      durationMs: Math.round((performance.now() - started) * 10) / 10,
+      operation: trace.operation?.id,
+    });
+    return answer;
+  }
+
+  async #run(request: PipelineRequest, trace: { operation?: Operation; account?: string }): Promise<OperationResult> {
+    const operation = this.#route(request);
+    trace.operation = operation;
+    checkVersion(request, this.#burrow.options.requireVersionHeader === true);
+    const principal: Principal = await this.#burrow.authenticate(request.header('authorization'));
+    trace.account = principal.account;
+    const input: OperationInput = { params: request.target.params, query: request.query, body: operation.body ? await request.body() : undefined };
+    return this.#burrow.execute(principal, operation, input, { baseUrl: request.baseUrl, ...(request.sourceIp ? { sourceIp: request.sourceIp } : {}) });
+  }
+
+  #route(request: PipelineRequest): Operation {
+    const target = request.target;
+    if ('operationId' in target) {
+      const operation = this.#burrow.operation(target.operationId);
+      if (!operation) fail('ROUTE_NOT_FOUND', `no API operation ${target.operationId}`);
+      return operation;
+    }
+    if (!target.operation) routeMiss(request.method, request.path, target.allowed, 'API');
+    return target.operation;
+  }
+}
+
+function checkVersion(request: PipelineRequest, required: boolean): void {
+  // The vendor's official clients send their own header name; both are read.
+  const version = request.header('service-version') ?? request.header('ngrok-version');
+  if (version === null) {
+    if (required) fail('VERSION_MISSING', `the Service-Version header is missing; supported versions: ${SUPPORTED_VERSIONS.join(', ')}`);
+    return;
+  }
+  if (!SUPPORTED_VERSIONS.includes(version.trim())) {
+    fail('VERSION_UNSUPPORTED', `Service-Version ${JSON.stringify(version)} is not supported; supported versions: ${SUPPORTED_VERSIONS.join(', ')}`);
+  }
+}
+
+/** Throws the answer to a request no route took: 405 with `Allow` when the path has other methods, else 404. */
+export function routeMiss(method: string, path: string, allowed: readonly string[], space: 'API' | 'control-plane'): never {
+  if (allowed.length > 0) {
+    throw new ApiError(ERRORS.METHOD_NOT_ALLOWED, `${method} is not allowed on ${path}; allowed: ${allowed.join(', ')}`, { path }, { Allow: allowed.join(', ') });
+  }
+  fail('ROUTE_NOT_FOUND', `no ${space} route ${method} ${path}`, { path });
+}
+
+/** The ApiError a thrown value answers as: store failures are 503s, anything unexpected a reported 500. */
+export function toApiError(error: unknown, onError?: (error: unknown) => void): ApiError {
+  if (error instanceof ApiError) return error;
+  if (error instanceof StoreWriteError) return new ApiError(ERRORS.STORE_UNAVAILABLE, `the change was not saved: ${error.message}`);
+  // Where the store is (a database's user, host and database) is the operator's business: the
+  // health report names it to the operator token (lib/control.ts), no answer does to anyone else.
+  if (error instanceof StoreUnavailableError) return new ApiError(ERRORS.STORE_UNAVAILABLE, 'the store is unavailable, try again', {}, { 'Retry-After': '1' });
+  onError?.(error);
+  return new ApiError(ERRORS.INTERNAL, 'internal error; the server log has details');
+}
+
+/** The headers of an error answer: the error's own, and the Bearer challenge of a 401. */
+export function errorHeaders(error: ApiError): Record<string, string> {
+  return error.status === 401 ? { ...error.headers, 'WWW-Authenticate': 'Bearer realm="burrow"' } : { ...error.headers };
+}
+
+export type { ErrorBody };
