@@ -77,6 +77,8 @@ export interface ExampleSeed {
   id(name: string): Promise<string>;
   /** A whole created record of kind `name` as the API answered it (tokens included). */
   record(name: string): Promise<Record<string, any>>;
+  /** The records of kind `name` in the sweep's account, as the API lists them. */
+  list(name: string): Promise<Record<string, any>[]>;
   /** The account the sweep works in. */
   readonly accountId: string;
   /** An OpenSSH public key line (`ssh-ed25519 …`), made by the test. */

@@ -255,9 +255,14 @@ export async function createRecord<R extends BaseRecord>(ctx: OperationContext, 
   return reveal ? Object.assign({}, response, reveal) : response;
 }
 
-/** Applies a validated PATCH body to the record `id` of `def`: description, metadata, then the definition's rules. */
-export async function updateRecord<R extends BaseRecord>(ctx: OperationContext, def: ResourceDefinition<R>, id: string, patch: Record<string, unknown>): Promise<Record<string, unknown>> {
+/**
+ * Applies a PATCH body to the record `id` of `def`: description, metadata, then the definition's
+ * rules. The record is read before the body is checked, so a foreign or unknown id is a 404
+ * whatever the body holds.
+ */
+export async function updateRecord<R extends BaseRecord>(ctx: OperationContext, def: ResourceDefinition<R>, id: string, body: unknown): Promise<Record<string, unknown>> {
   const current = await getRecord(ctx, def, id);
+  const patch = parseInput(def.updateSchema, body ?? {}) as Record<string, unknown>;
   let next: R = { ...current };
   if (patch.description !== undefined) next = { ...next, description: patch.description };
   if (patch.metadata !== undefined) next = { ...next, metadata: patch.metadata };
@@ -359,8 +364,7 @@ const CRUD_BUILDERS: Record<CrudOperation, (def: ResourceDefinition<any, any, an
       mutates: true,
       body: def.updateSchema,
       summary: `Update a ${def.label}`,
-      parse: (input) => parseInput(def.updateSchema, stripPathIds(input.body ?? {}, input.params)),
-      run: (ctx, input) => updateRecord(ctx, def, input.params.id!, input.body as Record<string, unknown>),
+      run: (ctx, input) => updateRecord(ctx, def, input.params.id!, stripPathIds(input.body ?? {}, input.params)),
     }),
   delete: (def) =>
     operationOf(def, 'delete', 'DELETE', `${def.path}/:id`, 204, {

@@ -6,4 +6,5 @@ export const abuseReportsFamily = defineFamily({
   name: 'abuse-reports',
   kinds: { abuse_reports: abuseReports },
   controlOperations: ABUSE_REPORT_CONTROL_OPERATIONS,
+  examples: { abuse_reports: { body: () => ({ urls: ['https://bad.example.com'] }) } },
 });

@@ -33,4 +33,12 @@ export const agentsFamily = defineFamily({
       run: (ctx, before, after) => relinkBackend(ctx, (after ?? before)!.id, tunnelIds(before), tunnelIds(after)),
     },
   ],
+  examples: {
+    tunnel_sessions: { control: 'control.agents.connect', body: async (seed) => ({ token: (await seed.record('credentials')).token }) },
+    tunnels: {
+      control: 'control.agents.connect',
+      body: async (seed) => ({ token: (await seed.record('credentials')).token, binds: { domains: [seed.unique('tunnel') + '.example.com'] } }),
+      pick: async (_answer, seed) => (await seed.list('tunnels'))[0]!.id,
+    },
+  },
 });

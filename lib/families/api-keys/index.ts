@@ -5,4 +5,5 @@ import { apiKeys } from './api-keys.ts';
 export const apiKeysFamily = defineFamily({
   name: 'api-keys',
   kinds: { api_keys: apiKeys },
+  examples: { api_keys: { body: () => ({ description: 'sweep' }) } },
 });

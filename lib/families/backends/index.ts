@@ -15,6 +15,13 @@ export const backendsFamily = defineFamily({
     tunnel_group_backends: tunnelGroupBackends,
     static_backends: staticBackends,
   },
+  examples: {
+    weighted_backends: { body: () => ({}) },
+    failover_backends: { body: () => ({}) },
+    http_response_backends: { body: () => ({}) },
+    tunnel_group_backends: { body: () => ({ labels: { app: 'web' } }) },
+    static_backends: { body: () => ({ address: 'example.com:443' }) },
+  },
 });
 
 export { changeOnlineTunnels, type Rematched } from './tunnel-group.ts';

@@ -5,4 +5,5 @@ import { botUsers } from './bot-users.ts';
 export const botUsersFamily = defineFamily({
   name: 'bot-users',
   kinds: { bot_users: botUsers },
+  examples: { bot_users: { body: (seed) => ({ name: seed.unique('bot') }) } },
 });

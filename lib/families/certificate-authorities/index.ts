@@ -5,6 +5,7 @@ import { certificateAuthorities } from './certificate-authorities.ts';
 export const certificateAuthoritiesFamily = defineFamily({
   name: 'certificate-authorities',
   kinds: { certificate_authorities: certificateAuthorities },
+  examples: { certificate_authorities: { body: (seed) => ({ ca_pem: seed.certificates().ca }) } },
 });
 
 export { CERTIFICATE_AUTHORITY_KIND, certificateAuthorities, extendedKeyUsages, keyUsages, pemBlocks } from './certificate-authorities.ts';

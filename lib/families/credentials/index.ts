@@ -5,6 +5,7 @@ import { credentials } from './credentials.ts';
 export const credentialsFamily = defineFamily({
   name: 'credentials',
   kinds: { credentials },
+  examples: { credentials: { body: () => ({ acl: ['bind:*.example.com'] }) } },
 });
 
 export { CREDENTIAL_KIND, CredentialUpdate, credentialFields, storedAcl, validAcl } from './credentials.ts';

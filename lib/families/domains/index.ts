@@ -7,6 +7,10 @@ export const domainsFamily = defineFamily({
   name: 'domains',
   kinds: { agent_ingresses: agentIngresses, reserved_domains: reservedDomains },
   controlOperations: [...AGENT_INGRESS_CONTROL_OPERATIONS, ...RESERVED_DOMAIN_CONTROL_OPERATIONS],
+  examples: {
+    agent_ingresses: { body: (seed) => ({ domain: `${seed.unique('ingress')}.example.com` }) },
+    reserved_domains: { body: (seed) => ({ domain: `${seed.unique('reserved')}.example.net` }) },
+  },
 });
 
 export { findReservedDomain } from './reserved-domains.ts';

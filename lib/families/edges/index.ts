@@ -11,6 +11,11 @@ export const edgesFamily = defineFamily({
   kinds: { tcp_edges: tcpEdges, tls_edges: tlsEdges, https_edges: httpsEdges },
   children: [httpsEdgeRoutes],
   operations: EDGE_MODULE_OPERATIONS,
+  examples: {
+    tcp_edges: { body: () => ({}) },
+    tls_edges: { body: () => ({}) },
+    https_edges: { body: () => ({}) },
+  },
 });
 
 export { httpsEdges, routePath, type HttpsEdgeRecord } from './https.ts';

@@ -6,6 +6,7 @@ export const endpointsFamily = defineFamily({
   name: 'endpoints',
   kinds: { endpoints },
   operations: ENDPOINT_OPERATIONS,
+  examples: { endpoints: { body: (seed) => ({ url: `https://${seed.unique('endpoint')}.internal`, type: 'cloud', traffic_policy: '{}' }) } },
 });
 
 export { addAgentEndpoint, removeAgentEndpoint, syncEdgeEndpoints } from './endpoints.ts';

@@ -27,4 +27,8 @@ export const eventsFamily = defineFamily({
     inside: (ctx, emitted) => recordEvents(ctx, emitted, eventsOf(ctx).outboxLimit),
     committed: (deliveries, services) => deliver(eventsOf(services), deliveries as readonly Delivery[]),
   },
+  examples: {
+    event_destinations: { body: () => ({ format: 'json', target: { logs: { auth: { role: { role_ref: 'r' } }, log_group_ref: 'g' } } }) },
+    event_subscriptions: { body: async (seed) => ({ destination_ids: [await seed.id('event_destinations')] }) },
+  },
 });

@@ -7,6 +7,11 @@ export const ipPoliciesFamily = defineFamily({
   name: 'ip-policies',
   kinds: { ip_policies: ipPolicies, ip_policy_rules: ipPolicyRules, ip_restrictions: ipRestrictions },
   guards: [apiRestrictionGuard],
+  examples: {
+    ip_policies: { body: () => ({}) },
+    ip_policy_rules: { body: async (seed) => ({ ip_policy_id: await seed.id('ip_policies'), cidr: '10.0.0.0/8', action: 'allow' }) },
+    ip_restrictions: { body: async (seed) => ({ type: 'agent', ip_policy_ids: [await seed.id('ip_policies')] }) },
+  },
 });
 
 export { ipPolicies, requirePolicy } from './policies.ts';

@@ -5,6 +5,7 @@ import { reservedAddrs } from './reserved-addrs.ts';
 export const reservedAddrsFamily = defineFamily({
   name: 'reserved-addrs',
   kinds: { reserved_addrs: reservedAddrs },
+  examples: { reserved_addrs: { body: () => ({}) } },
 });
 
 export { RESERVED_ADDR_KIND, findReservedAddr } from './reserved-addrs.ts';

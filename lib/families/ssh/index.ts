@@ -12,6 +12,12 @@ export const sshFamily = defineFamily({
     ssh_host_certificates: sshHostCertificates,
     ssh_user_certificates: sshUserCertificates,
   },
+  examples: {
+    ssh_credentials: { body: (seed) => ({ public_key: seed.sshPublicKey() }) },
+    ssh_certificate_authorities: { body: () => ({}) },
+    ssh_host_certificates: { body: async (seed) => ({ ssh_certificate_authority_id: await seed.id('ssh_certificate_authorities'), public_key: seed.sshPublicKey() }) },
+    ssh_user_certificates: { body: async (seed) => ({ ssh_certificate_authority_id: await seed.id('ssh_certificate_authorities'), public_key: seed.sshPublicKey() }) },
+  },
 });
 
 export { SSH_CREDENTIAL_KIND, validSshPublicKey } from './ssh-credentials.ts';

@@ -5,6 +5,7 @@ import { tlsCertificates } from './tls-certificates.ts';
 export const tlsCertificatesFamily = defineFamily({
   name: 'tls-certificates',
   kinds: { tls_certificates: tlsCertificates },
+  examples: { tls_certificates: { body: (seed) => ({ certificate_pem: seed.certificates().cert, private_key_pem: seed.certificates().key }) } },
 });
 
 export { storeIssuedCertificate, tlsCertificates } from './tls-certificates.ts';

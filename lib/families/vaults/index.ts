@@ -14,4 +14,8 @@ export const vaultsFamily = defineFamily({
     const key = (options as VaultOptions).secretsKey;
     return { secretsKey: key === undefined ? undefined : parseSecretsKey(key) };
   },
+  examples: {
+    vaults: { body: (seed) => ({ name: seed.unique('vault') }) },
+    secrets: { body: async (seed) => ({ name: seed.unique('SECRET'), value: 'swept', vault_id: await seed.id('vaults') }) },
+  },
 });
