@@ -6,10 +6,8 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { answerUnparsedRequests, createNodeListener } from '../adapters/http/node.ts';
 import { compileTrustProxy } from '../adapters/http/trust-proxy.ts';
-import { openJsonFileStore } from '../adapters/json-file-store.ts';
-import { MemoryStore } from '../adapters/memory-store.ts';
 import { createHash, randomBytes } from 'node:crypto';
-import { openPostgresStore, PostgresStore } from '../adapters/postgres-store.ts';
+import { isPostgresUrl, openStore } from '../adapters/stores/index.ts';
 import { createBurrow, ManualClock, parseRateLimit, type Store } from '../lib/index.ts';
 import { isRfc3339 } from '../lib/conventions/fields.ts';
 import { parseSecretsKey } from '../lib/families/vaults/sealing.ts';
@@ -176,14 +174,6 @@ function batchedLines(out: NodeJS.WritableStream) {
 /** How long a stopping server lets requests already running finish before it cuts their connections. */
 const SHUTDOWN_GRACE_MS = 2000;
 
-const isPostgresUrl = (data: string) => /^postgres(ql)?:\/\//i.test(data);
-
-/** The store `--data` names: none → memory, a postgres:// URL → PostgreSQL, else a JSON file. */
-async function openStore(data: string | undefined): Promise<Store> {
-  if (data === undefined) return new MemoryStore();
-  return isPostgresUrl(data) ? openPostgresStore({ url: data }) : openJsonFileStore(data);
-}
-
 /** Start-up failures are one `burrow: …` line, never a stack trace. */
 const describeError = (error: unknown) => (error instanceof Error ? error.message : String(error)).replace(/^burrow: /, '');
 
@@ -318,7 +308,7 @@ async function serve(settings: ReturnType<typeof parseCli>, store: Store): Promi
   const listenUrl = `http://${host}:${port}`;
   say(`inspector: ${listenUrl}/_burrow/ (sign in with the operator token)`, { inspector: `${listenUrl}/_burrow/` });
   // Last: tests and scripts wait for this line.
-  const data = store instanceof PostgresStore ? store.where : settings.data;
+  const data = store.location;
   const uris = settings.baseUrl ? ` (uris use ${settings.baseUrl})` : '';
   say(`Burrow listening on ${listenUrl}${uris} (store: ${store.name}${data ? ` ${data}` : ''}, account ${account.accountId})`, {
     url: listenUrl,

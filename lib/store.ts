@@ -81,6 +81,8 @@ export interface StoreTransaction extends StoreReader {
 export interface Store extends StoreReader {
   /** A short name for logs and health reports, e.g. `memory` or `json-file`. */
   readonly name: string;
+  /** Where the state lives, for logs (a file path, `user@host:port/database`; never a password). */
+  readonly location?: string;
   /** Runs `work` as one atomic, durable unit; `work` may be run again (see the invariants above). */
   transaction<T>(work: (tx: StoreTransaction) => Promise<T>): Promise<T>;
   /** Every scope holding at least one record, for export. */

@@ -70,10 +70,10 @@ describe('architecture', () => {
 
   test('each third-party library is imported by one module only', () => {
     const owners: Record<string, string> = {
-      'ipaddr.js': 'lib/resources/ip-policies/cidr.ts',
-      sshpk: 'lib/resources/ssh/ssh-keys.ts',
-      lowdb: 'adapters/json-file-store.ts',
-      pg: 'adapters/postgres-store.ts',
+      'ipaddr.js': 'lib/conventions/cidr.ts',
+      sshpk: 'lib/families/ssh/ssh-keys.ts',
+      lowdb: 'adapters/stores/json-file-store.ts',
+      pg: 'adapters/stores/postgres-store.ts',
       'itty-router': 'adapters/http/router.ts',
       '@valibot/to-json-schema': 'lib/openapi.ts',
       re2js: 'lib/conventions/patterns.ts',

@@ -2,8 +2,8 @@ import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { createFetchHandler } from '../adapters/http/fetch-handler.ts';
-import { MemoryStore } from '../adapters/memory-store.ts';
-import { openPostgresStore } from '../adapters/postgres-store.ts';
+import { MemoryStore } from '../adapters/stores/memory-store.ts';
+import { openPostgresStore } from '../adapters/stores/postgres-store.ts';
 import { createBurrow, ManualClock, type Burrow, type BurrowOptions, type Store } from '../lib/index.ts';
 import { freshSchema, PG_URL_ENV } from './fixtures/postgres-cluster.ts';
 

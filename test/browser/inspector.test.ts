@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { Page } from 'playwright-core';
 import { createNodeListener } from '../../adapters/http/node.ts';
-import { MemoryStore } from '../../adapters/memory-store.ts';
+import { MemoryStore } from '../../adapters/stores/memory-store.ts';
 import { createBurrow, ManualClock, type Burrow } from '../../lib/index.ts';
 import { chromiumMissing, IN_CI, launchChromium, type Chromium } from './chromium.ts';
 

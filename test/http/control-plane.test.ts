@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { beforeEach, describe, test } from 'node:test';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { createFetchHandler } from '../../adapters/http/fetch-handler.ts';
-import { MemoryStore } from '../../adapters/memory-store.ts';
+import { MemoryStore } from '../../adapters/stores/memory-store.ts';
 import { createBurrow, ManualClock } from '../../lib/index.ts';
 import { VERSION } from '../../lib/version.ts';
 import { createTestInstance, createTestStore, OPERATOR_TOKEN, sendRequest, type TestInstance } from '../helpers.ts';

@@ -3,7 +3,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeEach, describe, test } from 'node:test';
-import { openJsonFileStore } from '../../adapters/json-file-store.ts';
+import { openJsonFileStore } from '../../adapters/stores/json-file-store.ts';
 import { ApiError, createBurrow, ERRORS, eventCatalogue, ManualClock, RESOURCES, type Delivery, type Operation } from '../../lib/index.ts';
 import { BASE, createTestInstance, OPERATOR_TOKEN, type TestInstance, type TestResponse } from '../helpers.ts';
 import { GO_CLIENT_HEADERS, PYTHON_CLIENT_HEADERS } from '../fixtures/client-dialects.ts';

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import { describe, test } from 'node:test';
 import { createBurrow, type Burrow } from '../../lib/index.ts';
-import { MemoryStore } from '../../adapters/memory-store.ts';
+import { MemoryStore } from '../../adapters/stores/memory-store.ts';
 import { createFetchHandler, createNodeListener, type RequestLog } from '../../adapters/http/index.ts';
 
 /** Burrow served under a path: every uri and next_page_uri must be followable where it is mounted. */

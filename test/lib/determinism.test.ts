@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { describe, test } from 'node:test';
 import { createFetchHandler } from '../../adapters/http/index.ts';
-import { MemoryStore } from '../../adapters/memory-store.ts';
+import { MemoryStore } from '../../adapters/stores/memory-store.ts';
 import { createBurrow, ManualClock } from '../../lib/index.ts';
 
 /**

@@ -42,7 +42,7 @@ const listed = await durable.client(second.token).resource('api_keys').list();
 await file.close();
 const postgres = new PostgresStore({ url: 'postgres://burrow@127.0.0.1:1/burrow' });
 await postgres.close();
-console.log(JSON.stringify({ status: response.status, description: key.description, uri: key.uri, keys: listed.keys.length, listener: typeof createNodeListener, postgres: postgres.where }));
+console.log(JSON.stringify({ status: response.status, description: key.description, uri: key.uri, keys: listed.keys.length, listener: typeof createNodeListener, postgres: postgres.location }));
 `;
 
 function checkScenario(stdout: string) {

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
-import { openJsonFileStore } from '../../adapters/json-file-store.ts';
+import { openJsonFileStore } from '../../adapters/stores/json-file-store.ts';
 import { diskBytes, diskState } from '../fixtures/json-file-state.ts';
 import { tempDir } from '../fixtures/openssh.ts';
 import { createTestInstance } from '../helpers.ts';

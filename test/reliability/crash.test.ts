@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
-import { openJsonFileStore } from '../../adapters/json-file-store.ts';
+import { openJsonFileStore } from '../../adapters/stores/json-file-store.ts';
 import { startServer } from '../helpers.ts';
 import { crashCycles, startNpmServer } from '../fixtures/crash-cycles.ts';
 import { tempDir } from '../fixtures/openssh.ts';

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import pg from 'pg';
 import { createDatabase, POSTGRES_MISSING, testCluster } from '../fixtures/postgres-cluster.ts';
-import { openPostgresStore } from '../../adapters/postgres-store.ts';
+import { openPostgresStore } from '../../adapters/stores/postgres-store.ts';
 import { createBurrow } from '../../lib/index.ts';
 import { assertError, startServer, type RunningServer } from '../helpers.ts';
 

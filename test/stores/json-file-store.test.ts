@@ -5,7 +5,7 @@ import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { after, describe, test } from 'node:test';
-import { openJsonFileStore, type JsonFileStore } from '../../adapters/json-file-store.ts';
+import { openJsonFileStore, type JsonFileStore } from '../../adapters/stores/json-file-store.ts';
 import { StoreWriteError } from '../../lib/store.ts';
 import { diskBytes, diskState } from '../fixtures/json-file-state.ts';
 import { runStoreConformance } from './conformance.ts';

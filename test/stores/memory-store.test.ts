@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { MemoryStore } from '../../adapters/memory-store.ts';
+import { MemoryStore } from '../../adapters/stores/memory-store.ts';
 import { runStoreConformance } from './conformance.ts';
 
 runStoreConformance('memory', { create: async () => new MemoryStore() });

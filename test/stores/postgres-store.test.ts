@@ -4,8 +4,8 @@ import { createServer, connect, type AddressInfo, type Server, type Socket } fro
 import { describe, test } from 'node:test';
 import pg from 'pg';
 import { createFetchHandler } from '../../adapters/http/fetch-handler.ts';
-import { MIGRATIONS } from '../../adapters/postgres/migrations.ts';
-import { openPostgresStore, PostgresStore } from '../../adapters/postgres-store.ts';
+import { MIGRATIONS } from '../../adapters/stores/postgres/migrations.ts';
+import { openPostgresStore, PostgresStore } from '../../adapters/stores/postgres-store.ts';
 import { createBurrow } from '../../lib/index.ts';
 import { createDatabase, freshSchema, POSTGRES_MISSING, testCluster } from '../fixtures/postgres-cluster.ts';
 import { assertError, sendRequest, startServer } from '../helpers.ts';
@@ -170,7 +170,7 @@ describe('postgres: schema', { skip }, () => {
 
   test('the URL may name the schema, and the password never appears in messages', async () => {
     const store = new PostgresStore({ url: 'postgresql://burrow:s3cret@127.0.0.1:1/db?schema=other' });
-    assert.equal(store.where, 'burrow@127.0.0.1:1/db');
+    assert.equal(store.location, 'burrow@127.0.0.1:1/db');
     await assert.rejects(store.open(), (error: Error) => !error.message.includes('s3cret') && /PostgreSQL at burrow@127\.0\.0\.1:1\/db is unreachable/.test(error.message));
     await store.close();
     assert.throws(() => new PostgresStore({ url: 'mysql://x@y/z' }), /the scheme must be postgres:\/\//);

@@ -4,7 +4,7 @@
  * here runs.
  */
 import { createBurrow, type CreateBody, type ResourceName, type UpdateBody } from '../../lib/index.ts';
-import { MemoryStore } from '../../adapters/memory-store.ts';
+import { MemoryStore } from '../../adapters/stores/memory-store.ts';
 
 export async function clientTypes(): Promise<void> {
   const burrow = createBurrow({ store: new MemoryStore() });

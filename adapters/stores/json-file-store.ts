@@ -1,7 +1,7 @@
 import { chmod, open, readFile, rename, stat } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { Low, type Adapter } from 'lowdb';
-import { StoreWriteError, type Scope, type StoredRecord } from '../lib/store.ts';
+import { StoreWriteError, type Scope, type StoredRecord } from '../../lib/store.ts';
 import { describeHolder, FileLockedError, lockFile, type FileLock } from './file-lock.ts';
 import { isPlainRecord, Journal, syncDirectory, type JournalEntry } from './json-file-journal.ts';
 import { MemoryStore, type Change } from './memory-store.ts';
@@ -122,6 +122,9 @@ interface Waiting {
 export class JsonFileStore extends MemoryStore {
   override readonly name = 'json-file';
   readonly path: string;
+  override get location(): string {
+    return this.path;
+  }
   /** How many file writes were made (group commit makes this far lower than commits). */
   writes = 0;
   readonly #db: Low<FileData>;

@@ -1,4 +1,4 @@
-import type { PageQuery, Scope, Store, StoreTransaction, StoredRecord } from '../lib/store.ts';
+import type { PageQuery, Scope, Store, StoreTransaction, StoredRecord } from '../../lib/store.ts';
 
 /**
  * The in-memory store: per scope a Map (O(1) get/delete) and an id-sorted array for paging
@@ -100,6 +100,10 @@ function* valuesOf<T>(map: ByScope<T>): IterableIterator<T> {
 
 export class MemoryStore implements Store {
   readonly name: string = 'memory';
+  /** In this process's memory only. */
+  get location(): string | undefined {
+    return undefined;
+  }
   readonly #scopes: ByScope<ScopeData> = new Map();
   #queue: Promise<unknown> = Promise.resolve();
 

@@ -1,6 +1,6 @@
 import { open, readFile, type FileHandle } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import type { StoredRecord } from '../lib/store.ts';
+import type { StoredRecord } from '../../lib/store.ts';
 
 /**
  * The JSON-file store's write-ahead journal (`<file>.journal`): one JSON line per group commit,

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import pg from 'pg';
-import { StoreUnavailableError, type PageQuery, type Scope, type Store, type StoreReader, type StoreTransaction, type StoredRecord } from '../lib/store.ts';
+import { StoreUnavailableError, type PageQuery, type Scope, type Store, type StoreReader, type StoreTransaction, type StoredRecord } from '../../lib/store.ts';
 import { MIGRATIONS } from './postgres/migrations.ts';
 
 /**
@@ -45,7 +45,7 @@ const quote = (name: string) => `"${name.replaceAll('"', '""')}"`;
 export class PostgresStore implements Store {
   readonly name = 'postgres';
   /** `user@host:port/database` (never the password), for messages. */
-  readonly where: string;
+  readonly location: string;
   readonly #pool: pg.Pool;
   readonly #schema: string;
   readonly #maxAttempts: number;
@@ -69,7 +69,7 @@ export class PostgresStore implements Store {
     if (url.protocol !== 'postgres:' && url.protocol !== 'postgresql:') throw new Error(`not a PostgreSQL URL: the scheme must be postgres:// (got ${url.protocol}//)`);
     this.#schema = options.schema ?? url.searchParams.get('schema') ?? 'burrow';
     url.searchParams.delete('schema');
-    this.where = `${decodeURIComponent(url.username) || '(default user)'}@${url.host || 'localhost'}${url.pathname}`;
+    this.location = `${decodeURIComponent(url.username) || '(default user)'}@${url.host || 'localhost'}${url.pathname}`;
     this.#maxAttempts = options.maxAttempts ?? 12;
     this.#sql = statements(quote(this.#schema));
     this.#pool = new pg.Pool({
@@ -177,7 +177,7 @@ export class PostgresStore implements Store {
   }
 
   async #tracked<T>(call: () => Promise<T>): Promise<T> {
-    if (this.#closed) throw new StoreUnavailableError(`the PostgreSQL store (${this.where}) is closed`);
+    if (this.#closed) throw new StoreUnavailableError(`the PostgreSQL store (${this.location}) is closed`);
     this.#running++;
     try {
       return await call();
@@ -215,8 +215,8 @@ export class PostgresStore implements Store {
   }
 
   #translate(error: unknown): unknown {
-    if (isUnreachable(error)) return new StoreUnavailableError(`PostgreSQL at ${this.where} is unreachable (${(error as Error).message || codeOf(error)})`, { cause: error });
-    if (RETRYABLE.has(codeOf(error))) return new StoreUnavailableError(`PostgreSQL at ${this.where} is too busy: a transaction conflicted ${this.#maxAttempts} times`, { cause: error });
+    if (isUnreachable(error)) return new StoreUnavailableError(`PostgreSQL at ${this.location} is unreachable (${(error as Error).message || codeOf(error)})`, { cause: error });
+    if (RETRYABLE.has(codeOf(error))) return new StoreUnavailableError(`PostgreSQL at ${this.location} is too busy: a transaction conflicted ${this.#maxAttempts} times`, { cause: error });
     return error;
   }
 
@@ -244,7 +244,7 @@ export class PostgresStore implements Store {
       if (isUnreachable(error)) broken = error as Error;
       else await client.query('ROLLBACK').catch(() => undefined);
       const translated = this.#translate(error);
-      throw translated instanceof StoreUnavailableError ? translated : new Error(`PostgreSQL at ${this.where}: ${(error as Error).message}`, { cause: error });
+      throw translated instanceof StoreUnavailableError ? translated : new Error(`PostgreSQL at ${this.location}: ${(error as Error).message}`, { cause: error });
     } finally {
       client.release(broken);
     }
