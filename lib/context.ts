@@ -134,6 +134,15 @@ export interface ResourceKind {
   readonly event?: string;
 }
 
+/** What a control operation knows of its request besides its input. */
+export interface ControlMeta {
+  readonly baseUrl: string;
+  /** Whether the caller sent the operator token (open operations answer others too, with less). */
+  readonly operator: boolean;
+  /** Whether `token` is the control plane's operator token (an account key must never be one). */
+  isOperatorToken(token: string): boolean;
+}
+
 /** One control-plane operation. `path` is below `/_burrow`, with `:param` placeholders. */
 export interface ControlOperation {
   readonly id: string;
@@ -147,13 +156,6 @@ export interface ControlOperation {
   /** Served without the operator token. */
   readonly open?: boolean;
   run(instance: Instance, input: OperationInput, meta: ControlMeta): Promise<unknown>;
-}
-
-/** What a control operation knows of its request besides its input. */
-export interface ControlMeta {
-  readonly baseUrl: string;
-  /** Whether the caller sent the operator token (open operations answer others too, with less). */
-  readonly operator: boolean;
 }
 
 /** What an operation receives: path parameters, query and JSON body. */

@@ -108,8 +108,10 @@ export const CORE_CONTROL_OPERATIONS: readonly ControlOperation[] = [
     status: 201,
     body: AccountBody,
     summary: 'Create an isolated account with an admin user and an admin API key (token shown once)',
-    async run(instance, input) {
+    async run(instance, input, meta) {
       const body = parseInput(AccountBody, input.body ?? {});
+      // An account's admin key must never open the control plane: refuse the operator token as one.
+      if (body.token !== undefined && meta.isOperatorToken(body.token)) fail('INVALID_FIELD', "token: must not be the operator token; the operator token is no account's key");
       const account = await createAccount(instance, { ...(body.name ? { name: body.name } : {}), ...(body.token ? { token: body.token } : {}) });
       return { account_id: account.accountId, user_id: account.userId, api_key_id: account.apiKeyId, token: account.token };
     },

@@ -80,7 +80,7 @@ export const RESOURCES = registry.kinds;
 export const allOperations = (): Operation[] => [...registry.operations];
 
 // Request pipeline
-export { Pipeline, SUPPORTED_VERSIONS, routeMiss, toApiError, errorHeaders, type OperationResult, type PipelineAnswer, type PipelineRequest, type Target } from './pipeline.ts';
+export { Pipeline, type ControlRequest, SUPPORTED_VERSIONS, routeMiss, toApiError, errorHeaders, type OperationResult, type PipelineAnswer, type PipelineRequest, type Target } from './pipeline.ts';
 
 // Rate limiting
 export { parseRateLimit, type RateLimit } from './rate-limit.ts';
@@ -93,7 +93,7 @@ export { RequestJournal, DEFAULT_JOURNAL_SIZE, redactQuery, type JournalEntry, t
 export { ManualClock, systemClock, formatTime, type Clock } from './conventions/clock.ts';
 export { ApiError, ERRORS, errorBody, fail, type ErrorBody, type ErrorName } from './conventions/errors.ts';
 export { IdFactory, idTime, seededRandom, type RandomSource } from './conventions/ids.ts';
-export { MAX_PAGE_SIZE } from './conventions/paging.ts';
+export { MAX_PAGE_SIZE, type QueryParams } from './conventions/paging.ts';
 export { LIMITS, limitNote, type Limit, type LimitName } from './limits.ts';
 
 // Storage contract

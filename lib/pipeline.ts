@@ -1,4 +1,5 @@
-import type { Operation, OperationInput, Principal, RequestMeta } from './context.ts';
+import { createHash, timingSafeEqual } from 'node:crypto';
+import type { ControlOperation, Instance, Operation, OperationInput, Principal, RequestMeta } from './context.ts';
 import { ApiError, ERRORS, errorBody, fail, type ErrorBody } from './conventions/errors.ts';
 import type { QueryParams } from './conventions/paging.ts';
 import { StoreUnavailableError, StoreWriteError } from './store.ts';
@@ -35,8 +36,11 @@ export interface PipelineRequest {
   readonly query: QueryParams;
   /** A request header (case-insensitive), or null. */
   header(name: string): string | null;
-  /** The decoded JSON body (`{}` when none); read only when the operation takes a body. */
-  body(): Promise<unknown>;
+  /**
+   * The decoded JSON body (`{}` when none); read only when the operation takes a body, within the
+   * limit it names (a control operation may have one of its own; else `request_body_bytes`).
+   */
+  body(limit?: ControlOperation['bodyLimit']): Promise<unknown>;
   /** Base URL of `uri` fields. */
   readonly baseUrl: string;
   /** The caller's address, when known (IP restrictions of type `api`). */
@@ -67,8 +71,13 @@ export interface OperationResult {
   headers: Record<string, string>;
 }
 
+/** A control-plane request (`/_burrow/…`): the route the sender's control router matched. */
+export interface ControlRequest extends Omit<PipelineRequest, 'target'> {
+  readonly target: { readonly operation?: ControlOperation; readonly params: Readonly<Record<string, string>>; readonly allowed: readonly string[] };
+}
+
 /** What the pipeline uses of its instance (lib/burrow.ts). */
-export interface PipelineHost {
+export interface PipelineHost extends Instance {
   readonly errorPrefix: string;
   readonly requests: RequestJournal;
   readonly options: { readonly requireVersionHeader?: boolean };
@@ -118,6 +127,32 @@ export class Pipeline {
     return answer;
   }
 
+  /**
+   * The control plane's pipeline for an operator token (undefined: only open operations answer):
+   * route → operator check → body → the control operation → the envelope. Control requests are
+   * not journaled (the inspector polls them).
+   */
+  controlPlane(operatorToken: string | undefined): (request: ControlRequest, onError?: (error: unknown) => void) => Promise<PipelineAnswer> {
+    const expected = operatorToken === undefined ? undefined : digest(operatorToken);
+    const isOperatorToken = (token: string) => expected !== undefined && timingSafeEqual(digest(token), expected);
+    return async (request, onError) => {
+      const requestId = request.requestId ?? this.#burrow.newOperationId();
+      try {
+        const operation = request.target.operation;
+        if (!operation) routeMiss(request.method, request.path, request.target.allowed, 'control-plane');
+        if (!operation.open) checkOperator(request.header('authorization'), expected !== undefined, isOperatorToken);
+        const input = { params: request.target.params, query: request.query, body: operation.body ? await request.body(operation.bodyLimit) : undefined };
+        const operator = !operation.open || isOperatorToken(/^Bearer\s+(.+)$/i.exec(request.header('authorization') ?? '')?.[1]?.trim() ?? '');
+        const result = await operation.run(this.#burrow, input, { baseUrl: request.baseUrl, operator, isOperatorToken });
+        return { status: operation.status === 204 || result === undefined ? (operation.status === 204 ? 204 : 200) : operation.status, headers: {}, body: operation.status === 204 ? undefined : result, requestId };
+      } catch (error) {
+        const apiError = toApiError(error, onError);
+        const envelope = errorBody(apiError, this.#burrow.errorPrefix, requestId);
+        return { status: apiError.status, headers: errorHeaders(apiError), body: envelope, requestId, error: apiError, errorCode: envelope.error_code };
+      }
+    };
+  }
+
   async #run(request: PipelineRequest, trace: { operation?: Operation; account?: string }): Promise<OperationResult> {
     const operation = this.#route(request);
     trace.operation = operation;
@@ -150,6 +185,16 @@ function checkVersion(request: PipelineRequest, required: boolean): void {
   if (!SUPPORTED_VERSIONS.includes(version.trim())) {
     fail('VERSION_UNSUPPORTED', `Service-Version ${JSON.stringify(version)} is not supported; supported versions: ${SUPPORTED_VERSIONS.join(', ')}`);
   }
+}
+
+const digest = (text: string) => createHash('sha256').update(text).digest();
+
+/** Refuses a control-plane request without the operator token (or when the control plane is off). */
+function checkOperator(header: string | null, enabled: boolean, isOperatorToken: (token: string) => boolean): void {
+  if (!enabled) fail('OPERATOR_FORBIDDEN', 'the control plane is disabled: start Burrow with an operator token (CLI --operator-token)');
+  if (!header) throw new ApiError(ERRORS.AUTH_MISSING, 'the control plane needs Authorization: Bearer <operator token>', {}, { 'WWW-Authenticate': 'Bearer' });
+  const token = /^Bearer\s+(.+)$/i.exec(header)?.[1]?.trim() ?? '';
+  if (!isOperatorToken(token)) fail('OPERATOR_FORBIDDEN', 'the token is not the operator token');
 }
 
 /** Throws the answer to a request no route took: 405 with `Allow` when the path has other methods, else 404. */

@@ -1,6 +1,7 @@
 import { errorBody, errorHeaders, redactQuery, routeMiss, toApiError, type BurrowCore, type Operation, type PipelineAnswer } from '../../lib/index.ts';
 import { JSON_TYPE, readJsonBody, type HttpRequest, type HttpResponse } from './body.ts';
 import { createControlPlane } from './control-plane.ts';
+import { queryParams } from './query.ts';
 import { createRouter, type Router } from './router.ts';
 
 /**
@@ -50,30 +51,30 @@ export type HttpHandler = (request: HttpRequest) => Promise<HttpResponse>;
 /** Builds the request handler of a Burrow instance. */
 export function createHttpHandler(burrow: BurrowCore<any>, options: HttpHandlerOptions = {}): HttpHandler {
   const router = createRouter(burrow.operations);
-  const controlPlane = createControlPlane(burrow, options.operatorToken);
+  const controlPlane = createControlPlane(burrow, options.operatorToken, options.onError);
   const basePath = normaliseBasePath(options.basePath);
   // The base of every uri: where the client reached Burrow (origin, host mount path, basePath).
   const baseUrlOf = (request: HttpRequest) => burrow.options.baseUrl ?? `${request.origin}${request.mountPath ?? ''}${basePath}`;
   return async (sent) => {
     const started = performance.now();
+    const requestId = burrow.newOperationId();
     const request = basePath === '' ? sent : withinBasePath(sent, basePath);
     let response: HttpResponse;
-    let requestId: string | undefined;
     let operation: Operation | undefined;
     try {
       if (sent.refusal !== undefined) throw sent.refusal;
       if (!request) routeMiss(sent.method, sent.path, [], 'API');
-      const answered = (options.cors ? await preflight(router, request) : undefined) ?? controlPlane(request, baseUrlOf);
+      const answered = (options.cors ? await preflight(router, request) : undefined) ?? controlPlane(request, baseUrlOf, requestId);
       if (answered) response = await answered;
       else {
-        const answer = await serveApi(burrow, router, request, baseUrlOf, options.onError);
-        ({ requestId, operation } = answer);
+        const answer = await serveApi(burrow, router, request, baseUrlOf, requestId, options.onError);
+        operation = answer.operation;
         response = toHttp(answer, request.method);
       }
     } catch (error) {
-      response = errorResponse(burrow, error, (requestId = burrow.newOperationId()), options.onError);
+      response = errorResponse(burrow, error, requestId, options.onError);
     }
-    response.headers['Burrow-Operation-Id'] = requestId ??= burrow.newOperationId();
+    response.headers['Burrow-Operation-Id'] = requestId;
     const origin = options.cors ? sent.header('origin') : null;
     if (origin) {
       response.headers['Access-Control-Allow-Origin'] = origin;
@@ -122,7 +123,7 @@ function withinBasePath(request: HttpRequest, basePath: string): HttpRequest | u
 }
 
 /** Routes an API request and runs it through the request pipeline (which journals it). */
-async function serveApi(burrow: BurrowCore<any>, router: Router<Operation>, request: HttpRequest, baseUrlOf: (request: HttpRequest) => string, onError?: (error: unknown) => void): Promise<PipelineAnswer> {
+async function serveApi(burrow: BurrowCore<any>, router: Router<Operation>, request: HttpRequest, baseUrlOf: (request: HttpRequest) => string, requestId: string, onError?: (error: unknown) => void): Promise<PipelineAnswer> {
   const match = await router.match(request.method === 'HEAD' ? 'GET' : request.method, request.path);
   return burrow.pipeline.answer({
     target: match,
@@ -133,6 +134,7 @@ async function serveApi(burrow: BurrowCore<any>, router: Router<Operation>, requ
     header: (name) => request.header(name),
     body: () => readJsonBody(request),
     baseUrl: baseUrlOf(request),
+    requestId,
     ...(request.sourceIp ? { sourceIp: request.sourceIp } : {}),
   }, onError);
 }
@@ -161,15 +163,6 @@ async function preflight(router: Router<Operation>, request: HttpRequest): Promi
   return { status: 204, headers, body: undefined };
 }
 
-function queryParams(search: string): Record<string, string | string[]> {
-  const out: Record<string, string | string[]> = {};
-  if (search === '') return out;
-  for (const [key, value] of new URLSearchParams(search)) {
-    const prev = out[key];
-    out[key] = prev === undefined ? value : ([] as string[]).concat(prev, value);
-  }
-  return out;
-}
 
 /** The envelope response of an error thrown outside the pipeline (control plane, base path, preflight). */
 export function errorResponse(burrow: BurrowCore<any>, error: unknown, operationId: string, onError?: (error: unknown) => void): HttpResponse {
