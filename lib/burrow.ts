@@ -265,6 +265,9 @@ export interface ResourceClient<D = ResourceDefinition<any, any, any>> {
   delete(id: string): Promise<void>;
 }
 
+/** A UTF-16 surrogate without its pair: `encodeURIComponent` throws on one. */
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
+
 /**
  * Calls operations in-process as the owner of one API key. Each call takes the request pipeline
  * (lib/pipeline.ts) as an HTTP request does — version, auth, guards, parse, perform, journal — and
@@ -294,7 +297,8 @@ export class BurrowClient<K extends FamilyKinds = FamilyKinds> {
     const answer = await this.#burrow.pipeline.answer({
       target: { operationId, params },
       method: operation.method,
-      path: operation.path.replace(/:([A-Za-z_]+)/g, (_, name: string) => encodeURIComponent(params[name] ?? '')),
+      // The journal's path; an id with a lone surrogate is shown with U+FFFD (it names no record anyway).
+      path: operation.path.replace(/:([A-Za-z_]+)/g, (_, name: string) => encodeURIComponent((params[name] ?? '').replace(LONE_SURROGATE, '\uFFFD'))),
       search: search === '' ? '' : `?${search}`,
       query,
       header: (name) => (name === 'authorization' ? authorization : null),
