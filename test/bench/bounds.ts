@@ -12,7 +12,7 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { createFetchHandler } from '../../adapters/http/fetch-handler.ts';
-import { MemoryStore } from '../../adapters/memory-store.ts';
+import { MemoryStore } from '../../adapters/stores/memory-store.ts';
 import { createBurrow } from '../../lib/index.ts';
 import { compileFilter } from '../../lib/conventions/cel.ts';
 import { LIMITS } from '../../lib/limits.ts';

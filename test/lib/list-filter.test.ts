@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { before, describe, test } from 'node:test';
-import { MemoryStore } from '../../adapters/memory-store.ts';
+import { MemoryStore } from '../../adapters/stores/memory-store.ts';
 import { ApiError, createBurrow, type ResourceClient } from '../../lib/index.ts';
 import { LIMITS } from '../../lib/limits.ts';
 import { FILTER_RECORD_COST } from '../../lib/list-filter.ts';
