@@ -47,9 +47,19 @@ describe('architecture', () => {
     }
   });
 
-  test('the core imports no family: only the composition root (lib/index.ts) and lib/families/ do', () => {
-    for (const file of sources('lib').filter((f) => !f.startsWith('lib/families/') && f !== 'lib/index.ts')) {
+  test('the core imports no family: only the composition root (lib/index.ts), lib/families/ and the policy engine do', () => {
+    const readers = (f: string) => f.startsWith('lib/families/') || f.startsWith('lib/policy/') || f === 'lib/index.ts';
+    for (const file of sources('lib').filter((f) => !readers(f))) {
       for (const spec of imports(file)) assert.ok(!join(dirname(file), spec).startsWith('lib/families'), `${file} imports ${spec}`);
+    }
+  });
+
+  test('the policy engine reads families only through their index.ts (the records it turns into rules)', () => {
+    for (const file of sources('lib/policy')) {
+      for (const spec of imports(file)) {
+        const target = join(dirname(file), spec).split('/');
+        if (target[1] === 'families') assert.equal(target[3], 'index.ts', `${file} imports ${spec}, an internal of family ${target[2]}`);
+      }
     }
   });
 

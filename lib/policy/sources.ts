@@ -1,5 +1,5 @@
 import { parseTrafficPolicy, TRAFFIC_POLICY_PHASES, type TrafficPolicyAction, type TrafficPolicyPhase } from '../conventions/traffic-policy.ts';
-import type { StoredModule } from '../families/edges/modules.ts';
+import type { StoredModule } from '../families/edges/index.ts';
 import type { PolicyRule, PolicyRules, RuleSource } from './program.ts';
 
 /**

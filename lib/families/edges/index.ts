@@ -19,3 +19,4 @@ export const edgesFamily = defineFamily({
 });
 
 export { httpsEdges, routePath, type HttpsEdgeRecord } from './https.ts';
+export type { StoredModule } from './modules.ts';
