@@ -8,7 +8,7 @@ import { ERRORS, type ErrorName } from './conventions/errors.ts';
  * is bounded here, and `npm run bench -- --bounds` times the costliest input each bound still
  * accepts.
  *
- * Each error a limit gives names it, `(limit <name>)`, through `limitNote`. The README's "Limits"
+ * Each error a limit gives names it, `(limit <name>)`, through `limitNote`. docs/limits.md's
  * table lists these rows (test/readme.test.ts checks that they agree). To add a bound: one row
  * here, one row there, and the check that refuses with `limitNote(name)` in its message.
  */
@@ -19,7 +19,7 @@ export interface Limit {
   readonly value: number;
   /** What `value` counts, as messages print it: `bytes`, `levels`, `cost units`… */
   readonly unit: string;
-  /** What it bounds, one line (the README's words). */
+  /** What it bounds, one line (docs/limits.md's words). */
   readonly bounds: string;
   /** The errors a request over it gets (several where the field's holder decides the code; none where it only shortens an answer). */
   readonly errors: readonly ErrorName[];
@@ -131,7 +131,7 @@ export function limitNote(name: LimitName): string {
   return `(limit ${name})`;
 }
 
-/** The HTTP statuses and codes a limit answers with, `400 ERR_BURROW_215, 18002` style (for the README). */
+/** The HTTP statuses and codes a limit answers with, `400 ERR_BURROW_215, 18002` style (for docs/limits.md). */
 export function limitErrors(name: LimitName, prefix = 'ERR_BURROW_'): string {
   const specs = (LIMITS[name].errors as readonly ErrorName[]).map((error) => ERRORS[error]);
   if (specs.length === 0) return '—';

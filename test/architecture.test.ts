@@ -98,10 +98,10 @@ describe('architecture', () => {
     }
   });
 
-  test('every registry key is its definition name, and the README lists every resource name', () => {
+  test('every registry key is its definition name, and docs/embedding.md lists every resource name', () => {
     for (const [key, def] of Object.entries(REGISTRY)) assert.equal(def.name, key);
-    const readme = readFileSync(join(root, 'README.md'), 'utf8');
-    for (const name of Object.keys(REGISTRY)) assert.ok(readme.includes(`\`${name}\``), `README lists ${name}`);
+    const doc = readFileSync(join(root, 'docs', 'embedding.md'), 'utf8');
+    for (const name of Object.keys(REGISTRY)) assert.ok(doc.includes(`\`${name}\``), `docs/embedding.md lists ${name}`);
   });
 
   test('every resource kind has a unique prefix, path and operation ids', () => {

@@ -4,19 +4,24 @@ import { describe, test } from 'node:test';
 import { LIMITS, limitErrors, type LimitName } from '../lib/limits.ts';
 
 /**
- * The README's embedding examples are the files in test/examples/, verbatim, and each runs here:
- * what a newcomer copies is what the suite checks.
+ * The embedding examples (docs/embedding.md, and the first of them in the README) are the files in
+ * test/examples/, verbatim, and each runs here: what a newcomer copies is what the suite checks.
  */
 
 const read = (path: string) => readFileSync(new URL(`../${path}`, import.meta.url), 'utf8');
-const readme = read('README.md');
 const EXAMPLES = ['node-http', 'express', 'fastify', 'hono'] as const;
+const SHOWN: Readonly<Record<string, readonly string[]>> = {
+  'README.md': ['node-http'],
+  'docs/embedding.md': [...EXAMPLES, 'in-process.test'],
+};
 
-describe('README examples', () => {
-  for (const name of [...EXAMPLES, 'in-process.test'] as const) {
-    test(`test/examples/${name}.ts appears in the README verbatim`, () => {
-      assert.ok(readme.includes(read(`test/examples/${name}.ts`).trim()), `README.md lacks the current text of test/examples/${name}.ts`);
-    });
+describe('documented examples', () => {
+  for (const [doc, names] of Object.entries(SHOWN)) {
+    for (const name of names) {
+      test(`test/examples/${name}.ts appears in ${doc} verbatim`, () => {
+        assert.ok(read(doc).includes(read(`test/examples/${name}.ts`).trim()), `${doc} lacks the current text of test/examples/${name}.ts`);
+      });
+    }
   }
 
   for (const name of EXAMPLES) {
@@ -54,15 +59,15 @@ describe('README examples', () => {
   }
 });
 
-describe('README limits', () => {
+describe('docs/limits.md', () => {
   test('the "Limits" table lists every row of lib/limits.ts, in order, with its value, what it bounds and its error', () => {
     const rows = (Object.keys(LIMITS) as LimitName[]).map((name) => {
       const { value, unit, bounds } = LIMITS[name];
       return `| \`${name}\` | ${value.toLocaleString('en-US')} ${unit} | ${bounds} | ${limitErrors(name)} |`;
     });
     const expected = ['| Limit | Value | Bounds | Error |', '|---|---|---|---|', ...rows].join('\n');
-    const section = readme.slice(readme.indexOf('### Limits'));
+    const section = read('docs/limits.md');
     const table = section.slice(section.indexOf('| Limit |'), section.indexOf('\n\n', section.indexOf('| Limit |')));
-    assert.equal(table, expected, `README.md's Limits table should read:\n${expected}`);
+    assert.equal(table, expected, `docs/limits.md's table should read:\n${expected}`);
   });
 });

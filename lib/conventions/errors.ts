@@ -1,7 +1,7 @@
 /**
  * The one error class and the one code table.
  *
- * Numbers follow the vendor's public catalogue where one fits (reference-facts §1.4) so that
+ * Numbers follow the vendor's public catalogue where one fits so that
  * clients matching on codes keep working; conditions the catalogue has no number for use Burrow's
  * own range 9000–9099. The wire envelope is built from an ApiError in exactly one place
  * (`errorBody` below); the HTTP adapter only serialises it.

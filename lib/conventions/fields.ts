@@ -87,7 +87,7 @@ function isEmptyPlainObject(value: unknown): boolean {
  * not sent. The vendor's typed clients cannot leave such fields out: the Python client always sends
  * its defaults (`private_key_type: ""`, `key_size: 0`, `backends: []` …) and the vendor's own request
  * types (plain Go fields with `omitempty`) cannot tell a zero from an absent field, so the vendor
- * treats zero as "not given". The README's "Zero values" table lists every field that behaves so.
+ * treats zero as "not given". docs/compatibility.md's "Zero values" table lists every field that behaves so.
  */
 export function zeroIsUnset<S extends Schema>(schema: S) {
   const optional = v.optional(schema);

@@ -13,7 +13,7 @@ import { chromiumMissing, IN_CI, launchChromium, type Chromium } from './chromiu
 /**
  * The inspector page in a real browser: headless Chromium against a real server on an ephemeral
  * port. Each test signs in on a fresh tab (sessionStorage is per tab) and works in an account of
- * its own. Screenshots go to $BURROW_SCREENSHOTS when set (the README's picture comes from there),
+ * its own. Screenshots go to $BURROW_SCREENSHOTS when set (docs/inspector.png comes from there),
  * otherwise to a temporary directory that is removed afterwards.
  */
 
@@ -268,7 +268,7 @@ describe('inspector page in headless Chromium', () => {
     await done(tab);
   });
 
-  test('overview of an account for the README', { skip }, async () => {
+  test('overview of an account for docs/control-plane.md', { skip }, async () => {
     const account = await burrow.createAccount({ name: 'ci-pipeline' });
     const policy = await api(account.token, 'POST', '/ip_policies', { description: 'office' });
     await api(account.token, 'POST', '/ip_policy_rules', { ip_policy_id: policy.body.id, cidr: '203.0.113.0/24', action: 'allow' });

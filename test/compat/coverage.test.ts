@@ -7,14 +7,14 @@ import { GO_V8_SERVICES } from './go-v8-operations.ts';
 import { useOfficialClient } from './official-client.ts';
 
 /**
- * Coverage of the official clients' services: the README's table lists every service class of the
+ * Coverage of the official clients' services: docs/compatibility.md's table lists every service class of the
  * installed @ngrok/ngrok-api (0.11.0), the services only the newer clients have and every service
  * package of the Go client v8 (./go-v8-operations.ts); one operation of every 0.11.0 service and
  * every one of the Go client v8's 252 operations answer against a live server (not 404 `no API
  * route`, not 405).
  *
  * What Burrow does not serve yet is named below. These sets must only shrink: a service that
- * starts answering fails this test until it leaves its set (and its README row says "served").
+ * starts answering fails this test until it leaves its set (and its row there says "served").
  */
 
 const require = createRequire(import.meta.url);
@@ -60,11 +60,11 @@ function reachable(client: any): Map<string, { path: string; service: any }> {
   return found;
 }
 
-/** The rows of the README's coverage table, by the service named in the first cell. */
-function readmeRows(): Map<string, string[]> {
-  const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+/** The rows of the coverage table (docs/compatibility.md), by the service named in the first cell. */
+function coverageRows(): Map<string, string[]> {
+  const readme = readFileSync(new URL('../../docs/compatibility.md', import.meta.url), 'utf8');
   const start = readme.indexOf("### Coverage of the official clients' services");
-  assert.ok(start >= 0, 'the README has the coverage section');
+  assert.ok(start >= 0, 'docs/compatibility.md has the coverage section');
   const section = readme.slice(start, readme.indexOf('\n#', start + 4));
   const rows = new Map<string, string[]>();
   for (const line of section.split('\n').filter((l) => l.startsWith('| `'))) {
@@ -74,16 +74,16 @@ function readmeRows(): Map<string, string[]> {
   return rows;
 }
 
-describe('the README coverage table', () => {
+describe('the coverage table (docs/compatibility.md)', () => {
   const client = new Ngrok({ apiToken: 'unused', baseUrl: 'http://127.0.0.1:9' });
-  const rows = readmeRows();
+  const rows = coverageRows();
 
   test('lists every service class of the installed client, with where `new Ngrok()` holds it', () => {
     assert.equal(Object.keys(SERVICES).length, 56, 'the installed client is 0.11.0 with its 56 services');
     const places = reachable(client);
     for (const name of Object.keys(SERVICES)) {
       const row = rows.get(name);
-      assert.ok(row, `README coverage table lists ${name}`);
+      assert.ok(row, `the coverage table lists ${name}`);
       const place = places.get(name);
       assert.equal(row[1], place ? `\`${place.path}\`` : '– (class only)', `${name}: where the client holds it`);
     }
@@ -91,12 +91,12 @@ describe('the README coverage table', () => {
 
   test("says 'not yet' exactly for the services in the pending sets", () => {
     for (const name of Object.keys(SERVICES)) {
-      assert.equal(rows.get(name)![3]!.startsWith('not yet'), PENDING_011.has(name), `${name}: 0.11.0 status in the README`);
+      assert.equal(rows.get(name)![3]!.startsWith('not yet'), PENDING_011.has(name), `${name}: 0.11.0 status in docs/compatibility.md`);
     }
     for (const name of Object.keys(NEWER).filter((n) => rows.has(n))) {
-      assert.equal(rows.get(name)![4]!.startsWith('not yet'), PENDING_NEWER.has(name), `${name}: newer-client status in the README`);
+      assert.equal(rows.get(name)![4]!.startsWith('not yet'), PENDING_NEWER.has(name), `${name}: newer-client status in docs/compatibility.md`);
     }
-    for (const name of Object.keys(NEWER).filter((n) => /^[A-Z]\w+$/.test(n) && !(n in SERVICES))) assert.ok(rows.has(name), `README lists the newer client's ${name}`);
+    for (const name of Object.keys(NEWER).filter((n) => /^[A-Z]\w+$/.test(n) && !(n in SERVICES))) assert.ok(rows.has(name), `the coverage table lists the newer client's ${name}`);
   });
 
   test('has a Go client v8 column: each package in its row, "not yet" exactly for the pending ones, "–" in rows no package has', () => {
@@ -110,10 +110,10 @@ describe('the README coverage table', () => {
       if (name === undefined) assert.equal(cells[5], '–', `${row}: no Go client v8 package`);
       else {
         assert.ok(cells[5]!.startsWith(`\`${name}\`: `), `${row}: the Go client v8 package ${name}`);
-        assert.equal(cells[5]!.includes(': not yet'), PENDING_GO_V8.has(name), `${name}: Go client v8 status in the README`);
+        assert.equal(cells[5]!.includes(': not yet'), PENDING_GO_V8.has(name), `${name}: Go client v8 status in docs/compatibility.md`);
       }
     }
-    for (const row of packageOfRow.keys()) assert.ok(rows.has(row), `README lists ${row}`);
+    for (const row of packageOfRow.keys()) assert.ok(rows.has(row), `the coverage table lists ${row}`);
   });
 });
 

@@ -3,7 +3,7 @@ import type { VendorSchemaName } from './vendor-schemas.ts';
 /**
  * Every operation of the vendor's Go client v8 (github.com/ngrok/ngrok-api-go/v8, v8.0.0 of March
  * 2026: 61 service packages, 252 operations), written by us from its `<package>/client.go` files:
- * per package, the README coverage row it belongs to and its operations as [method name, HTTP
+ * per package, the coverage row (docs/compatibility.md) it belongs to and its operations as [method name, HTTP
  * method, path, the schema the answer decodes into (test/compat/vendor-schemas.ts; null for a 204),
  * and `filter` on the lists that send the CEL filter parameter]. test/compat/coverage.test.ts calls
  * each one against a live server; test/compat/vendor-schemas.test.ts looks up the schema of each
@@ -13,7 +13,7 @@ import type { VendorSchemaName } from './vendor-schemas.ts';
 export type GoOperation = readonly [name: string, method: 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE', path: string, answer: VendorSchemaName | null, query?: 'filter'];
 
 export interface GoService {
-  /** The README coverage table row (the service's name in the TypeScript client where it has one). */
+  /** The coverage table row (docs/compatibility.md) (the service's name in the TypeScript client where it has one). */
   readonly row: string;
   readonly operations: readonly GoOperation[];
 }

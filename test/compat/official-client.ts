@@ -5,7 +5,7 @@ import { startServer, type RunningServer } from '../helpers.ts';
 /**
  * The vendor's official npm client (0.11.0), unchanged, against a live Burrow server started for
  * the calling test file. Deletes go through plain fetch: that client version rejects every correct
- * empty 204 (reference-facts §7).
+ * empty 204 (docs/compatibility.md).
  */
 
 const { Ngrok } = ngrokApi as unknown as { Ngrok: new (config: { apiToken: string; baseUrl: string }) => any };

@@ -9,7 +9,7 @@ before(() => {
   tls = generateTlsFixtures();
 });
 
-/** 0.11.0 parses the correct empty 204 of these calls as JSON and rejects (reference-facts §7): the call still took effect. */
+/** 0.11.0 parses the correct empty 204 of these calls as JSON and rejects (docs/compatibility.md): the call still took effect. */
 const rejectsEmpty204 = (call: Promise<unknown>) => assert.rejects(call, (error: any) => error instanceof SyntaxError);
 
 describe('official client: TLS certificates, reserved domains and reserved addresses', () => {

@@ -16,7 +16,7 @@ describe('official client: tunnel sessions and agent ingresses', () => {
     assert.equal(session.agentVersion, '3.1.1');
     assert.equal(session.credential.id, credential.id);
     assert.equal(session.transport, 'burrow/v2');
-    // 0.11.0 posts the bare id as the body of restart/stop (reference-facts §7), which the
+    // 0.11.0 posts the bare id as the body of restart/stop (docs/compatibility.md), which the
     // service refuses as it should; the commands themselves work with `{}`.
     await assert.rejects(client.tunnelSessions.stop(session.id), (error: any) => error.statusCode === 400);
     const stop = await fetch(`${server.url}/tunnel_sessions/${session.id}/stop`, {

@@ -110,7 +110,7 @@ describe('secrets', () => {
         for (const item of Object.values(list.body).find(Array.isArray) as { id: string }[]) reads.push((await server.request('GET', `${path}/${item.id}`)).text);
       }
       // The operator's snapshot is the state at rest: token hashes only, but CA keys must be in it
-      // for an imported CA to keep signing (the README says to guard snapshots like the data file).
+      // for an imported CA to keep signing (docs/control-plane.md says to guard snapshots like the data file).
       const snapshot = (await server.request('GET', '/_burrow/snapshot', undefined, { token: server.operatorToken! })).text;
       for (const token of secrets.slice(0, 3)) assert.ok(!snapshot.includes(token), 'no token plaintext at rest');
       // The start-up banner shows the generated admin key once, by design; request logs never do.

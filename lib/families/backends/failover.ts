@@ -17,7 +17,7 @@ export interface FailoverBackendRecord extends BaseRecord {
 }
 
 const FailoverCreate = v.strictObject({ ...backendCommonFields, backends: v.optional(v.array(v.string())) });
-/** `backends: []` in an update counts as not sent (zero values, README). */
+/** `backends: []` in an update counts as not sent (zero values, docs/compatibility.md). */
 const FailoverUpdate = v.strictObject({ ...backendCommonFields, backends: zeroIsUnset(v.array(v.string())) });
 
 async function existingChildren(ctx: OperationContext, children: readonly string[]): Promise<string[]> {

@@ -47,7 +47,7 @@ const labels = v.pipe(
 );
 
 const TunnelGroupCreate = v.strictObject({ ...backendCommonFields, labels });
-/** `labels: {}` in an update counts as not sent (zero values, README). */
+/** `labels: {}` in an update counts as not sent (zero values, docs/compatibility.md). */
 const TunnelGroupUpdate = v.strictObject({ ...backendCommonFields, labels: zeroIsUnset(labels) });
 
 function matching(tunnels: readonly OnlineTunnel[], wanted: Readonly<Record<string, string>>): string[] {

@@ -29,7 +29,7 @@ const weights = v.record(
 );
 
 const WeightedCreate = v.strictObject({ ...backendCommonFields, backends: v.optional(weights) });
-/** `backends: {}` in an update counts as not sent (zero values, README). */
+/** `backends: {}` in an update counts as not sent (zero values, docs/compatibility.md). */
 const WeightedUpdate = v.strictObject({ ...backendCommonFields, backends: zeroIsUnset(weights) });
 
 async function existingChildren(ctx: OperationContext, children: Record<string, number>): Promise<Record<string, number>> {

@@ -138,7 +138,7 @@ const upstreamProtocol = v.pipe(
 
 /**
  * Zero values the newer clients always send count as not given where those clients default them so
- * (README, "Zero values"): `type`, `bindings`, `upstream_protocol` on create, `pooling_enabled` on
+ * (docs/compatibility.md, "Zero values"): `type`, `bindings`, `upstream_protocol` on create, `pooling_enabled` on
  * update (the Python client sends `false` on every update).
  */
 const CloudEndpointCreate = v.strictObject({

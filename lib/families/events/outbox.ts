@@ -9,7 +9,7 @@ import { readAll, type StoreReader, type StoreTransaction } from '../../store.ts
  * (next, oldest, dropped): appending and dropping cost O(1) whatever the outbox holds.
  */
 
-/** The payload of one event (reference-facts §5). */
+/** The payload of one event. */
 export interface BurrowEvent {
   /** `ev_…` */
   readonly event_id: string;
