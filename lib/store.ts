@@ -1,7 +1,7 @@
 /**
  * The Store contract: the only thing a storage backend implements.
  *
- * Invariants every store keeps (test/stores/conformance.ts checks them):
+ * Invariants every store keeps (test/adapters/stores/conformance.ts checks them):
  * - Records are JSON-safe objects with a string `id`. A store keeps its own copy: changing an object
  *   after `put`, or changing one that `get`/`page` returned, never changes what is stored (stores
  *   may hand out frozen objects instead of copies).

@@ -15,8 +15,8 @@ import { PG_ADMIN_URL_ENV, PG_URL_ENV, POSTGRES_MISSING, postgresBinDir, startPo
 
 const root = new URL('.', import.meta.url).pathname;
 const SKIPPED_DIRS = new Set(['stress', 'bench', 'fixtures']);
-/** The API suite that the second pass runs on the PostgreSQL store. */
-const POSTGRES_PASS = /\/test\/http\//;
+/** The API suite (`*.http.test.ts`, beside each family's other tests) that the second pass runs on the PostgreSQL store. */
+const POSTGRES_PASS = /\.http\.test\.ts$/;
 
 function findTests(dir: string): string[] {
   return readdirSync(dir).sort().flatMap((name) => {

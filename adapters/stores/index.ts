@@ -5,7 +5,7 @@ import type { Store } from '../../lib/index.ts';
  * MemoryStore, `postgres://…` (or `postgresql://…`) a PostgresStore shared by every server given
  * the same URL, anything else the path of a JSON file (`file:` URLs too). The CLI's `--data` and
  * `burrow/testing` open stores only through this. A new store = its file + a line here + its call of
- * test/stores/conformance.ts.
+ * test/adapters/stores/conformance.ts.
  */
 export async function openStore(url?: string): Promise<Store> {
   if (url === undefined || url === '' || url === 'memory:') {

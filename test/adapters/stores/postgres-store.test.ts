@@ -1,0 +1,256 @@
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { createServer, connect, type AddressInfo, type Server, type Socket } from 'node:net';
+import { describe, test } from 'node:test';
+import pg from 'pg';
+import { createFetchHandler } from '../../../adapters/http/fetch-handler.ts';
+import { MIGRATIONS } from '../../../adapters/stores/postgres/migrations.ts';
+import { openPostgresStore, PostgresStore } from '../../../adapters/stores/postgres-store.ts';
+import { createBurrow } from '../../../lib/index.ts';
+import { createDatabase, freshSchema, POSTGRES_MISSING, testCluster } from '../../fixtures/postgres-cluster.ts';
+import { assertError, sendRequest, startServer } from '../../helpers.ts';
+import { runStoreConformance } from './conformance.ts';
+
+const cluster = await testCluster();
+const skip = cluster ? false : POSTGRES_MISSING;
+const SCOPE = { account: 'ac_1', kind: 'counter' };
+
+if (cluster) {
+  runStoreConformance('postgres', {
+    create: async () => openPostgresStore({ url: cluster.url, schema: freshSchema() }),
+    noNulInKeys: 'PostgreSQL text cannot hold U+0000; lib/ keeps such keys out of every store (storableKey)',
+  });
+}
+
+/** A TCP relay to PostgreSQL that a test can cut (every connection dropped, port closed) and restore. */
+async function cuttableRelay(target: number) {
+  const sockets = new Set<Socket>();
+  let server: Server;
+  const listen = (port: number) =>
+    new Promise<number>((resolve) => {
+      server = createServer((client) => {
+        const upstream = connect(target, '127.0.0.1');
+        for (const socket of [client, upstream]) {
+          sockets.add(socket);
+          socket.on('error', () => undefined);
+          socket.on('close', () => (client.destroy(), upstream.destroy()));
+        }
+        client.pipe(upstream).pipe(client);
+      });
+      server.listen(port, '127.0.0.1', () => resolve((server.address() as AddressInfo).port));
+    });
+  const port = await listen(0);
+  const cut = () =>
+    new Promise<void>((resolve) => {
+      server.close(() => resolve());
+      for (const socket of sockets) socket.destroy();
+      sockets.clear();
+    });
+  return { port, cut, restore: () => listen(port) };
+}
+
+async function query(url: string, sql: string): Promise<pg.QueryResult> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    return await client.query(sql);
+  } finally {
+    await client.end();
+  }
+}
+
+describe('postgres: transactions', { skip }, () => {
+  test('a serialization failure runs the callback again, and no update is lost', async () => {
+    const store = await openPostgresStore({ url: cluster!.url, schema: freshSchema() });
+    try {
+      let runs = 0;
+      let arrived = 0;
+      let release!: () => void;
+      const bothRead = new Promise<void>((resolve) => (release = resolve));
+      const increment = () =>
+        store.transaction(async (tx) => {
+          runs++;
+          const current = await tx.get(SCOPE, 'c');
+          if (runs <= 2 && ++arrived === 2) release();
+          if (runs <= 2) await bothRead;
+          await tx.put(SCOPE, { id: 'c', n: Number(current?.n ?? 0) + 1 });
+        });
+      await Promise.all([increment(), increment()]);
+      assert.equal((await store.get(SCOPE, 'c'))?.n, 2);
+      assert.ok(runs >= 3, `the losing callback ran again (${runs} runs)`);
+    } finally {
+      await store.close();
+    }
+  });
+
+  test('a re-run locks the records its failed run wrote, so contended re-runs take turns instead of conflicting again', async () => {
+    // Two stores (two servers) on one schema; 32 increments of one record whose first runs all
+    // read before any writes: one commits, 31 conflict. With two runs at most, every re-run must
+    // succeed, which it does only because re-runs of one record wait for each other.
+    const schema = freshSchema();
+    const stores = await Promise.all([0, 1].map(() => openPostgresStore({ url: cluster!.url, schema, maxAttempts: 2, poolSize: 16 })));
+    try {
+      await stores[0]!.transaction((tx) => tx.put(SCOPE, { id: 'c', n: 0 }));
+      const parties = 32;
+      let arrived = 0;
+      let release!: () => void;
+      const allRead = new Promise<void>((resolve) => (release = resolve));
+      const increment = (store: PostgresStore) => {
+        let runs = 0;
+        return store.transaction(async (tx) => {
+          const current = await tx.get(SCOPE, 'c');
+          if (++runs === 1) {
+            if (++arrived === parties) release();
+            await allRead;
+          }
+          await tx.put(SCOPE, { id: 'c', n: Number(current!.n) + 1 });
+        });
+      };
+      const results = await Promise.allSettled(Array.from({ length: parties }, (_, n) => increment(stores[n % 2]!)));
+      assert.deepEqual(results.filter((r) => r.status === 'rejected').map((r) => String((r as PromiseRejectedResult).reason)), []);
+      assert.equal((await stores[1]!.get(SCOPE, 'c'))?.n, parties);
+      assert.equal(stores[0]!.stats.retried + stores[1]!.stats.retried, parties - 1);
+      assert.equal(stores[0]!.stats.exhausted + stores[1]!.stats.exhausted, 0);
+    } finally {
+      await Promise.all(stores.map((store) => store.close()));
+    }
+  });
+
+  test('a database error that the callback caught still fails the transaction, and nothing is kept', async () => {
+    const store = await openPostgresStore({ url: cluster!.url, schema: freshSchema() });
+    try {
+      await assert.rejects(
+        store.transaction(async (tx) => {
+          await tx.put(SCOPE, { id: 'kept?' });
+          // Longer than a btree index entry may be: PostgreSQL refuses the row.
+          await tx.put(SCOPE, { id: randomBytes(8000).toString('base64') }).catch(() => undefined);
+        }),
+        /index row requires \d+ bytes/,
+      );
+      assert.equal(await store.get(SCOPE, 'kept?'), undefined);
+    } finally {
+      await store.close();
+    }
+  });
+});
+
+describe('postgres: schema', { skip }, () => {
+  test('servers opening an empty database at once create the schema once, as an ordinary role', async () => {
+    const url = await createDatabase(cluster!, 'migrate');
+    const stores = await Promise.all(Array.from({ length: 4 }, () => openPostgresStore({ url })));
+    await stores[0]!.transaction((tx) => tx.put(SCOPE, { id: 'c', n: 1 }));
+    for (const store of stores) assert.equal((await store.get(SCOPE, 'c'))?.n, 1);
+    await Promise.all(stores.map((store) => store.close()));
+    const applied = await query(url, 'SELECT version, name FROM burrow.schema_migrations ORDER BY version');
+    assert.deepEqual(applied.rows, MIGRATIONS.map(({ version, name }) => ({ version, name })));
+    assert.equal((await query(url, `SELECT rolsuper FROM pg_roles WHERE rolname = current_user`)).rows[0].rolsuper, false);
+  });
+
+  test('instances bootstrapping the default account at once create one account with one key', async () => {
+    const url = await createDatabase(cluster!, 'bootstrap');
+    const stores = await Promise.all(Array.from({ length: 4 }, () => openPostgresStore({ url })));
+    try {
+      const results = await Promise.all(stores.map((store) => createBurrow({ store }).ensureDefaultAccount()));
+      assert.equal(results.filter((r) => r.created).length, 1);
+      assert.equal(new Set(results.map((r) => r.accountId)).size, 1);
+      assert.deepEqual(results.filter((r) => r.token !== undefined).length, 1);
+      assert.equal((await query(url, `SELECT count(*) AS n FROM burrow.records WHERE kind = 'account'`)).rows[0].n, '1');
+      assert.equal((await query(url, `SELECT count(*) AS n FROM burrow.records WHERE kind = 'api_key'`)).rows[0].n, '1');
+    } finally {
+      await Promise.all(stores.map((store) => store.close()));
+    }
+  });
+
+  test('a schema newer than this Burrow is refused with a message', async () => {
+    const url = await createDatabase(cluster!, 'newer');
+    await (await openPostgresStore({ url })).close();
+    await query(url, `INSERT INTO burrow.schema_migrations (version, name) VALUES (999, 'from the future')`);
+    await assert.rejects(openPostgresStore({ url }), /schema burrow is at version 999, newer than this Burrow knows \(\d+\); upgrade Burrow/);
+  });
+
+  test('the URL may name the schema, and the password never appears in messages', async () => {
+    const store = new PostgresStore({ url: 'postgresql://burrow:s3cret@127.0.0.1:1/db?schema=other' });
+    assert.equal(store.location, 'burrow@127.0.0.1:1/db');
+    await assert.rejects(store.open(), (error: Error) => !error.message.includes('s3cret') && /PostgreSQL at burrow@127\.0\.0\.1:1\/db is unreachable/.test(error.message));
+    await store.close();
+    assert.throws(() => new PostgresStore({ url: 'mysql://x@y/z' }), /the scheme must be postgres:\/\//);
+  });
+});
+
+describe('postgres: instance-wide unique values across servers', { skip }, () => {
+  test('two instances on one database never hand out one reserved address twice', async () => {
+    const url = await createDatabase(cluster!, 'addrs');
+    const stores = await Promise.all([openPostgresStore({ url }), openPostgresStore({ url })]);
+    try {
+      // One port on each of the region's nine hosts: 18 parallel requests for 9 addresses.
+      const simulation = { regions: ['us'], reservedAddrPorts: { first: 40000, last: 40000 } };
+      const [a, b] = stores.map((store) => createBurrow({ store, simulation }));
+      const { token } = await a!.ensureDefaultAccount();
+      await b!.ensureDefaultAccount();
+      const clients = [a!.client(token!), b!.client(token!)];
+      const results = await Promise.allSettled(Array.from({ length: 18 }, (_, n) => clients[n % 2]!.resource('reserved_addrs').create({})));
+      const addrs = results.flatMap((r) => (r.status === 'fulfilled' ? [r.value.addr as string] : []));
+      const refused = results.flatMap((r) => (r.status === 'rejected' ? [(r.reason as { code: number; status: number })] : []));
+      assert.equal(addrs.length, 9);
+      assert.equal(new Set(addrs).size, 9, `an address was handed out twice: ${addrs.join(' ')}`);
+      assert.deepEqual(refused.map((e) => [e.status, e.code]), Array(9).fill([409, 503]));
+      assert.equal((await query(url, `SELECT count(*) AS n FROM burrow.records WHERE kind = 'reserved_addr'`)).rows[0].n, '9');
+    } finally {
+      await Promise.all(stores.map((store) => store.close()));
+    }
+  });
+});
+
+describe('postgres: a database that goes away', { skip }, () => {
+  test('answers 503 envelopes while it is unreachable, and serves again when it is back', async () => {
+    const relay = await cuttableRelay(Number(new URL(cluster!.url).port));
+    const url = new URL(cluster!.url);
+    url.port = String(relay.port);
+    const store = await openPostgresStore({ url: url.toString(), schema: freshSchema(), connectTimeoutMs: 1000 });
+    try {
+      const burrow = createBurrow({ store });
+      const { token } = await burrow.createAccount();
+      const handle = createFetchHandler(burrow, { operatorToken: 'op' });
+      const call = (method: string, path: string, body?: unknown) => sendRequest(handle, `http://burrow.test${path}`, method, body, { token });
+      assert.equal((await call('POST', '/ip_policies', {})).status, 201);
+
+      await relay.cut();
+      const where = new RegExp(`burrow@|127\\.0\\.0\\.1|${relay.port}|/burrow`);
+      for (const [method, path, body] of [['GET', '/ip_policies'], ['POST', '/ip_policies', {}]] as const) {
+        const res = await call(method, path, body);
+        assertError(res, 503, 9005, /^the store is unavailable, try again$/);
+        assert.equal(res.headers.get('retry-after'), '1');
+      }
+      const unauthenticated = await sendRequest(handle, 'http://burrow.test/ip_policies', 'GET', undefined, { token: 'not-a-key-0123456789' });
+      assertError(unauthenticated, 503, 9005, /^the store is unavailable, try again$/);
+      const health = await sendRequest(handle, 'http://burrow.test/_burrow/health', 'GET');
+      assertError(health, 503, 9005, /^the store \(postgres\) is unavailable$/);
+      assert.doesNotMatch(health.text, where, 'health without the operator token names no user, host, port or database');
+      const asOperator = await sendRequest(handle, 'http://burrow.test/_burrow/health', 'GET', undefined, { token: 'op' });
+      assertError(asOperator, 503, 9005, new RegExp(`^the store \\(postgres\\) is unavailable: PostgreSQL at burrow@127\\.0\\.0\\.1:${relay.port}/burrow is unreachable`));
+
+      await relay.restore();
+      assert.equal((await call('POST', '/ip_policies', {})).status, 201);
+      assert.equal((await call('GET', '/ip_policies')).body.ip_policies.length, 2);
+      assert.equal((await sendRequest(handle, 'http://burrow.test/_burrow/health', 'GET')).status, 200);
+    } finally {
+      await store.close();
+      await relay.cut();
+    }
+  });
+});
+
+describe('burrow serve --data postgres://…', () => {
+  test('an unreachable database stops start-up with exit code 1 and a message without the password', async () => {
+    const closed = await cuttableRelay(1);
+    await closed.cut();
+    await assert.rejects(
+      startServer(['--data', `postgres://burrow:s3cret@127.0.0.1:${closed.port}/burrow`]),
+      (error: Error) => !error.message.includes('s3cret') && new RegExp(`exited with 1: burrow: PostgreSQL at burrow@127\\.0\\.0\\.1:${closed.port}/burrow is unreachable \\(connect ECONNREFUSED`).test(error.message),
+    );
+  });
+
+  test('an unparsable URL is a usage error (exit code 2)', async () => {
+    await assert.rejects(startServer([], { BURROW_DATA: 'postgres://[nope' }), /exited with 2: burrow: --data must be postgres:\/\/USER@HOST:PORT\/DATABASE/);
+  });
+});
