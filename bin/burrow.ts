@@ -10,7 +10,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { isPostgresUrl, openStore } from '../adapters/stores/index.ts';
 import { createBurrow, ManualClock, parseRateLimit, type Store } from '../lib/index.ts';
 import { isRfc3339 } from '../lib/conventions/fields.ts';
-import { parseSecretsKey } from '../lib/families/vaults/sealing.ts';
+import { parseSecretsKey } from '../lib/families/vaults/index.ts';
 import { VERSION } from '../lib/version.ts';
 
 const HELP = `Usage: burrow [serve] [options]      (in a clone of the repository: npm start -- [options])

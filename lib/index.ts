@@ -12,10 +12,9 @@
 import { BurrowCore, type CoreOptions, type CreateBodyOf, type UpdateBodyOf } from './burrow.ts';
 import { FAMILIES, REGISTRY, type Kinds, type ResourceName } from './families/index.ts';
 import { clearOutbox, eventsOf, readOutbox, type EventOptions, type OutboxContents } from './families/events/index.ts';
-import { readSecretValue, type VaultOptions } from './families/vaults/index.ts';
+import { operatorKeyOf, readSecretValue, type VaultOptions } from './families/vaults/index.ts';
 import { operatorIn, type Operation } from './context.ts';
 import { Registry } from './registry.ts';
-import { operatorKeyOf } from './families/vaults/sealing.ts';
 
 /** Options of `createBurrow`. Only `store` is required. */
 export interface BurrowOptions extends CoreOptions, EventOptions, VaultOptions {}
@@ -78,6 +77,8 @@ const registry = new Registry(FAMILIES);
 export const RESOURCES = registry.kinds;
 /** Every API operation, in routing order. */
 export const allOperations = (): Operation[] => [...registry.operations];
+/** Every error condition by name: the core's and each family's. */
+export const allErrors = () => registry.errors();
 
 // Request pipeline
 export { Pipeline, type ControlRequest, SUPPORTED_VERSIONS, routeMiss, toApiError, errorHeaders, type OperationResult, type PipelineAnswer, type PipelineRequest, type Target } from './pipeline.ts';

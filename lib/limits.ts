@@ -1,4 +1,4 @@
-import { ERRORS, type ErrorName } from './conventions/errors.ts';
+import type { ErrorSpec } from './conventions/errors.ts';
 
 /**
  * Every bound Burrow puts on request input, in one table: what a caller may send, and how much
@@ -21,8 +21,11 @@ export interface Limit {
   readonly unit: string;
   /** What it bounds, one line (docs/limits.md's words). */
   readonly bounds: string;
-  /** The errors a request over it gets (several where the field's holder decides the code; none where it only shortens an answer). */
-  readonly errors: readonly ErrorName[];
+  /**
+   * The errors a request over it gets, by name in the instance's error table (the core's and the
+   * families'; several where the field's holder decides the code; none where it only shortens an answer).
+   */
+  readonly errors: readonly string[];
 }
 
 const KIB = 1024;
@@ -131,9 +134,16 @@ export function limitNote(name: LimitName): string {
   return `(limit ${name})`;
 }
 
-/** The HTTP statuses and codes a limit answers with, `400 ERR_BURROW_215, 18002` style (for docs/limits.md). */
-export function limitErrors(name: LimitName, prefix = 'ERR_BURROW_'): string {
-  const specs = (LIMITS[name].errors as readonly ErrorName[]).map((error) => ERRORS[error]);
+/**
+ * The HTTP statuses and codes a limit answers with, `400 ERR_BURROW_215, 18002` style (for
+ * docs/limits.md), from `table`, every error by name (the registry's `errors()`).
+ */
+export function limitErrors(name: LimitName, table: Readonly<Record<string, ErrorSpec>>, prefix = 'ERR_BURROW_'): string {
+  const specs = LIMITS[name].errors.map((error) => {
+    const spec = table[error];
+    if (!spec) throw new Error(`limit ${name} names error ${error}, which no table defines`);
+    return spec;
+  });
   if (specs.length === 0) return '—';
   const statuses = [...new Set(specs.map((spec) => spec.status))];
   return `${statuses.join('/')} ${specs.map((spec, i) => (i === 0 ? `${prefix}${spec.code}` : String(spec.code))).join(', ')}`;

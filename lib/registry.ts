@@ -1,6 +1,6 @@
 import { childOperations, type ChildDefinition } from './children.ts';
 import type { ControlOperation, KindIndex, Operation, Reaction, RequestGuard } from './context.ts';
-import type { ErrorSpec } from './conventions/errors.ts';
+import { ERRORS, type ErrorSpec } from './conventions/errors.ts';
 import type { AnyDefinition, Example, Family, WriteHook } from './family.ts';
 import { definitionOperations } from './resource.ts';
 
@@ -38,6 +38,7 @@ export class Registry implements KindIndex {
     this.controlOperations = [...coreControl, ...families.flatMap((family) => family.controlOperations ?? [])];
     this.guards = families.flatMap((family) => family.guards ?? []);
     this.writeHooks = families.flatMap((family) => (family.writeHook ? [family.writeHook] : []));
+    this.errors(); // refuses a family whose error table clashes, at start-up
     this.#byName = uniqueMap(this.kinds, (def) => def.name, 'name');
     this.#byStoreKind = uniqueMap(this.kinds, (def) => def.kind, 'store kind');
     this.#byPrefix = uniqueMap(this.kinds, (def) => def.prefix, 'id prefix');
@@ -67,13 +68,20 @@ export class Registry implements KindIndex {
     return this.#reactions.get(storeKind) ?? NONE;
   }
 
-  /** Every family's error conditions, by name; a name two families define differently is a programming error. */
+  /**
+   * Every error condition by name: the core's table and each family's own. A name defined twice is a
+   * programming error, and so is a number of Burrow's own range (9000–9099) given to two conditions.
+   */
   errors(): Readonly<Record<string, ErrorSpec>> {
-    const out: Record<string, ErrorSpec> = {};
+    const out: Record<string, ErrorSpec> = { ...ERRORS };
+    const owners = new Map<number, string>();
+    for (const [name, spec] of Object.entries(ERRORS)) owners.set(spec.code, name);
     for (const family of this.families) {
       for (const [name, spec] of Object.entries(family.errors ?? {})) {
-        const known = out[name];
-        if (known && (known.code !== spec.code || known.status !== spec.status)) throw new Error(`burrow: error ${name} is defined twice, differently (family ${family.name})`);
+        if (name in out) throw new Error(`burrow: error ${name} of family ${family.name} is defined twice`);
+        const owner = owners.get(spec.code);
+        if (owner && spec.code >= 9000 && spec.code < 9100) throw new Error(`burrow: error ${name} of family ${family.name} reuses ${owner}'s number ${spec.code}`);
+        owners.set(spec.code, name);
         out[name] = spec;
       }
     }

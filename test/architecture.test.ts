@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { describe, test } from 'node:test';
-import { allOperations, REGISTRY, RESOURCES } from '../lib/index.ts';
+import { errorSpec } from '../lib/conventions/errors.ts';
+import { allOperations, defineFamily, FAMILIES, Registry, REGISTRY, RESOURCES } from '../lib/index.ts';
 
 const root = new URL('..', import.meta.url).pathname;
 
@@ -72,6 +73,14 @@ describe('architecture', () => {
         assert.equal(target[3], 'index.ts', `${file} imports ${spec}, an internal of family ${target[2]}`);
       }
     }
+  });
+
+  test("each family's error conditions are its own: a name defined twice or a number of Burrow's range used twice refuses the registry", () => {
+    assert.doesNotThrow(() => new Registry(FAMILIES).errors());
+    const withErrors = (errors: Record<string, ReturnType<typeof errorSpec>>) => new Registry([...FAMILIES, defineFamily({ name: 'extra', kinds: {}, errors })]);
+    assert.throws(() => withErrors({ NOT_FOUND: errorSpec(9099, 404) }), /error NOT_FOUND of family extra is defined twice/);
+    assert.throws(() => withErrors({ EXTRA_CLASH: errorSpec(9001, 400) }), /reuses NOT_FOUND's number 9001/);
+    assert.doesNotThrow(() => withErrors({ EXTRA_VENDOR_SHARED: errorSpec(215, 400) }));
   });
 
   test('no import cycle in lib/, adapters/ or bin/', () => {

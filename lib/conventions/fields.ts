@@ -1,6 +1,6 @@
 import * as v from 'valibot';
 import { LIMITS, limitNote, type LimitName } from '../limits.ts';
-import { ApiError, ERRORS, type ErrorName } from './errors.ts';
+import { ApiError, specOf, type ErrorRef, type ErrorSpec } from './errors.ts';
 import { withRe2Budget } from './patterns.ts';
 
 /**
@@ -20,8 +20,9 @@ const MAX_REPORTED_ISSUES = LIMITS.reported_problems.value;
  * An issue message that carries its own error code: `coded('INVALID_TIME', 'must be RFC 3339')`.
  * `parseInput` strips the mark and reports the code; other issues are INVALID_FIELD.
  */
-export function coded(name: ErrorName, message: string): string {
-  return `${CODE_MARK}${name}${CODE_MARK}${message}`;
+export function coded(error: ErrorRef, message: string): string {
+  const { code, status } = specOf(error);
+  return `${CODE_MARK}${code}:${status}${CODE_MARK}${message}`;
 }
 
 /**
@@ -64,7 +65,7 @@ export const rfc3339 = v.pipe(
  * A field that is known but may not be sent here (immutable after creation, moved elsewhere):
  * sending it is a 400 with `message` instead of the generic unknown-field error.
  */
-export function refusedField(message: string, name: ErrorName = 'INVALID_FIELD') {
+export function refusedField(message: string, name: ErrorRef = 'INVALID_FIELD') {
   return v.optional(v.custom<never>(() => false, coded(name, message)));
 }
 
@@ -119,17 +120,18 @@ export type Schema = v.GenericSchema<unknown, unknown>;
 export function parseInput<S extends Schema>(schema: S, input: unknown, where = 'body'): v.InferOutput<S> {
   const result = withRe2Budget(() => v.safeParse(schema, input));
   if (result.success) return result.output;
-  let name: ErrorName = 'INVALID_FIELD';
+  let spec: ErrorSpec = specOf('INVALID_FIELD');
   const messages = result.issues.slice(0, MAX_REPORTED_ISSUES).map((issue, index) => {
     const path = formatPath(issue.path);
     let message: string;
     if (issue.type === 'strict_object' && issue.expected === 'never') {
-      if (index === 0) name = 'UNKNOWN_FIELD';
+      if (index === 0) spec = specOf('UNKNOWN_FIELD');
       const supported = fieldsAt(schema, issue.path?.slice(0, -1) ?? []);
       message = `${path}: unknown field${supported.length ? `; supported fields: ${supported.join(', ')}` : ''}`;
     } else if (issue.message.startsWith(CODE_MARK)) {
       const [, code, text] = issue.message.split(CODE_MARK);
-      if (index === 0) name = code as ErrorName;
+      const [number, status] = code!.split(':').map(Number);
+      if (index === 0) spec = { code: number!, status: status! };
       message = `${path || where}: ${text}`;
     } else if (issue.kind === 'schema' && issue.input === undefined && path) {
       message = `${path}: is required`;
@@ -142,7 +144,7 @@ export function parseInput<S extends Schema>(schema: S, input: unknown, where = 
     return message;
   });
   const more = result.issues.length - MAX_REPORTED_ISSUES;
-  throw new ApiError(ERRORS[name], messages.join('; ') + (more > 0 ? `; and ${more} more` : ''));
+  throw new ApiError(spec, messages.join('; ') + (more > 0 ? `; and ${more} more` : ''));
 }
 
 function formatPath(path: readonly { key: unknown }[] | undefined): string {

@@ -144,7 +144,7 @@ describe('burrow serve', () => {
     try {
       const refused = await keyless.request('PATCH', `/vault_secrets/${secretId}`, { value: 'again' }, { token: 'k' });
       assert.equal(refused.status, 500);
-      assert.equal(refused.body.error_code, 'ERR_BURROW_9040');
+      assert.equal(refused.body.error_code, 'ERR_BURROW_9008');
       assert.equal((await keyless.request('GET', `/vault_secrets/${secretId}`, undefined, { token: 'k' })).status, 200, 'reads need no key');
     } finally {
       await keyless.stop();

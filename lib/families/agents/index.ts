@@ -1,5 +1,6 @@
 import type { OperationContext, Reaction } from '../../context.ts';
 import { defineFamily } from '../../family.ts';
+import { AGENTS_ERRORS } from './errors.ts';
 import type { StoredRecord } from '../../store.ts';
 import { SIMULATOR_CONTROL_OPERATIONS } from './simulator.ts';
 import { endSessionsOfCredential, tunnelSessions } from './tunnel-sessions.ts';
@@ -22,6 +23,7 @@ const tunnelIds = (record: StoredRecord | undefined): readonly string[] => (reco
  */
 export const agentsFamily = defineFamily({
   name: 'agents',
+  errors: AGENTS_ERRORS,
   kinds: { tunnel_sessions: tunnelSessions, tunnels },
   controlOperations: SIMULATOR_CONTROL_OPERATIONS,
   reactions: [
@@ -42,3 +44,5 @@ export const agentsFamily = defineFamily({
     },
   },
 });
+
+export { AGENTS_ERRORS } from './errors.ts';

@@ -14,6 +14,8 @@ import { respond } from '../../resource.ts';
 import { findByUnique } from '../../indexes.ts';
 import { INSTANCE_SCOPE, type StoreReader } from '../../store.ts';
 import { compareVersions } from '../../simulation.ts';
+import { AGENTS_ERRORS } from './errors.ts';
+import { IP_POLICIES_ERRORS } from '../ip-policies/index.ts';
 
 /**
  * The agent simulator: tunnel sessions exist because agents connect. A test connects an agent
@@ -63,10 +65,10 @@ async function resolveCredential(reader: StoreReader, input: v.InferOutput<typeo
   if (input.token !== undefined) {
     const entry = await lookupToken(reader, input.token);
     if (!entry || entry.kind !== 'credential' || (input.account_id !== undefined && entry.account !== input.account_id)) {
-      throw new ApiError(ERRORS.AGENT_CREDENTIAL_UNKNOWN, 'token: not the token of a tunnel credential');
+      throw new ApiError(AGENTS_ERRORS.AGENT_CREDENTIAL_UNKNOWN, 'token: not the token of a tunnel credential');
     }
     const credential = await reader.get({ account: entry.account, kind: CREDENTIAL_KIND }, entry.record_id);
-    if (!credential) throw new ApiError(ERRORS.AGENT_CREDENTIAL_UNKNOWN, 'token: its tunnel credential was deleted');
+    if (!credential) throw new ApiError(AGENTS_ERRORS.AGENT_CREDENTIAL_UNKNOWN, 'token: its tunnel credential was deleted');
     return { account: entry.account, kind: 'credential', id: credential.id, ownerId: String(credential.owner_id), acl: credential.acl as string[] };
   }
   if (input.account_id === undefined) fail('INVALID_FIELD', 'account_id: required with ssh_public_key (SSH keys are registered per account)');
@@ -74,12 +76,12 @@ async function resolveCredential(reader: StoreReader, input: v.InferOutput<typeo
   const key = validSshPublicKey(input.ssh_public_key, 'ssh_public_key');
   const match = await findByUnique(reader, input.account_id, SSH_CREDENTIAL_KIND, 'fingerprint', key.fingerprint);
   if (match) return { account: input.account_id, kind: 'ssh_credential', id: match.id, ownerId: String(match.owner_id), acl: match.acl as string[] };
-  throw new ApiError(ERRORS.AGENT_CREDENTIAL_UNKNOWN, `ssh_public_key: no SSH credential of account '${input.account_id}' has this key (${key.fingerprint})`);
+  throw new ApiError(AGENTS_ERRORS.AGENT_CREDENTIAL_UNKNOWN, `ssh_public_key: no SSH credential of account '${input.account_id}' has this key (${key.fingerprint})`);
 }
 
 function checkBinds(credential: ResolvedCredential, binds: { domains: string[]; addresses: string[]; labels: Record<string, string> }): void {
   const refuse = (field: string, bind: string) => {
-    throw new ApiError(ERRORS.AGENT_BIND_REFUSED, `${field}: ${credential.kind === 'credential' ? 'tunnel' : 'SSH'} credential '${credential.id}' may not bind ${bind}; its acl: ${describeAcl(credential.acl)}`, {
+    throw new ApiError(AGENTS_ERRORS.AGENT_BIND_REFUSED, `${field}: ${credential.kind === 'credential' ? 'tunnel' : 'SSH'} credential '${credential.id}' may not bind ${bind}; its acl: ${describeAcl(credential.acl)}`, {
       credential_id: credential.id,
     });
   };
@@ -117,7 +119,7 @@ export async function connectAgent(instance: Instance, request: AgentConnect, ba
     }
     const verdict = await evaluateRestriction(ctx.tx, credential.account, 'agent', ip);
     if (verdict && !verdict.allowed && verdict.enforced) {
-      throw new ApiError(ERRORS.IP_RESTRICTED, `ip: agent IP restriction '${verdict.restrictionId}' denies ${ip}`, { restriction_id: verdict.restrictionId, ip });
+      throw new ApiError(IP_POLICIES_ERRORS.IP_RESTRICTED, `ip: agent IP restriction '${verdict.restrictionId}' denies ${ip}`, { restriction_id: verdict.restrictionId, ip });
     }
     const session = await startSession(ctx, {
       metadata: input.metadata ?? '',

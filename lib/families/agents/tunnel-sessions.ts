@@ -8,6 +8,7 @@ import { defineResource, respond, scopeOf, type BaseRecord } from '../../resourc
 import { availableUpdate } from '../../simulation.ts';
 import { addPair, membersOf, removePair, type PairIndex } from '../../indexes.ts';
 import { changeLabeledTunnels, endTunnels, labeledTunnelOf, startTunnels } from './tunnels.ts';
+import { AGENTS_ERRORS } from './errors.ts';
 
 /**
  * Tunnel sessions (/tunnel_sessions): read-only, online sessions only; they exist because agents
@@ -159,11 +160,11 @@ function updateState(ctx: OperationContext, record: TunnelSessionRecord): Update
 /** Restarts the agent: it reconnects under a new session id, on the new version after an update. */
 async function restartAgent(ctx: OperationContext, record: TunnelSessionRecord): Promise<void> {
   if (record.os.toLowerCase() === 'windows') {
-    throw new ApiError(ERRORS.AGENT_RESTART_UNSUPPORTED, `the agent of tunnel session '${record.id}' runs on Windows, where remote restart is not supported`);
+    throw new ApiError(AGENTS_ERRORS.AGENT_RESTART_UNSUPPORTED, `the agent of tunnel session '${record.id}' runs on Windows, where remote restart is not supported`);
   }
   const state = updateState(ctx, record);
   if (state === 'in_progress') {
-    throw new ApiError(ERRORS.AGENT_UPDATING, `the agent of tunnel session '${record.id}' is still updating to ${record.update!.version}; restart it at least ${UPDATE_SECONDS} seconds after the update began`);
+    throw new ApiError(AGENTS_ERRORS.AGENT_UPDATING, `the agent of tunnel session '${record.id}' is still updating to ${record.update!.version}; restart it at least ${UPDATE_SECONDS} seconds after the update began`);
   }
   await endSession(ctx, record);
   await startSession(ctx, {
@@ -175,14 +176,14 @@ async function restartAgent(ctx: OperationContext, record: TunnelSessionRecord):
 /** Starts an update to the newest release of the agent's major version. */
 async function updateAgent(ctx: OperationContext, record: TunnelSessionRecord): Promise<void> {
   if (!record.update_checks) {
-    throw new ApiError(ERRORS.AGENT_UPDATE_UNSUPPORTED, `the agent of tunnel session '${record.id}' has update checks disabled in its configuration`);
+    throw new ApiError(AGENTS_ERRORS.AGENT_UPDATE_UNSUPPORTED, `the agent of tunnel session '${record.id}' has update checks disabled in its configuration`);
   }
   const state = updateState(ctx, record);
-  if (state === 'in_progress') throw new ApiError(ERRORS.AGENT_UPDATING, `the agent of tunnel session '${record.id}' is already updating to ${record.update!.version}`);
+  if (state === 'in_progress') throw new ApiError(AGENTS_ERRORS.AGENT_UPDATING, `the agent of tunnel session '${record.id}' is already updating to ${record.update!.version}`);
   if (state === 'updated') {
-    throw new ApiError(ERRORS.AGENT_UPDATED_NOT_RESTARTED, `the agent of tunnel session '${record.id}' has updated to ${record.update!.version}; restart it to run the new version before updating again`);
+    throw new ApiError(AGENTS_ERRORS.AGENT_UPDATED_NOT_RESTARTED, `the agent of tunnel session '${record.id}' has updated to ${record.update!.version}; restart it to run the new version before updating again`);
   }
   const version = availableUpdate(ctx.services.simulation.agentVersions, record.agent_version);
-  if (!version) throw new ApiError(ERRORS.AGENT_NO_UPDATE, `no update is available for agent version ${record.agent_version} (updates stay within major version ${record.agent_version.split('.')[0]})`);
+  if (!version) throw new ApiError(AGENTS_ERRORS.AGENT_NO_UPDATE, `no update is available for agent version ${record.agent_version} (updates stay within major version ${record.agent_version.split('.')[0]})`);
   await ctx.tx.put(scopeOf(ctx, TUNNEL_SESSION_KIND), { ...record, update: { version, started_at: ctx.clock.now().toISOString() } });
 }

@@ -8,6 +8,7 @@ import { knownAccount } from '../../control.ts';
 import { addPair, membersOf, removePair, type PairIndex } from '../../indexes.ts';
 import { createRecord, defineResource, getRecord, scopeOf, type BaseRecord, type ResourceDefinition } from '../../resource.ts';
 import { httpsEdges, routePath, type HttpsEdgeRecord } from '../edges/index.ts';
+import { EDGES_ERRORS } from '../edges/index.ts';
 
 /**
  * Application users and sessions (/app/users, /app/sessions): the people who signed in to an
@@ -176,7 +177,7 @@ async function sessionPlace(ctx: OperationContext, input: v.InferOutput<typeof A
   if (input.edge_id === undefined) return { edge_id: null, route_id: null };
   const edge: HttpsEdgeRecord = await getRecord(ctx, httpsEdges, input.edge_id);
   if (input.route_id !== undefined && !edge.routes.some((route) => route.id === input.route_id)) {
-    throw new ApiError(ERRORS.EDGE_ROUTE_NOT_FOUND, `route_id: HTTPS edge '${edge.id}' has no route '${input.route_id}'`, { id: input.route_id });
+    throw new ApiError(EDGES_ERRORS.EDGE_ROUTE_NOT_FOUND, `route_id: HTTPS edge '${edge.id}' has no route '${input.route_id}'`, { id: input.route_id });
   }
   return { edge_id: edge.id, route_id: input.route_id ?? null };
 }

@@ -2,6 +2,7 @@ import * as v from 'valibot';
 import { coded } from '../../conventions/fields.ts';
 import type { BaseRecord } from '../../resource.ts';
 import { backendCommonFields, defineBackend, httpHeaderMap } from './shared.ts';
+import { BACKENDS_ERRORS } from './errors.ts';
 
 /**
  * HTTP response backends (/backends/http_response): answer every request with a fixed status,
@@ -19,7 +20,7 @@ const statusCode = v.pipe(
   v.number(),
   v.check(
     (code) => Number.isInteger(code) && code >= 100 && code <= 599,
-    (issue) => coded('BACKEND_STATUS_CODE_INVALID', `must be an HTTP status code, an integer from 100 to 599 (got ${issue.input})`),
+    (issue) => coded(BACKENDS_ERRORS.BACKEND_STATUS_CODE_INVALID, `must be an HTTP status code, an integer from 100 to 599 (got ${issue.input})`),
   ),
 );
 

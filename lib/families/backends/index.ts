@@ -1,4 +1,5 @@
 import { defineFamily } from '../../family.ts';
+import { BACKENDS_ERRORS } from './errors.ts';
 import { failoverBackends } from './failover.ts';
 import { httpResponseBackends } from './http-response.ts';
 import { staticBackends } from './static.ts';
@@ -8,6 +9,7 @@ import { weightedBackends } from './weighted.ts';
 /** Backends: where edges send traffic (weighted, failover, HTTP response, tunnel group, static address). */
 export const backendsFamily = defineFamily({
   name: 'backends',
+  errors: BACKENDS_ERRORS,
   kinds: {
     weighted_backends: weightedBackends,
     failover_backends: failoverBackends,
@@ -26,3 +28,5 @@ export const backendsFamily = defineFamily({
 
 export { changeOnlineTunnels, type Rematched } from './tunnel-group.ts';
 export { backendRef, httpHeaderMap, parseHostPort, requireBackend } from './shared.ts';
+
+export { BACKENDS_ERRORS } from './errors.ts';

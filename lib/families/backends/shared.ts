@@ -6,6 +6,7 @@ import { makeRef, type Ref } from '../../conventions/refs.ts';
 import { defineResource, scopeOf, type BaseRecord, type ResourceDefinition } from '../../resource.ts';
 import { isDnsName } from '../../conventions/acl.ts';
 import { parseClientAddress } from '../../conventions/cidr.ts';
+import { BACKENDS_ERRORS } from './errors.ts';
 
 /**
  * What the five backend kinds (/backends/{weighted,failover,http_response,tunnel_group,static})
@@ -41,8 +42,8 @@ export function defineBackend<R extends BaseRecord, C extends Schema = Schema, U
     prefix,
     path: entry.path,
     listKey: 'backends',
-    notFoundError: ERRORS.BACKEND_NOT_FOUND,
-    inUseError: ERRORS.BACKEND_IN_USE,
+    notFoundError: BACKENDS_ERRORS.BACKEND_NOT_FOUND,
+    inUseError: BACKENDS_ERRORS.BACKEND_IN_USE,
   });
 }
 
@@ -63,10 +64,10 @@ export function backendRef(ctx: OperationContext, id: string): Ref {
 export async function requireBackend(ctx: OperationContext, id: string, field: string): Promise<BaseRecord> {
   const prefix = prefixOf(id);
   if (!prefix) {
-    throw new ApiError(ERRORS.BACKEND_ID_INVALID, `${field}: '${id}' is not a backend id (expected one of the prefixes ${Object.keys(BACKEND_KINDS).map((p) => `${p}_`).join(', ')})`, { id });
+    throw new ApiError(BACKENDS_ERRORS.BACKEND_ID_INVALID, `${field}: '${id}' is not a backend id (expected one of the prefixes ${Object.keys(BACKEND_KINDS).map((p) => `${p}_`).join(', ')})`, { id });
   }
   const record = await ctx.tx.get(scopeOf(ctx, BACKEND_KINDS[prefix].kind), id);
-  if (!record) throw new ApiError(ERRORS.BACKEND_REFERENCE_NOT_FOUND, `${field}: ${BACKEND_KINDS[prefix].label} '${id}' was not found`, { id });
+  if (!record) throw new ApiError(BACKENDS_ERRORS.BACKEND_REFERENCE_NOT_FOUND, `${field}: ${BACKEND_KINDS[prefix].label} '${id}' was not found`, { id });
   return record as BaseRecord;
 }
 
@@ -101,7 +102,7 @@ export async function refuseCycle(ctx: OperationContext, id: string, children: r
     const path = await pathTo(ctx, child, id, seen);
     if (path) {
       const cycle = [id, ...path];
-      throw new ApiError(ERRORS.BACKEND_CYCLE, `backends: ${cycle.join(' → ')} would form a cycle; a backend may not reach itself through its children`, { cycle: cycle.join(',') });
+      throw new ApiError(BACKENDS_ERRORS.BACKEND_CYCLE, `backends: ${cycle.join(' → ')} would form a cycle; a backend may not reach itself through its children`, { cycle: cycle.join(',') });
     }
   }
 }

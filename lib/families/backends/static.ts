@@ -2,6 +2,7 @@ import * as v from 'valibot';
 import { coded, zeroIsUnset } from '../../conventions/fields.ts';
 import type { BaseRecord } from '../../resource.ts';
 import { backendCommonFields, defineBackend, parseHostPort } from './shared.ts';
+import { BACKENDS_ERRORS } from './errors.ts';
 
 /**
  * Static backends (/backends/static): forward traffic to a fixed public `host:port` (a DNS name,
@@ -18,7 +19,7 @@ const address = v.pipe(
   v.string(),
   v.check(
     (text) => parseHostPort(text).ok,
-    (issue) => coded('BACKEND_ADDRESS_INVALID', `must be host:port with a DNS name, IPv4 or [IPv6] host and a port from 1 to 65535 (got ${JSON.stringify(issue.input)})`),
+    (issue) => coded(BACKENDS_ERRORS.BACKEND_ADDRESS_INVALID, `must be host:port with a DNS name, IPv4 or [IPv6] host and a port from 1 to 65535 (got ${JSON.stringify(issue.input)})`),
   ),
   v.transform((text) => (parseHostPort(text) as { text: string }).text),
 );

@@ -4,6 +4,8 @@ import { coded, storedRef, zeroIsUnset } from '../../conventions/fields.ts';
 import { makeRef } from '../../conventions/refs.ts';
 import { allRecords, scopeOf, type BaseRecord } from '../../resource.ts';
 import { BACKEND_KINDS, backendCommonFields, defineBackend } from './shared.ts';
+import type { ErrorSpec } from '../../conventions/errors.ts';
+import { BACKENDS_ERRORS } from './errors.ts';
 
 /**
  * Tunnel group backends (/backends/tunnel_group): balance traffic across the online tunnels whose
@@ -34,16 +36,16 @@ const KIND = BACKEND_KINDS.bkdtg.kind;
 const ONLINE = '_online_tunnel';
 const MAX_LABEL = 255;
 
-const labelPart = (what: 'key' | 'value', code: 'BACKEND_LABEL_KEY_INVALID' | 'BACKEND_LABEL_VALUE_INVALID') =>
+const labelPart = (what: 'key' | 'value', code: ErrorSpec) =>
   v.pipe(
     v.string(),
     v.check((text) => text.length >= 1 && text.length <= MAX_LABEL, (issue) => coded(code, `label ${what}s must be 1 to ${MAX_LABEL} characters (got ${issue.input.length})`)),
-    v.check((text) => !text.includes('='), (issue) => coded('BACKEND_LABEL_EQUALS', `label ${what} ${JSON.stringify(issue.input)} may not contain '='`)),
+    v.check((text) => !text.includes('='), (issue) => coded(BACKENDS_ERRORS.BACKEND_LABEL_EQUALS, `label ${what} ${JSON.stringify(issue.input)} may not contain '='`)),
   );
 
 const labels = v.pipe(
-  v.record(labelPart('key', 'BACKEND_LABEL_KEY_INVALID'), labelPart('value', 'BACKEND_LABEL_VALUE_INVALID')),
-  v.check((map) => Object.keys(map).length > 0, coded('BACKEND_LABELS_MISSING', 'a tunnel group backend needs at least one label')),
+  v.record(labelPart('key', BACKENDS_ERRORS.BACKEND_LABEL_KEY_INVALID), labelPart('value', BACKENDS_ERRORS.BACKEND_LABEL_VALUE_INVALID)),
+  v.check((map) => Object.keys(map).length > 0, coded(BACKENDS_ERRORS.BACKEND_LABELS_MISSING, 'a tunnel group backend needs at least one label')),
 );
 
 const TunnelGroupCreate = v.strictObject({ ...backendCommonFields, labels });

@@ -3,6 +3,7 @@ import type { OperationContext } from '../../context.ts';
 import { coded, zeroIsUnset } from '../../conventions/fields.ts';
 import type { BaseRecord } from '../../resource.ts';
 import { backendCommonFields, defineBackend, refuseCycle, requireBackend } from './shared.ts';
+import { BACKENDS_ERRORS } from './errors.ts';
 
 /**
  * Weighted backends (/backends/weighted): traffic is shared among the child backends in proportion
@@ -23,7 +24,7 @@ const weights = v.record(
     v.number(),
     v.check(
       (weight) => Number.isInteger(weight) && weight >= 0 && weight <= MAX_WEIGHT,
-      (issue) => coded('BACKEND_WEIGHT_INVALID', `weights must be integers from 0 to ${MAX_WEIGHT} (got ${issue.input})`),
+      (issue) => coded(BACKENDS_ERRORS.BACKEND_WEIGHT_INVALID, `weights must be integers from 0 to ${MAX_WEIGHT} (got ${issue.input})`),
     ),
   ),
 );

@@ -1,10 +1,11 @@
 import { X509Certificate } from 'node:crypto';
 import * as v from 'valibot';
 import { formatTime } from '../../conventions/clock.ts';
-import { ApiError, ERRORS, type ErrorName } from '../../conventions/errors.ts';
+import { ApiError, type ErrorSpec } from '../../conventions/errors.ts';
 import { description, metadata, rfc3339 } from '../../conventions/fields.ts';
 import { LIMITS, limitNote } from '../../limits.ts';
 import { defineResource, type BaseRecord } from '../../resource.ts';
+import { CERTIFICATE_AUTHORITIES_ERRORS } from './errors.ts';
 
 /**
  * X.509 certificate authorities (/certificate_authorities): CA certificates uploaded to validate
@@ -105,8 +106,8 @@ function commonName(cert: X509Certificate): string {
   return line ? line.slice(3) : '';
 }
 
-function refuse(name: ErrorName, message: string): never {
-  throw new ApiError(ERRORS[name], `ca_pem: ${message}`);
+function refuse(spec: ErrorSpec, message: string): never {
+  throw new ApiError(spec, `ca_pem: ${message}`);
 }
 
 const PEM_BLOCK = /-----BEGIN ([A-Z0-9 ]+)-----([\s\S]*?)-----END \1-----/g;
@@ -123,26 +124,26 @@ export function extendedKeyUsages(cert: X509Certificate): string[] {
 
 /** Reads `ca_pem` into the response fields, or throws the 400 that says what is wrong with it. */
 export function parseCaPem(pem: string): CaCertificateFields {
-  if (pem.trim() === '') refuse('CA_PEM_EMPTY', 'is empty; send one PEM-encoded CA certificate');
+  if (pem.trim() === '') refuse(CERTIFICATE_AUTHORITIES_ERRORS.CA_PEM_EMPTY, 'is empty; send one PEM-encoded CA certificate');
   const bytes = Buffer.byteLength(pem, 'utf8');
-  if (bytes > LIMITS.ca_pem_bytes.value) refuse('CA_PEM_TOO_LARGE', `must be at most ${LIMITS.ca_pem_bytes.value} bytes (got ${bytes}) ${limitNote('ca_pem_bytes')}`);
+  if (bytes > LIMITS.ca_pem_bytes.value) refuse(CERTIFICATE_AUTHORITIES_ERRORS.CA_PEM_TOO_LARGE, `must be at most ${LIMITS.ca_pem_bytes.value} bytes (got ${bytes}) ${limitNote('ca_pem_bytes')}`);
   const blocks = pemBlocks(pem);
-  if (blocks.length === 0) refuse('CA_PEM_NOT_PEM', `no PEM block found (expected -----BEGIN CERTIFICATE----- … -----END CERTIFICATE-----; got ${JSON.stringify(pem.slice(0, 40))}…)`);
+  if (blocks.length === 0) refuse(CERTIFICATE_AUTHORITIES_ERRORS.CA_PEM_NOT_PEM, `no PEM block found (expected -----BEGIN CERTIFICATE----- … -----END CERTIFICATE-----; got ${JSON.stringify(pem.slice(0, 40))}…)`);
   const wrong = blocks.find((block) => block.type !== 'CERTIFICATE');
-  if (wrong) refuse('CA_PEM_WRONG_TYPE', `holds a PEM block of type ${JSON.stringify(wrong.type)}; it must be "CERTIFICATE" (never send a private key)`);
-  if (blocks.some((block) => /^[\w-]+:/m.test(block.body))) refuse('CA_PEM_HEADERS', 'PEM headers (such as Proc-Type:) are not allowed');
+  if (wrong) refuse(CERTIFICATE_AUTHORITIES_ERRORS.CA_PEM_WRONG_TYPE, `holds a PEM block of type ${JSON.stringify(wrong.type)}; it must be "CERTIFICATE" (never send a private key)`);
+  if (blocks.some((block) => /^[\w-]+:/m.test(block.body))) refuse(CERTIFICATE_AUTHORITIES_ERRORS.CA_PEM_HEADERS, 'PEM headers (such as Proc-Type:) are not allowed');
   const certificates = blocks.map((block) => {
     try {
       return new X509Certificate(`-----BEGIN CERTIFICATE-----${block.body}-----END CERTIFICATE-----\n`);
     } catch (error) {
-      return refuse('CA_PEM_UNPARSEABLE', `not a readable X.509 certificate (${(error as Error).message})`);
+      return refuse(CERTIFICATE_AUTHORITIES_ERRORS.CA_PEM_UNPARSEABLE, `not a readable X.509 certificate (${(error as Error).message})`);
     }
   });
   if (certificates.length > 1) {
-    refuse('CA_PEM_SEVERAL', `holds ${certificates.length} certificates (${certificates.map((c) => JSON.stringify(commonName(c))).join(', ')}); upload one CA certificate at a time`);
+    refuse(CERTIFICATE_AUTHORITIES_ERRORS.CA_PEM_SEVERAL, `holds ${certificates.length} certificates (${certificates.map((c) => JSON.stringify(commonName(c))).join(', ')}); upload one CA certificate at a time`);
   }
   const cert = certificates[0]!;
-  if (!cert.ca) refuse('CA_NOT_A_CA', `the certificate ${JSON.stringify(commonName(cert))} is not a CA: its Basic Constraints do not set cA (RFC 5280 §4.2.1.9)`);
+  if (!cert.ca) refuse(CERTIFICATE_AUTHORITIES_ERRORS.CA_NOT_A_CA, `the certificate ${JSON.stringify(commonName(cert))} is not a CA: its Basic Constraints do not set cA (RFC 5280 §4.2.1.9)`);
   return {
     ca_pem: pem,
     subject_common_name: commonName(cert),

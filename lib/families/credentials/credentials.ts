@@ -5,6 +5,7 @@ import { description, metadata, passes, sha256Hex, stringList, storedOwnerId } f
 import { ownerReferences, resolveOwner } from '../../owners.ts';
 import { defineResource, type BaseRecord } from '../../resource.ts';
 import { AclRuleError, parseAcl } from '../../conventions/acl.ts';
+import { CREDENTIALS_ERRORS } from './errors.ts';
 
 /**
  * Tunnel credentials (/credentials): authtokens that agents start sessions with, limited by ACL
@@ -25,7 +26,7 @@ export function validAcl(rules: readonly string[] | undefined): string[] {
   try {
     parseAcl(rules);
   } catch (error) {
-    if (error instanceof AclRuleError) throw new ApiError(ERRORS.INVALID_ACL_RULE, error.message);
+    if (error instanceof AclRuleError) throw new ApiError(CREDENTIALS_ERRORS.INVALID_ACL_RULE, error.message);
     throw error;
   }
   return [...rules];

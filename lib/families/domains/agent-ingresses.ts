@@ -7,6 +7,7 @@ import { defineResource, type BaseRecord } from '../../resource.ts';
 import { INSTANCE_SCOPE } from '../../store.ts';
 import { isDnsName } from '../../conventions/acl.ts';
 import { applyCertificatePolicy, CertificatePolicyInput, certificateStatus, MANAGED_CERTIFICATE_STORED, provisioningControlOperation, type ManagedCertificateFields } from './certificate-management.ts';
+import { DOMAINS_ERRORS } from './errors.ts';
 
 /**
  * Agent ingresses (/agent_ingresses): a domain the customer owns, delegated to the service by NS
@@ -44,11 +45,11 @@ function validDomain(ctx: OperationContext, input: string): string {
   const domain = input.trim().toLowerCase().replace(/\.$/, '');
   const ipLike = /^[\d.]+$/.test(domain) || domain.includes(':');
   if (ipLike || !isDnsName(domain) || !domain.includes('.')) {
-    throw new ApiError(ERRORS.INGRESS_DOMAIN_INVALID, `domain: ${JSON.stringify(input)} is not a valid domain name (letters, digits and hyphens; labels of at most 63 characters; at most 253 in all; not an IP address)`);
+    throw new ApiError(DOMAINS_ERRORS.INGRESS_DOMAIN_INVALID, `domain: ${JSON.stringify(input)} is not a valid domain name (letters, digits and hyphens; labels of at most 63 characters; at most 253 in all; not an IP address)`);
   }
   const zone = ctx.services.simulation.serviceZone;
   if (domain === zone || domain.endsWith(`.${zone}`)) {
-    throw new ApiError(ERRORS.INGRESS_DOMAIN_NOT_THIRD_PARTY, `domain: ${domain} belongs to the service's own zone ${zone}; use a domain you own`);
+    throw new ApiError(DOMAINS_ERRORS.INGRESS_DOMAIN_NOT_THIRD_PARTY, `domain: ${domain} belongs to the service's own zone ${zone}; use a domain you own`);
   }
   return domain;
 }
@@ -68,7 +69,7 @@ export const agentIngresses = defineResource<AgentIngressRecord, typeof IngressC
   async create(ctx, input, base) {
     const domain = validDomain(ctx, input.domain);
     if (await claimUnique(ctx.tx, INSTANCE_SCOPE, INGRESS_KIND, 'domain', domain, holderOf(ctx.account, base.id))) {
-      throw new ApiError(ERRORS.INGRESS_DOMAIN_EXISTS, `domain: ${domain} is already an agent ingress`, { domain });
+      throw new ApiError(DOMAINS_ERRORS.INGRESS_DOMAIN_EXISTS, `domain: ${domain} is already an agent ingress`, { domain });
     }
     return { ...base, domain, ...applyCertificatePolicy(ctx, undefined, input.certificate_management_policy, 'rsa') };
   },

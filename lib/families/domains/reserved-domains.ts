@@ -9,6 +9,7 @@ import { isDnsName } from '../../conventions/acl.ts';
 import { applyCertificatePolicy, CertificatePolicyInput, certificateStatus, MANAGED_CERTIFICATE_STORED, provisioningControlOperation, type ManagedCertificateFields } from './certificate-management.ts';
 import { issueCertificate, type IssuedCertificate } from './simulated-issuer.ts';
 import { storeIssuedCertificate, tlsCertificates } from '../tls-certificates/index.ts';
+import { DOMAINS_ERRORS } from './errors.ts';
 
 /**
  * Reserved domains (/reserved_domains): hostnames an account listens on. A domain is either a
@@ -59,7 +60,7 @@ export interface ReservedDomainRecord extends BaseRecord, ManagedCertificateFiel
 const region = (ctx: OperationContext, value: string | undefined): string => {
   if (value === undefined) return '';
   const regions = ctx.services.simulation.regions;
-  if (!regions.includes(value)) throw new ApiError(ERRORS.RESERVED_DOMAIN_REGION_INVALID, `region: must be one of ${regions.join(', ')} (got ${JSON.stringify(value)})`);
+  if (!regions.includes(value)) throw new ApiError(DOMAINS_ERRORS.RESERVED_DOMAIN_REGION_INVALID, `region: must be one of ${regions.join(', ')} (got ${JSON.stringify(value)})`);
   return value;
 };
 
@@ -80,7 +81,7 @@ const ResolvesTo = v.pipe(
 function resolvesTo(ctx: OperationContext, entries: readonly { value: string }[]): string[] {
   const allowed = [...ctx.services.simulation.regions, 'global'];
   return entries.map(({ value }, index) => {
-    if (!allowed.includes(value)) throw new ApiError(ERRORS.RESERVED_DOMAIN_REGION_INVALID, `resolves_to[${index}].value: must be one of ${allowed.join(', ')} (got ${JSON.stringify(value)})`);
+    if (!allowed.includes(value)) throw new ApiError(DOMAINS_ERRORS.RESERVED_DOMAIN_REGION_INVALID, `resolves_to[${index}].value: must be one of ${allowed.join(', ')} (got ${JSON.stringify(value)})`);
     return value;
   });
 }
@@ -102,7 +103,7 @@ const DomainUpdate = v.strictObject({
   certificate_management_policy: v.optional(CertificatePolicyInput),
   resolves_to: v.optional(ResolvesTo),
   domain: refusedField('cannot be changed; reserve the new domain and delete this one'),
-  region: refusedField('cannot be changed (the field is deprecated: domains are served in every region)', 'RESERVED_DOMAIN_REGION_FIXED'),
+  region: refusedField('cannot be changed (the field is deprecated: domains are served in every region)', DOMAINS_ERRORS.RESERVED_DOMAIN_REGION_FIXED),
 });
 
 /** Where a valid domain lives: under the service's own zone, or a name of the customer's. */
@@ -116,22 +117,22 @@ function parseDomain(ctx: OperationContext, input: string): ParsedDomain {
   const domain = input.trim().toLowerCase().replace(/\.$/, '');
   const labels = domain.split('.');
   if (labels.slice(1).some((label) => label.includes('*'))) {
-    throw new ApiError(ERRORS.RESERVED_DOMAIN_WILDCARD_PLACEMENT, `domain: only the first label may be a wildcard, as in *.example.com (got ${JSON.stringify(input)})`);
+    throw new ApiError(DOMAINS_ERRORS.RESERVED_DOMAIN_WILDCARD_PLACEMENT, `domain: only the first label may be a wildcard, as in *.example.com (got ${JSON.stringify(input)})`);
   }
   if (labels[0]!.includes('*') && labels[0] !== '*') {
-    throw new ApiError(ERRORS.RESERVED_DOMAIN_WILDCARD_LABEL, `domain: a wildcard must be the whole first label, as in *.example.com (got ${JSON.stringify(input)})`);
+    throw new ApiError(DOMAINS_ERRORS.RESERVED_DOMAIN_WILDCARD_LABEL, `domain: a wildcard must be the whole first label, as in *.example.com (got ${JSON.stringify(input)})`);
   }
   const wildcard = labels[0] === '*';
   const name = wildcard ? labels.slice(1).join('.') : domain;
   const ipLike = /^[\d.]+$/.test(name) || name.includes(':');
   if (ipLike || !isDnsName(name) || !name.includes('.') || Buffer.byteLength(domain) > 253) {
-    throw new ApiError(ERRORS.RESERVED_DOMAIN_INVALID, `domain: ${JSON.stringify(input)} is not a valid domain name (letters, digits and hyphens; labels of at most 63 characters; at most 253 in all; at least two labels; not an IP address)`);
+    throw new ApiError(DOMAINS_ERRORS.RESERVED_DOMAIN_INVALID, `domain: ${JSON.stringify(input)} is not a valid domain name (letters, digits and hyphens; labels of at most 63 characters; at most 253 in all; at least two labels; not an IP address)`);
   }
   const zone = ctx.services.simulation.serviceZone;
-  if (domain === zone) throw new ApiError(ERRORS.RESERVED_DOMAIN_SERVICE_NAME, `domain: ${zone} is the service's own zone; reserve a name under it (app.${zone}) or a domain you own`);
+  if (domain === zone) throw new ApiError(DOMAINS_ERRORS.RESERVED_DOMAIN_SERVICE_NAME, `domain: ${zone} is the service's own zone; reserve a name under it (app.${zone}) or a domain you own`);
   if (!domain.endsWith(`.${zone}`)) return { domain, wildcard, serviceOwned: false };
   if (wildcard || labels.length !== zone.split('.').length + 1) {
-    throw new ApiError(ERRORS.RESERVED_DOMAIN_SUBDOMAIN, `domain: under the service's zone only a single label may be reserved, as in app.${zone} (got ${JSON.stringify(domain)})`);
+    throw new ApiError(DOMAINS_ERRORS.RESERVED_DOMAIN_SUBDOMAIN, `domain: under the service's zone only a single label may be reserved, as in app.${zone} (got ${JSON.stringify(domain)})`);
   }
   return { domain, wildcard, serviceOwned: true };
 }
@@ -162,16 +163,16 @@ async function certificateFields(
   };
   const policy = input.certificate_management_policy;
   if (input.certificate_id !== undefined && policy) {
-    throw new ApiError(ERRORS.RESERVED_DOMAIN_CERTIFICATE_AND_POLICY, 'certificate_id, certificate_management_policy: give at most one: an uploaded certificate or automatic management');
+    throw new ApiError(DOMAINS_ERRORS.RESERVED_DOMAIN_CERTIFICATE_AND_POLICY, 'certificate_id, certificate_management_policy: give at most one: an uploaded certificate or automatic management');
   }
   if (input.certificate_id !== undefined) {
-    if (serviceOwned) throw new ApiError(ERRORS.RESERVED_DOMAIN_SERVICE_UPLOAD, `certificate_id: ${record.domain} is in the service's zone and is served with the service's certificate`);
+    if (serviceOwned) throw new ApiError(DOMAINS_ERRORS.RESERVED_DOMAIN_SERVICE_UPLOAD, `certificate_id: ${record.domain} is in the service's zone and is served with the service's certificate`);
     await getRecord(ctx, tlsCertificates, input.certificate_id);
     return { ...current, certificate_id: input.certificate_id, issued_certificate_id: null, ...applyCertificatePolicy(ctx, undefined, null, 'ecdsa') };
   }
   if (policy === undefined) return current;
   if (policy && serviceOwned) {
-    throw new ApiError(ERRORS.RESERVED_DOMAIN_SERVICE_POLICY, `certificate_management_policy: must be null for ${record.domain}: it is in the service's zone and is served with the service's certificate`);
+    throw new ApiError(DOMAINS_ERRORS.RESERVED_DOMAIN_SERVICE_POLICY, `certificate_management_policy: must be null for ${record.domain}: it is in the service's zone and is served with the service's certificate`);
   }
   return { ...current, certificate_id: policy ? null : current.certificate_id, ...applyCertificatePolicy(ctx, current, policy, 'ecdsa') };
 }
@@ -190,7 +191,7 @@ export const reservedDomains = defineResource<ReservedDomainRecord, typeof Domai
   listKey: 'reserved_domains',
   filterable: true,
   event: 'domain',
-  inUseError: ERRORS.RESERVED_DOMAIN_IN_USE,
+  inUseError: DOMAINS_ERRORS.RESERVED_DOMAIN_IN_USE,
   createSchema: DomainCreate,
   updateSchema: DomainUpdate,
   storedFields: {
@@ -206,9 +207,9 @@ export const reservedDomains = defineResource<ReservedDomainRecord, typeof Domai
     const holder = await claimUnique(ctx.tx, INSTANCE_SCOPE, RESERVED_DOMAIN_KIND, 'domain', parsed.domain, holderOf(ctx.account, base.id));
     if (holder !== undefined) {
       if (holder.startsWith(`${ctx.account}/`)) {
-        throw new ApiError(ERRORS.RESERVED_DOMAIN_TAKEN_BY_YOU, `domain: ${parsed.domain} is already reserved by this account (${holder.slice(ctx.account.length + 1)})`, { domain: parsed.domain, id: holder.slice(ctx.account.length + 1) });
+        throw new ApiError(DOMAINS_ERRORS.RESERVED_DOMAIN_TAKEN_BY_YOU, `domain: ${parsed.domain} is already reserved by this account (${holder.slice(ctx.account.length + 1)})`, { domain: parsed.domain, id: holder.slice(ctx.account.length + 1) });
       }
-      throw new ApiError(ERRORS.RESERVED_DOMAIN_TAKEN, `domain: ${parsed.domain} is already reserved by another account`, { domain: parsed.domain });
+      throw new ApiError(DOMAINS_ERRORS.RESERVED_DOMAIN_TAKEN, `domain: ${parsed.domain} is already reserved by another account`, { domain: parsed.domain });
     }
     const certificates = await certificateFields(ctx, { domain: parsed.domain, certificate_id: null, issued_certificate_id: null }, parsed.serviceOwned, input);
     return {
@@ -245,7 +246,7 @@ export const reservedDomains = defineResource<ReservedDomainRecord, typeof Domai
       summary: 'Detach the uploaded TLS certificate of a reserved domain',
       async run(ctx, record) {
         if (record.certificate_management_policy) {
-          throw new ApiError(ERRORS.RESERVED_DOMAIN_CERTIFICATE_MANAGED, `reserved domain '${record.id}' has its certificate managed by its certificate_management_policy; detach the policy instead`, { id: record.id });
+          throw new ApiError(DOMAINS_ERRORS.RESERVED_DOMAIN_CERTIFICATE_MANAGED, `reserved domain '${record.id}' has its certificate managed by its certificate_management_policy; detach the policy instead`, { id: record.id });
         }
         if (attachedCertificate(record)) await replaceRecord(ctx, reservedDomains, record, { ...record, certificate_id: null, issued_certificate_id: null });
       },

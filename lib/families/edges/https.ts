@@ -25,6 +25,7 @@ import {
   WEBSOCKET_TCP_CONVERTER_MODULE,
 } from './modules.ts';
 import { defineEdge, type EdgeRecord } from './shared.ts';
+import { EDGES_ERRORS } from './errors.ts';
 
 /**
  * HTTPS edges (/edges/https): hostports on port 443 (7116), the mutual_tls and tls_termination
@@ -90,7 +91,7 @@ export function routeResponse(ctx: OperationContext, route: RouteRecord): Record
 }
 
 function requirePort443(_host: string, port: number, field: string): void {
-  if (port !== 443) throw new ApiError(ERRORS.HOSTPORT_NOT_443, `${field}: HTTPS edges serve port 443 only (got port ${port})`);
+  if (port !== 443) throw new ApiError(EDGES_ERRORS.HOSTPORT_NOT_443, `${field}: HTTPS edges serve port 443 only (got port ${port})`);
 }
 
 export const httpsEdges = defineEdge<HttpsEdgeRecord>({

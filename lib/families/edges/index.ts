@@ -1,4 +1,5 @@
 import { defineFamily } from '../../family.ts';
+import { EDGES_ERRORS } from './errors.ts';
 import { httpsEdges } from './https.ts';
 import { EDGE_MODULE_OPERATIONS } from './module-endpoints.ts';
 import { httpsEdgeRoutes } from './routes.ts';
@@ -8,6 +9,7 @@ import { tlsEdges } from './tls.ts';
 /** Edges (TCP, TLS, HTTPS), HTTPS edge routes and the modules of both. */
 export const edgesFamily = defineFamily({
   name: 'edges',
+  errors: EDGES_ERRORS,
   kinds: { tcp_edges: tcpEdges, tls_edges: tlsEdges, https_edges: httpsEdges },
   children: [httpsEdgeRoutes],
   operations: EDGE_MODULE_OPERATIONS,
@@ -20,3 +22,5 @@ export const edgesFamily = defineFamily({
 
 export { httpsEdges, routePath, type HttpsEdgeRecord } from './https.ts';
 export type { StoredModule } from './modules.ts';
+
+export { EDGES_ERRORS } from './errors.ts';

@@ -10,6 +10,7 @@ import { scopeOf } from '../../resource.ts';
 import { backendRef, httpHeaderMap, requireBackend } from '../backends/index.ts';
 import { certificateAuthorities, CERTIFICATE_AUTHORITY_KIND } from '../certificate-authorities/index.ts';
 import { ipPolicies, requirePolicy } from '../ip-policies/index.ts';
+import { EDGES_ERRORS } from './errors.ts';
 
 /**
  * The edge modules: one spec per module (its request "mutate" schema, how it is checked and
@@ -100,7 +101,7 @@ export const IP_RESTRICTION_MODULE: ModuleSpec = {
   label: 'IP restriction',
   schema: v.strictObject({ enabled, ip_policy_ids: idList }),
   async store(ctx, input: { enabled?: boolean; ip_policy_ids: string[] }, field) {
-    const ids = await existingIds(input.ip_policy_ids, (id, index) => requirePolicy(ctx, id, `${at(field, 'ip_policy_ids')}[${index}]`, ERRORS.EDGE_IP_POLICY_NOT_FOUND));
+    const ids = await existingIds(input.ip_policy_ids, (id, index) => requirePolicy(ctx, id, `${at(field, 'ip_policy_ids')}[${index}]`, EDGES_ERRORS.EDGE_IP_POLICY_NOT_FOUND));
     return { enabled: input.enabled ?? true, ip_policy_ids: ids };
   },
   references: (stored) => stored.ip_policy_ids as string[],
@@ -114,7 +115,7 @@ export const MUTUAL_TLS_MODULE: ModuleSpec = {
   async store(ctx, input: { enabled?: boolean; certificate_authority_ids: string[] }, field) {
     const ids = await existingIds(input.certificate_authority_ids, async (id, index) => {
       if (!(await ctx.tx.get(scopeOf(ctx, CERTIFICATE_AUTHORITY_KIND), id))) {
-        throw new ApiError(ERRORS.EDGE_CA_NOT_FOUND, `${at(field, 'certificate_authority_ids')}[${index}]: certificate authority '${id}' was not found`, { id });
+        throw new ApiError(EDGES_ERRORS.EDGE_CA_NOT_FOUND, `${at(field, 'certificate_authority_ids')}[${index}]: certificate authority '${id}' was not found`, { id });
       }
     });
     return { enabled: input.enabled ?? true, certificate_authority_ids: ids };
@@ -132,7 +133,7 @@ const TLS_VERSIONS = ['1.2', '1.3'] as const;
 const TERMINATE_AT = ['edge', 'upstream'] as const;
 
 const minVersion = v.optional(
-  v.nullable(v.picklist(TLS_VERSIONS, (issue) => coded('TLS_VERSION_UNSUPPORTED', `${JSON.stringify(issue.input)} is not a supported TLS version; supported: ${TLS_VERSIONS.join(', ')} (null: the service default, 1.2)`))),
+  v.nullable(v.picklist(TLS_VERSIONS, (issue) => coded(EDGES_ERRORS.TLS_VERSION_UNSUPPORTED, `${JSON.stringify(issue.input)} is not a supported TLS version; supported: ${TLS_VERSIONS.join(', ')} (null: the service default, 1.2)`))),
 );
 
 const respondTermination = (_ctx: OperationContext, stored: StoredModule) => ({ enabled: stored.enabled, terminate_at: stored.terminate_at, min_version: stored.min_version });
@@ -147,7 +148,7 @@ export const TLS_TERMINATION_MODULE: ModuleSpec = {
   label: 'TLS termination',
   schema: v.strictObject({
     enabled,
-    terminate_at: zeroIsUnset(v.picklist(TERMINATE_AT, (issue) => coded('TERMINATE_AT_INVALID', `${JSON.stringify(issue.input)} is not valid; must be either 'edge' or 'upstream'`))),
+    terminate_at: zeroIsUnset(v.picklist(TERMINATE_AT, (issue) => coded(EDGES_ERRORS.TERMINATE_AT_INVALID, `${JSON.stringify(issue.input)} is not valid; must be either 'edge' or 'upstream'`))),
     min_version: minVersion,
   }),
   store(_ctx, input: { enabled?: boolean; terminate_at?: 'edge' | 'upstream'; min_version?: string | null }, field) {
@@ -168,7 +169,7 @@ export const HTTPS_TLS_TERMINATION_MODULE: ModuleSpec = {
   schema: v.strictObject({
     enabled,
     min_version: minVersion,
-    terminate_at: refusedField('may not be set on an HTTPS edge: HTTPS edges always terminate TLS at the edge', 'TERMINATE_AT_ON_HTTPS_EDGE'),
+    terminate_at: refusedField('may not be set on an HTTPS edge: HTTPS edges always terminate TLS at the edge', EDGES_ERRORS.TERMINATE_AT_ON_HTTPS_EDGE),
   }),
   store: (_ctx, input: { enabled?: boolean; min_version?: string | null }) => ({ enabled: input.enabled ?? true, terminate_at: 'edge', min_version: input.min_version ?? null }),
   respond: respondTermination,
@@ -180,7 +181,7 @@ const ACTION_TYPES = ['url-rewrite', 'custom-response', 'deny', 'log', 'terminat
 const MTLS_STRATEGIES = ['require-and-verify', 'require-any', 'request'] as const;
 
 const nonEmpty = v.pipe(v.string(), v.minLength(1, 'must not be empty'));
-const tlsVersion = v.picklist(TLS_VERSIONS, (issue) => coded('TLS_VERSION_UNSUPPORTED', `${JSON.stringify(issue.input)} is not a supported TLS version; supported: ${TLS_VERSIONS.join(', ')}`));
+const tlsVersion = v.picklist(TLS_VERSIONS, (issue) => coded(EDGES_ERRORS.TLS_VERSION_UNSUPPORTED, `${JSON.stringify(issue.input)} is not a supported TLS version; supported: ${TLS_VERSIONS.join(', ')}`));
 
 /**
  * `terminate-tls` (the vendor's traffic-policy action reference): TLS versions 1.2–1.3 (defaults
@@ -324,7 +325,7 @@ export const CIRCUIT_BREAKER_MODULE: ModuleSpec = {
     num_buckets: zeroIsUnset(v.pipe(v.number(), v.check((n) => Number.isInteger(n) && n >= 1 && n <= 128, (issue) => `must be an integer from 1 to 128 (got ${issue.input})`))),
     volume_threshold: zeroIsUnset(v.pipe(v.number(), v.check((n) => Number.isInteger(n) && n >= 0 && n <= MAX_UINT32, (issue) => `must be a whole number from 0 to ${MAX_UINT32} (got ${issue.input})`))),
     error_threshold_percentage: zeroIsUnset(
-      v.pipe(v.number(), v.check((n) => n >= 0 && n <= 1, (issue) => coded('CIRCUIT_BREAKER_THRESHOLD_INVALID', `must be a fraction from 0.0 to 1.0 (got ${issue.input})`))),
+      v.pipe(v.number(), v.check((n) => n >= 0 && n <= 1, (issue) => coded(EDGES_ERRORS.CIRCUIT_BREAKER_THRESHOLD_INVALID, `must be a fraction from 0.0 to 1.0 (got ${issue.input})`))),
     ),
   }),
   store: (_ctx, input: Partial<typeof CIRCUIT_BREAKER_DEFAULTS> & { enabled?: boolean }) => ({
@@ -427,7 +428,7 @@ export const OAUTH_MODULE: ModuleSpec = {
     const where = `${at(field, 'provider')}.${name}`;
     if (!given.client_id !== !given.client_secret) fail('INVALID_FIELD', `${where}: client_id and client_secret go together (your own OAuth application), or neither (the service's)`);
     if (!given.client_id && (given.scopes ?? []).length > 0) {
-      throw new ApiError(ERRORS.OAUTH_SCOPES_NEED_OWN_APP, `${where}.scopes: custom scopes need your own OAuth application; set client_id and client_secret`);
+      throw new ApiError(EDGES_ERRORS.OAUTH_SCOPES_NEED_OWN_APP, `${where}.scopes: custom scopes need your own OAuth application; set client_id and client_secret`);
     }
     const provider = {
       client_id: given.client_id || null,

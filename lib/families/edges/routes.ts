@@ -9,6 +9,7 @@ import { getRecord, scopeOf } from '../../resource.ts';
 import { httpsEdges, ROUTE_LABEL, ROUTE_MODULES, routePath, routeReferences, routeResponse, type HttpsEdgeRecord, type MatchType, type RouteRecord } from './https.ts';
 import { moduleFields, patchModules, storeModules, type StoredModule } from './modules.ts';
 import { stripEdgeIds } from './shared.ts';
+import { EDGES_ERRORS } from './errors.ts';
 
 /**
  * HTTPS edge routes (/edges/https/{edge_id}/routes/{id}): create, get, update and delete (there is
@@ -24,28 +25,28 @@ const MATCH_TYPES = ['exact_path', 'path_prefix'] as const;
 const RouteFields = v.strictObject({
   description: zeroIsUnset(description),
   metadata: zeroIsUnset(metadata),
-  match_type: zeroIsUnset(v.picklist(MATCH_TYPES, (issue) => coded('ROUTE_MATCH_TYPE_INVALID', `must be exact_path or path_prefix (got ${JSON.stringify(issue.input)})`))),
+  match_type: zeroIsUnset(v.picklist(MATCH_TYPES, (issue) => coded(EDGES_ERRORS.ROUTE_MATCH_TYPE_INVALID, `must be exact_path or path_prefix (got ${JSON.stringify(issue.input)})`))),
   match: zeroIsUnset(v.string()),
   ...moduleFields(ROUTE_MODULES),
 });
 
 function checkMatch(match: string | undefined): string {
-  if (!match) throw new ApiError(ERRORS.ROUTE_MATCH_MISSING, 'match: is required; the path the route selects, such as "/" or "/api"');
-  if (!match.startsWith('/')) throw new ApiError(ERRORS.ROUTE_MATCH_INVALID, `match: must be a path starting with "/" (got ${JSON.stringify(match)})`);
+  if (!match) throw new ApiError(EDGES_ERRORS.ROUTE_MATCH_MISSING, 'match: is required; the path the route selects, such as "/" or "/api"');
+  if (!match.startsWith('/')) throw new ApiError(EDGES_ERRORS.ROUTE_MATCH_INVALID, `match: must be a path starting with "/" (got ${JSON.stringify(match)})`);
   return match;
 }
 
 function refuseDuplicateMatch(edge: HttpsEdgeRecord, route: Pick<RouteRecord, 'id' | 'match_type' | 'match'>): void {
   const other = edge.routes.find((r) => r.id !== route.id && r.match_type === route.match_type && r.match === route.match);
   if (other) {
-    throw new ApiError(ERRORS.ROUTE_MATCH_DUPLICATE, `match: HTTPS edge '${edge.id}' already has a ${route.match_type} route for ${JSON.stringify(route.match)} ('${other.id}')`, { used_by: other.id });
+    throw new ApiError(EDGES_ERRORS.ROUTE_MATCH_DUPLICATE, `match: HTTPS edge '${edge.id}' already has a ${route.match_type} route for ${JSON.stringify(route.match)} ('${other.id}')`, { used_by: other.id });
   }
 }
 
 /** The route `id` of an edge, or the 404 7124. */
 function findRoute(edge: HttpsEdgeRecord, id: string): RouteRecord {
   const route = edge.routes.find((r) => r.id === id);
-  if (!route) throw new ApiError(ERRORS.EDGE_ROUTE_NOT_FOUND, `HTTPS edge route '${id}' was not found on HTTPS edge '${edge.id}'`, { id });
+  if (!route) throw new ApiError(EDGES_ERRORS.EDGE_ROUTE_NOT_FOUND, `HTTPS edge route '${id}' was not found on HTTPS edge '${edge.id}'`, { id });
   return route;
 }
 
@@ -68,14 +69,14 @@ const enabledAuth = (route: RouteRecord) => AUTH_MODULES.filter((name) => (route
 function checkAuthModules(edge: HttpsEdgeRecord, route: RouteRecord): void {
   const enabled = enabledAuth(route);
   if (enabled.length > 1) {
-    throw new ApiError(ERRORS.ROUTE_AUTH_MODULES_CONFLICT, `${enabled.join(', ')}: only one of OAuth, OIDC and SAML may be enabled on a route`);
+    throw new ApiError(EDGES_ERRORS.ROUTE_AUTH_MODULES_CONFLICT, `${enabled.join(', ')}: only one of OAuth, OIDC and SAML may be enabled on a route`);
   }
   if (route.oauth && route.match !== '/') {
-    throw new ApiError(ERRORS.ROUTE_OAUTH_ONLY_ROOT, `oauth: OAuth may only be set on the route for "/", not on the route for ${JSON.stringify(route.match)}`);
+    throw new ApiError(EDGES_ERRORS.ROUTE_OAUTH_ONLY_ROOT, `oauth: OAuth may only be set on the route for "/", not on the route for ${JSON.stringify(route.match)}`);
   }
   const other = enabled.length === 0 ? undefined : edge.routes.find((r) => r.id !== route.id && enabledAuth(r).length > 0);
   if (other) {
-    throw new ApiError(ERRORS.ROUTE_AUTH_ON_MANY_ROUTES, `${enabled[0]}: HTTPS edge '${edge.id}' already has ${enabledAuth(other)[0]} enabled on route '${other.id}'; OAuth, OIDC and SAML may be enabled on one route of an edge`, { used_by: other.id });
+    throw new ApiError(EDGES_ERRORS.ROUTE_AUTH_ON_MANY_ROUTES, `${enabled[0]}: HTTPS edge '${edge.id}' already has ${enabledAuth(other)[0]} enabled on route '${other.id}'; OAuth, OIDC and SAML may be enabled on one route of an edge`, { used_by: other.id });
   }
 }
 
@@ -112,7 +113,7 @@ export const httpsEdgeRoutes: ChildDefinition<HttpsEdgeRecord, RouteRecord, type
   stripIds: stripEdgeIds,
   find: (_ctx, edge, id) => findRoute(edge, id),
   async create(ctx, edge, body) {
-    if (body.match_type === undefined) throw new ApiError(ERRORS.ROUTE_MATCH_TYPE_INVALID, 'match_type: is required; exact_path or path_prefix');
+    if (body.match_type === undefined) throw new ApiError(EDGES_ERRORS.ROUTE_MATCH_TYPE_INVALID, 'match_type: is required; exact_path or path_prefix');
     const selector = { id: '', match_type: body.match_type as MatchType, match: checkMatch(body.match) };
     refuseDuplicateMatch(edge, selector);
     return {

@@ -9,6 +9,7 @@ import { findReservedAddr } from '../reserved-addrs/index.ts';
 import { findReservedDomain } from '../domains/index.ts';
 import { syncEdgeEndpoints } from '../endpoints/index.ts';
 import { moduleFields, moduleReferences, moduleResponses, patchModules, storeModules, type ModuleSpec, type StoredModules } from './modules.ts';
+import { EDGES_ERRORS } from './errors.ts';
 
 /**
  * What the three edge kinds (/edges/tcp, /edges/tls, /edges/https) share: one definition builder
@@ -58,13 +59,13 @@ async function claimHostports(ctx: OperationContext, edgeId: string, previous: r
   for (const [index, text] of requested.entries()) {
     const field = `hostports[${index}]`;
     const parsed = parseHostPort(text);
-    if (!parsed.ok && parsed.reason === 'port') throw new ApiError(ERRORS.HOSTPORT_PORT_INVALID, `${field}: the port of ${JSON.stringify(text)} is not in range 1-65535`);
+    if (!parsed.ok && parsed.reason === 'port') throw new ApiError(EDGES_ERRORS.HOSTPORT_PORT_INVALID, `${field}: the port of ${JSON.stringify(text)} is not in range 1-65535`);
     if (!parsed.ok) fail('INVALID_FIELD', `${field}: must be host:port with a DNS name, IPv4 or [IPv6] host (got ${JSON.stringify(text)})`);
     rule?.(parsed.host, parsed.port, field);
     if (next.includes(parsed.text)) fail('INVALID_FIELD', `${field}: ${parsed.text} is listed twice`);
     const holder = await findUnique(ctx.tx, ctx.account, 'edge', 'hostport', parsed.text);
     if (holder !== undefined && holder !== edgeId) {
-      throw new ApiError(ERRORS.HOSTPORT_IN_USE, `${field}: ${parsed.text} is already used by ${EDGE_LABELS[holder.slice(0, holder.indexOf('_'))] ?? 'edge'} '${holder}'`, {
+      throw new ApiError(EDGES_ERRORS.HOSTPORT_IN_USE, `${field}: ${parsed.text} is already used by ${EDGE_LABELS[holder.slice(0, holder.indexOf('_'))] ?? 'edge'} '${holder}'`, {
         hostport: parsed.text,
         used_by: holder,
       });
@@ -119,7 +120,7 @@ export function defineEdge<R extends EdgeRecord>(options: EdgeKindOptions<R>): E
     prefix: options.prefix,
     path: options.path,
     listKey: options.listKey,
-    notFoundError: ERRORS.EDGE_NOT_FOUND,
+    notFoundError: EDGES_ERRORS.EDGE_NOT_FOUND,
     createSchema: schema,
     updateSchema: schema,
     storedFields: {
@@ -171,7 +172,7 @@ export async function saveEdge<R extends EdgeRecord>(ctx: OperationContext, def:
 export function stripEdgeIds(body: unknown, params: Readonly<Record<string, string>>): unknown {
   const edgeId = (body as Record<string, unknown> | null)?.edge_id;
   if (params.edge_id !== undefined && edgeId !== undefined && edgeId !== params.edge_id) {
-    throw new ApiError(ERRORS.ROUTE_EDGE_MISMATCH, `edge_id: ${JSON.stringify(edgeId)} is not this route's edge ('${params.edge_id}'); leave it out or send the edge id of the path`);
+    throw new ApiError(EDGES_ERRORS.ROUTE_EDGE_MISMATCH, `edge_id: ${JSON.stringify(edgeId)} is not this route's edge ('${params.edge_id}'); leave it out or send the edge id of the path`);
   }
   return stripPathIds(body ?? {}, params);
 }

@@ -2,6 +2,7 @@ import { ApiError, ERRORS } from '../../conventions/errors.ts';
 import { CONNECTION_PHASES } from '../../conventions/traffic-policy.ts';
 import { BACKEND_MODULE, IP_RESTRICTION_MODULE, MUTUAL_TLS_MODULE, POLICY_MODULE, TLS_TERMINATION_MODULE, trafficPolicyModule, type StoredModule } from './modules.ts';
 import { defineEdge, type EdgeRecord } from './shared.ts';
+import { EDGES_ERRORS } from './errors.ts';
 
 /**
  * TLS edges (/edges/tls): hostports plus the backend, ip_restriction, mutual_tls, tls_termination
@@ -22,7 +23,7 @@ function refuseUndecryptedModules(record: EdgeRecord, changed: readonly string[]
   const message = changed.includes(clash)
     ? `${clash}: needs the decrypted traffic, but this TLS edge terminates TLS upstream (tls_termination.terminate_at); terminate at the edge or leave ${clash} out`
     : `tls_termination: terminate_at upstream passes TLS through undecrypted, which the edge's ${clash} module needs decrypted; delete ${clash} first or terminate at the edge`;
-  throw new ApiError(ERRORS.EDGE_REQUEST_INVALID, message, { module: clash });
+  throw new ApiError(EDGES_ERRORS.EDGE_REQUEST_INVALID, message, { module: clash });
 }
 
 export const tlsEdges = defineEdge({

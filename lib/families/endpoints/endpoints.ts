@@ -14,6 +14,7 @@ import { compileListFilter } from '../../list-filter.ts';
 import { isDnsName } from '../../conventions/acl.ts';
 import { RESERVED_ADDR_KIND } from '../reserved-addrs/index.ts';
 import { findReservedDomain } from '../domains/index.ts';
+import { ENDPOINTS_ERRORS } from './errors.ts';
 
 /**
  * Endpoints (/endpoints): where traffic enters. Three types:
@@ -86,29 +87,29 @@ export interface EndpointUrl {
 
 /** Reads an endpoint URL (see the file comment for the rules); throws the vendor's 18001/18003/18022. */
 export function parseEndpointUrl(text: string, field = 'url'): EndpointUrl {
-  const invalid = (why: string, spec = ERRORS.ENDPOINT_URL_INVALID): never => {
+  const invalid = (why: string, spec = ENDPOINTS_ERRORS.ENDPOINT_URL_INVALID): never => {
     throw new ApiError(spec, `${field}: ${why} (got ${JSON.stringify(text)})`);
   };
   const match = /^([A-Za-z][A-Za-z0-9+.-]*):\/\/([^/?#]*)(\/?)$/.exec(text);
   if (!match) {
-    if (!/^[A-Za-z][A-Za-z0-9+.-]*:\/\//.test(text)) invalid('must start with a scheme: http://, https://, tls:// or tcp://', ERRORS.ENDPOINT_SCHEME_INVALID);
+    if (!/^[A-Za-z][A-Za-z0-9+.-]*:\/\//.test(text)) invalid('must start with a scheme: http://, https://, tls:// or tcp://', ENDPOINTS_ERRORS.ENDPOINT_SCHEME_INVALID);
     invalid('must be scheme://host[:port] without a path, query or fragment');
   }
   const scheme = match![1]!.toLowerCase();
-  if (!(SCHEMES as readonly string[]).includes(scheme)) invalid(`the scheme must be one of ${SCHEMES.join(', ')}`, ERRORS.ENDPOINT_SCHEME_INVALID);
+  if (!(SCHEMES as readonly string[]).includes(scheme)) invalid(`the scheme must be one of ${SCHEMES.join(', ')}`, ENDPOINTS_ERRORS.ENDPOINT_SCHEME_INVALID);
   const authority = match![2]!;
   if (authority.includes('@')) invalid('must not carry credentials');
   const hostPort = /^([^:]+)(?::(\d{1,10}))?$/.exec(authority);
-  if (!hostPort) invalid(authority.includes(':') ? 'the port must be a number from 1 to 65535' : 'needs a host', authority.includes(':') ? ERRORS.ENDPOINT_PORT_INVALID : ERRORS.ENDPOINT_URL_INVALID);
+  if (!hostPort) invalid(authority.includes(':') ? 'the port must be a number from 1 to 65535' : 'needs a host', authority.includes(':') ? ENDPOINTS_ERRORS.ENDPOINT_PORT_INVALID : ENDPOINTS_ERRORS.ENDPOINT_URL_INVALID);
   const host = hostPort![1]!.toLowerCase();
   const bare = host.startsWith('*.') ? host.slice(2) : host;
   if (!isDnsName(bare) || /^[\d.]+$/.test(bare)) invalid('the host must be a DNS name (a leading *. is allowed)');
   let port = DEFAULT_PORTS[scheme];
   if (hostPort![2] !== undefined) {
     port = Number(hostPort![2]);
-    if (!(port >= 1 && port <= 65535)) invalid('the port must be a number from 1 to 65535', ERRORS.ENDPOINT_PORT_INVALID);
+    if (!(port >= 1 && port <= 65535)) invalid('the port must be a number from 1 to 65535', ENDPOINTS_ERRORS.ENDPOINT_PORT_INVALID);
   }
-  if (port === undefined) invalid(`a ${scheme} URL needs a port`, ERRORS.ENDPOINT_PORT_INVALID);
+  if (port === undefined) invalid(`a ${scheme} URL needs a port`, ENDPOINTS_ERRORS.ENDPOINT_PORT_INVALID);
   const url = `${scheme}://${host}${port === DEFAULT_PORTS[scheme] ? '' : `:${port}`}`;
   return { url, scheme, host, port: port! };
 }
@@ -119,16 +120,16 @@ export function parseEndpointUrl(text: string, field = 'url'): EndpointUrl {
  * run the HTTP phases. Checked on create, when the policy changes and when the url's scheme does.
  */
 function checkTrafficPolicy(text: string, scheme: string, field = 'traffic_policy'): string {
-  if (text.trim() === '') throw new ApiError(ERRORS.ENDPOINT_TRAFFIC_POLICY_INVALID, `${field}: a cloud endpoint needs a traffic policy (a JSON or YAML document)`);
+  if (text.trim() === '') throw new ApiError(ENDPOINTS_ERRORS.ENDPOINT_TRAFFIC_POLICY_INVALID, `${field}: a cloud endpoint needs a traffic policy (a JSON or YAML document)`);
   const phases = scheme === 'tcp' || scheme === 'tls' ? CONNECTION_PHASES : TRAFFIC_POLICY_PHASES;
   const problem = trafficPolicyProblem(text, { phases });
-  if (problem) throw new ApiError(ERRORS.ENDPOINT_TRAFFIC_POLICY_INVALID, `${field}: ${problem}`);
+  if (problem) throw new ApiError(ENDPOINTS_ERRORS.ENDPOINT_TRAFFIC_POLICY_INVALID, `${field}: ${problem}`);
   return text;
 }
 
 const endpointType = v.pipe(
   v.string(),
-  v.check((type) => type === 'cloud', (issue) => coded('ENDPOINT_TYPE_INVALID', `only cloud endpoints can be created (got ${JSON.stringify(issue.input)})`)),
+  v.check((type) => type === 'cloud', (issue) => coded(ENDPOINTS_ERRORS.ENDPOINT_TYPE_INVALID, `only cloud endpoints can be created (got ${JSON.stringify(issue.input)})`)),
 );
 const bindingList = v.array(v.string());
 const upstreamProtocol = v.pipe(
@@ -174,8 +175,8 @@ function checkBindings(ctx: OperationContext, requested: readonly string[] | und
   if (bindings.length !== 1) throw new ApiError(ERRORS.INVALID_FIELD, `${field}: must hold exactly one binding, one of ${BINDINGS.join(', ')} (got ${bindings.length})`);
   const binding = bindings[0] as Binding;
   if (!BINDINGS.includes(binding)) throw new ApiError(ERRORS.INVALID_FIELD, `${field}[0]: must be one of ${BINDINGS.join(', ')} (got ${JSON.stringify(binding)})`);
-  if (binding === 'internal' && !internalHost) throw new ApiError(ERRORS.ENDPOINT_INTERNAL_HOST, `${field}: an endpoint with the internal binding needs a url whose host ends in .internal (got ${host})`);
-  if (binding !== 'internal' && internalHost) throw new ApiError(ERRORS.ENDPOINT_INTERNAL_HOST, `${field}: a .internal host (${host}) is only reachable with the internal binding (got ${binding})`);
+  if (binding === 'internal' && !internalHost) throw new ApiError(ENDPOINTS_ERRORS.ENDPOINT_INTERNAL_HOST, `${field}: an endpoint with the internal binding needs a url whose host ends in .internal (got ${host})`);
+  if (binding !== 'internal' && internalHost) throw new ApiError(ENDPOINTS_ERRORS.ENDPOINT_INTERNAL_HOST, `${field}: a .internal host (${host}) is only reachable with the internal binding (got ${binding})`);
   return [binding];
 }
 
@@ -188,11 +189,11 @@ const holderOf = (account: string, id: string) => `${account}/${id}`;
 async function claimUrl(ctx: OperationContext, record: EndpointRecord): Promise<void> {
   const holder = await claimUnique(ctx.tx, ctx.account, ENDPOINT_KIND, 'cloud_url', record.url, record.id);
   if (holder !== undefined) {
-    throw new ApiError(ERRORS.ENDPOINT_URL_TAKEN, `url: this account already has cloud endpoint '${holder}' on ${record.url}`, { url: record.url, used_by: holder });
+    throw new ApiError(ENDPOINTS_ERRORS.ENDPOINT_URL_TAKEN, `url: this account already has cloud endpoint '${holder}' on ${record.url}`, { url: record.url, used_by: holder });
   }
   if (record.bindings[0] === 'public') {
     const other = await claimUnique(ctx.tx, INSTANCE_SCOPE, ENDPOINT_KIND, 'public_url', record.url, holderOf(ctx.account, record.id));
-    if (other !== undefined) throw new ApiError(ERRORS.ENDPOINT_URL_TAKEN, `url: ${record.url} is served by another account`, { url: record.url });
+    if (other !== undefined) throw new ApiError(ENDPOINTS_ERRORS.ENDPOINT_URL_TAKEN, `url: ${record.url} is served by another account`, { url: record.url });
   }
   await addPair(ctx.tx, byUrl(ctx), record.url, record.id);
 }
@@ -215,17 +216,17 @@ async function reservationOf(ctx: OperationContext, record: EndpointRecord): Pro
     const addr = `${record.host}:${record.port}`;
     const holder = await findUnique(ctx.tx, INSTANCE_SCOPE, RESERVED_ADDR_KIND, 'addr', addr);
     if (holder?.startsWith(`${ctx.account}/`)) return { domain_id: null, tcp_addr_id: holder.slice(ctx.account.length + 1) };
-    throw new ApiError(ERRORS.ENDPOINT_NOT_RESERVED, `url: ${addr} is not a reserved address of this account; a public tcp endpoint needs one (POST /reserved_addrs)`, { url: record.url });
+    throw new ApiError(ENDPOINTS_ERRORS.ENDPOINT_NOT_RESERVED, `url: ${addr} is not a reserved address of this account; a public tcp endpoint needs one (POST /reserved_addrs)`, { url: record.url });
   }
   const domain = await findReservedDomain(ctx, record.host);
   if (domain) return { domain_id: domain.id, tcp_addr_id: null };
-  throw new ApiError(ERRORS.ENDPOINT_NOT_RESERVED, `url: ${record.host} is not a reserved domain of this account; a public endpoint needs one (POST /reserved_domains)`, { url: record.url });
+  throw new ApiError(ENDPOINTS_ERRORS.ENDPOINT_NOT_RESERVED, `url: ${record.host} is not a reserved domain of this account; a public endpoint needs one (POST /reserved_domains)`, { url: record.url });
 }
 
 function refuseAgentEndpoint(record: EndpointRecord, verb: string): void {
   if (record.type === 'cloud') return;
   const why = record.type === 'edge' ? `an edge endpoint: it exists while edge '${record.edge_id}' has hostport ${record.host}:${record.port}` : `an agent endpoint: it exists while its agent runs tunnel '${record.tunnel_id}'`;
-  throw new ApiError(ERRORS.ENDPOINT_NOT_CLOUD, `endpoint '${record.id}' is ${why}, and only cloud endpoints can be ${verb}`, {
+  throw new ApiError(ENDPOINTS_ERRORS.ENDPOINT_NOT_CLOUD, `endpoint '${record.id}' is ${why}, and only cloud endpoints can be ${verb}`, {
     id: record.id,
     type: record.type,
   });

@@ -1,12 +1,16 @@
 import { defineFamily } from '../../family.ts';
+import { ENDPOINTS_ERRORS } from './errors.ts';
 import { ENDPOINT_OPERATIONS, endpoints } from './endpoints.ts';
 
 /** Endpoints: cloud endpoints (CRUD), agent endpoints and edge endpoints (read-only projections). */
 export const endpointsFamily = defineFamily({
   name: 'endpoints',
+  errors: ENDPOINTS_ERRORS,
   kinds: { endpoints },
   operations: ENDPOINT_OPERATIONS,
   examples: { endpoints: { body: (seed) => ({ url: `https://${seed.unique('endpoint')}.internal`, type: 'cloud', traffic_policy: '{}' }) } },
 });
 
 export { addAgentEndpoint, removeAgentEndpoint, syncEdgeEndpoints } from './endpoints.ts';
+
+export { ENDPOINTS_ERRORS } from './errors.ts';

@@ -3,6 +3,7 @@ import { ApiError, ERRORS } from '../../conventions/errors.ts';
 import { coded, description, metadata, zeroIsUnset, type Schema } from '../../conventions/fields.ts';
 import { defineResource, type BaseRecord } from '../../resource.ts';
 import { clearOutbox } from './outbox.ts';
+import { EVENTS_ERRORS } from './errors.ts';
 
 /**
  * Event destinations (/event_destinations): where the events of subscriptions go. A destination
@@ -84,7 +85,7 @@ function memberSchemas(vocabulary: TargetVocabulary): Record<string, Schema> {
       role: v.optional(v.nullable(strictNamed(vocabulary, { role_ref: ref }))),
       creds: v.optional(v.nullable(strictNamed(vocabulary, { cloud_access_key_id: ref, cloud_secret_access_key: ref }))),
     }),
-    v.check((given) => (given.role ? 1 : 0) + (given.creds ? 1 : 0) === 1, coded('EVENT_AUTH_INVALID', 'exactly one of role or creds must be set')),
+    v.check((given) => (given.role ? 1 : 0) + (given.creds ? 1 : 0) === 1, coded(EVENTS_ERRORS.EVENT_AUTH_INVALID, 'exactly one of role or creds must be set')),
   );
   const withAuth = (refField: string) => v.nullable(strictNamed(vocabulary, { auth, [refField]: ref }));
   const members: Record<TargetKind, Schema> = {
@@ -112,14 +113,14 @@ const Target = v.pipe(
     (issue) => {
       const set = MEMBER_NAMES.filter((name) => (issue.input as Record<string, unknown>)[name]);
       return coded(
-        'EVENT_TARGET_INVALID',
+        EVENTS_ERRORS.EVENT_TARGET_INVALID,
         `exactly one of ${TARGET_KINDS.join(', ')} (or the vendor's ${Object.values(VENDOR_NAMES.members).join(', ')}) must be set (got ${set.length === 0 ? 'none' : set.join(', ')})`,
       );
     },
   ),
 );
 
-const formatMessage = (issue: { input: unknown }) => coded('EVENT_FORMAT_INVALID', `the only supported format is json (got ${JSON.stringify(issue.input) ?? 'nothing'})`);
+const formatMessage = (issue: { input: unknown }) => coded(EVENTS_ERRORS.EVENT_FORMAT_INVALID, `the only supported format is json (got ${JSON.stringify(issue.input) ?? 'nothing'})`);
 const format = v.pipe(
   v.string(formatMessage),
   v.check((value) => value.toLowerCase() === 'json', formatMessage),
@@ -187,8 +188,8 @@ export const eventDestinations = defineResource<EventDestinationRecord, typeof D
   listKey: 'event_destinations',
   filterable: true,
   event: 'event_destination',
-  notFoundError: ERRORS.EVENT_DESTINATION_NOT_FOUND,
-  inUseError: ERRORS.EVENT_DESTINATION_IN_USE,
+  notFoundError: EVENTS_ERRORS.EVENT_DESTINATION_NOT_FOUND,
+  inUseError: EVENTS_ERRORS.EVENT_DESTINATION_IN_USE,
   createSchema: DestinationCreate,
   storedFields: {
     format: v.literal('json'),
@@ -207,7 +208,7 @@ export const eventDestinations = defineResource<EventDestinationRecord, typeof D
     const { kind, member } = readTarget(patch.target);
     if (kind !== record.target_kind) {
       const [was, becomes] = record.vocabulary === 'vendor' ? [VENDOR_NAMES.members[record.target_kind], VENDOR_NAMES.members[kind] ?? kind] : [record.target_kind, kind];
-      throw new ApiError(ERRORS.EVENT_TARGET_IMMUTABLE, `target: ${withArticle(was!)} destination cannot become ${withArticle(becomes)} destination; create a new destination instead`);
+      throw new ApiError(EVENTS_ERRORS.EVENT_TARGET_IMMUTABLE, `target: ${withArticle(was!)} destination cannot become ${withArticle(becomes)} destination; create a new destination instead`);
     }
     return { ...record, target: member };
   },

@@ -1,4 +1,5 @@
 import { defineFamily } from '../../family.ts';
+import { EVENTS_ERRORS } from './errors.ts';
 import { EVENT_CONTROL_OPERATIONS } from './control.ts';
 import { eventDestinations } from './destinations.ts';
 import type { Delivery } from './outbox.ts';
@@ -19,6 +20,7 @@ export { eventsOf } from './settings.ts';
  */
 export const eventsFamily = defineFamily({
   name: 'events',
+  errors: EVENTS_ERRORS,
   kinds: { event_destinations: eventDestinations, event_subscriptions: eventSubscriptions },
   children: [eventSources],
   controlOperations: EVENT_CONTROL_OPERATIONS,
@@ -32,3 +34,5 @@ export const eventsFamily = defineFamily({
     event_subscriptions: { body: async (seed) => ({ destination_ids: [await seed.id('event_destinations')] }) },
   },
 });
+
+export { EVENTS_ERRORS } from './errors.ts';

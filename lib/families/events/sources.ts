@@ -4,6 +4,7 @@ import type { OperationContext } from '../../context.ts';
 import { ApiError, ERRORS } from '../../conventions/errors.ts';
 import { absoluteUri } from '../../conventions/refs.ts';
 import { checkCatalogue, eventSubscriptions, saveSourceTypes, SourceInput, sourceUri, type EventSubscriptionRecord } from './subscriptions.ts';
+import { EVENTS_ERRORS } from './errors.ts';
 
 /**
  * Event sources (/event_subscriptions/{subscription_id}/sources/{type}): the source types of one
@@ -17,7 +18,7 @@ const SourcePatch = v.strictObject({});
 /** The source `type` of a subscription, or the 404 5125. */
 function findSource(record: EventSubscriptionRecord, type: string): string {
   if (!record.source_types.includes(type)) {
-    throw new ApiError(ERRORS.EVENT_SOURCE_NOT_FOUND, `event subscription '${record.id}' has no source of type ${JSON.stringify(type)}`, { type });
+    throw new ApiError(EVENTS_ERRORS.EVENT_SOURCE_NOT_FOUND, `event subscription '${record.id}' has no source of type ${JSON.stringify(type)}`, { type });
   }
   return type;
 }
@@ -44,7 +45,7 @@ export const eventSources: ChildDefinition<EventSubscriptionRecord, string, type
   async create(ctx, record, { type }) {
     checkCatalogue(ctx, type, 'type');
     if (record.source_types.includes(type)) {
-      throw new ApiError(ERRORS.EVENT_SOURCE_DUPLICATE, `type: ${type} is already a source of event subscription '${record.id}'`, { type });
+      throw new ApiError(EVENTS_ERRORS.EVENT_SOURCE_DUPLICATE, `type: ${type} is already a source of event subscription '${record.id}'`, { type });
     }
     return type;
   },

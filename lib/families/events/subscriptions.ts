@@ -8,6 +8,7 @@ import { absoluteUri } from '../../conventions/refs.ts';
 import { eventsOf } from './settings.ts';
 import { defineResource, emitAudit, refTo, respond, scopeOf, type BaseRecord } from '../../resource.ts';
 import { eventDestinations } from './destinations.ts';
+import { EVENTS_ERRORS } from './errors.ts';
 
 /**
  * Event subscriptions (/event_subscriptions): a subscription sends the events of its source types
@@ -42,7 +43,7 @@ const SubscriptionUpdate = SubscriptionCreate;
 /** Refuses a type outside the catalogue (238). */
 export function checkCatalogue(ctx: OperationContext, type: string, field: string): void {
   if (!eventsOf(ctx).eventTypes.has(type)) {
-    throw new ApiError(ERRORS.EVENT_TYPE_INVALID, `${field}: ${JSON.stringify(type)} is not an event type Burrow emits; the catalogue is at GET /_burrow/event_types`, { type });
+    throw new ApiError(EVENTS_ERRORS.EVENT_TYPE_INVALID, `${field}: ${JSON.stringify(type)} is not an event type Burrow emits; the catalogue is at GET /_burrow/event_types`, { type });
   }
 }
 
@@ -51,7 +52,7 @@ function validSourceTypes(ctx: OperationContext, types: readonly string[]): stri
   const seen = new Set<string>();
   types.forEach((type, index) => {
     checkCatalogue(ctx, type, `sources[${index}].type`);
-    if (seen.has(type)) throw new ApiError(ERRORS.EVENT_SOURCE_DUPLICATE, `sources[${index}].type: ${type} appears more than once; each source type must be unique within a subscription`, { type });
+    if (seen.has(type)) throw new ApiError(EVENTS_ERRORS.EVENT_SOURCE_DUPLICATE, `sources[${index}].type: ${type} appears more than once; each source type must be unique within a subscription`, { type });
     seen.add(type);
   });
   return [...seen];
@@ -60,7 +61,7 @@ function validSourceTypes(ctx: OperationContext, types: readonly string[]): stri
 function existingDestinations(ctx: OperationContext, ids: readonly string[]): Promise<string[]> {
   return existingIds(ids, async (id) => {
     if (!(await ctx.tx.get(scopeOf(ctx, eventDestinations.kind), id))) {
-      throw new ApiError(ERRORS.EVENT_DESTINATION_NOT_FOUND, `destination_ids[${ids.indexOf(id)}]: event destination '${id}' was not found`, { id });
+      throw new ApiError(EVENTS_ERRORS.EVENT_DESTINATION_NOT_FOUND, `destination_ids[${ids.indexOf(id)}]: event destination '${id}' was not found`, { id });
     }
   });
 }
@@ -98,7 +99,7 @@ export const eventSubscriptions = defineResource<EventSubscriptionRecord, typeof
   listKey: 'event_subscriptions',
   filterable: true,
   event: 'event_subscription',
-  notFoundError: ERRORS.EVENT_SUBSCRIPTION_NOT_FOUND,
+  notFoundError: EVENTS_ERRORS.EVENT_SUBSCRIPTION_NOT_FOUND,
   createSchema: SubscriptionCreate,
   storedFields: { source_types: v.array(v.string()) },
   updateSchema: SubscriptionUpdate,

@@ -1,10 +1,12 @@
 import { defineFamily } from '../../family.ts';
+import { IP_POLICIES_ERRORS } from './errors.ts';
 import { ipPolicies, ipPolicyRules } from './policies.ts';
 import { apiRestrictionGuard, ipRestrictions } from './restrictions.ts';
 
 /** IP policies, their rules, and the restrictions that enforce them (the `api` guard among them). */
 export const ipPoliciesFamily = defineFamily({
   name: 'ip-policies',
+  errors: IP_POLICIES_ERRORS,
   kinds: { ip_policies: ipPolicies, ip_policy_rules: ipPolicyRules, ip_restrictions: ipRestrictions },
   guards: [apiRestrictionGuard],
   examples: {
@@ -16,3 +18,5 @@ export const ipPoliciesFamily = defineFamily({
 
 export { ipPolicies, requirePolicy } from './policies.ts';
 export { evaluateRestriction } from './restrictions.ts';
+
+export { IP_POLICIES_ERRORS } from './errors.ts';

@@ -7,6 +7,7 @@ import { addPair, membersOf, removePair, type PairIndex } from '../../indexes.ts
 import type { StoreReader } from '../../store.ts';
 import { restrictionOfType } from './restriction-types.ts';
 import { CidrError, parseCidr, type RuleAction } from '../../conventions/cidr.ts';
+import { IP_POLICIES_ERRORS } from './errors.ts';
 
 /**
  * IP policies (/ip_policies) and their rules (/ip_policy_rules). A policy is a named set of
@@ -29,7 +30,7 @@ export interface IpPolicyRuleRecord extends BaseRecord {
 const IpPolicyFields = v.strictObject({
   description: v.optional(description),
   metadata: v.optional(metadata),
-  action: refusedField('policies no longer carry an action; set allow or deny on each IP policy rule', 'IP_POLICY_ACTION_MOVED'),
+  action: refusedField('policies no longer carry an action; set allow or deny on each IP policy rule', IP_POLICIES_ERRORS.IP_POLICY_ACTION_MOVED),
 });
 
 export const ipPolicies = defineResource<IpPolicyRecord>({
@@ -41,8 +42,8 @@ export const ipPolicies = defineResource<IpPolicyRecord>({
   listKey: 'ip_policies',
   filterable: true,
   event: 'ip_policy',
-  notFoundError: ERRORS.IP_POLICY_NOT_FOUND,
-  inUseError: ERRORS.IP_POLICY_IN_USE,
+  notFoundError: IP_POLICIES_ERRORS.IP_POLICY_NOT_FOUND,
+  inUseError: IP_POLICIES_ERRORS.IP_POLICY_IN_USE,
   createSchema: IpPolicyFields,
   updateSchema: IpPolicyFields,
   create: (_ctx, _input, base) => base,
@@ -70,14 +71,14 @@ export async function rulesOfPolicy(reader: StoreReader, account: string, policy
 }
 
 /** Reads a policy of the caller's account named in a request field, or throws `error` (404). */
-export async function requirePolicy(ctx: OperationContext, id: string, field: string, error = ERRORS.IP_POLICY_NOT_FOUND): Promise<IpPolicyRecord> {
+export async function requirePolicy(ctx: OperationContext, id: string, field: string, error = IP_POLICIES_ERRORS.IP_POLICY_NOT_FOUND): Promise<IpPolicyRecord> {
   const policy = await ctx.tx.get(scopeOf(ctx, IP_POLICY_KIND), id);
   if (!policy) throw new ApiError(error, `${field}: IP policy '${id}' was not found`, { id });
   return policy as IpPolicyRecord;
 }
 
 const cidrField = v.pipe(v.string(), v.trim());
-const actionField = v.picklist(['allow', 'deny'], (issue) => coded('IP_RULE_ACTION_INVALID', `must be allow or deny (got ${JSON.stringify(issue.input)})`));
+const actionField = v.picklist(['allow', 'deny'], (issue) => coded(IP_POLICIES_ERRORS.IP_RULE_ACTION_INVALID, `must be allow or deny (got ${JSON.stringify(issue.input)})`));
 const immutable = (what: string) => refusedField(`cannot be changed after creation; delete the rule and create one with the new ${what}`);
 
 const RuleCreate = v.strictObject({
@@ -103,12 +104,12 @@ async function validRuleCidr(ctx: OperationContext, text: string, policyId: stri
     cidr = parseCidr(text).text;
   } catch (error) {
     if (!(error instanceof CidrError)) throw error;
-    const spec = { invalid: ERRORS.CIDR_INVALID, missing_mask: ERRORS.CIDR_MISSING_MASK, host_bits: ERRORS.CIDR_HOST_BITS }[error.reason];
+    const spec = { invalid: IP_POLICIES_ERRORS.CIDR_INVALID, missing_mask: IP_POLICIES_ERRORS.CIDR_MISSING_MASK, host_bits: IP_POLICIES_ERRORS.CIDR_HOST_BITS }[error.reason];
     throw new ApiError(spec, `cidr: ${error.message}`, error.suggestion ? { suggestion: error.suggestion } : {});
   }
   const duplicate = (await rulesOfPolicy(ctx.tx, ctx.account, policyId)).find((rule) => rule.cidr === cidr && rule.id !== self);
   if (duplicate) {
-    throw new ApiError(ERRORS.CIDR_DUPLICATE, `cidr: IP policy '${policyId}' already has a rule for ${cidr} ('${duplicate.id}')`, { id: duplicate.id });
+    throw new ApiError(IP_POLICIES_ERRORS.CIDR_DUPLICATE, `cidr: IP policy '${policyId}' already has a rule for ${cidr} ('${duplicate.id}')`, { id: duplicate.id });
   }
   return cidr;
 }
@@ -122,7 +123,7 @@ export const ipPolicyRules = defineResource<IpPolicyRuleRecord, typeof RuleCreat
   listKey: 'ip_policy_rules',
   filterable: true,
   event: 'ip_policy_rule',
-  notFoundError: ERRORS.IP_RULE_NOT_FOUND,
+  notFoundError: IP_POLICIES_ERRORS.IP_RULE_NOT_FOUND,
   createSchema: RuleCreate,
   storedFields: { ip_policy_id: storedRef('ipp') },
   updateSchema: RuleUpdate,
@@ -153,7 +154,7 @@ async function refuseEmptyingDashboardPolicy(ctx: OperationContext, rule: IpPoli
   const dashboard = await restrictionOfType(ctx.tx, ctx.account, 'dashboard');
   if (dashboard?.ip_policy_ids.includes(rule.ip_policy_id)) {
     throw new ApiError(
-      ERRORS.IP_RULE_LAST_OF_DASHBOARD_POLICY,
+      IP_POLICIES_ERRORS.IP_RULE_LAST_OF_DASHBOARD_POLICY,
       `IP policy rule '${rule.id}' is the only rule of IP policy '${rule.ip_policy_id}', which dashboard IP restriction '${dashboard.id}' uses; add another rule first`,
       { id: rule.id },
     );

@@ -8,6 +8,7 @@ import type { StoreReader } from '../../store.ts';
 import { evaluateIpRules } from '../../conventions/cidr.ts';
 import { ipPolicies, requirePolicy, rulesOfPolicy, type IpPolicyRuleRecord } from './policies.ts';
 import { IP_RESTRICTION_KIND, restrictionOfType, RESTRICTION_TYPES, type IpRestrictionRecord, type RestrictionType } from './restriction-types.ts';
+import { IP_POLICIES_ERRORS } from './errors.ts';
 
 /**
  * IP restrictions (/ip_restrictions): which IP policies guard a class of traffic (dashboard, api,
@@ -21,15 +22,15 @@ const MAX_POLICIES = 100;
 
 const policyIds = v.pipe(
   v.array(v.string()),
-  v.check((ids) => ids.length > 0, coded('IP_RESTRICTION_NEEDS_POLICY', 'a restriction needs at least one IP policy')),
-  v.check((ids) => ids.length <= MAX_POLICIES, coded('IP_RESTRICTION_TOO_MANY_POLICIES', `a restriction may use at most ${MAX_POLICIES} IP policies`)),
+  v.check((ids) => ids.length > 0, coded(IP_POLICIES_ERRORS.IP_RESTRICTION_NEEDS_POLICY, 'a restriction needs at least one IP policy')),
+  v.check((ids) => ids.length <= MAX_POLICIES, coded(IP_POLICIES_ERRORS.IP_RESTRICTION_TOO_MANY_POLICIES, `a restriction may use at most ${MAX_POLICIES} IP policies`)),
 );
 
 const RestrictionCreate = v.strictObject({
   description: v.optional(description),
   metadata: v.optional(metadata),
   enforced: v.optional(v.boolean()),
-  type: v.picklist(RESTRICTION_TYPES, (issue) => coded('IP_RESTRICTION_TYPE_INVALID', `must be one of ${RESTRICTION_TYPES.join(', ')} (got ${JSON.stringify(issue.input)})`)),
+  type: v.picklist(RESTRICTION_TYPES, (issue) => coded(IP_POLICIES_ERRORS.IP_RESTRICTION_TYPE_INVALID, `must be one of ${RESTRICTION_TYPES.join(', ')} (got ${JSON.stringify(issue.input)})`)),
   ip_policy_ids: policyIds,
 });
 
@@ -43,11 +44,11 @@ const RestrictionUpdate = v.strictObject({
 });
 
 function existingPolicies(ctx: OperationContext, ids: readonly string[]): Promise<string[]> {
-  return existingIds(ids, (id, index) => requirePolicy(ctx, id, `ip_policy_ids[${index}]`, ERRORS.IP_RESTRICTION_POLICY_NOT_FOUND));
+  return existingIds(ids, (id, index) => requirePolicy(ctx, id, `ip_policy_ids[${index}]`, IP_POLICIES_ERRORS.IP_RESTRICTION_POLICY_NOT_FOUND));
 }
 
 const typeTaken = (type: string, holder: string) =>
-  new ApiError(ERRORS.IP_RESTRICTION_TYPE_EXISTS, `type: this account already has an ${type} IP restriction ('${holder}'); update that one instead`, { id: holder });
+  new ApiError(IP_POLICIES_ERRORS.IP_RESTRICTION_TYPE_EXISTS, `type: this account already has an ${type} IP restriction ('${holder}'); update that one instead`, { id: holder });
 
 export const ipRestrictions = defineResource<IpRestrictionRecord, typeof RestrictionCreate, typeof RestrictionUpdate>({
   name: 'ip_restrictions',
@@ -120,6 +121,6 @@ export const apiRestrictionGuard: RequestGuard = async (store, principal, meta) 
   const verdict = await evaluateRestriction(store, principal.account, 'api', meta.sourceIp);
   if (!verdict || verdict.allowed) return;
   const message = describeVerdict(verdict, meta.sourceIp);
-  if (verdict.enforced) throw new ApiError(ERRORS.IP_RESTRICTED, message, { ip: meta.sourceIp, restriction_id: verdict.restrictionId });
+  if (verdict.enforced) throw new ApiError(IP_POLICIES_ERRORS.IP_RESTRICTED, message, { ip: meta.sourceIp, restriction_id: verdict.restrictionId });
   return { Warning: `199 burrow "${message} (not enforced, so the request was allowed)"` };
 };

@@ -5,6 +5,7 @@ import { description, metadata, refusedField, zeroIsUnset } from '../../conventi
 import { claimUnique, findUnique, releaseUnique } from '../../indexes.ts';
 import { defineResource, type BaseRecord } from '../../resource.ts';
 import { INSTANCE_SCOPE } from '../../store.ts';
+import { RESERVED_ADDRS_ERRORS } from './errors.ts';
 
 /**
  * Reserved addresses (/reserved_addrs): TCP addresses `host:port` that the service allocates to an
@@ -42,7 +43,7 @@ const AddrUpdate = v.strictObject({
 function regionOf(ctx: OperationContext, value: string | undefined): string {
   const regions = ctx.services.simulation.regions;
   const chosen = value ?? (regions.includes('us') ? 'us' : regions[0]!);
-  if (!regions.includes(chosen)) throw new ApiError(ERRORS.RESERVED_ADDR_REGION_INVALID, `region: must be one of ${regions.join(', ')} (got ${JSON.stringify(value)})`);
+  if (!regions.includes(chosen)) throw new ApiError(RESERVED_ADDRS_ERRORS.RESERVED_ADDR_REGION_INVALID, `region: must be one of ${regions.join(', ')} (got ${JSON.stringify(value)})`);
   return chosen;
 }
 
@@ -81,7 +82,7 @@ export const reservedAddrs = defineResource<ReservedAddrRecord, typeof AddrCreat
         return { ...base, addr, region };
       }
     }
-    throw new ApiError(ERRORS.RESERVED_ADDR_EXHAUSTED, `region: no free reserved addresses are left in region ${region}; try another region`, { region });
+    throw new ApiError(RESERVED_ADDRS_ERRORS.RESERVED_ADDR_EXHAUSTED, `region: no free reserved addresses are left in region ${region}; try another region`, { region });
   },
   toResponse: (_ctx, record, base) => ({ ...base, addr: record.addr, region: record.region }),
   async beforeDelete(ctx, record) {

@@ -3,6 +3,7 @@ import { ApiError, ERRORS } from '../../conventions/errors.ts';
 import { coded, description, metadata, passes, zeroIsUnset } from '../../conventions/fields.ts';
 import { defineResource, type BaseRecord } from '../../resource.ts';
 import { canonicalCurve, deriveCaKeyPair, EC_CURVE_NAMES, generateCaKeyPair, parseSshPublicKey, publicKeyLine, SSH_KEY_TYPES, type CaKeyPair, type EcCurve, type SshKeyType } from './ssh-keys.ts';
+import { SSH_ERRORS } from './errors.ts';
 
 /**
  * SSH certificate authorities (/ssh_certificate_authorities). The key pair is generated here
@@ -30,7 +31,7 @@ const CaCreate = v.strictObject({
   description: v.optional(description),
   metadata: v.optional(metadata),
   private_key_type: zeroIsUnset(
-    v.picklist(KEY_TYPES, (issue) => coded('SSH_PRIVATE_KEY_TYPE_INVALID', `must be one of ${KEY_TYPES.join(', ')} (got ${JSON.stringify(issue.input)})`)),
+    v.picklist(KEY_TYPES, (issue) => coded(SSH_ERRORS.SSH_PRIVATE_KEY_TYPE_INVALID, `must be one of ${KEY_TYPES.join(', ')} (got ${JSON.stringify(issue.input)})`)),
   ),
   elliptic_curve: zeroIsUnset(v.string()),
   key_size: zeroIsUnset(v.pipe(v.number(), v.integer())),
@@ -44,17 +45,17 @@ type CaInput = v.InferOutput<typeof CaCreate>;
 export function caKeyOptions(input: CaInput): { keyType: SshKeyType; keySize?: number; curve?: EcCurve } {
   const keyType = input.private_key_type ?? 'ed25519';
   if (input.key_size !== undefined && keyType !== 'rsa') {
-    throw new ApiError(ERRORS.SSH_KEY_SIZE_NOT_RSA, `key_size: only allowed with private_key_type rsa (got ${keyType})`);
+    throw new ApiError(SSH_ERRORS.SSH_KEY_SIZE_NOT_RSA, `key_size: only allowed with private_key_type rsa (got ${keyType})`);
   }
   if (input.key_size !== undefined && !KEY_SIZES.includes(input.key_size)) {
-    throw new ApiError(ERRORS.SSH_KEY_SIZE_INVALID, `key_size: must be one of ${KEY_SIZES.join(', ')} (got ${input.key_size})`);
+    throw new ApiError(SSH_ERRORS.SSH_KEY_SIZE_INVALID, `key_size: must be one of ${KEY_SIZES.join(', ')} (got ${input.key_size})`);
   }
   if (input.elliptic_curve !== undefined && keyType !== 'ecdsa') {
-    throw new ApiError(ERRORS.SSH_CURVE_NOT_ECDSA, `elliptic_curve: only allowed with private_key_type ecdsa (got ${keyType})`);
+    throw new ApiError(SSH_ERRORS.SSH_CURVE_NOT_ECDSA, `elliptic_curve: only allowed with private_key_type ecdsa (got ${keyType})`);
   }
   const curve = input.elliptic_curve === undefined ? undefined : canonicalCurve(input.elliptic_curve);
   if (input.elliptic_curve !== undefined && !curve) {
-    throw new ApiError(ERRORS.SSH_CURVE_INVALID, `elliptic_curve: must be one of ${EC_CURVE_NAMES.join(', ')} (got ${JSON.stringify(input.elliptic_curve)})`);
+    throw new ApiError(SSH_ERRORS.SSH_CURVE_INVALID, `elliptic_curve: must be one of ${EC_CURVE_NAMES.join(', ')} (got ${JSON.stringify(input.elliptic_curve)})`);
   }
   if (keyType === 'rsa') return { keyType, keySize: input.key_size ?? 4096 };
   if (keyType === 'ecdsa') return { keyType, curve: curve ?? 'P-256' };
@@ -70,8 +71,8 @@ export const sshCertificateAuthorities = defineResource<SshCaRecord, typeof CaCr
   listKey: 'ssh_certificate_authorities',
   filterable: true,
   event: 'ssh_certificate_authority',
-  notFoundError: ERRORS.SSH_CA_NOT_FOUND,
-  inUseError: ERRORS.SSH_CA_IN_USE,
+  notFoundError: SSH_ERRORS.SSH_CA_NOT_FOUND,
+  inUseError: SSH_ERRORS.SSH_CA_IN_USE,
   createSchema: CaCreate,
   updateSchema: CaUpdate,
   storedFields: {

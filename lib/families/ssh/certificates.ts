@@ -7,6 +7,7 @@ import { defineResource, scopeOf, type BaseRecord } from '../../resource.ts';
 import { isAddressOrCidr } from '../../conventions/cidr.ts';
 import { SSH_CA_KIND, type SshCaRecord } from './certificate-authorities.ts';
 import { parseSshPublicKey, signSshCertificate, SSH_KEY_TYPES, SshKeyError, type SshKeyType } from './ssh-keys.ts';
+import { SSH_ERRORS } from './errors.ts';
 
 /**
  * SSH host certificates (/ssh_host_certificates) and SSH user certificates
@@ -86,7 +87,7 @@ interface CertificateKind<S extends v.GenericSchema<unknown, Record<string, unkn
 
 async function requireCa(ctx: OperationContext, id: string): Promise<SshCaRecord> {
   const ca = await ctx.tx.get(scopeOf(ctx, SSH_CA_KIND), id);
-  if (!ca) throw new ApiError(ERRORS.SSH_CA_NOT_FOUND, `ssh_certificate_authority_id: SSH certificate authority '${id}' was not found`, { id });
+  if (!ca) throw new ApiError(SSH_ERRORS.SSH_CA_NOT_FOUND, `ssh_certificate_authority_id: SSH certificate authority '${id}' was not found`, { id });
   return ca as SshCaRecord;
 }
 
@@ -99,7 +100,7 @@ function certificateResource<S extends v.GenericSchema<unknown, Record<string, u
     path: `/${kind.name}`,
     listKey: kind.name,
     event: kind.event,
-    notFoundError: ERRORS.SSH_CERT_NOT_FOUND,
+    notFoundError: SSH_ERRORS.SSH_CERT_NOT_FOUND,
     createSchema: kind.schema,
     updateSchema: CertUpdate,
     storedFields: {
@@ -113,13 +114,13 @@ function certificateResource<S extends v.GenericSchema<unknown, Record<string, u
     references: (record) => [record.ssh_certificate_authority_id],
     async create(ctx, input: Record<string, any>, base) {
       if (input.public_key === undefined || input.public_key.trim() === '') {
-        throw new ApiError(ERRORS.SSH_PUBLIC_KEY_MISSING, 'public_key: the public key to sign is required');
+        throw new ApiError(SSH_ERRORS.SSH_PUBLIC_KEY_MISSING, 'public_key: the public key to sign is required');
       }
       let subject;
       try {
         subject = parseSshPublicKey(input.public_key);
       } catch (error) {
-        if (error instanceof SshKeyError) throw new ApiError(ERRORS.SSH_PUBLIC_KEY_INVALID, `public_key: ${error.message}`);
+        if (error instanceof SshKeyError) throw new ApiError(SSH_ERRORS.SSH_PUBLIC_KEY_INVALID, `public_key: ${error.message}`);
         throw error;
       }
       const ca = await requireCa(ctx, input.ssh_certificate_authority_id);
@@ -191,7 +192,7 @@ export const sshHostCertificates = certificateResource({
   prefix: 'shcrt',
   event: 'ssh_host_certificate',
   defaultValiditySeconds: YEAR,
-  durationError: ERRORS.SSH_HOST_CERT_DURATION,
+  durationError: SSH_ERRORS.SSH_HOST_CERT_DURATION,
   schema: v.strictObject(commonFields),
 });
 
@@ -202,6 +203,6 @@ export const sshUserCertificates = certificateResource({
   prefix: 'sucrt',
   event: 'ssh_user_certificate',
   defaultValiditySeconds: DAY,
-  durationError: ERRORS.SSH_USER_CERT_DURATION,
+  durationError: SSH_ERRORS.SSH_USER_CERT_DURATION,
   schema: v.strictObject({ ...commonFields, critical_options: v.optional(criticalOptions), extensions: zeroIsUnset(extensions) }),
 });

@@ -1,4 +1,5 @@
 import { defineFamily } from '../../family.ts';
+import { SSH_ERRORS } from './errors.ts';
 import { sshCertificateAuthorities } from './certificate-authorities.ts';
 import { sshHostCertificates, sshUserCertificates } from './certificates.ts';
 import { sshCredentials } from './ssh-credentials.ts';
@@ -6,6 +7,7 @@ import { sshCredentials } from './ssh-credentials.ts';
 /** SSH: credentials (public keys agents connect with), certificate authorities and the certificates they sign. */
 export const sshFamily = defineFamily({
   name: 'ssh',
+  errors: SSH_ERRORS,
   kinds: {
     ssh_credentials: sshCredentials,
     ssh_certificate_authorities: sshCertificateAuthorities,
@@ -21,3 +23,5 @@ export const sshFamily = defineFamily({
 });
 
 export { SSH_CREDENTIAL_KIND, validSshPublicKey } from './ssh-credentials.ts';
+
+export { SSH_ERRORS } from './errors.ts';

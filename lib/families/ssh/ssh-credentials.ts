@@ -5,6 +5,7 @@ import { ownerReferences, resolveOwner } from '../../owners.ts';
 import { defineResource, type BaseRecord } from '../../resource.ts';
 import { CredentialUpdate, credentialFields, storedAcl, validAcl } from '../credentials/index.ts';
 import { parseSshPublicKey, SshKeyError } from './ssh-keys.ts';
+import { SSH_ERRORS } from './errors.ts';
 
 /**
  * SSH credentials (/ssh_credentials): public keys that agents authenticate with through the SSH
@@ -24,11 +25,11 @@ const SshCredentialCreate = v.strictObject({ ...credentialFields, public_key: v.
 
 /** Parses an SSH public key (authorized-keys line or PEM), mapping failures to 400s. */
 export function validSshPublicKey(text: string | undefined, field = 'public_key') {
-  if (text === undefined || text.trim() === '') fail('SSH_KEY_MISSING', `${field}: an SSH public key is required`);
+  if (text === undefined || text.trim() === '') fail(SSH_ERRORS.SSH_KEY_MISSING, `${field}: an SSH public key is required`);
   try {
     return parseSshPublicKey(text);
   } catch (error) {
-    if (error instanceof SshKeyError) throw new ApiError(ERRORS.SSH_KEY_INVALID, `${field}: ${error.message}`);
+    if (error instanceof SshKeyError) throw new ApiError(SSH_ERRORS.SSH_KEY_INVALID, `${field}: ${error.message}`);
     throw error;
   }
 }
@@ -53,7 +54,7 @@ export const sshCredentials = defineResource<SshCredentialRecord, typeof SshCred
   unique: [
     {
       field: 'fingerprint',
-      conflict: (_fingerprint, holder) => new ApiError(ERRORS.SSH_KEY_EXISTS, `public_key: this key is already registered on this account as '${holder}'`, { id: holder }),
+      conflict: (_fingerprint, holder) => new ApiError(SSH_ERRORS.SSH_KEY_EXISTS, `public_key: this key is already registered on this account as '${holder}'`, { id: holder }),
     },
   ],
   async create(ctx, input, base) {

@@ -1,12 +1,13 @@
 import { createPrivateKey, X509Certificate, type KeyObject } from 'node:crypto';
 import * as v from 'valibot';
 import { formatTime } from '../../conventions/clock.ts';
-import { ApiError, ERRORS, type ErrorName } from '../../conventions/errors.ts';
+import { ApiError, type ErrorSpec } from '../../conventions/errors.ts';
 import { description, limitBytes, metadata, refusedField, rfc3339 } from '../../conventions/fields.ts';
 import type { OperationContext } from '../../context.ts';
 import { defineResource, emitAudit, keepIndexes, respond, scopeOf, type BaseRecord } from '../../resource.ts';
 import { canonicalAddress } from '../../conventions/cidr.ts';
 import { extendedKeyUsages, keyUsages, pemBlocks } from '../certificate-authorities/index.ts';
+import { TLS_CERTIFICATES_ERRORS } from './errors.ts';
 
 /**
  * TLS certificates (/tls_certificates): a certificate chain (leaf first) and its private key,
@@ -63,8 +64,8 @@ const TlsCertificateUpdate = v.strictObject({
   private_key_pem: refusedField('cannot be changed; upload a new TLS certificate and point its users at it'),
 });
 
-function refuse(name: ErrorName, field: 'certificate_pem' | 'private_key_pem', message: string): never {
-  throw new ApiError(ERRORS[name], `${field}: ${message}`);
+function refuse(spec: ErrorSpec, field: 'certificate_pem' | 'private_key_pem', message: string): never {
+  throw new ApiError(spec, `${field}: ${message}`);
 }
 
 /** `C=DE\nO=Acme\, Inc\nCN=x` → the first value of each attribute, unescaped. */
@@ -93,23 +94,23 @@ function alternativeNames(cert: X509Certificate): TlsCertificateFields['subject_
 function readChain(pem: string): X509Certificate[] {
   const blocks = pemBlocks(pem);
   const key = blocks.find((block) => block.type.endsWith('PRIVATE KEY'));
-  if (key) refuse('TLS_CERTIFICATE_IS_KEY', 'certificate_pem', `holds a ${key.type} block: send the private key in private_key_pem and the certificates here`);
-  if (blocks.length === 0) refuse('TLS_CERTIFICATE_MISSING', 'certificate_pem', 'no PEM-encoded certificate found (expected -----BEGIN CERTIFICATE----- … -----END CERTIFICATE-----)');
+  if (key) refuse(TLS_CERTIFICATES_ERRORS.TLS_CERTIFICATE_IS_KEY, 'certificate_pem', `holds a ${key.type} block: send the private key in private_key_pem and the certificates here`);
+  if (blocks.length === 0) refuse(TLS_CERTIFICATES_ERRORS.TLS_CERTIFICATE_MISSING, 'certificate_pem', 'no PEM-encoded certificate found (expected -----BEGIN CERTIFICATE----- … -----END CERTIFICATE-----)');
   const wrong = blocks.find((block) => block.type !== 'CERTIFICATE');
-  if (wrong) refuse('TLS_PEM_WRONG_TYPE', 'certificate_pem', `holds a PEM block of type ${JSON.stringify(wrong.type)}; only "CERTIFICATE" blocks belong here`);
-  if (blocks.some((block) => /^[\w-]+:/m.test(block.body))) refuse('TLS_PEM_HEADERS', 'certificate_pem', 'PEM headers (such as Proc-Type:) are not allowed');
+  if (wrong) refuse(TLS_CERTIFICATES_ERRORS.TLS_PEM_WRONG_TYPE, 'certificate_pem', `holds a PEM block of type ${JSON.stringify(wrong.type)}; only "CERTIFICATE" blocks belong here`);
+  if (blocks.some((block) => /^[\w-]+:/m.test(block.body))) refuse(TLS_CERTIFICATES_ERRORS.TLS_PEM_HEADERS, 'certificate_pem', 'PEM headers (such as Proc-Type:) are not allowed');
   const chain = blocks.map((block, index) => {
     try {
       return new X509Certificate(`-----BEGIN CERTIFICATE-----${block.body}-----END CERTIFICATE-----\n`);
     } catch (error) {
-      return refuse('TLS_CERTIFICATE_UNPARSEABLE', 'certificate_pem', `certificate ${index + 1} is not a readable X.509 certificate (${(error as Error).message})`);
+      return refuse(TLS_CERTIFICATES_ERRORS.TLS_CERTIFICATE_UNPARSEABLE, 'certificate_pem', `certificate ${index + 1} is not a readable X.509 certificate (${(error as Error).message})`);
     }
   });
   for (let i = 0; i + 1 < chain.length; i++) {
     const [cert, issuer] = [chain[i]!, chain[i + 1]!];
     if (!cert.checkIssued(issuer) || !cert.verify(issuer.publicKey)) {
       const names = chain.map((c) => JSON.stringify(distinguishedName(c.subject).CN ?? c.subject)).join(', ');
-      refuse('TLS_CHAIN_ORDER', 'certificate_pem', `the chain holds [${names}] in this order (leaf first), but certificate ${i + 1} is not signed by certificate ${i + 2}`);
+      refuse(TLS_CERTIFICATES_ERRORS.TLS_CHAIN_ORDER, 'certificate_pem', `the chain holds [${names}] in this order (leaf first), but certificate ${i + 1} is not signed by certificate ${i + 2}`);
     }
   }
   return chain;
@@ -121,22 +122,22 @@ const KEY_BLOCK_TYPES = new Set(['PRIVATE KEY', 'RSA PRIVATE KEY', 'EC PRIVATE K
 /** Reads the key; messages never quote it. */
 function readKey(pem: string): { key: KeyObject; type: TlsCertificateFields['private_key_type'] } {
   const blocks = pemBlocks(pem).filter((block) => block.type !== 'EC PARAMETERS');
-  if (blocks.some((block) => block.type === 'CERTIFICATE')) refuse('TLS_KEY_IS_CERTIFICATE', 'private_key_pem', 'holds a CERTIFICATE block: send the certificate in certificate_pem and the private key here');
-  if (blocks.length === 0) refuse('TLS_PRIVATE_KEY_MISSING', 'private_key_pem', 'no PEM-encoded private key found (expected -----BEGIN PRIVATE KEY----- … -----END PRIVATE KEY-----)');
+  if (blocks.some((block) => block.type === 'CERTIFICATE')) refuse(TLS_CERTIFICATES_ERRORS.TLS_KEY_IS_CERTIFICATE, 'private_key_pem', 'holds a CERTIFICATE block: send the certificate in certificate_pem and the private key here');
+  if (blocks.length === 0) refuse(TLS_CERTIFICATES_ERRORS.TLS_PRIVATE_KEY_MISSING, 'private_key_pem', 'no PEM-encoded private key found (expected -----BEGIN PRIVATE KEY----- … -----END PRIVATE KEY-----)');
   if (blocks.some((block) => block.type === 'ENCRYPTED PRIVATE KEY' || /^Proc-Type:.*ENCRYPTED/m.test(block.body))) {
-    refuse('TLS_PRIVATE_KEY_ENCRYPTED', 'private_key_pem', 'the private key is encrypted; upload it without a passphrase');
+    refuse(TLS_CERTIFICATES_ERRORS.TLS_PRIVATE_KEY_ENCRYPTED, 'private_key_pem', 'the private key is encrypted; upload it without a passphrase');
   }
-  if (blocks.length > 1) refuse('TLS_PRIVATE_KEY_UNSUPPORTED', 'private_key_pem', `holds ${blocks.length} PEM blocks; send exactly one private key`);
+  if (blocks.length > 1) refuse(TLS_CERTIFICATES_ERRORS.TLS_PRIVATE_KEY_UNSUPPORTED, 'private_key_pem', `holds ${blocks.length} PEM blocks; send exactly one private key`);
   const block = blocks[0]!;
-  if (!KEY_BLOCK_TYPES.has(block.type)) refuse('TLS_PRIVATE_KEY_UNSUPPORTED', 'private_key_pem', `a PEM block of type ${JSON.stringify(block.type)} is not a supported private key (PRIVATE KEY, RSA PRIVATE KEY or EC PRIVATE KEY)`);
+  if (!KEY_BLOCK_TYPES.has(block.type)) refuse(TLS_CERTIFICATES_ERRORS.TLS_PRIVATE_KEY_UNSUPPORTED, 'private_key_pem', `a PEM block of type ${JSON.stringify(block.type)} is not a supported private key (PRIVATE KEY, RSA PRIVATE KEY or EC PRIVATE KEY)`);
   let key: KeyObject;
   try {
     key = createPrivateKey({ key: `-----BEGIN ${block.type}-----${block.body}-----END ${block.type}-----\n`, format: 'pem' });
   } catch {
-    return refuse('TLS_PRIVATE_KEY_UNSUPPORTED', 'private_key_pem', `the ${block.type} block is not a readable private key`);
+    return refuse(TLS_CERTIFICATES_ERRORS.TLS_PRIVATE_KEY_UNSUPPORTED, 'private_key_pem', `the ${block.type} block is not a readable private key`);
   }
   const type = KEY_TYPES[key.asymmetricKeyType ?? ''];
-  if (!type) refuse('TLS_PRIVATE_KEY_UNSUPPORTED', 'private_key_pem', `keys of type ${key.asymmetricKeyType} are not supported (rsa, ecdsa or ed25519)`);
+  if (!type) refuse(TLS_CERTIFICATES_ERRORS.TLS_PRIVATE_KEY_UNSUPPORTED, 'private_key_pem', `keys of type ${key.asymmetricKeyType} are not supported (rsa, ecdsa or ed25519)`);
   return { key, type };
 }
 
@@ -145,7 +146,7 @@ export function parseTlsCertificate(certificatePem: string, privateKeyPem: strin
   const chain = readChain(certificatePem);
   const { key, type } = readKey(privateKeyPem);
   const leaf = chain[0]!;
-  if (!leaf.checkPrivateKey(key)) refuse('TLS_KEY_MISMATCH', 'private_key_pem', `does not belong to the certificate ${JSON.stringify(distinguishedName(leaf.subject).CN ?? leaf.subject)} (the first one in certificate_pem)`);
+  if (!leaf.checkPrivateKey(key)) refuse(TLS_CERTIFICATES_ERRORS.TLS_KEY_MISMATCH, 'private_key_pem', `does not belong to the certificate ${JSON.stringify(distinguishedName(leaf.subject).CN ?? leaf.subject)} (the first one in certificate_pem)`);
   const subject = distinguishedName(leaf.subject);
   return {
     certificate_pem: certificatePem,
@@ -176,7 +177,7 @@ export const tlsCertificates = defineResource<TlsCertificateRecord, typeof TlsCe
   listKey: 'tls_certificates',
   filterable: true,
   event: 'tls_certificate',
-  notFoundError: ERRORS.TLS_CERTIFICATE_NOT_FOUND,
+  notFoundError: TLS_CERTIFICATES_ERRORS.TLS_CERTIFICATE_NOT_FOUND,
   createSchema: TlsCertificateCreate,
   updateSchema: TlsCertificateUpdate,
   storedFields: {

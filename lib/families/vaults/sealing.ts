@@ -2,6 +2,7 @@ import { createCipheriv, createDecipheriv, createHmac, randomBytes, timingSafeEq
 import type { OperationContext, Services } from '../../context.ts';
 import { ApiError, ERRORS } from '../../conventions/errors.ts';
 import { INSTANCE_SCOPE, type StoreReader, type StoreTransaction } from '../../store.ts';
+import { VAULTS_ERRORS } from './errors.ts';
 
 /**
  * Secret values at rest: sealed with AES-256-GCM, never hashed, because a secret exists to be read
@@ -66,7 +67,7 @@ export function parseSecretsKey(key: Uint8Array | string): Uint8Array {
 const keyCheck = (key: Uint8Array) => createHmac('sha256', key).update('burrow secrets key check v1').digest('hex');
 
 function mismatch(message: string): never {
-  throw new ApiError(ERRORS.SECRETS_KEY_MISMATCH, `secrets key: ${message}; secret values cannot be sealed or opened until the servers of this state share one key`);
+  throw new ApiError(VAULTS_ERRORS.SECRETS_KEY_MISMATCH, `secrets key: ${message}; secret values cannot be sealed or opened until the servers of this state share one key`);
 }
 
 /** The key of this state, given what the store keeps about it; undefined while none was made. Throws on a mismatch. */

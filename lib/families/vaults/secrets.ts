@@ -11,6 +11,7 @@ import { LIMITS, limitNote } from '../../limits.ts';
 import type { StoreReader } from '../../store.ts';
 import { sealSecretValue, unsealSecretValue, type SealedValue } from './sealing.ts';
 import { actorOf, NAME_CHARACTERS, SECRET_KIND, VAULT_KIND, vaults, type VaultRecord } from './vaults.ts';
+import { VAULTS_ERRORS } from './errors.ts';
 
 /**
  * Secrets (/vault_secrets, vendor API 0.15): a named value in a vault. The value is write-only: it
@@ -38,19 +39,19 @@ const SECRET_NAME_MAX = 255;
 
 const secretName = v.pipe(
   v.string(),
-  v.check((name) => name !== '', coded('SECRET_NAME_EMPTY', 'must not be empty')),
-  v.check((name) => NAME_CHARACTERS.test(name), (issue) => coded('SECRET_NAME_INVALID', `${JSON.stringify(issue.input)} is not a secret name: use only the characters a-z, A-Z, 0-9, _, / and .`)),
-  v.check((name) => name.length <= SECRET_NAME_MAX, (issue) => coded('SECRET_NAME_TOO_LONG', `must be at most ${SECRET_NAME_MAX} characters (got ${issue.input.length})`)),
+  v.check((name) => name !== '', coded(VAULTS_ERRORS.SECRET_NAME_EMPTY, 'must not be empty')),
+  v.check((name) => NAME_CHARACTERS.test(name), (issue) => coded(VAULTS_ERRORS.SECRET_NAME_INVALID, `${JSON.stringify(issue.input)} is not a secret name: use only the characters a-z, A-Z, 0-9, _, / and .`)),
+  v.check((name) => name.length <= SECRET_NAME_MAX, (issue) => coded(VAULTS_ERRORS.SECRET_NAME_TOO_LONG, `must be at most ${SECRET_NAME_MAX} characters (got ${issue.input.length})`)),
 );
 
 // Messages about a value never quote it: only its emptiness or its size.
 const secretValue = v.pipe(
   v.string(),
   v.metadata({ writeOnly: true, description: 'The secret value: write-only (never answered), at most 64 KiB.' }),
-  v.check((value) => value !== '', coded('SECRET_VALUE_EMPTY', 'must not be empty')),
+  v.check((value) => value !== '', coded(VAULTS_ERRORS.SECRET_VALUE_EMPTY, 'must not be empty')),
   v.check(
     (value) => Buffer.byteLength(value, 'utf8') <= LIMITS.secret_value_bytes.value,
-    (issue) => coded('SECRET_VALUE_TOO_LARGE', `must be at most ${LIMITS.secret_value_bytes.value} bytes (got ${Buffer.byteLength(issue.input, 'utf8')}) ${limitNote('secret_value_bytes')}`),
+    (issue) => coded(VAULTS_ERRORS.SECRET_VALUE_TOO_LARGE, `must be at most ${LIMITS.secret_value_bytes.value} bytes (got ${Buffer.byteLength(issue.input, 'utf8')}) ${limitNote('secret_value_bytes')}`),
   ),
 );
 
@@ -76,14 +77,14 @@ const SecretUpdate = v.strictObject({
 async function vaultNamed(ctx: OperationContext, input: { vault_id?: string | undefined; vault_name?: string | undefined }): Promise<VaultRecord> {
   const byId = input.vault_id === undefined ? undefined : ((await ctx.tx.get({ account: ctx.account, kind: VAULT_KIND }, input.vault_id)) as VaultRecord | undefined);
   if (input.vault_id !== undefined && !byId) {
-    throw new ApiError(ERRORS.SECRET_VAULT_NOT_FOUND, `vault_id: vault '${input.vault_id}' was not found`, { id: input.vault_id });
+    throw new ApiError(VAULTS_ERRORS.SECRET_VAULT_NOT_FOUND, `vault_id: vault '${input.vault_id}' was not found`, { id: input.vault_id });
   }
   if (input.vault_name === undefined) {
-    if (!byId) fail('SECRET_VAULT_MISSING', 'vault_id: is required (or vault_name, the name of the vault)');
+    if (!byId) fail(VAULTS_ERRORS.SECRET_VAULT_MISSING, 'vault_id: is required (or vault_name, the name of the vault)');
     return byId;
   }
   const byName = (await findByUnique(ctx.tx, ctx.account, VAULT_KIND, 'name', input.vault_name)) as VaultRecord | undefined;
-  if (!byName) throw new ApiError(ERRORS.SECRET_VAULT_NAME_NOT_FOUND, `vault_name: no vault is named ${JSON.stringify(input.vault_name)}`, { name: input.vault_name });
+  if (!byName) throw new ApiError(VAULTS_ERRORS.SECRET_VAULT_NAME_NOT_FOUND, `vault_name: no vault is named ${JSON.stringify(input.vault_name)}`, { name: input.vault_name });
   if (byId && byId.id !== byName.id) {
     fail('INVALID_FIELD', `vault_name: names vault '${byName.id}', but vault_id is '${byId.id}'; send one of them`);
   }
@@ -119,7 +120,7 @@ export const secrets = defineResource<SecretRecord, typeof SecretCreate, typeof 
   unique: [
     {
       field: 'name_in_vault',
-      conflict: (key, holder) => new ApiError(ERRORS.SECRET_NAME_EXISTS, `name: secret '${holder}' already has the name ${JSON.stringify(key.slice(key.indexOf('/') + 1))} in this vault; secret names are unique within a vault`, { id: holder }),
+      conflict: (key, holder) => new ApiError(VAULTS_ERRORS.SECRET_NAME_EXISTS, `name: secret '${holder}' already has the name ${JSON.stringify(key.slice(key.indexOf('/') + 1))} in this vault; secret names are unique within a vault`, { id: holder }),
     },
   ],
   references: (record) => [record.vault_id],

@@ -5,6 +5,7 @@ import { coded, description, metadata, ownerId, rfc3339 } from '../../convention
 import { ApiError, ERRORS } from '../../conventions/errors.ts';
 import { referrersOf } from '../../references.ts';
 import { defineResource, scopeOf, type BaseRecord } from '../../resource.ts';
+import { VAULTS_ERRORS } from './errors.ts';
 
 /**
  * Vaults (/vaults, vendor API 0.15): named containers of secrets (secrets.ts). A name is unique in
@@ -30,8 +31,8 @@ const VAULT_NAME_MAX = 255;
 
 const vaultName = v.pipe(
   v.string(),
-  v.check((name) => name !== '', coded('VAULT_NAME_EMPTY', 'must not be empty')),
-  v.check((name) => NAME_CHARACTERS.test(name), (issue) => coded('VAULT_NAME_INVALID', `${JSON.stringify(issue.input)} is not a vault name: use only the characters a-z, A-Z, 0-9, _, / and .`)),
+  v.check((name) => name !== '', coded(VAULTS_ERRORS.VAULT_NAME_EMPTY, 'must not be empty')),
+  v.check((name) => NAME_CHARACTERS.test(name), (issue) => coded(VAULTS_ERRORS.VAULT_NAME_INVALID, `${JSON.stringify(issue.input)} is not a vault name: use only the characters a-z, A-Z, 0-9, _, / and .`)),
   v.check((name) => name.length <= VAULT_NAME_MAX, (issue) => `must be at most ${VAULT_NAME_MAX} characters (got ${issue.input.length})`),
 );
 
@@ -60,11 +61,11 @@ export const vaults = defineResource<VaultRecord, typeof VaultCreate, typeof Vau
   listKey: 'vaults',
   filterable: true,
   event: 'vault',
-  inUseError: ERRORS.VAULT_NOT_EMPTY,
+  inUseError: VAULTS_ERRORS.VAULT_NOT_EMPTY,
   createSchema: VaultCreate,
   updateSchema: VaultUpdate,
   storedFields: { updated_at: rfc3339, created_by: ownerId, last_updated_by: ownerId },
-  unique: [{ field: 'name', conflict: (name, holder) => new ApiError(ERRORS.VAULT_NAME_EXISTS, `name: vault '${holder}' is already named ${JSON.stringify(name)}; vault names are unique in an account`, { id: holder }) }],
+  unique: [{ field: 'name', conflict: (name, holder) => new ApiError(VAULTS_ERRORS.VAULT_NAME_EXISTS, `name: vault '${holder}' is already named ${JSON.stringify(name)}; vault names are unique in an account`, { id: holder }) }],
   create: (ctx, input, base) => ({ ...base, name: input.name, updated_at: base.created_at, created_by: actorOf(ctx), last_updated_by: actorOf(ctx) }),
   async update(ctx, record, patch) {
     const renamed = patch.name !== undefined && patch.name !== record.name;

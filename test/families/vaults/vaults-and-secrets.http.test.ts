@@ -320,7 +320,7 @@ describe('the sealing key', () => {
     await assert.rejects(api.burrow.revealSecretValue(api.accountId, two.id), /unable to authenticate|Unsupported state/);
   });
 
-  test('with an operator key the store keeps only a check value; servers with another key or none refuse (500, 9040)', async () => {
+  test('with an operator key the store keeps only a check value; servers with another key or none refuse (500, 9008)', async () => {
     const key = Buffer.alloc(32, 7);
     const keyed = await createTestInstance({ secretsKey: key.toString('base64') });
     const vault = (await keyed.request('POST', '/vaults', { name: 'v' })).body;
@@ -334,11 +334,11 @@ describe('the sealing key', () => {
     await assert.rejects(wrongKey.revealSecretValue(keyed.accountId, secret.id), /different secretsKey/);
     const wrong = await wrongKey.client(keyed.token).call('secrets.update', { params: { id: secret.id }, body: { value: 'x' } }).catch((error) => error);
     assert.equal(wrong.status, 500);
-    assert.equal(wrong.code, 9040);
+    assert.equal(wrong.code, 9008);
     assert.match(wrong.message, /different secretsKey/);
     assert.ok(!wrong.message.includes('x'.repeat(2)));
     const none = await createBurrow({ store: keyed.burrow.store }).client(keyed.token).call('secrets.create', { body: { name: 'T', value: 'v', vault_id: vault.id } }).catch((error) => error);
-    assert.equal(none.code, 9040);
+    assert.equal(none.code, 9008);
     assert.match(none.message, /sealed with an operator key/);
     const late = await createBurrow({ store: api.burrow.store, secretsKey: key }).client(api.token).call('secrets.create', { body: { name: 'T', value: 'v', vault_id: (await pythonVault('w')).id } });
     assert.equal(late.name, 'T', 'a state without secrets takes the first key it is given');

@@ -1,0 +1,15 @@
+import { errorSpec, type ErrorSpec } from '../../conventions/errors.ts';
+
+/**
+ * The error conditions of this family, with the vendor's catalogue numbers where it has one:
+ * Tunnel sessions, agent commands (vendor 800–810) and agent ingresses (6700–6711); Burrow's own range.
+ */
+export const AGENTS_ERRORS = {
+  AGENT_RESTART_UNSUPPORTED: errorSpec(804, 400),
+  AGENT_UPDATE_UNSUPPORTED: errorSpec(806, 400),
+  AGENT_NO_UPDATE: errorSpec(9010, 409),
+  AGENT_UPDATING: errorSpec(9011, 409),
+  AGENT_UPDATED_NOT_RESTARTED: errorSpec(9012, 409),
+  AGENT_CREDENTIAL_UNKNOWN: errorSpec(9013, 401),
+  AGENT_BIND_REFUSED: errorSpec(9014, 403),
+} as const satisfies Record<string, ErrorSpec>;
