@@ -118,10 +118,14 @@ export interface RecordCommand<R extends BaseRecord> {
 }
 
 /** Identity helper that keeps the definition's record type. */
+/** A definition as a family writes it: `path` defaults to `/<name>` and `listKey` to `<name>`, as for most kinds. */
+export type ResourceDefinitionInput<R extends BaseRecord, Create extends Schema, Update extends Schema> = Omit<ResourceDefinition<R, Create, Update>, 'path' | 'listKey'> &
+  Partial<Pick<ResourceDefinition<R, Create, Update>, 'path' | 'listKey'>>;
+
 export function defineResource<R extends BaseRecord, Create extends Schema = Schema, Update extends Schema = Schema>(
-  definition: ResourceDefinition<R, Create, Update>,
+  definition: ResourceDefinitionInput<R, Create, Update>,
 ): ResourceDefinition<R, Create, Update> {
-  return definition;
+  return { ...definition, path: definition.path ?? `/${definition.name}`, listKey: definition.listKey ?? definition.name };
 }
 
 /** The store scope of a kind in the caller's account. */

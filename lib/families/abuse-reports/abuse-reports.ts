@@ -67,8 +67,6 @@ export const abuseReports = defineResource<AbuseReportRecord, typeof AbuseReport
   label: 'abuse report',
   kind: ABUSE_REPORT_KIND,
   prefix: 'abrp',
-  path: '/abuse_reports',
-  listKey: 'abuse_reports',
   operations: ['create', 'get'],
   createSchema: AbuseReportCreate,
   updateSchema: NoFields,

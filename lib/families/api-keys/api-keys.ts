@@ -37,7 +37,6 @@ export const apiKeys = defineResource<ApiKeyRecord, typeof ApiKeyCreate, typeof 
   label: 'API key',
   kind: API_KEY_KIND,
   prefix: 'ak',
-  path: '/api_keys',
   listKey: 'keys',
   filterable: true,
   event: 'api_key',

@@ -44,8 +44,6 @@ export const botUsers = defineResource<BotRecord, typeof BotUserCreate, typeof B
   label: 'bot user',
   kind: OWNER_KINDS.bot.kind,
   prefix: OWNER_KINDS.bot.prefix,
-  path: '/bot_users',
-  listKey: 'bot_users',
   createSchema: BotUserCreate,
   updateSchema: BotUserUpdate,
   storedFields: { admin: v.optional(v.boolean()) },

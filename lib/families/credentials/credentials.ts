@@ -57,8 +57,6 @@ export const credentials = defineResource<CredentialRecord, typeof CredentialCre
   label: 'tunnel credential',
   kind: CREDENTIAL_KIND,
   prefix: 'cr',
-  path: '/credentials',
-  listKey: 'credentials',
   filterable: true,
   event: 'tunnel_credential',
   createSchema: CredentialCreate,

@@ -59,7 +59,6 @@ export const agentIngresses = defineResource<AgentIngressRecord, typeof IngressC
   label: 'agent ingress',
   kind: INGRESS_KIND,
   prefix: 'agin',
-  path: '/agent_ingresses',
   listKey: 'ingresses',
   filterable: true,
   event: 'agent_ingress',

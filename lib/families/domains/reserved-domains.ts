@@ -187,8 +187,6 @@ export const reservedDomains = defineResource<ReservedDomainRecord, typeof Domai
   label: 'reserved domain',
   kind: RESERVED_DOMAIN_KIND,
   prefix: 'rd',
-  path: '/reserved_domains',
-  listKey: 'reserved_domains',
   filterable: true,
   event: 'domain',
   inUseError: DOMAINS_ERRORS.RESERVED_DOMAIN_IN_USE,

@@ -238,8 +238,6 @@ export const endpoints = defineResource<EndpointRecord, typeof CloudEndpointCrea
   label: 'endpoint',
   kind: ENDPOINT_KIND,
   prefix: 'ep',
-  path: '/endpoints',
-  listKey: 'endpoints',
   filterable: true,
   operations: ['create', 'get', 'update', 'delete'],
   createSchema: CloudEndpointCreate,

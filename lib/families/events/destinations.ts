@@ -184,8 +184,6 @@ export const eventDestinations = defineResource<EventDestinationRecord, typeof D
   label: 'event destination',
   kind: 'event_destination',
   prefix: 'ed',
-  path: '/event_destinations',
-  listKey: 'event_destinations',
   filterable: true,
   event: 'event_destination',
   notFoundError: EVENTS_ERRORS.EVENT_DESTINATION_NOT_FOUND,

@@ -95,8 +95,6 @@ export const eventSubscriptions = defineResource<EventSubscriptionRecord, typeof
   label: 'event subscription',
   kind: SUBSCRIPTION_KIND,
   prefix: 'esb',
-  path: '/event_subscriptions',
-  listKey: 'event_subscriptions',
   filterable: true,
   event: 'event_subscription',
   notFoundError: EVENTS_ERRORS.EVENT_SUBSCRIPTION_NOT_FOUND,

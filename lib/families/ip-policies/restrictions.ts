@@ -55,8 +55,6 @@ export const ipRestrictions = defineResource<IpRestrictionRecord, typeof Restric
   label: 'IP restriction',
   kind: IP_RESTRICTION_KIND,
   prefix: 'ipx',
-  path: '/ip_restrictions',
-  listKey: 'ip_restrictions',
   filterable: true,
   event: 'ip_restriction',
   createSchema: RestrictionCreate,

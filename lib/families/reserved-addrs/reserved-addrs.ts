@@ -68,8 +68,6 @@ export const reservedAddrs = defineResource<ReservedAddrRecord, typeof AddrCreat
   label: 'reserved address',
   kind: RESERVED_ADDR_KIND,
   prefix: 'ra',
-  path: '/reserved_addrs',
-  listKey: 'reserved_addrs',
   filterable: true,
   event: 'tcp_address',
   createSchema: AddrCreate,

@@ -67,8 +67,6 @@ export const sshCertificateAuthorities = defineResource<SshCaRecord, typeof CaCr
   label: 'SSH certificate authority',
   kind: SSH_CA_KIND,
   prefix: 'sshca',
-  path: '/ssh_certificate_authorities',
-  listKey: 'ssh_certificate_authorities',
   filterable: true,
   event: 'ssh_certificate_authority',
   notFoundError: SSH_ERRORS.SSH_CA_NOT_FOUND,

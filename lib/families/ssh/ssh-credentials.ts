@@ -39,8 +39,6 @@ export const sshCredentials = defineResource<SshCredentialRecord, typeof SshCred
   label: 'SSH credential',
   kind: SSH_CREDENTIAL_KIND,
   prefix: 'sshcr',
-  path: '/ssh_credentials',
-  listKey: 'ssh_credentials',
   filterable: true,
   event: 'ssh_public_key',
   createSchema: SshCredentialCreate,

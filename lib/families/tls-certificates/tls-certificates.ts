@@ -173,8 +173,6 @@ export const tlsCertificates = defineResource<TlsCertificateRecord, typeof TlsCe
   label: 'TLS certificate',
   kind: TLS_CERTIFICATE_KIND,
   prefix: 'cert',
-  path: '/tls_certificates',
-  listKey: 'tls_certificates',
   filterable: true,
   event: 'tls_certificate',
   notFoundError: TLS_CERTIFICATES_ERRORS.TLS_CERTIFICATE_NOT_FOUND,

@@ -102,7 +102,6 @@ export const secrets = defineResource<SecretRecord, typeof SecretCreate, typeof 
   kind: SECRET_KIND,
   prefix: 'secret',
   path: '/vault_secrets',
-  listKey: 'secrets',
   filterable: true,
   event: 'secret',
   createSchema: SecretCreate,

@@ -57,8 +57,6 @@ export const vaults = defineResource<VaultRecord, typeof VaultCreate, typeof Vau
   label: 'vault',
   kind: VAULT_KIND,
   prefix: 'vault',
-  path: '/vaults',
-  listKey: 'vaults',
   filterable: true,
   event: 'vault',
   inUseError: VAULTS_ERRORS.VAULT_NOT_EMPTY,
