@@ -14,7 +14,8 @@ function sources(dir: string): string[] {
   });
 }
 
-const imports = (file: string) => [...readFileSync(join(root, file), 'utf8').matchAll(/^(?:import|export)[^'"]*?['"]([^'"]+)['"]/gm)].map((m) => m[1]!);
+/** The modules a file imports or re-exports from (`… from '…'`, and side-effect `import '…'`). */
+const imports = (file: string) => [...readFileSync(join(root, file), 'utf8').matchAll(/^(?:(?:import|export)\b[^'";]*?\bfrom\s*|import\s+)['"]([^'"]+)['"]/gm)].map((m) => m[1]!);
 
 /**
  * The files of lib/, adapters/ and bin/ that import each other in a loop, type-only imports

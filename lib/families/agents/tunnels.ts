@@ -17,7 +17,7 @@ import { addAgentEndpoint, removeAgentEndpoint } from '../endpoints/index.ts';
  * - the bound labels, if any: one labeled tunnel (no public URL, no protocol) with id `tn_` + the
  *   session's KSUID, which tunnel group backends match; its `backends` are those backends.
  *
- * Each domain or address tunnel has an agent endpoint (lib/resources/endpoints.ts) sharing its KSUID
+ * Each domain or address tunnel has an agent endpoint (lib/families/endpoints/agent-endpoints.ts) sharing its KSUID
  * (`tn_X` ↔ `ep_X`), as the vendor's examples show. A tunnel's `metadata` is its agent's, and
  * `forwards_to` is the agent's `forwards_to` (default `http://localhost:80` for HTTPS and labeled
  * tunnels, `localhost:80` for TCP ones). Tunnel records are stored like any resource, so listing

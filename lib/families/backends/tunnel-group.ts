@@ -16,7 +16,7 @@ import { BACKENDS_ERRORS } from './errors.ts';
  * Which tunnels are online is told by the agent simulator through `changeOnlineTunnels`: one record
  * per online tunnel, every backend is re-matched when it changes, and a backend created or updated
  * later is matched against it. Until the simulator reports labeled tunnels, `tunnels` is `[]`.
- * Each matched tunnel lists the backend in its own `backends` (lib/resources/tunnels.ts), kept in
+ * Each matched tunnel lists the backend in its own `backends` (lib/families/agents/tunnels.ts), kept in
  * step here on every change of either side.
  */
 

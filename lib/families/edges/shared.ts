@@ -24,7 +24,7 @@ import { EDGES_ERRORS } from './errors.ts';
  * domains covers, references that reservation (`reservations`), so the reservation is not deleted
  * while the edge uses it (446 for domains). The vendor requires every hostport to be reserved;
  * Burrow does not (yet), so edges on names nobody reserved keep working.
- * Each hostport is also an `edge` endpoint (lib/resources/endpoints.ts), kept in step here.
+ * Each hostport is also an `edge` endpoint (lib/families/endpoints/edge-endpoints.ts), kept in step here.
  */
 
 export interface EdgeRecord extends BaseRecord {

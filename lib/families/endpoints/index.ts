@@ -1,8 +1,11 @@
 import { defineFamily } from '../../family.ts';
 import { ENDPOINTS_ERRORS } from './errors.ts';
-import { ENDPOINT_OPERATIONS, endpoints } from './endpoints.ts';
+import { endpoints } from './endpoints.ts';
+import { ENDPOINT_OPERATIONS } from './list.ts';
 
-/** Endpoints: cloud endpoints (CRUD), agent endpoints and edge endpoints (read-only projections). */
+/**
+ * Endpoints: cloud endpoints (CRUD), agent endpoints and edge endpoints (read-only projections).
+ */
 export const endpointsFamily = defineFamily({
   name: 'endpoints',
   errors: ENDPOINTS_ERRORS,
@@ -11,6 +14,7 @@ export const endpointsFamily = defineFamily({
   examples: { endpoints: { body: (seed) => ({ url: `https://${seed.unique('endpoint')}.internal`, type: 'cloud', traffic_policy: '{}' }) } },
 });
 
-export { addAgentEndpoint, removeAgentEndpoint, syncEdgeEndpoints } from './endpoints.ts';
+export { addAgentEndpoint, removeAgentEndpoint } from './agent-endpoints.ts';
+export { syncEdgeEndpoints } from './edge-endpoints.ts';
 
 export { ENDPOINTS_ERRORS } from './errors.ts';

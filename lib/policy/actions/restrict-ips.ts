@@ -8,7 +8,7 @@ import { defineAction, enforce, errorEnd, lookUp, readConfig, type ActionContext
  * against the layer-4 client address (`conn.client_ip`), never X-Forwarded-For. As the vendor
  * documents it: an address passes when it matches at least one allowed CIDR and no denied one;
  * IP policies contribute their allow and deny rules. (The account's dashboard and agent IP
- * restrictions use Burrow's longest-prefix evaluation instead, lib/resources/ip-policies/cidr.ts.)
+ * restrictions use Burrow's longest-prefix evaluation instead, lib/conventions/cidr.ts.)
  * Denied: a 403 (ERR_NGROK_3205) on HTTP phases, the connection closed on on_tcp_connect.
  */
 
