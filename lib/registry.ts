@@ -40,8 +40,9 @@ export class Registry implements KindIndex {
     this.writeHooks = families.flatMap((family) => (family.writeHook ? [family.writeHook] : []));
     this.errors(); // refuses a family whose error table clashes, at start-up
     this.#byName = uniqueMap(this.kinds, (def) => def.name, 'name');
-    this.#byStoreKind = uniqueMap(this.kinds, (def) => def.kind, 'store kind');
-    this.#byPrefix = uniqueMap(this.kinds, (def) => def.prefix, 'id prefix');
+    const owningRecords = this.kinds.filter((def) => def.sameRecordsAs === undefined);
+    this.#byStoreKind = uniqueMap(owningRecords, (def) => def.kind, 'store kind');
+    this.#byPrefix = uniqueMap(owningRecords, (def) => def.prefix, 'id prefix');
     const reactions = new Map<string, Reaction[]>();
     for (const reaction of families.flatMap((family) => family.reactions ?? [])) reactions.set(reaction.kind, [...(reactions.get(reaction.kind) ?? []), reaction]);
     this.#reactions = reactions;

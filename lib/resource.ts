@@ -98,6 +98,13 @@ export interface ResourceDefinition<R extends BaseRecord = BaseRecord, Create ex
    * the reverse-reference index, so a page costs O(limit)).
    */
   readonly listedUnder?: { readonly parent: ResourceDefinition<any, any, any>; readonly segment: string; readonly operation: string };
+  /**
+   * The kind whose records this one serves under another name and path (the vendor renamed bot
+   * users to service users and serves both): same store kind, id prefix and rules. The registry
+   * finds records by store kind or id prefix through that kind alone, and snapshots check them
+   * with its definition.
+   */
+  readonly sameRecordsAs?: ResourceDefinition<any, any, any>;
 }
 
 /** A field whose value identifies one record of its kind in an account. */

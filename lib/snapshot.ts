@@ -60,7 +60,8 @@ export async function exportSnapshot(instance: Instance): Promise<Snapshot> {
 /** Replaces the whole state with `body` once every record of it passed the checks above. */
 export async function importSnapshot(instance: Instance, body: unknown): Promise<{ scopes: number; records: number }> {
   const snapshot = parseInput(SnapshotBody, body);
-  const definitions = instance.resources as readonly ResourceDefinition<any, any, any>[];
+  // A kind serving another's records (service users) is checked as that kind.
+  const definitions = (instance.resources as readonly ResourceDefinition<any, any, any>[]).filter((def) => def.sameRecordsAs === undefined);
   const existing = await instance.reader.scopes();
   return instance.perform(operatorIn(INSTANCE_SCOPE), async (ctx) => {
     const state = await checkSnapshot(ctx, definitions, snapshot);

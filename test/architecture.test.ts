@@ -114,8 +114,9 @@ describe('architecture', () => {
     for (const name of Object.keys(REGISTRY)) assert.ok(doc.includes(`\`${name}\``), `docs/embedding.md lists ${name}`);
   });
 
-  test('every resource kind has a unique prefix, path and operation ids', () => {
-    const prefixes = RESOURCES.map((r) => r.prefix);
+  test('every resource kind has a unique prefix (but one that serves the records of another), path and operation ids', () => {
+    const prefixes = RESOURCES.filter((r) => r.sameRecordsAs === undefined).map((r) => r.prefix);
+    for (const view of RESOURCES.filter((r) => r.sameRecordsAs)) assert.equal(view.prefix, view.sameRecordsAs!.prefix, view.name);
     assert.equal(new Set(prefixes).size, prefixes.length);
     const paths = RESOURCES.map((r) => r.path);
     assert.equal(new Set(paths).size, paths.length);

@@ -1,5 +1,6 @@
 
 import { abuseReportsFamily } from './abuse-reports/index.ts';
+import { aiGatewayApiKeysFamily } from './ai-gateway-api-keys/index.ts';
 import { agentsFamily } from './agents/index.ts';
 import { apiKeysFamily } from './api-keys/index.ts';
 import { applicationsFamily } from './applications/index.ts';
@@ -13,6 +14,7 @@ import { endpointsFamily } from './endpoints/index.ts';
 import { eventsFamily } from './events/index.ts';
 import { ipPoliciesFamily } from './ip-policies/index.ts';
 import { reservedAddrsFamily } from './reserved-addrs/index.ts';
+import { serviceUsersFamily } from './service-users/index.ts';
 import { sshFamily } from './ssh/index.ts';
 import { tlsCertificatesFamily } from './tls-certificates/index.ts';
 import { vaultsFamily } from './vaults/index.ts';
@@ -35,11 +37,13 @@ export const FAMILIES = [
   certificateAuthoritiesFamily,
   edgesFamily,
   botUsersFamily,
+  serviceUsersFamily,
   applicationsFamily,
   abuseReportsFamily,
   tlsCertificatesFamily,
   reservedAddrsFamily,
   vaultsFamily,
+  aiGatewayApiKeysFamily,
 ] as const;
 
 type UnionToIntersection<U> = (U extends unknown ? (k: U) => void : never) extends (k: infer I) => void ? I : never;

@@ -54,22 +54,24 @@ describe('/bot_users', () => {
     assert.equal(paused.body.active, false);
   });
 
-  test('refuses a missing, empty or oversized name, unknown fields and wrong types', async () => {
-    assertError(await api.request('POST', '/bot_users', {}), 400, 215, /^name: is required/);
-    assertError(await api.request('POST', '/bot_users', { name: '' }), 400, 215, /^name: must not be empty/);
-    assertError(await api.request('POST', '/bot_users', { name: 'x'.repeat(256) }), 400, 215, /^name: must be at most 255 bytes \(got 256\)/);
+  test('refuses a missing, empty or oversized name (4109, 4110), unknown fields and wrong types', async () => {
+    assertError(await api.request('POST', '/bot_users', {}), 400, 4109, /^name: must not be empty: a bot user needs a name/);
+    assertError(await api.request('POST', '/bot_users', { name: '' }), 400, 4109, /^name: must not be empty/);
+    assertError(await api.request('POST', '/bot_users', { name: 'x'.repeat(256) }), 400, 4110, /^name: must be at most 255 bytes \(got 256\)/);
+    assertError(await api.request('POST', '/bot_users', { name: 'é'.repeat(128) }), 400, 4110, /^name: must be at most 255 bytes \(got 256\)/);
+    assertError(await api.request('PATCH', `/bot_users/${(await createBot()).id}`, { name: '' }), 400, 4109, /^name: must not be empty/);
     assertError(await api.request('POST', '/bot_users', { name: 'a', description: 'd' }), 400, 214, /^description: unknown field; supported fields: name, active/);
     assertError(await api.request('POST', '/bot_users', { name: 'a', active: 'yes' }), 400, 215, /^active:/);
   });
 
-  test('only admins create, change or delete bots (403)', async () => {
+  test('only admins create, change or delete bots (403, 4111)', async () => {
     const bot = await createBot();
     const member = await api.burrow.createOwner(api.accountId, { name: 'member' });
     const key = await api.burrow.issueApiKey(api.accountId, member.id);
     const asMember = { token: key.token };
-    assertError(await api.request('POST', '/bot_users', { name: 'mine' }, asMember), 403, 628, /only admins may create bot users/);
-    assertError(await api.request('PATCH', `/bot_users/${bot.id}`, { active: false }, asMember), 403, 628, /only admins may change bot users/);
-    assertError(await api.request('DELETE', `/bot_users/${bot.id}`, undefined, asMember), 403, 628, /only admins may delete bot users/);
+    assertError(await api.request('POST', '/bot_users', { name: 'mine' }, asMember), 403, 4111, /only admins may create bot users/);
+    assertError(await api.request('PATCH', `/bot_users/${bot.id}`, { active: false }, asMember), 403, 4111, /only admins may change bot users/);
+    assertError(await api.request('DELETE', `/bot_users/${bot.id}`, undefined, asMember), 403, 4111, /only admins may delete bot users/);
     assert.equal((await api.request('GET', `/bot_users/${bot.id}`, undefined, asMember)).body.active, true);
   });
 
