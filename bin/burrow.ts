@@ -10,6 +10,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { isPostgresUrl, openStore } from '../adapters/stores/index.ts';
 import { createBurrow, ManualClock, parseRateLimit, type Store } from '../lib/index.ts';
 import { isRfc3339 } from '../lib/conventions/fields.ts';
+import { errorPrefixProblem } from '../lib/conventions/errors.ts';
 import { parseSecretsKey } from '../lib/families/vaults/index.ts';
 import { VERSION } from '../lib/version.ts';
 
@@ -32,6 +33,9 @@ Options:
                      wrote it (env BURROW_TRUST_PROXY): TRUSTED is a hop count (1: whatever
                      connects is a proxy) or a comma-separated list of addresses, CIDRs and
                      loopback, linklocal, uniquelocal; alone, the flag means loopback
+  --error-prefix PREFIX
+                     prefix of every error_code (default ERR_BURROW_; env BURROW_ERROR_PREFIX),
+                     e.g. ERR_NGROK_ for tools that match the vendor's codes; A-Z, 0-9 and _
   --rate-limit N/Ws  at most N API requests per W seconds per account, then 429 (off by default;
                      env BURROW_RATE_LIMIT), e.g. 120/60s as the vendor does
   --cors             answer CORS preflights and echo the Origin (for browser clients)
@@ -69,6 +73,7 @@ export function parseCli(argv: string[], env: NodeJS.ProcessEnv) {
       'api-key': { type: 'string' },
       'base-url': { type: 'string' },
       'trust-proxy': { type: 'string' },
+      'error-prefix': { type: 'string' },
       cors: { type: 'boolean' },
       'rate-limit': { type: 'string' },
       'operator-token': { type: 'string' },
@@ -114,6 +119,9 @@ export function parseCli(argv: string[], env: NodeJS.ProcessEnv) {
   } catch (error) {
     throw new Error(`--trust-proxy: ${(error as Error).message.replace(/^trust proxy: /, '')}`);
   }
+  const errorPrefix = values['error-prefix'] ?? env.BURROW_ERROR_PREFIX;
+  const prefixProblem = errorPrefix === undefined ? undefined : errorPrefixProblem(errorPrefix);
+  if (prefixProblem) throw new Error(`--error-prefix ${prefixProblem}`);
   return {
     help: values.help === true,
     version: values.version === true,
@@ -128,6 +136,7 @@ export function parseCli(argv: string[], env: NodeJS.ProcessEnv) {
     apiKey: values['api-key'] ?? env.BURROW_API_KEY,
     baseUrl,
     trustProxy,
+    errorPrefix,
     cors: values.cors === true,
     rateLimit: rateLimitText === undefined ? undefined : parseRateLimit(rateLimitText),
     quiet: values.quiet === true,
@@ -235,6 +244,7 @@ async function serve(settings: ReturnType<typeof parseCli>, store: Store): Promi
   const burrow = createBurrow({
     store,
     ...(settings.baseUrl ? { baseUrl: settings.baseUrl } : {}),
+    ...(settings.errorPrefix !== undefined ? { errorPrefix: settings.errorPrefix } : {}),
     ...(settings.clock ? { clock: new ManualClock(settings.clock) } : {}),
     ...(settings.seed !== undefined ? { seed: settings.seed } : {}),
     ...(settings.rateLimit ? { rateLimit: settings.rateLimit } : {}),

@@ -3,7 +3,7 @@ import { authenticate } from './auth.ts';
 import { CORE_CONTROL_OPERATIONS } from './control.ts';
 import { operatorIn, type Actor, type ControlOperation, type Instance, type Operation, type OperationContext, type OperationInput, type Principal, type RequestGuard, type RequestMeta, type ResourceKind, type Services } from './context.ts';
 import { systemClock, type Clock } from './conventions/clock.ts';
-import { ApiError, ERRORS } from './conventions/errors.ts';
+import { ApiError, errorPrefixProblem, ERRORS } from './conventions/errors.ts';
 import { cryptoRandom, IdFactory, seededRandom } from './conventions/ids.ts';
 import { guardKeys } from './key-guard.ts';
 import type { QueryParams } from './conventions/paging.ts';
@@ -88,6 +88,8 @@ export class BurrowCore<K extends FamilyKinds = FamilyKinds> implements Instance
     this.ids = options.seed === undefined ? new IdFactory(cryptoRandom, now) : new IdFactory(seededRandom(options.seed), now, { deterministic: true });
     this.#operationIds = options.seed === undefined ? this.ids : new IdFactory(seededRandom(`${options.seed}\u0000operations`), now);
     this.errorPrefix = options.errorPrefix ?? 'ERR_BURROW_';
+    const prefixProblem = errorPrefixProblem(this.errorPrefix);
+    if (prefixProblem) throw new Error(`burrow: errorPrefix ${prefixProblem}`);
     this.registry = new Registry(families, CORE_CONTROL);
     this.guards = options.rateLimit ? [rateLimitGuard(options.rateLimit, this.clock), ...this.registry.guards] : this.registry.guards;
     this.#byId = new Map(this.registry.operations.map((op) => [op.id, op]));

@@ -104,6 +104,16 @@ export function notFound(label: string, id: string, spec: ErrorSpec = ERRORS.NOT
   throw new ApiError(spec, `${label} '${id}' was not found`, { id });
 }
 
+/**
+ * Why `prefix` cannot begin `error_code` values, or undefined when it can: 1–32 characters of A–Z,
+ * 0–9 and `_`, starting with a letter (`ERR_NGROK_`, so that clients matching the vendor's codes
+ * match Burrow's). Codes are matched as text; anything else is more likely a mistake than a wish.
+ */
+export function errorPrefixProblem(prefix: string): string | undefined {
+  if (/^[A-Z][A-Z0-9_]{0,31}$/.test(prefix)) return undefined;
+  return `must be 1 to 32 characters of A-Z, 0-9 and _, starting with a letter, such as ERR_NGROK_ (got ${JSON.stringify(prefix)})`;
+}
+
 /** The wire envelope of an error. `prefix` is `ERR_BURROW_` unless configured otherwise. */
 export interface ErrorBody {
   error_code: string;

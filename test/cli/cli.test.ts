@@ -7,6 +7,7 @@ import { createInterface } from 'node:readline';
 import { promisify } from 'node:util';
 import { after, before, describe, test } from 'node:test';
 import { parseCli } from '../../bin/burrow.ts';
+import { exchange } from '../fixtures/raw-http.ts';
 import { startServer } from '../helpers.ts';
 
 const run = promisify(execFile);
@@ -21,7 +22,7 @@ after(() => rmSync(dir, { recursive: true, force: true }));
 describe('burrow serve', () => {
   test('--help lists every flag and exits 0', async () => {
     const { stdout } = await run(process.execPath, ['--import', 'tsx', BIN, '--help']);
-    for (const flag of ['--host', '--port', '--data', '--api-key', '--base-url', '--journal-size', '--trust-proxy', 'BURROW_JOURNAL_SIZE', 'BURROW_HOST', 'BURROW_PORT', 'BURROW_DATA', 'BURROW_API_KEY', 'BURROW_TRUST_PROXY']) {
+    for (const flag of ['--host', '--port', '--data', '--api-key', '--base-url', '--journal-size', '--trust-proxy', '--error-prefix', 'BURROW_JOURNAL_SIZE', 'BURROW_HOST', 'BURROW_PORT', 'BURROW_DATA', 'BURROW_API_KEY', 'BURROW_TRUST_PROXY', 'BURROW_ERROR_PREFIX']) {
       assert.ok(stdout.includes(flag), flag);
     }
   });
@@ -340,6 +341,32 @@ Server.prototype.listen = function (...args) { process.stdout.write('request lis
     assert.equal(trusted([], { BURROW_TRUST_PROXY: '10.0.0.0/8' }), '10.0.0.0/8');
     assert.equal(trusted(['--trust-proxy', '1'], { BURROW_TRUST_PROXY: '10.0.0.0/8' }), '1', 'the flag wins');
     assert.throws(() => trusted([], { BURROW_TRUST_PROXY: 'yes' }), /^Error: --trust-proxy: "yes" is not a hop count, an IP address, a CIDR or one of loopback, linklocal, uniquelocal$/);
+  });
+
+  test('--error-prefix or BURROW_ERROR_PREFIX: A-Z, 0-9 and _, starting with a letter; the flag wins', () => {
+    const prefix = (argv: string[], env: NodeJS.ProcessEnv = {}) => parseCli(argv, env).errorPrefix;
+    assert.equal(prefix([]), undefined);
+    assert.equal(prefix(['--error-prefix', 'ERR_NGROK_']), 'ERR_NGROK_');
+    assert.equal(prefix([], { BURROW_ERROR_PREFIX: 'E' }), 'E');
+    assert.equal(prefix(['--error-prefix=ERR_NGROK_'], { BURROW_ERROR_PREFIX: 'OTHER_' }), 'ERR_NGROK_');
+    for (const bad of ['', 'err_ngrok_', '_ERR', '9ERR', 'ERR NGROK', 'ERR-NGROK-', `E${'X'.repeat(32)}`]) {
+      assert.throws(() => prefix(['--error-prefix', bad]), /^Error: --error-prefix must be 1 to 32 characters of A-Z, 0-9 and _, starting with a letter, such as ERR_NGROK_ \(got ".*"\)$/, bad);
+    }
+    assert.throws(() => prefix([], { BURROW_ERROR_PREFIX: 'ngrok' }), /--error-prefix must be/);
+  });
+
+  test('--error-prefix on a live server: every error envelope, malformed requests too, carries the prefix', async () => {
+    const server = await startServer(['--quiet', '--error-prefix', 'ERR_NGROK_']);
+    try {
+      const missing = await server.request('GET', '/api_keys/ak_missing');
+      assert.equal(missing.status, 404);
+      assert.equal(missing.body.error_code, 'ERR_NGROK_9001');
+      assert.equal((await server.request('GET', '/api_keys', undefined, { token: null })).body.error_code, 'ERR_NGROK_200');
+      const raw = await exchange(Number(new URL(server.url).port), ['GET /api_keys HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n']);
+      assert.match(raw.toString('latin1'), /^HTTP\/1\.1 400 [^]*"error_code":"ERR_NGROK_9050"/);
+    } finally {
+      await server.stop();
+    }
   });
 
   test('--trust-proxy on a live server: the rightmost entry no trusted proxy wrote is the caller', async () => {

@@ -54,6 +54,7 @@ describe('start-up failures', () => {
       [['--bogus'], /^burrow: Unknown option '--bogus'/],
       [['--port', '70000'], /^burrow: --port must be a whole number from 0 to 65535 \(got 70000\)$/],
       [['--trust-proxy', '10.0.0.1/8'], /^burrow: --trust-proxy: "10\.0\.0\.1\/8" is not a hop count, an IP address, a CIDR or one of loopback, linklocal, uniquelocal \(did you mean 10\.0\.0\.0\/8\?\)$/],
+      [['--error-prefix', 'ngrok'], /^burrow: --error-prefix must be 1 to 32 characters of A-Z, 0-9 and _, starting with a letter, such as ERR_NGROK_ \(got "ngrok"\)$/],
       [['--secrets-key-file', join(dir, 'missing.key')], /^burrow: --secrets-key-file .*missing\.key: ENOENT/],
     ] as const) {
       const result = await burrow(['--port', '0', ...args]);
