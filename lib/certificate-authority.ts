@@ -1,4 +1,4 @@
-import { createPrivateKey, generateKeyPair, randomBytes, X509Certificate } from 'node:crypto';
+import { createPrivateKey, generateKeyPair, randomBytes, X509Certificate, type KeyObject } from 'node:crypto';
 import { promisify } from 'node:util';
 import {
   authorityKeyIdentifier,
@@ -119,4 +119,37 @@ export async function signServerCertificate(
     ],
   });
   return { certificatePem: certificatePem(der), privateKeyPem: privateKey.export({ type: 'pkcs8', format: 'pem' }).toString() };
+}
+
+/**
+ * Signs a client certificate (extKeyUsage clientAuth) for a key someone else holds, such as the
+ * key of a certificate signing request (conventions/x509.ts `readCertificationRequest`), named
+ * `commonName`, valid for `validDays` from `now`. `serial` gives the serial number's bytes (an
+ * instance's seeded bytes in deterministic mode); random by default.
+ */
+export function signClientCertificate(
+  ca: CertificateAuthority,
+  options: { now: Date; publicKey: KeyObject; commonName: string; validDays: number; serial?: Uint8Array },
+): { certificatePem: string; notBefore: Date; notAfter: Date } {
+  const caDer = certificateDer(ca.certificatePem);
+  const caKeyIdentifier = certificateKeyIdentifier(caDer);
+  const notBefore = new Date(options.now.getTime() - BACKDATE_MS);
+  const notAfter = new Date(options.now.getTime() + options.validDays * DAY_MS);
+  const der = buildCertificate({
+    serial: options.serial ?? randomBytes(16),
+    issuer: certificateSubject(caDer),
+    subject: distinguishedName([[NAME_ATTRIBUTES.commonName, options.commonName]]),
+    notBefore,
+    notAfter,
+    publicKey: options.publicKey,
+    signingKey: createPrivateKey(ca.privateKeyPem),
+    extensions: [
+      basicConstraints(false),
+      keyUsage('digitalSignature'),
+      extendedKeyUsage('clientAuth'),
+      subjectKeyIdentifier(options.publicKey),
+      ...(caKeyIdentifier ? [authorityKeyIdentifier(caKeyIdentifier)] : []),
+    ],
+  });
+  return { certificatePem: certificatePem(der), notBefore, notAfter };
 }

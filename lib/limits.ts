@@ -100,6 +100,7 @@ export const LIMITS = {
   ca_pem_bytes: { value: 32 * KIB, unit: 'bytes', bounds: '`ca_pem` of a certificate authority', errors: ['CA_PEM_TOO_LARGE'] },
   certificate_pem_bytes: { value: 64 * KIB, unit: 'bytes', bounds: '`certificate_pem` of a TLS certificate', errors: ['INVALID_FIELD'] },
   private_key_pem_bytes: { value: 16 * KIB, unit: 'bytes', bounds: '`private_key_pem` of a TLS certificate', errors: ['INVALID_FIELD'] },
+  csr_pem_bytes: { value: 16 * KIB, unit: 'bytes', bounds: '`binding.csr` of a Kubernetes operator', errors: ['INVALID_FIELD'] },
   secret_value_bytes: { value: 64 * KIB, unit: 'bytes', bounds: '`value` of a vault secret', errors: ['SECRET_VALUE_TOO_LARGE'] },
   // The agent gateway (docs/agent-protocol.md): an agent past one of these loses its own session (GOAWAY naming the limit).
   agent_frame_bytes: { value: 256 * KIB, unit: 'bytes', bounds: 'the body of one muxado frame from an agent (a DATA frame never exceeds a stream window)', errors: [] },

@@ -69,13 +69,29 @@ export function compileListFilter(ctx: OperationContext, filter: string): Compil
  * the id of the last of them, and whether an older record matches too (or may, when the page ran
  * out of its budget).
  */
-export async function filteredPage<R extends StoredRecord>(
+export function filteredPage<R extends StoredRecord>(
   ctx: OperationContext,
   scope: Scope,
   page: PageRequest & { filter: string },
   respond: (record: R) => Record<string, unknown>,
 ): Promise<{ items: Record<string, unknown>[]; lastId: string | undefined; hasMore: boolean }> {
-  const matches = compileListFilter(ctx, page.filter);
+  return scanPage(ctx, scope, page, respond, compileListFilter(ctx, page.filter), 'filter');
+}
+
+/**
+ * One page of `scope` scanned as `filteredPage` scans (batches, the same budget), keeping the
+ * records whose response `matches` (a predicate with its evaluation cost in syntax nodes, such as
+ * a compiled filter or a Kubernetes operator's endpoint selectors); `what` names the condition in
+ * the 400 of a page that runs out of budget before a match.
+ */
+export async function scanPage<R extends StoredRecord>(
+  ctx: OperationContext,
+  scope: Scope,
+  page: PageRequest,
+  respond: (record: R) => Record<string, unknown>,
+  matches: CompiledFilter,
+  what: string,
+): Promise<{ items: Record<string, unknown>[]; lastId: string | undefined; hasMore: boolean }> {
   const budget = LIMITS.filter_page_cost.value;
   const perRecord = matches.cost + FILTER_RECORD_COST;
   const items: Record<string, unknown>[] = [];
@@ -90,9 +106,9 @@ export async function filteredPage<R extends StoredRecord>(
         if (items.length > 0) return { items, lastId, hasMore: true };
         throw new ApiError(
           ERRORS.FILTER_INVALID,
-          `filter: no match among the ${scanned} records scanned for this page, and scanning one more would spend more than ${budget} cost units ` +
-            `at ${perRecord} a record (the filter's ${matches.cost} + ${FILTER_RECORD_COST}) ${limitNote('filter_page_cost')}; ` +
-            `narrow the filter, or continue the scan with before_id=${lastScanned}`,
+          `${what}: no match among the ${scanned} records scanned for this page, and scanning one more would spend more than ${budget} cost units ` +
+            `at ${perRecord} a record (the ${what}'s ${matches.cost} + ${FILTER_RECORD_COST}) ${limitNote('filter_page_cost')}; ` +
+            `narrow the ${what}, or continue the scan with before_id=${lastScanned}`,
           { last_scanned_id: lastScanned! },
         );
       }

@@ -1,9 +1,10 @@
-import { createHash, createPublicKey, sign, type KeyObject } from 'node:crypto';
+import { createHash, createPublicKey, sign, verify, type KeyObject } from 'node:crypto';
 
 /**
  * X.509 v3 certificates built in DER (RFC 5280), with keys and signatures from node:crypto, which
  * reads certificates but cannot make them. One builder for every certificate Burrow makes: the
  * simulated ACME issuer's and those of Burrow's own certificate authority (../certificate-authority.ts).
+ * Certificate signing requests (PKCS#10, RFC 2986) are read here too, for the CA to sign.
  *
  * Only what Burrow's certificates need is encoded: names as UTF8String attributes, validity,
  * the issuer's signature (ECDSA P-256/P-384 with SHA-256/384, RSA PKCS#1 v1.5 with SHA-256,
@@ -261,4 +262,65 @@ export function certificateDer(pem: string): Buffer {
   const match = /-----BEGIN CERTIFICATE-----([\s\S]+?)-----END CERTIFICATE-----/.exec(pem);
   if (!match) throw new TypeError('no PEM certificate found');
   return Buffer.from(match[1]!.replace(/\s+/g, ''), 'base64');
+}
+
+/** What a certificate signing request asks for, once its signature checked out. */
+export interface CertificationRequest {
+  /** The subject name, DER (an empty SEQUENCE when the request names none). */
+  readonly subject: Buffer;
+  /** The key to certify. */
+  readonly publicKey: KeyObject;
+}
+
+/** The signature algorithms a request may be signed with, by OID: their digests. */
+const REQUEST_SIGNATURES: ReadonlyMap<string, string | null> = new Map([
+  ['1.2.840.10045.4.3.2', 'sha256'],
+  ['1.2.840.10045.4.3.3', 'sha384'],
+  ['1.2.840.10045.4.3.4', 'sha512'],
+  ['1.2.840.113549.1.1.11', 'sha256'],
+  ['1.2.840.113549.1.1.12', 'sha384'],
+  ['1.2.840.113549.1.1.13', 'sha512'],
+  ['1.3.101.112', null],
+].map(([oid, digest]) => [objectIdentifier(oid!).toString('hex'), digest ?? null]));
+
+/**
+ * Reads a PEM certificate signing request and checks its self-signature (the requester holds the
+ * key it asks to have certified). Throws a TypeError saying what is wrong: not PEM, not a request,
+ * a signature algorithm other than ECDSA, RSA PKCS#1 v1.5 (SHA-256/384/512) or Ed25519, or a
+ * signature that does not verify.
+ */
+export function readCertificationRequest(pem: string): CertificationRequest {
+  const match = /-----BEGIN (NEW )?CERTIFICATE REQUEST-----([\s\S]+?)-----END (NEW )?CERTIFICATE REQUEST-----/.exec(pem);
+  if (!match) throw new TypeError('not a PEM certificate request (-----BEGIN CERTIFICATE REQUEST-----)');
+  const der = Buffer.from(match[2]!.replace(/\s+/g, ''), 'base64');
+  let info: Element, algorithm: Element, signature: Element, subject: Element, spki: Element, oid: Element;
+  try {
+    const outer = element(der, 0);
+    if (outer.tag !== 0x30 || outer.end !== der.length) throw new TypeError('not a DER SEQUENCE');
+    [info, algorithm, signature] = children(der, 0) as [Element, Element, Element];
+    const fields = children(der, info.start);
+    [, subject, spki] = fields as [Element, Element, Element];
+    [oid] = children(der, algorithm.start) as [Element];
+    if (fields.length < 3 || subject.tag !== 0x30 || spki.tag !== 0x30 || oid.tag !== 0x06 || signature.tag !== 0x03) throw new TypeError('fields missing or of the wrong type');
+  } catch (error) {
+    throw new TypeError(`not a PKCS#10 certificate request (${(error as Error).message})`);
+  }
+  const digest = REQUEST_SIGNATURES.get(der.subarray(oid.start, oid.end).toString('hex'));
+  if (digest === undefined) throw new TypeError('signed with an unsupported algorithm (use ECDSA, RSA with SHA-256/384/512, or Ed25519)');
+  let publicKey: KeyObject;
+  try {
+    publicKey = createPublicKey({ key: der.subarray(spki.start, spki.end), format: 'der', type: 'spki' });
+  } catch (error) {
+    throw new TypeError(`its public key cannot be read (${(error as Error).message})`);
+  }
+  const signed = der.subarray(info.start, info.end);
+  const signatureBytes = der.subarray(signature.contentStart + 1, signature.end);
+  let valid = false;
+  try {
+    valid = verify(digest, signed, publicKey, signatureBytes);
+  } catch {
+    valid = false;
+  }
+  if (!valid) throw new TypeError('its signature does not verify with the key it carries');
+  return { subject: Buffer.from(der.subarray(subject.start, subject.end)), publicKey };
 }

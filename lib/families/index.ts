@@ -13,6 +13,7 @@ import { edgesFamily } from './edges/index.ts';
 import { endpointsFamily } from './endpoints/index.ts';
 import { eventsFamily } from './events/index.ts';
 import { ipPoliciesFamily } from './ip-policies/index.ts';
+import { kubernetesOperatorsFamily } from './kubernetes-operators/index.ts';
 import { reservedAddrsFamily } from './reserved-addrs/index.ts';
 import { serviceUsersFamily } from './service-users/index.ts';
 import { sshFamily } from './ssh/index.ts';
@@ -44,6 +45,7 @@ export const FAMILIES = [
   reservedAddrsFamily,
   vaultsFamily,
   aiGatewayApiKeysFamily,
+  kubernetesOperatorsFamily,
 ] as const;
 
 type UnionToIntersection<U> = (U extends unknown ? (k: U) => void : never) extends (k: infer I) => void ? I : never;

@@ -40,7 +40,7 @@ const NEWER: Record<string, { method: string; path: string; body?: unknown; miss
 const PENDING_NEWER = new Set<string>([]);
 
 /** Go client v8 service packages that Burrow does not serve yet. */
-const PENDING_GO_V8 = new Set<string>(['kubernetes_operators']);
+const PENDING_GO_V8 = new Set<string>();
 
 function noRoute(res: { status: number; code: string }): boolean {
   return res.status === 404 && res.code === 'ERR_BURROW_9002';

@@ -152,6 +152,8 @@ async function sweep(api: TestInstance, keysDir: string): Promise<{ report: Repo
   await send('GET', `${sources}/api_key_created.v0`);
   await send('PATCH', `${sources}/api_key_created.v0`, {});
   await send('GET', `/vaults/${representatives.vault}/secrets`);
+  const bound = await send('GET', `/kubernetes_operators/${representatives.operator}/bound_endpoints`);
+  assert.equal(bound.body.endpoints.length, 1, 'the operator binds the kubernetes endpoint');
   await replaceEveryModule(api, representatives, send);
   return { report, checked };
 }

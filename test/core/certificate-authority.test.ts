@@ -7,8 +7,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { connect, createServer } from 'node:tls';
-import { checkCertificateAuthority, generateCertificateAuthority, signServerCertificate, type CertificateAuthority } from '../../lib/certificate-authority.ts';
-import { ipAddressBytes, tlv } from '../../lib/conventions/x509.ts';
+import { checkCertificateAuthority, generateCertificateAuthority, signClientCertificate, signServerCertificate, type CertificateAuthority } from '../../lib/certificate-authority.ts';
+import { ipAddressBytes, readCertificationRequest, tlv } from '../../lib/conventions/x509.ts';
+import { generateCertificateRequest } from '../fixtures/x509.ts';
 
 const NOW = new Date('2026-11-23T12:00:00Z');
 const HOUR = 3600 * 1000;
@@ -119,6 +120,39 @@ describe('signServerCertificate', () => {
     await assert.rejects(signServerCertificate(ca, { now: NOW, dnsNames: [] }), /at least one DNS name or IP address/);
     await assert.rejects(signServerCertificate(ca, { now: NOW, dnsNames: ['bad name'] }), /'bad name' is not a DNS name/);
     await assert.rejects(signServerCertificate(ca, { now: NOW, dnsNames: [], ipAddresses: ['300.1.1.1'] }), /'300\.1\.1\.1' is not an IP address/);
+  });
+});
+
+describe('readCertificationRequest and signClientCertificate', () => {
+  test("signs a client certificate for the request's key that openssl verifies for client use, by Burrow's CA and by an RSA one", async () => {
+    // The real time: openssl's RSA CA is valid from when it is made.
+    const now = new Date();
+    const request = generateCertificateRequest();
+    const { publicKey } = readCertificationRequest(request.csr);
+    for (const ca of [await generateCertificateAuthority({ now }), opensslRsaCa()]) {
+      const signed = signClientCertificate(ca, { now, publicKey, commonName: 'k8sop_x', validDays: 365 });
+      assert.deepEqual([signed.notBefore.getTime(), signed.notAfter.getTime()], [now.getTime() - HOUR, now.getTime() + 365 * DAY]);
+      const at = String(Math.floor((now.getTime() + DAY) / 1000));
+      assert.match(openssl({ 'ca.pem': ca.certificatePem, 'leaf.pem': signed.certificatePem }, 'verify', '-x509_strict', '-purpose', 'sslclient', '-attime', at, '-CAfile', 'ca.pem', 'leaf.pem'), /leaf\.pem: OK/);
+      assert.throws(() => openssl({ 'ca.pem': ca.certificatePem, 'leaf.pem': signed.certificatePem }, 'verify', '-purpose', 'sslserver', '-attime', at, '-CAfile', 'ca.pem', 'leaf.pem'), /unsuitable certificate purpose/);
+      assert.equal(new X509Certificate(signed.certificatePem).publicKey.export({ type: 'spki', format: 'pem' }), request.publicKey);
+    }
+  });
+
+  test('refuses what is not a request, a request with bytes after it, and one whose signature does not verify', () => {
+    const { csr } = generateCertificateRequest();
+    const der = Buffer.from(csr.replace(/-----[^-]+-----|\s/g, ''), 'base64');
+    const pem = (bytes: Buffer) => `-----BEGIN CERTIFICATE REQUEST-----\n${bytes.toString('base64')}\n-----END CERTIFICATE REQUEST-----\n`;
+    assert.throws(() => readCertificationRequest('-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----'), /^TypeError: not a PEM certificate request/);
+    assert.throws(() => readCertificationRequest(pem(der.subarray(0, 40))), /^TypeError: not a PKCS#10 certificate request \(truncated DER\)/);
+    assert.throws(() => readCertificationRequest(pem(Buffer.concat([der, Buffer.from([0])]))), /^TypeError: not a PKCS#10 certificate request \(not a DER SEQUENCE\)/);
+    assert.throws(() => readCertificationRequest(pem(tlv(0x30, tlv(0x02, Buffer.from([0]))))), /^TypeError: not a PKCS#10 certificate request/);
+    const forged = Buffer.from(der);
+    forged[forged.length - 3]! ^= 0x01;
+    assert.throws(() => readCertificationRequest(pem(forged)), /^TypeError: its signature does not verify with the key it carries/);
+    const renamed = Buffer.from(der);
+    renamed[renamed.indexOf(Buffer.from('2a8648ce3d040304', 'hex')) + 7] = 0x01;
+    assert.throws(() => readCertificationRequest(pem(renamed)), /^TypeError: signed with an unsupported algorithm/);
   });
 });
 
