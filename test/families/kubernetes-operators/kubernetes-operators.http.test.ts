@@ -4,7 +4,7 @@ import { createPublicKey, X509Certificate } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, beforeEach, describe, test } from 'node:test';
-import { GO_CLIENT_HEADERS } from '../../fixtures/client-dialects.ts';
+import { GO_CLIENT_HEADERS, PYTHON_CLIENT_HEADERS } from '../../fixtures/client-dialects.ts';
 import { tempDir } from '../../fixtures/openssh.ts';
 import { generateCertificateRequest, type TestCertificateRequest } from '../../fixtures/x509.ts';
 import { assertError, createTestInstance, OPERATOR_TOKEN, type TestInstance } from '../../helpers.ts';
@@ -85,6 +85,14 @@ describe('/kubernetes_operators', () => {
     assert.equal(res.status, 201, res.text);
     assert.deepEqual([res.body.enabled_features, res.body.region, res.body.binding], [['ingress'], 'global', null]);
     assert.equal((await asGo('POST', '/kubernetes_operators', { deployment: {}, region: 'eu' })).body.region, 'eu');
+  });
+
+  test('the zero values of a generated Python client (every keyword, "" and [] by default, None dropped) make an operator with no features in region global', async () => {
+    const res = await api.request('POST', '/kubernetes_operators', { description: '', metadata: '', enabled_features: [], region: '' }, { headers: PYTHON_CLIENT_HEADERS });
+    assert.equal(res.status, 201, res.text);
+    assert.deepEqual([res.body.enabled_features, res.body.region, res.body.deployment, res.body.binding], [[], 'global', { name: '', namespace: '', version: '', cluster_name: '' }, null]);
+    const updated = await api.request('PATCH', `/kubernetes_operators/${res.body.id}`, { id: res.body.id, description: 'py' }, { headers: PYTHON_CLIENT_HEADERS });
+    assert.deepEqual([updated.body.description, updated.body.region], ['py', 'global']);
   });
 
   test("the vendor's rules: 19002 for features, regions and a binding without the feature; 19001 for CSRs; 19003 for selectors", async () => {
