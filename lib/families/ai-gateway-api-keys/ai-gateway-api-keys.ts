@@ -104,12 +104,8 @@ export const aiGatewayApiKeys = defineResource<AiGatewayApiKeyRecord, typeof Cre
     return { ...record, endpoint_id, updated_at: formatTime(ctx.clock.now()), last_updated_by: await actorOf(ctx) };
   },
   toResponse: (ctx, record, base) => ({
-    id: base.id,
-    uri: base.uri,
-    created_at: base.created_at,
+    ...base,
     updated_at: record.updated_at,
-    description: base.description,
-    metadata: base.metadata,
     created_by: ownerRef(ctx.baseUrl, record.created_by),
     last_updated_by: ownerRef(ctx.baseUrl, record.last_updated_by),
     endpoint: refTo(ctx, ENDPOINTS, record.endpoint_id),

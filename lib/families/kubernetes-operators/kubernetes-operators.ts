@@ -230,12 +230,8 @@ export const kubernetesOperators = defineResource<KubernetesOperatorRecord, type
     };
   },
   toResponse: (ctx, record, base) => ({
-    id: base.id,
-    uri: base.uri,
-    created_at: base.created_at,
+    ...base,
     updated_at: record.updated_at,
-    description: base.description,
-    metadata: base.metadata,
     principal: ownerRef(ctx.baseUrl, record.principal_id),
     enabled_features: [...record.enabled_features],
     region: record.region,
