@@ -78,8 +78,6 @@ export const aiGatewayApiKeys = defineResource<AiGatewayApiKeyRecord, typeof Cre
   label: 'AI gateway API key',
   kind: AI_GATEWAY_API_KEY_KIND,
   prefix: 'aigk',
-  path: '/ai_gateway_api_keys',
-  listKey: 'ai_gateway_api_keys',
   notFoundError: ERRORS.AI_GATEWAY_KEY_NOT_FOUND,
   createSchema: Create,
   updateSchema: Update,

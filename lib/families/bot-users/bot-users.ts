@@ -51,8 +51,6 @@ function nameOf(label: string) {
 export interface BotKindNames {
   readonly name: string;
   readonly label: string;
-  readonly path: string;
-  readonly listKey: string;
   /** The list takes the vendor's CEL `filter` (the Go client v8 sends it on service users only). */
   readonly filterable?: boolean;
   /** The kind whose records these are, for the second view. */
@@ -89,4 +87,4 @@ export function botKind(names: BotKindNames) {
   });
 }
 
-export const botUsers = botKind({ name: 'bot_users', label: 'bot user', path: '/bot_users', listKey: 'bot_users' });
+export const botUsers = botKind({ name: 'bot_users', label: 'bot user' });

@@ -196,7 +196,6 @@ export const kubernetesOperators = defineResource<KubernetesOperatorRecord, type
   label: 'Kubernetes operator',
   kind: KUBERNETES_OPERATOR_KIND,
   prefix: 'k8sop',
-  path: '/kubernetes_operators',
   listKey: 'operators',
   createSchema: Create,
   updateSchema: Update,

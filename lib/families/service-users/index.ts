@@ -8,7 +8,7 @@ import { botKind, botUsers } from '../bot-users/index.ts';
  * rules (lib/families/bot-users/bot-users.ts); only the list takes the CEL `filter` here, as the Go
  * client v8 sends it.
  */
-export const serviceUsers = botKind({ name: 'service_users', label: 'service user', path: '/service_users', listKey: 'service_users', filterable: true, sameRecordsAs: botUsers });
+export const serviceUsers = botKind({ name: 'service_users', label: 'service user', filterable: true, sameRecordsAs: botUsers });
 
 export const serviceUsersFamily = defineFamily({
   name: 'service-users',
