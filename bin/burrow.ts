@@ -8,7 +8,8 @@ import { answerUnparsedRequests, createNodeListener } from '../adapters/http/nod
 import { compileTrustProxy } from '../adapters/http/trust-proxy.ts';
 import { createHash, randomBytes } from 'node:crypto';
 import { isPostgresUrl, openStore } from '../adapters/stores/index.ts';
-import { checkChosenToken, createBurrow, ManualClock, parseRateLimit, type Store } from '../lib/index.ts';
+import { startAgentGateway, type RunningAgentGateway } from '../adapters/agent-gateway/index.ts';
+import { checkCertificateAuthority, checkChosenToken, createBurrow, DEFAULT_SIMULATION, listenersOf, ManualClock, parseRateLimit, type CertificateAuthority, type Store } from '../lib/index.ts';
 import { watchLauncher } from './launcher-watch.ts';
 import { removeReadyFile, writeReadyFile } from './ready-file.ts';
 import { isRfc3339 } from '../lib/conventions/fields.ts';
@@ -62,6 +63,17 @@ Options:
                      when the server stops
   --keep-running     keep serving when the process that launched the server exits (by default
                      the server stops then: a killed npx burrow or test runner leaves none behind)
+  --agent-addr HOST:PORT
+                     also serve the vendor's agent protocol (TLS) here, port 0 for any free
+                     port (env BURROW_AGENT_ADDR; off unless given): the ngrok agent connects
+                     with server_addr HOST:PORT, a tunnel credential's token as its authtoken,
+                     and Burrow's CA (GET /_burrow/ca.pem) as its root CA
+  --public-host NAME another name agents reach the agent gateway by (env BURROW_PUBLIC_HOST);
+                     its certificate is valid for it too
+  --region REGION    the region of real agents' sessions (default us; env BURROW_REGION)
+  --ca-cert FILE, --ca-key FILE
+                     Burrow's CA (PEM certificate and private key) instead of the one it keeps
+                     in the state, generated on first start
   --quiet            no request log lines
   --log-format FMT   text (default) or json, for the request log and the start-up lines
   --version          print the version and exit
@@ -88,6 +100,11 @@ export function parseCli(argv: string[], env: NodeJS.ProcessEnv) {
       'journal-size': { type: 'string' },
       seed: { type: 'string' },
       'secrets-key-file': { type: 'string' },
+      'agent-addr': { type: 'string' },
+      'public-host': { type: 'string' },
+      region: { type: 'string' },
+      'ca-cert': { type: 'string' },
+      'ca-key': { type: 'string' },
       quiet: { type: 'boolean' },
       'ready-file': { type: 'string' },
       'keep-running': { type: 'boolean' },
@@ -133,7 +150,34 @@ export function parseCli(argv: string[], env: NodeJS.ProcessEnv) {
   const errorPrefix = values['error-prefix'] ?? env.BURROW_ERROR_PREFIX;
   const prefixProblem = errorPrefix === undefined ? undefined : errorPrefixProblem(errorPrefix);
   if (prefixProblem) throw new Error(`--error-prefix ${prefixProblem}`);
+  const agentAddrText = values['agent-addr'] ?? env.BURROW_AGENT_ADDR;
+  const agentAddr = agentAddrText === undefined ? undefined : parseHostPort(agentAddrText, '--agent-addr');
+  const region = values.region ?? env.BURROW_REGION;
+  if (region !== undefined && !DEFAULT_SIMULATION.regions.includes(region)) throw new Error(`--region must be one of ${DEFAULT_SIMULATION.regions.join(', ')} (got ${region})`);
+  const publicHost = values['public-host'] ?? env.BURROW_PUBLIC_HOST;
+  if (publicHost !== undefined && !/^[A-Za-z0-9.-]+$|^[0-9A-Fa-f:.]+$/.test(publicHost)) throw new Error(`--public-host must be a DNS name or an IP address (got ${publicHost})`);
+  if ((values['ca-cert'] === undefined) !== (values['ca-key'] === undefined)) throw new Error('--ca-cert and --ca-key go together: the CA certificate and its private key');
+  let certificateAuthority: CertificateAuthority | undefined;
+  if (values['ca-cert'] !== undefined) {
+    const read = (option: string, file: string) => {
+      try {
+        return readFileSync(file, 'utf8');
+      } catch (error) {
+        throw new Error(`${option} ${file}: ${(error as Error).message}`);
+      }
+    };
+    certificateAuthority = { certificatePem: read('--ca-cert', values['ca-cert']), privateKeyPem: read('--ca-key', values['ca-key']!) };
+    try {
+      checkCertificateAuthority(certificateAuthority);
+    } catch (error) {
+      throw new Error(`--ca-cert/--ca-key: ${(error as Error).message}`);
+    }
+  }
   return {
+    agentAddr,
+    publicHost,
+    region,
+    certificateAuthority,
     help: values.help === true,
     version: values.version === true,
     operatorToken: values['operator-token'] ?? env.BURROW_OPERATOR_TOKEN,
@@ -155,6 +199,14 @@ export function parseCli(argv: string[], env: NodeJS.ProcessEnv) {
     keepRunning: values['keep-running'] === true,
     logFormat,
   };
+}
+
+/** `HOST:PORT` (IPv6 hosts in brackets), port 0 for any free one. */
+function parseHostPort(text: string, option: string): { host: string; port: number } {
+  const match = /^(?:\[([0-9A-Fa-f:.]+)\]|([^:[\]]+)):(\d{1,5})$/.exec(text);
+  const port = Number(match?.[3]);
+  if (!match || port > 65535) throw new Error(`${option} must be HOST:PORT, e.g. 127.0.0.1:4443 or [::1]:0 (got ${text})`);
+  return { host: match[1] ?? match[2]!, port };
 }
 
 /** What `--trust-proxy` alone means: a proxy on the same machine (its connection comes from loopback). */
@@ -263,6 +315,7 @@ async function serve(settings: ReturnType<typeof parseCli>, store: Store): Promi
     ...(settings.rateLimit ? { rateLimit: settings.rateLimit } : {}),
     ...(settings.journalSize !== undefined ? { requestJournalSize: settings.journalSize } : {}),
     ...(settings.secretsKey !== undefined ? { secretsKey: settings.secretsKey } : {}),
+    ...(settings.certificateAuthority ? { certificateAuthority: settings.certificateAuthority } : {}),
   });
   // The operator can reset or export every account, so no account's key may double as its token.
   const operatorToken = settings.operatorToken ?? (settings.seed !== undefined ? seededOperatorToken(settings.seed) : randomBytes(32).toString('base64url'));
@@ -320,6 +373,22 @@ async function serve(settings: ReturnType<typeof parseCli>, store: Store): Promi
     server.closeAllConnections();
     throw new Error(`cannot set up the default account: ${describeError(error)}`);
   }
+  let agentGateway: RunningAgentGateway | undefined;
+  if (settings.agentAddr) {
+    try {
+      agentGateway = await startAgentGateway(burrow, {
+        host: settings.agentAddr.host,
+        port: settings.agentAddr.port,
+        ...(settings.publicHost ? { publicHost: settings.publicHost } : {}),
+        ...(settings.region ? { region: settings.region } : {}),
+        onError: (error) => console.error('burrow: agent gateway error', error),
+      });
+    } catch (error) {
+      server.close();
+      server.closeAllConnections();
+      throw new Error(`cannot start the agent gateway on ${settings.agentAddr.host}:${settings.agentAddr.port}: ${describeError(error)}`);
+    }
+  }
   answer = listener;
   ready!();
   if (account.token) say(`admin API key (shown once): ${account.token}`, { admin_api_key: account.token });
@@ -331,9 +400,15 @@ async function serve(settings: ReturnType<typeof parseCli>, store: Store): Promi
   const port = typeof address === 'object' && address ? address.port : settings.port;
   const host = settings.host.includes(':') ? `[${settings.host}]` : settings.host;
   const listenUrl = `http://${host}:${port}`;
+  burrow.services.listeners.set('api', `${host}:${port}`);
   say(`inspector: ${listenUrl}/_burrow/ (sign in with the operator token)`, { inspector: `${listenUrl}/_burrow/` });
+  if (agentGateway) {
+    say(`agent gateway: ${agentGateway.serverAddr} (ngrok agent: server_addr ${agentGateway.serverAddr}, root CA ${listenUrl}/_burrow/ca.pem, a tunnel credential's token as authtoken)`, {
+      agent_gateway: agentGateway.serverAddr,
+    });
+  }
   if (settings.readyFile !== undefined) {
-    writeReadyFile(settings.readyFile, { url: listenUrl, api_key: account.token ?? settings.apiKey ?? null, operator_token: operatorToken, account_id: account.accountId, listeners: { api: listenUrl }, pid: process.pid });
+    writeReadyFile(settings.readyFile, { url: listenUrl, api_key: account.token ?? settings.apiKey ?? null, operator_token: operatorToken, account_id: account.accountId, listeners: listenersOf(burrow), pid: process.pid });
   }
   // Last: tests and scripts wait for this line.
   const data = store.location;
@@ -365,11 +440,13 @@ async function serve(settings: ReturnType<typeof parseCli>, store: Store): Promi
           process.exit(1);
         },
       ));
-    server.close(() => void closeStore());
+    // Agents' sessions end with the gateway, while the store is still open to record it.
+    const closeGateway = agentGateway ? agentGateway.close().catch(() => undefined) : Promise.resolve();
+    server.close(() => void closeGateway.then(closeStore));
     server.closeIdleConnections();
     setTimeout(() => {
       server.closeAllConnections();
-      void closeStore();
+      void closeGateway.then(closeStore);
     }, SHUTDOWN_GRACE_MS).unref();
   };
   process.on('SIGINT', () => stop('SIGINT received'));

@@ -15,8 +15,8 @@ export interface ReadyFile {
   readonly api_key: string | null;
   readonly operator_token: string;
   readonly account_id: string;
-  /** The listeners the server has, by name, as health reports them. */
-  readonly listeners: Readonly<Record<string, string>>;
+  /** The listeners the server has, by name, as health reports them (`null`: that one is off). */
+  readonly listeners: Readonly<Record<string, string | null>>;
   readonly pid: number;
 }
 

@@ -5,7 +5,10 @@ import { operatorIn, type Actor, type CheckpointInfo, type Checkpoints, type Con
 import { systemClock, type Clock } from './conventions/clock.ts';
 import { ApiError, errorPrefixProblem, ERRORS } from './conventions/errors.ts';
 import { cryptoRandom, IdFactory, seededRandom } from './conventions/ids.ts';
+import type { CertificateAuthority } from './certificate-authority.ts';
+import { instanceCertificateAuthority } from './instance-ca.ts';
 import { guardKeys } from './key-guard.ts';
+import { LiveAgents } from './live-agents.ts';
 import type { QueryParams } from './conventions/paging.ts';
 import type { Schema } from './conventions/fields.ts';
 import type { Family, FamilyKinds } from './family.ts';
@@ -37,6 +40,11 @@ export interface CoreOptions {
   errorPrefix?: string;
   /** Refuse requests without a Service-Version header (default: treat a missing header as 2). */
   requireVersionHeader?: boolean;
+  /**
+   * Burrow's certificate authority, brought by the embedder (the CLI's `--ca-cert/--ca-key`);
+   * without it the instance keeps one of its own in the store (lib/instance-ca.ts).
+   */
+  certificateAuthority?: CertificateAuthority;
   /** Per-account request limit, e.g. `{ requests: 120, windowSeconds: 60 }` (off by default). */
   rateLimit?: RateLimit;
   /** What the simulated service looks like: agent versions, regions, name servers, CA. */
@@ -108,6 +116,10 @@ export class BurrowCore<K extends FamilyKinds = FamilyKinds> implements Instance
       simulation: { ...DEFAULT_SIMULATION, ...options.simulation },
       kinds: this.registry,
       state: (family) => states.get(family),
+      // Certificates real TLS peers check are made on real time, whatever the instance clock says.
+      ca: instanceCertificateAuthority(this.#store, () => new Date(), options.certificateAuthority),
+      liveAgents: new LiveAgents(this.#store),
+      listeners: new Map(),
     };
     const seeded = (stream: string) => (options.seed === undefined ? undefined : seededRandom(`${options.seed}\u0000${stream}`));
     const faultDraws = seeded('faults');
@@ -169,32 +181,34 @@ export class BurrowCore<K extends FamilyKinds = FamilyKinds> implements Instance
       if (added) Object.assign(headers, added);
     }
     const parsed = operation.parse ? { ...input, body: operation.parse(input) } : input;
-    const prepared = operation.prepare ? { ...parsed, prepared: await operation.prepare(parsed) } : parsed;
+    const prepared = operation.prepare ? { ...parsed, prepared: await operation.prepare(parsed, { principal, reader: this.#store, services: this.services }) } : parsed;
     const body = operation.mutates
       ? await this.perform(principal, (ctx) => operation.run(ctx, prepared), meta.baseUrl)
-      : await operation.run(this.#context(this.#reader, principal, meta.baseUrl, refuseEmit), prepared);
+      : await operation.run(this.#context(this.#reader, principal, meta.baseUrl, refuseEmit, refuseAfterCommit), prepared);
     return { status: operation.status, body, headers };
   }
 
   async perform<T>(actor: Actor, work: (ctx: OperationContext) => Promise<T>, baseUrl = this.options.baseUrl ?? 'http://burrow.local'): Promise<T> {
     const hooks = this.registry.writeHooks;
-    const { body, results } = await this.#store.transaction(async (tx) => {
+    const { body, results, actions } = await this.#store.transaction(async (tx) => {
       const principal = typeof actor === 'function' ? await actor(tx) : actor;
       const emitted: { type: string; object: unknown }[] = [];
+      const actions: (() => void)[] = [];
       const sequence = this.options.seed === undefined ? undefined : await openAccountIds(tx, principal.account, this.options.seed, () => this.clock.now());
-      const ctx = this.#context(tx, principal, baseUrl, (type, object) => emitted.push({ type, object }), sequence?.ids);
+      const ctx = this.#context(tx, principal, baseUrl, (type, object) => emitted.push({ type, object }), (action) => actions.push(action), sequence?.ids);
       const body = await work(ctx);
       const results: unknown[] = [];
       for (const hook of hooks) results.push(await hook.inside(ctx, emitted));
       await sequence?.save();
-      return { body, results };
+      return { body, results, actions };
     });
     for (const [i, hook] of hooks.entries()) await hook.committed?.(results[i], this.services);
+    for (const action of actions) action();
     return body;
   }
 
-  #context(tx: StoreTransaction, principal: Principal, baseUrl: string, emit: OperationContext['emit'], ids = this.ids): OperationContext {
-    return { account: principal.account, principal, tx, clock: this.clock, ids, baseUrl, emit, services: this.services };
+  #context(tx: StoreTransaction, principal: Principal, baseUrl: string, emit: OperationContext['emit'], afterCommit: OperationContext['afterCommit'], ids = this.ids): OperationContext {
+    return { account: principal.account, principal, tx, clock: this.clock, ids, baseUrl, emit, afterCommit, services: this.services };
   }
 
   /** An in-process client acting with the API key `token`: the same pipeline as HTTP. */
@@ -265,6 +279,10 @@ export class BurrowCore<K extends FamilyKinds = FamilyKinds> implements Instance
 
 const refuseEmit = (): never => {
   throw new ApiError(ERRORS.INTERNAL, 'a read operation tried to emit an event');
+};
+
+const refuseAfterCommit = (): never => {
+  throw new ApiError(ERRORS.INTERNAL, 'a read operation has no commit to act after');
 };
 
 /** Makes a store usable as the `tx` of a read operation: reads pass through, writes throw. */

@@ -1,4 +1,6 @@
+import type { CertificateAuthority } from './certificate-authority.ts';
 import type { Clock } from './conventions/clock.ts';
+import type { LiveAgents } from './live-agents.ts';
 import type { IdFactory } from './conventions/ids.ts';
 import type { QueryParams } from './conventions/paging.ts';
 import type { Schema } from './conventions/fields.ts';
@@ -38,6 +40,11 @@ export interface OperationContext {
   readonly baseUrl: string;
   /** Queues an audit or agent event; it is stored with the operation's writes, or not at all. */
   emit(type: string, object: unknown): void;
+  /**
+   * Runs `action` once the operation's transaction committed, and never for a run that did not
+   * (work outside the store: disconnecting the live agent of a session that ended).
+   */
+  afterCommit(action: () => void): void;
   /** Instance services that families need (key generation, simulator hooks). */
   readonly services: Services;
 }
@@ -51,6 +58,16 @@ export interface Services {
   readonly kinds: KindIndex;
   /** What a family's `setup` answered for this instance (its settings, validated). */
   state(family: string): unknown;
+  /**
+   * The instance's certificate authority (lib/instance-ca.ts): the one brought with the
+   * `certificateAuthority` option, else the one kept in the store, generated on first use. It
+   * signs the agent gateway's certificate; operations sign with it where the vendor signs.
+   */
+  ca(): Promise<CertificateAuthority>;
+  /** The agent sessions this process holds and how to reach those other servers hold (lib/live-agents.ts). */
+  readonly liveAgents: LiveAgents;
+  /** The addresses this instance listens on, by listener (`api`, `agent`, `ssh`…), for the health report. */
+  readonly listeners: Map<string, string>;
 }
 
 /** Finds the instance's resource kinds; families use it instead of importing each other. */
@@ -185,6 +202,8 @@ export interface ControlOperation {
   readonly bodyLimit?: 'snapshot_body_bytes';
   /** Served without the operator token. */
   readonly open?: boolean;
+  /** The answer is text of this media type (a PEM file), sent as it is instead of as JSON. */
+  readonly contentType?: string;
   run(instance: Instance, input: OperationInput, meta: ControlMeta): Promise<unknown>;
 }
 
@@ -230,8 +249,15 @@ export interface Operation {
    * Slow work that needs no stored state (key generation), run before the transaction opens so
    * that other writes are not held up; its result reaches `run` as `input.prepared`.
    */
-  prepare?(input: OperationInput): Promise<unknown>;
+  prepare?(input: OperationInput, caller: Caller): Promise<unknown>;
   run(ctx: OperationContext, input: OperationInput): Promise<unknown>;
+}
+
+/** Who calls an operation's `prepare`, and what it may read there (committed state, services). */
+export interface Caller {
+  readonly principal: Principal;
+  readonly reader: StoreReader;
+  readonly services: Services;
 }
 
 /** Extra facts about one request that guards (IP restrictions, rate limits) may use. */

@@ -51,6 +51,12 @@ export async function resetAccounts(instance: Instance, accountId?: string): Pro
   return result;
 }
 
+/** The addresses the instance listens on: the API's, the agent gateway's and the SSH gateway's (null when off), then any other. */
+export function listenersOf(instance: Instance): Record<string, string | null> {
+  const listeners = instance.services.listeners;
+  return { api: listeners.get('api') ?? null, agent: listeners.get('agent') ?? null, ssh: listeners.get('ssh') ?? null, ...Object.fromEntries(listeners) };
+}
+
 function manualClock(instance: Instance): ManualClock {
   if (!(instance.clock instanceof ManualClock)) fail('INVALID_FIELD', 'the clock is the system clock; start Burrow with a manual clock (CLI --clock TIME) to control it');
   return instance.clock;
@@ -77,8 +83,19 @@ export const CORE_CONTROL_OPERATIONS: readonly ControlOperation[] = [
         store: instance.reader.name,
         uptime_seconds: Math.round((Date.now() - instance.startedAt) / 1000),
         time: formatTime(instance.clock.now()),
+        listeners: listenersOf(instance),
       };
     },
+  },
+  {
+    id: 'control.ca',
+    method: 'GET',
+    path: '/ca.pem',
+    status: 200,
+    open: true,
+    contentType: 'application/x-pem-file',
+    summary: "Burrow's CA certificate (PEM): agents trust the agent gateway through it (SDK caCert / session_ca_cert, CLI root_cas)",
+    run: async (instance) => (await instance.services.ca()).certificatePem,
   },
   {
     id: 'control.openapi',

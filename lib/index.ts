@@ -100,13 +100,28 @@ export { MAX_PAGE_SIZE, type QueryParams } from './conventions/paging.ts';
 export { LIMITS, limitNote, type Limit, type LimitName } from './limits.ts';
 
 // Storage contract
-export { INSTANCE_SCOPE, StoreUnavailableError, StoreWriteError, type PageQuery, type Scope, type Store, type StoreReader, type StoreTransaction, type StoredRecord } from './store.ts';
+export { INSTANCE_SCOPE, StoreUnavailableError, StoreWriteError, type PageQuery, type Scope, type Store, type StoreChannel, type StoreReader, type StoreTransaction, type StoredRecord } from './store.ts';
 
 // Resource engine
 export { crudOperations, defineResource, type BaseRecord, type ResourceDefinition } from './resource.ts';
 
-// Agent simulator
+// Agent sessions: the one session path every transport takes (the simulator, the agent and SSH gateways)
 export { connectAgent, disconnectAgent, type AgentConnect } from './families/agents/simulator.ts';
+export {
+  bindAgentTunnel,
+  closeAgentSession,
+  endSessionsOfGoneServers,
+  openAgentSession,
+  unbindAgentTunnel,
+  type AgentBind,
+  type AgentHello,
+  type AgentProof,
+  type BoundTunnel,
+  type OpenedSession,
+  AGENTS_ERRORS,
+} from './families/agents/index.ts';
+export { AgentRelayFailure, LiveAgents, type AgentCommand, type AgentCommandReply, type AgentUpdate, type HeldSession } from './live-agents.ts';
+export { checkCertificateAuthority, generateCertificateAuthority, signServerCertificate, type CertificateAuthority, type SignedCertificate } from './certificate-authority.ts';
 export { DEFAULT_SIMULATION, type SimulationSettings } from './simulation.ts';
 
 // Events
@@ -116,3 +131,4 @@ export { eventCatalogue, AGENT_SESSION_EVENTS, type BurrowEvent, type Delivery, 
 export { aclPermits, parseAcl, type AclBind } from './conventions/acl.ts';
 export { evaluateIpRules, parseCidr, CidrError, type IpDecision, type IpRule } from './conventions/cidr.ts';
 export { evaluateRestriction, type RestrictionVerdict } from './families/ip-policies/restrictions.ts';
+export { listenersOf } from './control.ts';

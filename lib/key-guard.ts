@@ -22,6 +22,8 @@ export function guardKeys(store: Store): Store {
     scopes: () => store.scopes(),
     close: () => store.close(),
     transaction: (work) => store.transaction((tx) => work(guardTransaction(tx))),
+    // The channel carries no keys: passed through as it is.
+    ...(store.openChannel ? { openChannel: () => store.openChannel!() } : {}),
   };
 }
 

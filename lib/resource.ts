@@ -1,5 +1,5 @@
 import * as v from 'valibot';
-import type { Operation, OperationContext, OperationInput, ResourceKind } from './context.ts';
+import type { Caller, Operation, OperationContext, OperationInput, ResourceKind, Services } from './context.ts';
 import { formatTime } from './conventions/clock.ts';
 import { ApiError, fail, notFound, type ErrorSpec } from './conventions/errors.ts';
 import { parseInput, type Schema } from './conventions/fields.ts';
@@ -121,6 +121,12 @@ export interface RecordCommand<R extends BaseRecord> {
   readonly method?: 'POST' | 'DELETE';
   /** The verb of the operation id `<kind name>.<verb>` (default: the command's name). */
   readonly verb?: string;
+  /**
+   * Acts before the write transaction opens, on the record as last committed, and answers true
+   * when that was the whole command (`run` does not follow): relaying it to a live agent over the
+   * network, which must neither hold a transaction open nor run twice when a store re-runs one.
+   */
+  relay?(services: Services, record: R): Promise<boolean>;
   run(ctx: OperationContext, record: R): Promise<void>;
 }
 
@@ -395,8 +401,17 @@ export function commandOperations<R extends BaseRecord>(def: ResourceDefinition<
       mutates: true,
       ...(method === 'POST' ? { body: NoFields, parse: (input: OperationInput) => parseInput(NoFields, stripPathIds(input.body ?? {}, input.params)) } : {}),
       summary: command.summary,
+      ...(command.relay
+        ? {
+            async prepare(input: OperationInput, caller: Caller) {
+              const record = await caller.reader.get({ account: caller.principal.account, kind: def.kind }, input.params.id!);
+              // An unknown id is answered by `run`, with the kind's 404.
+              return record ? command.relay!(caller.services, record as unknown as R) : false;
+            },
+          }
+        : {}),
       async run(ctx, input) {
-        await command.run(ctx, await getRecord(ctx, def, input.params.id!));
+        if (input.prepared !== true) await command.run(ctx, await getRecord(ctx, def, input.params.id!));
         return undefined;
       },
     });

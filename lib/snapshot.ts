@@ -147,6 +147,11 @@ const SETTINGS: Readonly<Record<string, Schema>> = {
     v.strictObject({ id: v.literal('secrets_key'), key: v.pipe(v.string(), v.base64(), v.length(44, 'must be 32 bytes of base64')) }),
     v.strictObject({ id: v.literal('secrets_key'), check: v.pipe(v.string(), v.regex(/^[0-9a-f]{64}$/, 'must be 64 hex digits')) }),
   ]),
+  certificate_authority: v.strictObject({
+    id: v.literal('certificate_authority'),
+    certificate_pem: v.pipe(v.string(), v.startsWith('-----BEGIN CERTIFICATE-----', 'must be a PEM certificate')),
+    private_key_pem: v.pipe(v.string(), v.startsWith('-----BEGIN PRIVATE KEY-----', 'must be a PEM (PKCS#8) private key')),
+  }),
 };
 const IndexRecord = v.looseObject({ id: v.string(), member: v.optional(v.string()) });
 const UniqueRecord = v.strictObject({ id: v.pipe(v.string(), v.regex(/^[a-z_]+\.[a-z_]+:/, 'must be <kind>.<field>:<value>')), record_id: v.string() });
@@ -301,7 +306,9 @@ function checkOther(scope: Scope, record: StoredRecord, where: string, accountId
       if (cut < 0 || !ids.get(holder.slice(0, cut))?.has(holder.slice(cut + 1))) refuse(where, `record_id: ${JSON.stringify(holder)} is not a record of the snapshot`);
       return;
     }
-    refuse(where, `kind: not an instance-wide kind Burrow keeps (account, setting, token, _unique)`);
+    // The accounts where a server holds live agent sessions (lib/families/agents/agent-sessions.ts).
+    if (kind === '_server_account') return checkFields(IndexRecord, record, where);
+    refuse(where, `kind: not an instance-wide kind Burrow keeps (account, setting, token, _unique, _server_account)`);
   }
   if (kind === 'user') return checkFields(UserRecord, record, where);
   if (kind === 'id_sequence') return checkFields(SequenceRecord, record, where);

@@ -89,6 +89,29 @@ export interface Store extends StoreReader {
   scopes(): Promise<Scope[]>;
   /** Flushes and releases the store (file locks, connections). Idempotent. */
   close(): Promise<void>;
+  /**
+   * A store that several processes share (PostgreSQL) opens a channel between them; a store only
+   * one process can hold (memory, JSON file) has none, and that process is the only server.
+   */
+  openChannel?(): Promise<StoreChannel>;
+}
+
+/**
+ * Messages between the servers that share one store, and which of them are alive: what lets a
+ * server reach an agent connected to another (PostgreSQL: LISTEN/NOTIFY on one connection that
+ * also holds an advisory lock naming the server, so a server is alive while that connection is).
+ */
+export interface StoreChannel {
+  /** This server's id among those sharing the store (random, new at every open). */
+  readonly serverId: string;
+  /** Sends `message` (at most 7,000 bytes) to every server listening, this one included. */
+  publish(message: string): Promise<void>;
+  /** Calls `listener` with every message published from now on. */
+  subscribe(listener: (message: string) => void): void;
+  /** Of `serverIds`, those whose channel is still open. */
+  alive(serverIds: readonly string[]): Promise<Set<string>>;
+  /** Closes the channel: this server is no longer alive to the others. Idempotent. */
+  close(): Promise<void>;
 }
 
 /**

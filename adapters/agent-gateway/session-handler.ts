@@ -1,4 +1,5 @@
 import type { Duplex } from 'node:stream';
+import type { AgentCommandReply } from '../../lib/index.ts';
 import type { AgentAuth, BindRequest, CommandKind, EdgeType, ProtocolVersion, UpdateArguments } from './protocol.ts';
 
 /**
@@ -77,13 +78,8 @@ export interface AgentTunnel {
   readonly url: string | undefined;
 }
 
-/** What the agent answered to a command. */
-export type CommandReply =
-  | { readonly outcome: 'ok' }
-  /** The agent has no handler for it (the message is the agent's). */
-  | { readonly outcome: 'unsupported'; readonly message: string }
-  /** The agent's handler failed (the message is the agent's). */
-  | { readonly outcome: 'failed'; readonly message: string };
+/** What the agent answered to a command: ok, unsupported (it has no handler) or failed, with the agent's message. */
+export type CommandReply = AgentCommandReply;
 
 /** The connection a proxy stream carries. */
 export interface ProxyOptions {

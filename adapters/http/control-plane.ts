@@ -43,7 +43,10 @@ export function createControlPlane(burrow: BurrowCore<any>, operatorToken: strin
       baseUrl: baseUrlOf(request),
       requestId,
     }, onError);
-    const headers = { ...answered.headers, ...(answered.body === undefined ? {} : { 'Content-Type': JSON_TYPE }) };
-    return { status: answered.status, headers, body: answered.body === undefined ? undefined : JSON.stringify(answered.body), ...(answered.errorCode ? { errorCode: answered.errorCode } : {}) };
+    // An operation that answers text of its own type (a PEM file) sends it as it is; errors stay JSON.
+    const text = target.operation?.contentType !== undefined && typeof answered.body === 'string';
+    const headers = { ...answered.headers, ...(answered.body === undefined ? {} : { 'Content-Type': text ? target.operation!.contentType! : JSON_TYPE }) };
+    const body = answered.body === undefined ? undefined : text ? (answered.body as string) : JSON.stringify(answered.body);
+    return { status: answered.status, headers, body, ...(answered.errorCode ? { errorCode: answered.errorCode } : {}) };
   }
 }

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import pg from 'pg';
-import { StoreUnavailableError, type PageQuery, type Scope, type Store, type StoreReader, type StoreTransaction, type StoredRecord } from '../../lib/store.ts';
+import { StoreUnavailableError, type PageQuery, type Scope, type Store, type StoreChannel, type StoreReader, type StoreTransaction, type StoredRecord } from '../../lib/store.ts';
+import { openPostgresChannel, type ChannelClient } from './postgres/channel.ts';
 import { MIGRATIONS } from './postgres/migrations.ts';
 
 /**
@@ -47,7 +48,9 @@ export class PostgresStore implements Store {
   /** `user@host:port/database` (never the password), for messages. */
   readonly location: string;
   readonly #pool: pg.Pool;
+  readonly #url: string;
   readonly #schema: string;
+  readonly #channels = new Set<StoreChannel>();
   readonly #maxAttempts: number;
   readonly #sql: Statements;
   #ready: Promise<void> | undefined;
@@ -72,8 +75,9 @@ export class PostgresStore implements Store {
     this.location = `${decodeURIComponent(url.username) || '(default user)'}@${url.host || 'localhost'}${url.pathname}`;
     this.#maxAttempts = options.maxAttempts ?? 12;
     this.#sql = statements(quote(this.#schema));
+    this.#url = url.toString();
     this.#pool = new pg.Pool({
-      connectionString: url.toString(),
+      connectionString: this.#url,
       max: options.poolSize ?? 10,
       connectionTimeoutMillis: options.connectTimeoutMs ?? 5000,
       allowExitOnIdle: true,
@@ -107,6 +111,16 @@ export class PostgresStore implements Store {
 
   transaction<T>(work: (tx: StoreTransaction) => Promise<T>): Promise<T> {
     return this.#tracked(() => this.#transaction(work));
+  }
+
+  /** LISTEN/NOTIFY between the servers of this database, and which are alive (./postgres/channel.ts). Closed with the store. */
+  async openChannel(): Promise<StoreChannel> {
+    if (this.#closed) throw new StoreUnavailableError(`the PostgreSQL store (${this.location}) is closed`);
+    await this.open();
+    const client = new pg.Client({ connectionString: this.#url, application_name: 'burrow-channel' });
+    const channel = await openPostgresChannel(client as unknown as ChannelClient, this.#schema, this.location);
+    this.#channels.add(channel);
+    return channel;
   }
 
   async #transaction<T>(work: (tx: StoreTransaction) => Promise<T>): Promise<T> {
@@ -171,6 +185,7 @@ export class PostgresStore implements Store {
           setTimeout(resolve, CLOSE_WAIT_MS).unref();
         });
       }
+      await Promise.all([...this.#channels].map((channel) => channel.close()));
       await this.#pool.end();
     })();
     return this.#closing;

@@ -6,10 +6,19 @@ import { errorSpec, type ErrorSpec } from '../../conventions/errors.ts';
  */
 export const AGENTS_ERRORS = {
   AGENT_RESTART_UNSUPPORTED: errorSpec(804, 400),
+  AGENT_STOP_UNSUPPORTED: errorSpec(805, 400),
   AGENT_UPDATE_UNSUPPORTED: errorSpec(806, 400),
+  AGENT_STOP_FAILED: errorSpec(807, 502),
+  AGENT_RESTART_FAILED: errorSpec(808, 502),
+  AGENT_UPDATE_FAILED: errorSpec(809, 502),
+  AGENT_RELAY_FAILED: errorSpec(810, 502),
   AGENT_NO_UPDATE: errorSpec(9010, 409),
   AGENT_UPDATING: errorSpec(9011, 409),
   AGENT_UPDATED_NOT_RESTARTED: errorSpec(9012, 409),
   AGENT_CREDENTIAL_UNKNOWN: errorSpec(9013, 401),
   AGENT_BIND_REFUSED: errorSpec(9014, 403),
+  AGENT_DOMAIN_NOT_RESERVED: errorSpec(9015, 403),
+  AGENT_ADDR_NOT_RESERVED: errorSpec(9016, 403),
+  AGENT_URL_BOUND: errorSpec(9017, 409),
+  AGENT_SESSION_ENDED: errorSpec(9018, 409),
 } as const satisfies Record<string, ErrorSpec>;

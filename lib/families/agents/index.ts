@@ -7,6 +7,8 @@ import { endSessionsOfCredential, tunnelSessions } from './tunnel-sessions.ts';
 import { relinkBackend, tunnels } from './tunnels.ts';
 
 export { connectAgent, disconnectAgent, type AgentConnect } from './simulator.ts';
+/** The one session path every transport takes (agent-sessions.ts). */
+export * from './agent-sessions.ts';
 
 const endSessions = (kind: string): Reaction => ({
   kind,

@@ -1,21 +1,11 @@
 import * as v from 'valibot';
-import { lookupToken } from '../../auth.ts';
-import { operatorIn, type ControlOperation, type Instance, type Principal } from '../../context.ts';
-import { ApiError, ERRORS, fail } from '../../conventions/errors.ts';
+import { operatorIn, type ControlOperation, type Instance } from '../../context.ts';
+import { fail } from '../../conventions/errors.ts';
 import { metadata, parseInput } from '../../conventions/fields.ts';
-import { inactiveOwnerError, isInactive, OWNER_KINDS, ownerKind } from '../../owners.ts';
-import { aclPermits, describeAcl, type AclBind } from '../../conventions/acl.ts';
 import { isIpAddress } from '../../conventions/cidr.ts';
-import { evaluateRestriction } from '../ip-policies/index.ts';
-import { CREDENTIAL_KIND } from '../credentials/index.ts';
-import { SSH_CREDENTIAL_KIND, validSshPublicKey } from '../ssh/index.ts';
-import { endSession, startSession, TUNNEL_SESSION_KIND, tunnelSessions, type TunnelSessionRecord } from './tunnel-sessions.ts';
-import { respond } from '../../resource.ts';
-import { findByUnique } from '../../indexes.ts';
-import { INSTANCE_SCOPE, type StoreReader } from '../../store.ts';
+import { endSession, TUNNEL_SESSION_KIND, type TunnelSessionRecord } from './tunnel-sessions.ts';
 import { compareVersions } from '../../simulation.ts';
-import { AGENTS_ERRORS } from './errors.ts';
-import { IP_POLICIES_ERRORS } from '../ip-policies/index.ts';
+import { openAgentSession, type AgentProof } from './agent-sessions.ts';
 
 /**
  * The agent simulator: tunnel sessions exist because agents connect. A test connects an agent
@@ -52,90 +42,36 @@ export const AgentConnectInput = v.strictObject({
 
 export type AgentConnect = v.InferInput<typeof AgentConnectInput>;
 
-interface ResolvedCredential {
-  readonly account: string;
-  readonly kind: 'credential' | 'ssh_credential';
-  readonly id: string;
-  readonly ownerId: string;
-  readonly acl: readonly string[];
-}
-
-async function resolveCredential(reader: StoreReader, input: v.InferOutput<typeof AgentConnectInput>): Promise<ResolvedCredential> {
-  if ((input.token === undefined) === (input.ssh_public_key === undefined)) fail('INVALID_FIELD', 'body: give exactly one of token (a tunnel credential) or ssh_public_key');
-  if (input.token !== undefined) {
-    const entry = await lookupToken(reader, input.token);
-    if (!entry || entry.kind !== 'credential' || (input.account_id !== undefined && entry.account !== input.account_id)) {
-      throw new ApiError(AGENTS_ERRORS.AGENT_CREDENTIAL_UNKNOWN, 'token: not the token of a tunnel credential');
-    }
-    const credential = await reader.get({ account: entry.account, kind: CREDENTIAL_KIND }, entry.record_id);
-    if (!credential) throw new ApiError(AGENTS_ERRORS.AGENT_CREDENTIAL_UNKNOWN, 'token: its tunnel credential was deleted');
-    return { account: entry.account, kind: 'credential', id: credential.id, ownerId: String(credential.owner_id), acl: credential.acl as string[] };
-  }
-  if (input.account_id === undefined) fail('INVALID_FIELD', 'account_id: required with ssh_public_key (SSH keys are registered per account)');
-  if (!(await reader.get({ account: INSTANCE_SCOPE, kind: 'account' }, input.account_id))) fail('NOT_FOUND', `account '${input.account_id}' was not found`);
-  const key = validSshPublicKey(input.ssh_public_key, 'ssh_public_key');
-  const match = await findByUnique(reader, input.account_id, SSH_CREDENTIAL_KIND, 'fingerprint', key.fingerprint);
-  if (match) return { account: input.account_id, kind: 'ssh_credential', id: match.id, ownerId: String(match.owner_id), acl: match.acl as string[] };
-  throw new ApiError(AGENTS_ERRORS.AGENT_CREDENTIAL_UNKNOWN, `ssh_public_key: no SSH credential of account '${input.account_id}' has this key (${key.fingerprint})`);
-}
-
-function checkBinds(credential: ResolvedCredential, binds: { domains: string[]; addresses: string[]; labels: Record<string, string> }): void {
-  const refuse = (field: string, bind: string) => {
-    throw new ApiError(AGENTS_ERRORS.AGENT_BIND_REFUSED, `${field}: ${credential.kind === 'credential' ? 'tunnel' : 'SSH'} credential '${credential.id}' may not bind ${bind}; its acl: ${describeAcl(credential.acl)}`, {
-      credential_id: credential.id,
-    });
-  };
-  const check = (field: string, bind: AclBind, text: string) => {
-    if (!aclPermits(credential.acl, bind)) refuse(field, text);
-  };
-  binds.domains.forEach((domain, i) => check(`binds.domains[${i}]`, { domain }, domain));
-  binds.addresses.forEach((address, i) => check(`binds.addresses[${i}]`, { address }, address));
-  if (Object.keys(binds.labels).length > 0) check('binds.labels', { labels: binds.labels }, Object.entries(binds.labels).map(([k, val]) => `${k}=${val}`).join(', '));
-}
-
-function principalOf(credential: ResolvedCredential): Principal {
-  return { account: credential.account, ownerId: credential.ownerId, admin: false };
-}
-
 /**
  * Connects a simulated agent; answers its tunnel session as the API shows it, plus `account_id`.
- * The credential, its ACL and the account's agent IP restriction are checked inside the write
- * transaction, so a credential deleted or a restriction enforced meanwhile cannot let it in.
+ * The checks are the session path's (agent-sessions.ts), as for real agents.
  */
 export async function connectAgent(instance: Instance, request: AgentConnect, baseUrl?: string): Promise<Record<string, unknown>> {
   const input = parseInput(AgentConnectInput, request ?? {});
   const settings = instance.services.simulation;
   const region = input.region ?? settings.regions[0] ?? 'us';
   if (!settings.regions.includes(region)) fail('INVALID_FIELD', `region: must be one of ${settings.regions.join(', ')} (got ${JSON.stringify(region)})`);
-  const binds = { domains: input.binds?.domains ?? [], addresses: input.binds?.addresses ?? [], labels: input.binds?.labels ?? {} };
-  const ip = input.ip ?? '127.0.0.1';
+  if ((input.token === undefined) === (input.ssh_public_key === undefined)) fail('INVALID_FIELD', 'body: give exactly one of token (a tunnel credential) or ssh_public_key');
+  if (input.ssh_public_key !== undefined && input.account_id === undefined) fail('INVALID_FIELD', 'account_id: required with ssh_public_key (SSH keys are registered per account)');
+  const proof: AgentProof =
+    input.token !== undefined ? { token: input.token, ...(input.account_id === undefined ? {} : { account_id: input.account_id }) } : { account_id: input.account_id!, ssh_public_key: input.ssh_public_key! };
   const newest = [...settings.agentVersions].sort(compareVersions).at(-1) ?? '3.0.0';
-  let credential: ResolvedCredential;
-  const agent = async (reader: StoreReader) => principalOf((credential = await resolveCredential(reader, input)));
-  return instance.perform(agent, async (ctx) => {
-    checkBinds(credential, binds);
-    if (isInactive(await ctx.tx.get({ account: credential.account, kind: OWNER_KINDS[ownerKind(credential.ownerId)].kind }, credential.ownerId))) {
-      throw inactiveOwnerError(credential.ownerId, `${credential.kind === 'credential' ? 'tunnel' : 'SSH'} credential '${credential.id}'`);
-    }
-    const verdict = await evaluateRestriction(ctx.tx, credential.account, 'agent', ip);
-    if (verdict && !verdict.allowed && verdict.enforced) {
-      throw new ApiError(IP_POLICIES_ERRORS.IP_RESTRICTED, `ip: agent IP restriction '${verdict.restrictionId}' denies ${ip}`, { restriction_id: verdict.restrictionId, ip });
-    }
-    const session = await startSession(ctx, {
-      metadata: input.metadata ?? '',
-      agent_version: input.agent_version ?? newest,
-      credential: { kind: credential.kind, id: credential.id },
-      ip,
+  const opened = await openAgentSession(
+    instance,
+    {
+      proof,
+      ip: input.ip ?? '127.0.0.1',
       os: input.os ?? 'linux',
+      agent_version: input.agent_version ?? newest,
+      metadata: input.metadata ?? '',
       region,
-      transport: credential.kind === 'credential' ? 'burrow/v2' : 'ssh',
-      binds,
       update_checks: input.update_checks ?? true,
-      owner_id: credential.ownerId,
+      binds: { domains: input.binds?.domains ?? [], addresses: input.binds?.addresses ?? [], labels: input.binds?.labels ?? {} },
       ...(input.forwards_to === undefined ? {} : { forwards_to: input.forwards_to }),
-    });
-    return { ...respond(ctx, tunnelSessions, session), account_id: credential.account };
-  }, baseUrl);
+    },
+    baseUrl,
+  );
+  return { ...opened.response, account_id: opened.account };
 }
 
 /** Disconnects the agent of a session (it goes offline; the session disappears). */

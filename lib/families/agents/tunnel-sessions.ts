@@ -1,18 +1,23 @@
 import * as v from 'valibot';
-import type { OperationContext } from '../../context.ts';
-import { ApiError, ERRORS } from '../../conventions/errors.ts';
+import type { OperationContext, Services } from '../../context.ts';
+import { AgentRelayFailure, type AgentCommand, type AgentCommandReply } from '../../live-agents.ts';
+import { ApiError } from '../../conventions/errors.ts';
 import { makeRef } from '../../conventions/refs.ts';
 import { formatTime } from '../../conventions/clock.ts';
 import { ownerId, rfc3339, storedId } from '../../conventions/fields.ts';
 import { defineResource, respond, scopeOf, type BaseRecord } from '../../resource.ts';
 import { availableUpdate } from '../../simulation.ts';
 import { addPair, membersOf, removePair, type PairIndex } from '../../indexes.ts';
-import { changeLabeledTunnels, endTunnels, labeledTunnelOf, startTunnels } from './tunnels.ts';
 import { AGENTS_ERRORS } from './errors.ts';
+import { endTunnels, startTunnels, type SessionBinds } from './tunnels.ts';
+
+export type { SessionBinds };
 
 /**
  * Tunnel sessions (/tunnel_sessions): read-only, online sessions only; they exist because agents
- * connect (lib/simulator). The agent commands restart, stop and update act on the simulated agent:
+ * connect (agent-sessions.ts: the simulator, the agent gateway, the SSH gateway). The commands
+ * restart, stop and update of a real agent's session are relayed to it (`relayTo` below); those of
+ * a simulated agent act on the simulation:
  *
  * - stop: the agent exits; its session disappears.
  * - restart: the agent reconnects under a new session id with the same credential and binds
@@ -25,6 +30,7 @@ import { AGENTS_ERRORS } from './errors.ts';
 
 export const UPDATE_SECONDS = 10;
 
+
 export const TUNNEL_SESSION_KIND = 'tunnel_session';
 
 export interface TunnelSessionRecord extends BaseRecord {
@@ -35,8 +41,10 @@ export interface TunnelSessionRecord extends BaseRecord {
   readonly region: string;
   readonly started_at: string;
   readonly transport: 'burrow/v2' | 'ssh';
-  readonly binds: { readonly domains: readonly string[]; readonly addresses: readonly string[]; readonly labels: Readonly<Record<string, string>> };
+  readonly binds: SessionBinds;
   readonly update_checks: boolean;
+  /** The server holding the agent's live connection (lib/live-agents.ts); absent for a simulated agent. */
+  readonly server?: string;
   /** The owner (user or bot) of the agent's credential; its endpoints' `principal`. */
   readonly owner_id?: string;
   /** Where the agent's tunnels forward to (tunnels.ts has the defaults). */
@@ -57,9 +65,9 @@ export const tunnelSessions = defineResource<TunnelSessionRecord>({
   filterable: true,
   operations: ['get', 'list'],
   commands: {
-    restart: { summary: 'Restart the agent behind a tunnel session', run: restartAgent },
-    stop: { summary: 'Stop the agent behind a tunnel session', run: endSession },
-    update: { summary: 'Update the agent behind a tunnel session', run: updateAgent },
+    restart: { summary: 'Restart the agent behind a tunnel session', relay: relayTo('restart'), run: restartAgent },
+    stop: { summary: 'Stop the agent behind a tunnel session', relay: relayTo('stop'), run: endSession },
+    update: { summary: 'Update the agent behind a tunnel session', relay: relayTo('update'), run: updateAgent },
   },
   createSchema: NoFields,
   updateSchema: NoFields,
@@ -78,6 +86,7 @@ export const tunnelSessions = defineResource<TunnelSessionRecord>({
     update_checks: v.boolean(),
     owner_id: v.optional(ownerId),
     forwards_to: v.optional(v.string()),
+    server: v.optional(v.pipe(v.string(), v.regex(/^srv_[0-9a-f]{24}$/, 'must be a server id (srv_…)'))),
     update: v.nullable(v.strictObject({ version: v.string(), started_at: rfc3339 })),
   },
   create: () => {
@@ -98,7 +107,7 @@ export const tunnelSessions = defineResource<TunnelSessionRecord>({
 });
 
 /** What a new session copies from its agent: everything but id and times. */
-export type SessionTemplate = Pick<TunnelSessionRecord, 'metadata' | 'agent_version' | 'credential' | 'ip' | 'os' | 'region' | 'transport' | 'binds' | 'update_checks' | 'owner_id' | 'forwards_to'>;
+export type SessionTemplate = Pick<TunnelSessionRecord, 'metadata' | 'agent_version' | 'credential' | 'ip' | 'os' | 'region' | 'transport' | 'binds' | 'update_checks' | 'owner_id' | 'forwards_to' | 'server'>;
 
 /** Stores a new online session for an agent and emits agent_session_start.v0. */
 export async function startSession(ctx: OperationContext, agent: SessionTemplate): Promise<TunnelSessionRecord> {
@@ -115,6 +124,7 @@ export async function startSession(ctx: OperationContext, agent: SessionTemplate
     update_checks: agent.update_checks,
     ...(agent.owner_id === undefined ? {} : { owner_id: agent.owner_id }),
     ...(agent.forwards_to === undefined ? {} : { forwards_to: agent.forwards_to }),
+    ...(agent.server === undefined ? {} : { server: agent.server }),
     id: ctx.ids.id('ts'),
     created_at: now,
     started_at: now,
@@ -125,20 +135,30 @@ export async function startSession(ctx: OperationContext, agent: SessionTemplate
   await addPair(ctx.tx, sessionsOfCredential(ctx), record.credential.id, record.id);
   ctx.emit('agent_session_start.v0', respond(ctx, tunnelSessions, record));
   await startTunnels(ctx, { ...record, owner_id: record.owner_id ?? ctx.principal.ownerId });
-  if (Object.keys(record.binds.labels).length > 0) await changeLabeledTunnels(ctx, { online: { id: labeledTunnelOf(record.id), labels: record.binds.labels } });
   return record;
 }
 
 /** Pair index (credential id, session id): the online sessions of each credential. */
 const sessionsOfCredential = (ctx: OperationContext): PairIndex => ({ account: ctx.account, kind: '_credential_session' });
 
-/** Removes a session (its agent went offline) and emits agent_session_stop.v0. */
+/** Pair index (server id, session id) in each account: the live sessions a server holds. */
+export const sessionsOfServer = (account: string): PairIndex => ({ account, kind: '_server_session' });
+
+/**
+ * Removes a session (its agent went offline) and emits agent_session_stop.v0. A live session's
+ * agent is disconnected once that commits, wherever it is held (a no-op when it went already).
+ */
 export async function endSession(ctx: OperationContext, record: TunnelSessionRecord): Promise<void> {
   await ctx.tx.delete(scopeOf(ctx, TUNNEL_SESSION_KIND), record.id);
   await removePair(ctx.tx, sessionsOfCredential(ctx), record.credential.id, record.id);
   ctx.emit('agent_session_stop.v0', respond(ctx, tunnelSessions, record));
-  if (Object.keys(record.binds.labels).length > 0) await changeLabeledTunnels(ctx, { goneId: labeledTunnelOf(record.id) });
   await endTunnels(ctx, record.id);
+  if (record.server !== undefined) {
+    const server = record.server;
+    await removePair(ctx.tx, sessionsOfServer(ctx.account), server, record.id);
+    const live = ctx.services.liveAgents;
+    ctx.afterCommit(() => void live.close(server, record.id, `tunnel session ${record.id} has ended`).catch(() => undefined));
+  }
 }
 
 /** Ends the sessions of a credential that is being deleted: its agents can no longer stay online. */
@@ -147,6 +167,31 @@ export async function endSessionsOfCredential(ctx: OperationContext, credentialI
     const session = await ctx.tx.get(scopeOf(ctx, TUNNEL_SESSION_KIND), id);
     if (session) await endSession(ctx, session as unknown as TunnelSessionRecord);
   }
+}
+
+const UNSUPPORTED = { stop: AGENTS_ERRORS.AGENT_STOP_UNSUPPORTED, restart: AGENTS_ERRORS.AGENT_RESTART_UNSUPPORTED, update: AGENTS_ERRORS.AGENT_UPDATE_UNSUPPORTED } as const;
+const FAILED = { stop: AGENTS_ERRORS.AGENT_STOP_FAILED, restart: AGENTS_ERRORS.AGENT_RESTART_FAILED, update: AGENTS_ERRORS.AGENT_UPDATE_FAILED } as const;
+
+/**
+ * A command to the live agent of a session (one that names its server): relayed to it wherever it
+ * is held, answered from its reply — 204, or the vendor's error when it has no handler for the
+ * command (804–806) or its handler failed (807–809), or 810 when the relay failed. Simulated
+ * sessions are left to `run`. An update asks for the newest release (`Version` empty, chosen).
+ */
+function relayTo(kind: AgentCommand) {
+  return async (services: Services, record: TunnelSessionRecord): Promise<boolean> => {
+    if (record.server === undefined) return false;
+    let reply: AgentCommandReply;
+    try {
+      reply = await services.liveAgents.command(record.server, record.id, kind, kind === 'update' ? { version: '', permitMajorVersion: false } : undefined);
+    } catch (error) {
+      if (!(error instanceof AgentRelayFailure)) throw error;
+      throw new ApiError(AGENTS_ERRORS.AGENT_RELAY_FAILED, `the ${kind} command could not be relayed to the agent of tunnel session '${record.id}' (it is probably shutting down or reconnecting): ${error.message}`);
+    }
+    if (reply.outcome === 'unsupported') throw new ApiError(UNSUPPORTED[kind], `the agent of tunnel session '${record.id}' does not support remote ${kind}: ${reply.message}`);
+    if (reply.outcome === 'failed') throw new ApiError(FAILED[kind], `the agent of tunnel session '${record.id}' failed to ${kind}: ${reply.message}`);
+    return true;
+  };
 }
 
 type UpdateState = 'none' | 'in_progress' | 'updated';

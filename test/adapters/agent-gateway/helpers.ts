@@ -347,3 +347,14 @@ export async function socketPair(t: TestContext): Promise<[Socket, Socket]> {
   }
   return ends;
 }
+
+/** Waits until `check` holds on what `read` answers (the API, polled); the wait ends on the state, not on a delay. */
+export async function until<T>(read: () => Promise<T>, check: (value: T) => boolean, what: string): Promise<T> {
+  for (let tries = 0; ; tries++) {
+    const value = await read();
+    if (check(value)) return value;
+    // Only a guard against a hang, generous for a loaded machine.
+    if (tries > 1500) throw new Error(`${what} did not happen; last: ${JSON.stringify(value)}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}

@@ -1,0 +1,292 @@
+import { lookupToken } from '../../auth.ts';
+import { operatorIn, type Instance, type OperationContext, type Principal } from '../../context.ts';
+import { aclPermits, describeAcl, type AclBind } from '../../conventions/acl.ts';
+import { ApiError, fail } from '../../conventions/errors.ts';
+import { AGENTS_ERRORS } from './errors.ts';
+import { addPair, claimUnique, findByUnique, findUnique, membersOf, removePair, type PairIndex } from '../../indexes.ts';
+import { inactiveOwnerError, isInactive, OWNER_KINDS, ownerKind } from '../../owners.ts';
+import { respond, scopeOf } from '../../resource.ts';
+import { INSTANCE_SCOPE, readAll, type StoreReader } from '../../store.ts';
+import { CREDENTIAL_KIND } from '../credentials/index.ts';
+import { findReservedDomain } from '../domains/index.ts';
+import { evaluateRestriction, IP_POLICIES_ERRORS } from '../ip-policies/index.ts';
+import { findReservedAddr } from '../reserved-addrs/index.ts';
+import { SSH_CREDENTIAL_KIND, validSshPublicKey } from '../ssh/index.ts';
+import { endSession, sessionsOfServer, startSession, TUNNEL_SESSION_KIND, tunnelSessions, type SessionBinds, type TunnelSessionRecord } from './tunnel-sessions.ts';
+import { endTunnel, startTunnel, TUNNEL_KIND, type TunnelProto, type TunnelRecord } from './tunnels.ts';
+
+/**
+ * The one session path: every way an agent reaches Burrow — the simulator (`POST /_burrow/agents`),
+ * the agent gateway (the vendor's agent, adapters/agent-gateway) and the SSH gateway (OpenSSH,
+ * adapters/ssh-gateway) — opens, binds and ends sessions through these functions, so credentials,
+ * ACLs, the `agent` IP restriction, the records (sessions, tunnels, endpoints) and the events are
+ * one code. A transport calls:
+ *
+ * 1. `openAgentSession(instance, hello)` when the agent authenticates: the credential (a tunnel
+ *    credential's token or an SSH credential's public key), its owner's state and the agent's
+ *    address are checked in the write transaction; answers the account and the session record.
+ *    A live session names `server` (LiveAgents.serverId()), and its transport `hold`s it in
+ *    `services.liveAgents` so commands reach it.
+ * 2. `bindAgentTunnel(instance, account, sessionId, bind)` for each tunnel the agent asks for: the
+ *    address rules below and the credential's ACL; answers the tunnel id and its URL.
+ * 3. `unbindAgentTunnel(…)` when the agent closes one, and `closeAgentSession(…)` when the agent
+ *    goes (disconnect, heartbeat timeout, ssh exiting): its tunnels and endpoints go with it.
+ *
+ * Refusals are ApiErrors (a transport shows the agent their code and message). Address rules of a
+ * bind: an http/https/tls bind without a name gets `<random>.<service zone>`; one with a name
+ * needs the account's reserved domain for it (a wildcard reservation covers one label) or a name
+ * under the service zone; a tcp bind with an address needs the account's reserved address, and
+ * without one gets a free `0.tcp.<region>.<service zone>:<port>` (hosts 1–9 are reserved
+ * addresses'). A URL is bound by one tunnel at a time across the instance.
+ */
+
+/** How an agent proves who it is: a tunnel credential's token, or an SSH key registered in an account. */
+export type AgentProof = { readonly token: string; readonly account_id?: string } | { readonly account_id: string; readonly ssh_public_key: string };
+
+/** What an agent says when it connects. */
+export interface AgentHello {
+  readonly proof: AgentProof;
+  /** The agent's address as the server sees it. */
+  readonly ip: string;
+  readonly os: string;
+  readonly agent_version: string;
+  readonly metadata: string;
+  readonly region: string;
+  readonly update_checks: boolean;
+  /** Binds started with the session (the simulator's); live agents bind one at a time afterwards. */
+  readonly binds?: SessionBinds;
+  readonly forwards_to?: string;
+  /** The server holding the live session; absent for a simulated one. */
+  readonly server?: string;
+}
+
+/** A session opened: its account and record, and the record as the API shows it. */
+export interface OpenedSession {
+  readonly account: string;
+  readonly session: TunnelSessionRecord;
+  readonly response: Record<string, unknown>;
+}
+
+interface BindCommon {
+  /** Where the agent forwards the tunnel's traffic (the tunnel's `forwards_to`). */
+  readonly forwards_to?: string;
+  /** The tunnel's metadata (default: the session's). */
+  readonly metadata?: string;
+}
+interface NamedBind extends BindCommon {
+  readonly proto: 'http' | 'https' | 'tls';
+  readonly hostname?: string;
+  readonly subdomain?: string;
+}
+interface AddressBind extends BindCommon {
+  readonly proto: 'tcp';
+  readonly addr?: string;
+}
+interface LabeledBind extends BindCommon {
+  readonly proto: 'labeled';
+  readonly labels: Readonly<Record<string, string>>;
+}
+
+/** One tunnel an agent asks for: an endpoint with a name or an address, or a labeled tunnel. */
+export type AgentBind = NamedBind | AddressBind | LabeledBind;
+
+export interface BoundTunnel {
+  readonly tunnelId: string;
+  /** The public URL (`https://…`, `tcp://host:port`, `tls://…`); absent for a labeled tunnel. */
+  readonly url?: string;
+}
+
+interface ResolvedCredential {
+  readonly account: string;
+  readonly kind: 'credential' | 'ssh_credential';
+  readonly id: string;
+  readonly ownerId: string;
+  readonly acl: readonly string[];
+}
+
+const label = (credential: Pick<ResolvedCredential, 'kind'>) => (credential.kind === 'credential' ? 'tunnel' : 'SSH');
+
+async function resolveCredential(reader: StoreReader, proof: AgentProof): Promise<ResolvedCredential> {
+  if ('token' in proof) {
+    const entry = await lookupToken(reader, proof.token);
+    if (!entry || entry.kind !== 'credential' || (proof.account_id !== undefined && entry.account !== proof.account_id)) {
+      throw new ApiError(AGENTS_ERRORS.AGENT_CREDENTIAL_UNKNOWN, 'token: not the token of a tunnel credential');
+    }
+    const credential = await reader.get({ account: entry.account, kind: CREDENTIAL_KIND }, entry.record_id);
+    if (!credential) throw new ApiError(AGENTS_ERRORS.AGENT_CREDENTIAL_UNKNOWN, 'token: its tunnel credential was deleted');
+    return { account: entry.account, kind: 'credential', id: credential.id, ownerId: String(credential.owner_id), acl: credential.acl as string[] };
+  }
+  if (!(await reader.get({ account: INSTANCE_SCOPE, kind: 'account' }, proof.account_id))) fail('NOT_FOUND', `account '${proof.account_id}' was not found`);
+  const key = validSshPublicKey(proof.ssh_public_key, 'ssh_public_key');
+  const match = await findByUnique(reader, proof.account_id, SSH_CREDENTIAL_KIND, 'fingerprint', key.fingerprint);
+  if (match) return { account: proof.account_id, kind: 'ssh_credential', id: match.id, ownerId: String(match.owner_id), acl: match.acl as string[] };
+  throw new ApiError(AGENTS_ERRORS.AGENT_CREDENTIAL_UNKNOWN, `ssh_public_key: no SSH credential of account '${proof.account_id}' has this key (${key.fingerprint})`);
+}
+
+/** Refuses a bind the credential's ACL does not permit, naming the bind (`field`) and the rules. */
+function checkAcl(credential: Pick<ResolvedCredential, 'kind' | 'id' | 'acl'>, field: string, bind: AclBind): void {
+  if (aclPermits(credential.acl, bind)) return;
+  const text = 'domain' in bind ? bind.domain : 'address' in bind ? bind.address : Object.entries(bind.labels).map(([k, val]) => `${k}=${val}`).join(', ');
+  throw new ApiError(AGENTS_ERRORS.AGENT_BIND_REFUSED, `${field}: ${label(credential)} credential '${credential.id}' may not bind ${text}; its acl: ${describeAcl(credential.acl)}`, {
+    credential_id: credential.id,
+  });
+}
+
+function checkSessionBinds(credential: ResolvedCredential, binds: SessionBinds): void {
+  binds.domains.forEach((domain, i) => checkAcl(credential, `binds.domains[${i}]`, { domain }));
+  binds.addresses.forEach((address, i) => checkAcl(credential, `binds.addresses[${i}]`, { address }));
+  if (Object.keys(binds.labels).length > 0) checkAcl(credential, 'binds.labels', { labels: binds.labels });
+}
+
+const principalOf = (credential: ResolvedCredential): Principal => ({ account: credential.account, ownerId: credential.ownerId, admin: false });
+
+/** Pair index (server id, account) instance-wide: the accounts where a server holds sessions. */
+const ACCOUNTS_OF_SERVER: PairIndex = { account: INSTANCE_SCOPE, kind: '_server_account' };
+
+/**
+ * Opens a session for an agent (see the file comment). The credential, its ACL over the binds
+ * given, its owner's state and the account's `agent` IP restriction are checked inside the write
+ * transaction, so a credential deleted or a restriction enforced meanwhile cannot let it in.
+ */
+export async function openAgentSession(instance: Instance, hello: AgentHello, baseUrl?: string): Promise<OpenedSession> {
+  const binds = hello.binds ?? { domains: [], addresses: [], labels: {} };
+  let credential: ResolvedCredential;
+  const agent = async (reader: StoreReader) => principalOf((credential = await resolveCredential(reader, hello.proof)));
+  return instance.perform(agent, async (ctx) => {
+    checkSessionBinds(credential, binds);
+    if (isInactive(await ctx.tx.get({ account: credential.account, kind: OWNER_KINDS[ownerKind(credential.ownerId)].kind }, credential.ownerId))) {
+      throw inactiveOwnerError(credential.ownerId, `${label(credential)} credential '${credential.id}'`);
+    }
+    const verdict = await evaluateRestriction(ctx.tx, credential.account, 'agent', hello.ip);
+    if (verdict && !verdict.allowed && verdict.enforced) {
+      throw new ApiError(IP_POLICIES_ERRORS.IP_RESTRICTED, `ip: agent IP restriction '${verdict.restrictionId}' denies ${hello.ip}`, { restriction_id: verdict.restrictionId, ip: hello.ip });
+    }
+    const session = await startSession(ctx, {
+      metadata: hello.metadata,
+      agent_version: hello.agent_version,
+      credential: { kind: credential.kind, id: credential.id },
+      ip: hello.ip,
+      os: hello.os,
+      region: hello.region,
+      transport: credential.kind === 'credential' ? 'burrow/v2' : 'ssh',
+      binds,
+      update_checks: hello.update_checks,
+      owner_id: credential.ownerId,
+      ...(hello.forwards_to === undefined ? {} : { forwards_to: hello.forwards_to }),
+      ...(hello.server === undefined ? {} : { server: hello.server }),
+    });
+    if (hello.server !== undefined) {
+      await addPair(ctx.tx, sessionsOfServer(credential.account), hello.server, session.id);
+      await addPair(ctx.tx, ACCOUNTS_OF_SERVER, hello.server, credential.account);
+    }
+    return { account: credential.account, session, response: respond(ctx, tunnelSessions, session) };
+  }, baseUrl);
+}
+
+/** The session, or the refusal a transport gives a bind on a session that has ended meanwhile. */
+async function liveSession(ctx: OperationContext, sessionId: string): Promise<TunnelSessionRecord> {
+  const session = (await ctx.tx.get(scopeOf(ctx, TUNNEL_SESSION_KIND), sessionId)) as TunnelSessionRecord | undefined;
+  if (!session) throw new ApiError(AGENTS_ERRORS.AGENT_SESSION_ENDED, `tunnel session '${sessionId}' has ended (its credential was deleted, or it was stopped)`);
+  return session;
+}
+
+/** Candidate ports of a free TCP address: a random one of the range, then the next ones. */
+const FREE_ADDR_PROBES = 64;
+
+/** Starts one tunnel (and its endpoint) on a live session: see the file comment for the rules. */
+export async function bindAgentTunnel(instance: Instance, account: string, sessionId: string, bind: AgentBind): Promise<BoundTunnel> {
+  return instance.perform(operatorIn(account), async (ctx) => {
+    const session = await liveSession(ctx, sessionId);
+    const credentialRecord = await ctx.tx.get({ account, kind: session.credential.kind }, session.credential.id);
+    if (!credentialRecord) throw new ApiError(AGENTS_ERRORS.AGENT_SESSION_ENDED, `the credential of tunnel session '${sessionId}' was deleted`);
+    const credential = { kind: session.credential.kind, id: session.credential.id, acl: credentialRecord.acl as string[] };
+    const owner = { ...session, owner_id: session.owner_id ?? '' };
+    const tunnel = (proto: TunnelProto, url: string, labels: Readonly<Record<string, string>> = {}) =>
+      startTunnel(ctx, owner, { proto, url, labels, metadata: bind.metadata ?? session.metadata, ...(bind.forwards_to ? { forwards_to: bind.forwards_to } : {}) });
+    if (bind.proto === 'labeled') {
+      checkAcl(credential, 'labels', { labels: bind.labels });
+      return { tunnelId: (await tunnel('', '', bind.labels)).id };
+    }
+    const zone = ctx.services.simulation.serviceZone;
+    let url: string;
+    if (bind.proto === 'tcp') {
+      const addr = bind.addr ? bind.addr.toLowerCase() : await freeAddress(ctx, session.region);
+      if (bind.addr && !(await findReservedAddr(ctx, addr))) {
+        throw new ApiError(AGENTS_ERRORS.AGENT_ADDR_NOT_RESERVED, `addr: ${addr} is not a reserved address of this account; reserve it (POST /reserved_addrs) or bind without an address for a free one`);
+      }
+      checkAcl(credential, 'addr', { address: addr });
+      url = `tcp://${addr}`;
+    } else {
+      const name = (bind.hostname || (bind.subdomain ? `${bind.subdomain}.${zone}` : `${hexOf(ctx.ids.bytes(8))}.${zone}`)).toLowerCase().replace(/\.$/, '');
+      if (bind.hostname && !underZone(name, zone) && !(await findReservedDomain(ctx, name))) {
+        throw new ApiError(AGENTS_ERRORS.AGENT_DOMAIN_NOT_RESERVED, `hostname: ${name} is not a reserved domain of this account (nor under ${zone}); reserve it (POST /reserved_domains) or a wildcard domain one label above it`);
+      }
+      checkAcl(credential, 'hostname', { domain: name });
+      url = `${bind.proto}://${name}`;
+    }
+    const started = await tunnel(bind.proto === 'http' ? 'http' : bind.proto === 'tls' ? 'tls' : bind.proto === 'tcp' ? 'tcp' : 'https', url);
+    const holder = await claimUnique(ctx.tx, INSTANCE_SCOPE, TUNNEL_KIND, 'url', url, `${account}/${started.id}`);
+    if (holder !== undefined) throw new ApiError(AGENTS_ERRORS.AGENT_URL_BOUND, `${url} is already bound by another tunnel (${holder.slice(holder.indexOf('/') + 1)}); one URL is served by one tunnel at a time`);
+    return { tunnelId: started.id, url };
+  });
+}
+
+const hexOf = (bytes: Uint8Array) => Buffer.from(bytes).toString('hex');
+const underZone = (name: string, zone: string) => name.endsWith(`.${zone}`);
+
+async function freeAddress(ctx: OperationContext, region: string): Promise<string> {
+  const { first, last } = ctx.services.simulation.reservedAddrPorts;
+  const span = last - first + 1;
+  const start = Buffer.from(ctx.ids.bytes(4)).readUInt32BE(0) % span;
+  for (let probe = 0; probe < Math.min(FREE_ADDR_PROBES, span); probe++) {
+    const addr = `0.tcp.${region}.${ctx.services.simulation.serviceZone}:${first + ((start + probe) % span)}`;
+    if ((await findUnique(ctx.tx, INSTANCE_SCOPE, TUNNEL_KIND, 'url', `tcp://${addr}`)) === undefined) return addr;
+  }
+  throw new ApiError(AGENTS_ERRORS.AGENT_URL_BOUND, `no free TCP address in region ${region} among ${FREE_ADDR_PROBES} tried; bind a reserved address instead`);
+}
+
+/** Stops one tunnel of a live session (the agent closed it). */
+export async function unbindAgentTunnel(instance: Instance, account: string, sessionId: string, tunnelId: string): Promise<void> {
+  await instance.perform(operatorIn(account), async (ctx) => {
+    const record = (await ctx.tx.get(scopeOf(ctx, TUNNEL_KIND), tunnelId)) as TunnelRecord | undefined;
+    if (record?.session_id === sessionId) await endTunnel(ctx, record);
+  });
+}
+
+/** Ends a session whose agent went (disconnect, heartbeat timeout); answers false when it had ended already. */
+export async function closeAgentSession(instance: Instance, account: string, sessionId: string): Promise<boolean> {
+  return instance.perform(operatorIn(account), async (ctx) => {
+    const session = (await ctx.tx.get(scopeOf(ctx, TUNNEL_SESSION_KIND), sessionId)) as TunnelSessionRecord | undefined;
+    if (!session) return false;
+    await endSession(ctx, session);
+    return true;
+  });
+}
+
+/**
+ * Ends the sessions of servers that are gone (`services.liveAgents.alive` no longer counts them:
+ * their process died, or their connection to the shared database did); answers how many. Every
+ * server holding live sessions runs it now and then, so a server's sessions outlive it only
+ * until another one looks.
+ */
+export async function endSessionsOfGoneServers(instance: Instance): Promise<number> {
+  const pairs = await readAll(instance.reader, { account: INSTANCE_SCOPE, kind: ACCOUNTS_OF_SERVER.kind });
+  const holders = new Map<string, string[]>();
+  for (const pair of pairs) {
+    const server = decodeURIComponent(pair.id.slice(0, pair.id.indexOf(' ')));
+    holders.set(server, [...(holders.get(server) ?? []), String(pair.member)]);
+  }
+  if (holders.size === 0) return 0;
+  const alive = await instance.services.liveAgents.alive([...holders.keys()]);
+  let ended = 0;
+  for (const [server, accounts] of holders) {
+    if (alive.has(server)) continue;
+    for (const account of accounts) {
+      for (const sessionId of await membersOf(instance.reader, sessionsOfServer(account), server)) {
+        if (await closeAgentSession(instance, account, sessionId)) ended++;
+      }
+      await instance.perform(operatorIn(INSTANCE_SCOPE), async (ctx) => void (await removePair(ctx.tx, ACCOUNTS_OF_SERVER, server, account)));
+    }
+  }
+  return ended;
+}
