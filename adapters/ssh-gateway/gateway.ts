@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { createServer, type Server, type Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
-import ssh2, { type AuthContext, type Connection, type KeyboardAuthContext, type ParsedKey, type PublicKeyAuthContext, type ServerChannel, type Session, type TcpipBindInfo } from 'ssh2';
+import ssh2, { type AuthContext, type ClientInfo, type Connection, type KeyboardAuthContext, type ParsedKey, type PublicKeyAuthContext, type ServerChannel, type Session, type TcpipBindInfo } from 'ssh2';
 import { LIMITS, limitNote } from '../../lib/limits.ts';
 import { REAL_TIMERS, type RemoteAddress, type Timers } from '../agent-gateway/index.ts';
 import { parseTunnelCommand, SshCommandError, type RemoteForward } from './command.ts';
@@ -9,6 +9,7 @@ import {
   SshGatewayError,
   SshRelayError,
   type SshAuthResult,
+  type SshLogin,
   type SshProxyOptions,
   type SshPublicKey,
   type SshSession,
@@ -86,7 +87,7 @@ export function createSshGateway<C>(options: SshGatewayOptions<C>): SshGateway<C
     keepaliveCountMax: KEEPALIVE_COUNT_MAX,
   });
   const connections = new Map<string, SshConnection<C>>();
-  protocol.on('connection', (client: Connection, info: { ip: string; port: number }) => connections.get(peerKey(info.ip, info.port))?.attach(client));
+  protocol.on('connection', (client: Connection, info: ClientInfo) => connections.get(peerKey(info.ip, info.port))?.attach(client, info.header.versions.software));
   let server: Server | undefined;
 
   return {
@@ -154,7 +155,7 @@ class LiveSshSession<C> implements SshSession<C> {
   constructor(
     readonly id: string,
     readonly context: C,
-    readonly user: string,
+    readonly login: SshLogin,
     readonly key: SshPublicKey,
     readonly remote: RemoteAddress,
     /** What the handler said the user should read about the account. */
@@ -202,6 +203,7 @@ class SshConnection<C> {
   readonly #inflight = new Set<Promise<unknown>>();
   readonly #closed: Promise<void>;
   #client: Connection | undefined;
+  #software = '';
   #handshakeTimer: { cancel(): void } | undefined;
   #endReason: SshSessionEndReason | undefined;
   #reported: Promise<void> = Promise.resolve();
@@ -246,9 +248,10 @@ class SshConnection<C> {
     this.#socket.on('data', onData);
   }
 
-  /** ssh2 recognised an SSH client on this socket. */
-  attach(client: Connection): void {
+  /** ssh2 recognised an SSH client on this socket (`software`: its identification). */
+  attach(client: Connection, software: string): void {
     this.#client = client;
+    this.#software = software;
     if (this.#endReason) {
       this.#destroy();
       return;
@@ -367,14 +370,16 @@ class SshConnection<C> {
     }
     if (offered.parsed.verify(context.blob, context.signature, context.hashAlgo) !== true) return context.reject(methods);
     let result;
+    let login: SshLogin;
     try {
-      result = await this.#call(() => this.#settings.handler.authenticate(offered.key, context.username, this.#remote));
+      login = { user: context.username, software: this.#software };
+      result = await this.#call(() => this.#settings.handler.authenticate(offered.key, login, this.#remote));
     } catch (error) {
       this.#refusals.add(this.#refusal(error));
       if (!this.#endReason) context.reject(methods);
       return;
     }
-    this.session = new LiveSshSession(result.sessionId, result.context, context.username, offered.key, this.#remote, result, this);
+    this.session = new LiveSshSession(result.sessionId, result.context, login, offered.key, this.#remote, result, this);
     if (this.#endReason) {
       // The connection ended while the handler was deciding: it still learns of the session.
       this.#report(this.session, this.#endReason);
@@ -446,7 +451,7 @@ class SshConnection<C> {
     if (!forward) return this.#refuse('no remote forward was asked for: run ssh -R 0:localhost:<local port> … so the endpoint has somewhere to send connections');
     let parsed;
     try {
-      parsed = parseTunnelCommand(session.user, command, { address: forward.info.bindAddr, port: forward.info.bindPort });
+      parsed = parseTunnelCommand(session.login.user, command, { address: forward.info.bindAddr, port: forward.info.bindPort });
     } catch (error) {
       return this.#refuse(this.#refusal(error));
     }

@@ -9,6 +9,7 @@ export {
   SshRelayError,
   type SshAuthResult,
   type SshBindResult,
+  type SshLogin,
   type SshProxyOptions,
   type SshPublicKey,
   type SshSession,

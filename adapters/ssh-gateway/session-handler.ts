@@ -36,6 +36,14 @@ export interface SshPublicKey {
   readonly fingerprint: string;
 }
 
+/** Who logs in: the SSH user name and the client's software. */
+export interface SshLogin {
+  /** The SSH user name (`v2`: the command syntax version). */
+  readonly user: string;
+  /** The client's software and version from its identification line (`OpenSSH_9.2p1`). */
+  readonly software: string;
+}
+
 /** A successful authentication: the session's id and what the user is told. */
 export interface SshAuthResult<C> {
   readonly sessionId: string;
@@ -84,8 +92,7 @@ export interface SshProxyOptions {
 export interface SshSession<C> {
   readonly id: string;
   readonly context: C;
-  /** The SSH user name the client logged in with (`v2`: the command syntax version). */
-  readonly user: string;
+  readonly login: SshLogin;
   readonly key: SshPublicKey;
   readonly remote: RemoteAddress;
   /** Set once the session ended. */
@@ -105,8 +112,8 @@ export interface SshSession<C> {
 export interface SshSessionHandler<C> {
   /** Whether a key could authenticate (no session made); asked before the client proves it holds the key. */
   acceptsKey(key: SshPublicKey, remote: RemoteAddress): Promise<boolean>;
-  /** A client proved it holds `key`, logging in as `user` from `remote`. */
-  authenticate(key: SshPublicKey, user: string, remote: RemoteAddress): Promise<SshAuthResult<C>>;
+  /** A client proved it holds `key`, logging in from `remote`. */
+  authenticate(key: SshPublicKey, login: SshLogin, remote: RemoteAddress): Promise<SshAuthResult<C>>;
   /** The session's command asks for an endpoint. */
   bind(session: SshSession<C>, request: SshBindRequest): Promise<SshBindResult>;
   /** The session ended, once per authenticated session, after every handler call of that session has settled. */

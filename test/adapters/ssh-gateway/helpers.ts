@@ -10,6 +10,7 @@ import {
   type SshBindResult,
   type SshGateway,
   type SshGatewayOptions,
+  type SshLogin,
   type SshPublicKey,
   type SshSession,
   type SshSessionEndReason,
@@ -28,7 +29,7 @@ export interface TestSessionContext {
 }
 
 export type SshGatewayEvent =
-  | { readonly kind: 'auth'; readonly key: SshPublicKey; readonly user: string; readonly ip: string }
+  | { readonly kind: 'auth'; readonly key: SshPublicKey; readonly login: SshLogin; readonly ip: string }
   | { readonly kind: 'bind'; readonly session: SshSession<TestSessionContext>; readonly request: SshBindRequest; readonly result: SshBindResult }
   | { readonly kind: 'ended'; readonly session: SshSession<TestSessionContext>; readonly reason: SshSessionEndReason };
 
@@ -82,8 +83,8 @@ export async function startSshGateway(t: TestContext, options: Partial<Omit<SshG
     async acceptsKey(offered) {
       return offered.fingerprint === key.fingerprint;
     },
-    async authenticate(offered, user, remote) {
-      events.push({ kind: 'auth', key: offered, user, ip: remote.ip });
+    async authenticate(offered, login, remote) {
+      events.push({ kind: 'auth', key: offered, login, ip: remote.ip });
       if (offered.fingerprint !== key.fingerprint) throw new SshGatewayError(`no SSH credential has the key ${offered.fingerprint}`);
       sessions += 1;
       return { sessionId: `ss_${sessions}`, context: { fingerprint: offered.fingerprint }, accountName: 'Test Account', planName: 'Free', region: 'eu' };

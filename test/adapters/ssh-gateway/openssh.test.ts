@@ -58,7 +58,8 @@ describe('SSH gateway with the real OpenSSH client', { skip }, () => {
 
     const bind = await fixture.events.next(isBind);
     assert.deepEqual(bind.request, { proto: 'https', name: '', basicAuth: [], trafficPolicy: null });
-    assert.equal(bind.session.user, 'v2');
+    assert.equal(bind.session.login.user, 'v2');
+    assert.match(bind.session.login.software, /^OpenSSH_\d/);
     assert.equal(bind.session.key.fingerprint, fixture.key.fingerprint);
     assert.equal(bind.session.key.algorithm, 'ssh-ed25519');
     assert.equal(bind.session.remote.ip, '127.0.0.1');
@@ -115,7 +116,7 @@ describe('SSH gateway with the real OpenSSH client', { skip }, () => {
     await tls.waitForStdout(/Forwarding  tls:\/\/secure\.example\.com\n/);
     const binds = await Promise.all([fixture.events.next((e) => isBind(e) && e.request.proto === 'tcp'), fixture.events.next((e) => isBind(e) && e.request.proto === 'tls')]);
     assert.deepEqual(binds.map((event) => (event as Extract<SshGatewayEvent, { kind: 'bind' }>).request.name), ['1.tcp.example.com:20002', 'secure.example.com']);
-    assert.equal((binds[1] as Extract<SshGatewayEvent, { kind: 'bind' }>).session.user, 'someone');
+    assert.equal((binds[1] as Extract<SshGatewayEvent, { kind: 'bind' }>).session.login.user, 'someone');
     assert.equal(fixture.gateway.sessions().length, 2);
   });
 
