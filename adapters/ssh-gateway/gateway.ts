@@ -56,6 +56,8 @@ export interface SshGateway<C> {
   /** Starts listening (port 0 picks a free one); answers the address bound. */
   listen(host: string, port: number): Promise<SshGatewayAddress>;
   address(): SshGatewayAddress | null;
+  /** The host keys clients see, as known_hosts lines without the host (`ssh-ed25519 AAAA…`). */
+  hostKeys(): string[];
   /** The authenticated sessions now live. */
   sessions(): SshSession<C>[];
   /** Stops listening and ends every connection; resolves once all are closed and reported. */
@@ -86,6 +88,12 @@ export function createSshGateway<C>(options: SshGatewayOptions<C>): SshGateway<C
     keepaliveInterval: options.keepaliveIntervalMs ?? KEEPALIVE_INTERVAL_MS,
     keepaliveCountMax: KEEPALIVE_COUNT_MAX,
   });
+  const publicHostKeys = options.hostKeys.map((key) => {
+    const parsed = ssh2.utils.parseKey(key);
+    const one = Array.isArray(parsed) ? parsed[0] : parsed;
+    if (!one || one instanceof Error) throw new Error(`a host key cannot be read: ${one instanceof Error ? one.message : 'empty'}`);
+    return `${one.type} ${one.getPublicSSH().toString('base64')}`;
+  });
   const connections = new Map<string, SshConnection<C>>();
   protocol.on('connection', (client: Connection, info: ClientInfo) => connections.get(peerKey(info.ip, info.port))?.attach(client, info.header.versions.software));
   let server: Server | undefined;
@@ -112,6 +120,9 @@ export function createSshGateway<C>(options: SshGatewayOptions<C>): SshGateway<C
     address() {
       const bound = server?.address();
       return bound && typeof bound === 'object' ? { host: bound.address, port: bound.port } : null;
+    },
+    hostKeys() {
+      return publicHostKeys;
     },
     sessions() {
       return [...connections.values()].flatMap((connection) => (connection.session && !connection.session.ended ? [connection.session] : []));

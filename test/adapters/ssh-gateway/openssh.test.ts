@@ -65,6 +65,7 @@ describe('SSH gateway with the real OpenSSH client', { skip }, () => {
     assert.equal(bind.session.remote.ip, '127.0.0.1');
     assert.deepEqual(bind.session.tunnel()?.forward, { address: 'localhost', port: 443 });
     assert.deepEqual(fixture.gateway.sessions().map((session) => session.id), ['ss_1']);
+    assert.deepEqual(fixture.gateway.hostKeys(), [fixture.knownHosts.split(' ').slice(1, 3).join(' ')]);
 
     for (const path of ['/one', '/two']) {
       const channel = await bind.session.openProxy('st_1', { clientAddr: { ip: '203.0.113.9', port: 40000 } });
