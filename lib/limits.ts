@@ -113,6 +113,12 @@ export const LIMITS = {
   agent_handshake_ms: { value: 10_000, unit: 'ms', bounds: 'from an agent\'s TCP connection to its successful Auth (TLS handshake included)', errors: [] },
   agent_heartbeat_answer_ms: { value: 15_000, unit: 'ms', bounds: 'the time an agent has to answer one of the gateway\'s heartbeats', errors: [] },
   agent_command_answer_ms: { value: 30_000, unit: 'ms', bounds: 'the time an agent has to answer a Stop, Restart or Update (the command fails, the session stays)', errors: [] },
+  // The SSH gateway (docs/ssh-gateway.md): a client past one of these loses its own connection, with a message that names the limit.
+  ssh_handshake_ms: { value: 10_000, unit: 'ms', bounds: 'from an SSH client\'s TCP connection to its bound tunnel (key exchange, authentication, the -R forward and the command)', errors: [] },
+  ssh_handshake_bytes: { value: 64 * KIB, unit: 'bytes', bounds: 'what an SSH client sends before its tunnel is bound', errors: [] },
+  ssh_auth_attempts: { value: 20, unit: 'attempts', bounds: 'authentication requests on one SSH connection (each key offered counts)', errors: [] },
+  ssh_command_bytes: { value: 4 * KIB, unit: 'bytes', bounds: 'the command an SSH client runs (`http --basic-auth …`)', errors: [] },
+  ssh_channels: { value: 512, unit: 'channels', bounds: 'channels open at once on one SSH connection, both sides\' (the client\'s session and the proxied connections; more are refused)', errors: [] },
   policy_evaluation_steps: {
     value: 50_000,
     unit: 'steps',

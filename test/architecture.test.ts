@@ -99,6 +99,7 @@ describe('architecture', () => {
       re2js: 'lib/conventions/patterns.ts',
       '@marcbachmann/cel-js': 'lib/conventions/cel.ts',
       yaml: 'lib/conventions/traffic-policy.ts',
+      ssh2: 'adapters/ssh-gateway/gateway.ts',
     };
     for (const file of [...sources('lib'), ...sources('adapters'), ...sources('bin')]) {
       for (const spec of imports(file)) {

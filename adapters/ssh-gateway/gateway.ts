@@ -1,0 +1,523 @@
+import { createHash } from 'node:crypto';
+import { createServer, type Server, type Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
+import ssh2, { type AuthContext, type ClientInfo, type Connection, type KeyboardAuthContext, type ParsedKey, type PublicKeyAuthContext, type ServerChannel, type Session, type TcpipBindInfo } from 'ssh2';
+import { LIMITS, limitNote } from '../../lib/limits.ts';
+import { REAL_TIMERS, type RemoteAddress, type Timers } from '../agent-gateway/index.ts';
+import { parseTunnelCommand, SshCommandError, type RemoteForward } from './command.ts';
+import {
+  SshGatewayError,
+  SshRelayError,
+  type SshAuthResult,
+  type SshLogin,
+  type SshProxyOptions,
+  type SshPublicKey,
+  type SshSession,
+  type SshSessionEndReason,
+  type SshSessionHandler,
+  type SshTunnel,
+} from './session-handler.ts';
+
+/**
+ * The SSH gateway: OpenSSH clients (`ssh -R 0:localhost:8080 v2@host http`) connect here and get
+ * an endpoint, the way the vendor's SSH reverse tunnel works (docs/ssh-gateway.md). ssh2 speaks
+ * the protocol; this module proves keys, reads the `-R` forward and the command, and turns them
+ * into calls on an SshSessionHandler. One connection is one session with one tunnel; whatever a
+ * client does wrong (garbage, bad keys, floods, silence) ends that connection only.
+ */
+
+/** After the gateway ends a session, how long the client may take to close before it is cut. */
+const CLOSE_GRACE_MS = 5_000;
+/** How often an idle client is asked to answer, and how many unanswered asks end it (ssh2's keepalive). */
+const KEEPALIVE_INTERVAL_MS = 15_000;
+const KEEPALIVE_COUNT_MAX = 3;
+
+export interface SshGatewayOptions<C> {
+  readonly handler: SshSessionHandler<C>;
+  /** Host private keys (OpenSSH or PEM; one per key type). */
+  readonly hostKeys: readonly (string | Buffer)[];
+  /** The name on the first line users read ("burrow (via SSH)"). */
+  readonly serviceName?: string;
+  /** Time source of the handshake and close timeouts (tests drive it by hand). */
+  readonly timers?: Timers;
+  /** Default: the limit ssh_handshake_ms. */
+  readonly handshakeTimeoutMs?: number;
+  readonly keepaliveIntervalMs?: number;
+  /** Called with a handler failure that was not an SshGatewayError (the user was told "internal error"). */
+  readonly onError?: (error: unknown) => void;
+}
+
+export interface SshGatewayAddress {
+  readonly host: string;
+  readonly port: number;
+}
+
+export interface SshGateway<C> {
+  /** Starts listening (port 0 picks a free one); answers the address bound. */
+  listen(host: string, port: number): Promise<SshGatewayAddress>;
+  address(): SshGatewayAddress | null;
+  /** The host keys clients see, as known_hosts lines without the host (`ssh-ed25519 AAAA…`). */
+  hostKeys(): string[];
+  /** The authenticated sessions now live. */
+  sessions(): SshSession<C>[];
+  /** Stops listening and ends every connection; resolves once all are closed and reported. */
+  close(): Promise<void>;
+}
+
+interface Settings<C> {
+  readonly handler: SshSessionHandler<C>;
+  readonly serviceName: string;
+  readonly timers: Timers;
+  readonly handshakeTimeoutMs: number;
+  readonly onError: (error: unknown) => void;
+}
+
+export function createSshGateway<C>(options: SshGatewayOptions<C>): SshGateway<C> {
+  const settings: Settings<C> = {
+    handler: options.handler,
+    serviceName: options.serviceName ?? 'burrow',
+    timers: options.timers ?? REAL_TIMERS,
+    handshakeTimeoutMs: options.handshakeTimeoutMs ?? LIMITS.ssh_handshake_ms.value,
+    onError: options.onError ?? (() => {}),
+  };
+  // ssh2 runs the protocol on sockets this module accepts (injectSocket), so each connection's
+  // socket, bytes and lifetime stay ours; its 'connection' event names the peer it speaks with.
+  const protocol = new ssh2.Server({
+    hostKeys: [...options.hostKeys],
+    ident: settings.serviceName,
+    keepaliveInterval: options.keepaliveIntervalMs ?? KEEPALIVE_INTERVAL_MS,
+    keepaliveCountMax: KEEPALIVE_COUNT_MAX,
+  });
+  const publicHostKeys = options.hostKeys.map((key) => {
+    const parsed = ssh2.utils.parseKey(key);
+    const one = Array.isArray(parsed) ? parsed[0] : parsed;
+    if (!one || one instanceof Error) throw new Error(`a host key cannot be read: ${one instanceof Error ? one.message : 'empty'}`);
+    return `${one.type} ${one.getPublicSSH().toString('base64')}`;
+  });
+  const connections = new Map<string, SshConnection<C>>();
+  protocol.on('connection', (client: Connection, info: ClientInfo) => connections.get(peerKey(info.ip, info.port))?.attach(client, info.header.versions.software));
+  let server: Server | undefined;
+
+  return {
+    listen(host, port) {
+      if (server) return Promise.reject(new Error('the SSH gateway is already listening'));
+      const listening = createServer((socket) => {
+        const key = peerKey(socket.remoteAddress, socket.remotePort);
+        const connection = new SshConnection(socket, settings, () => connections.delete(key));
+        connections.set(key, connection);
+        protocol.injectSocket(socket);
+        connection.countBytes();
+      });
+      server = listening;
+      return new Promise((resolve, reject) => {
+        listening.once('error', reject);
+        listening.listen(port, host, () => {
+          listening.off('error', reject);
+          resolve(this.address()!);
+        });
+      });
+    },
+    address() {
+      const bound = server?.address();
+      return bound && typeof bound === 'object' ? { host: bound.address, port: bound.port } : null;
+    },
+    hostKeys() {
+      return publicHostKeys;
+    },
+    sessions() {
+      return [...connections.values()].flatMap((connection) => (connection.session && !connection.session.ended ? [connection.session] : []));
+    },
+    async close() {
+      const closed = server ? new Promise<void>((resolve) => server!.close(() => resolve())) : Promise.resolve();
+      await Promise.all([...connections.values()].map((connection) => connection.shutdown()));
+      await closed;
+      server = undefined;
+    },
+  };
+}
+
+function peerKey(ip: string | undefined, port: number | undefined): string {
+  return `${ip ?? ''}|${port ?? 0}`;
+}
+
+/** IPv4 peers of a dual-stack listener appear as `::ffff:a.b.c.d`. */
+function remoteAddress(socket: Socket): RemoteAddress {
+  const ip = socket.remoteAddress ?? '';
+  return { ip: ip.startsWith('::ffff:') && ip.includes('.') ? ip.slice(7) : ip, port: socket.remotePort ?? 0 };
+}
+
+/** `SHA256:<base64 without padding>` of a key blob, as ssh-keygen -l prints it. */
+export function keyFingerprint(blob: Buffer): string {
+  return `SHA256:${createHash('sha256').update(blob).digest('base64').replace(/=+$/, '')}`;
+}
+
+/** The port a URL names, or its scheme's usual one. */
+function urlPort(url: string): number {
+  const parsed = new URL(url);
+  if (parsed.port !== '') return Number(parsed.port);
+  return parsed.protocol === 'http:' ? 80 : 443;
+}
+
+/** The live session the handler sees. */
+class LiveSshSession<C> implements SshSession<C> {
+  #tunnel: SshTunnel | undefined;
+  #ended: SshSessionEndReason | undefined;
+
+  constructor(
+    readonly id: string,
+    readonly context: C,
+    readonly login: SshLogin,
+    readonly key: SshPublicKey,
+    readonly remote: RemoteAddress,
+    /** What the handler said the user should read about the account. */
+    readonly told: Pick<SshAuthResult<C>, 'accountName' | 'planName' | 'region'>,
+    private readonly connection: SshConnection<C>,
+  ) {}
+
+  get ended() {
+    return this.#ended;
+  }
+
+  markEnded(reason: SshSessionEndReason): void {
+    this.#ended ??= reason;
+  }
+
+  tunnel() {
+    return this.#tunnel;
+  }
+
+  setTunnel(tunnel: SshTunnel): void {
+    this.#tunnel = tunnel;
+  }
+
+  openProxy(tunnelId: string, options: SshProxyOptions): Promise<Duplex> {
+    if (this.#ended) return Promise.reject(new SshRelayError(`session ${this.id} has ended`));
+    const tunnel = this.#tunnel;
+    if (!tunnel || tunnel.tunnelId !== tunnelId) return Promise.reject(new SshRelayError(`session ${this.id} has no tunnel ${tunnelId}`));
+    return this.connection.forwardOut(tunnel.forward, options.clientAddr);
+  }
+
+  close(message?: string): void {
+    this.connection.end({ kind: 'closed-by-server', message: message ?? 'the server closed the session' }, message ?? 'the server closed the session', 0);
+  }
+}
+
+/** The auth methods a client is told it may still try. */
+const PUBLIC_KEY_ONLY: AuthContext['method'][] = ['publickey'];
+const WITH_EXPLANATION: AuthContext['method'][] = ['publickey', 'keyboard-interactive'];
+
+/** One SSH connection: key exchange, a proven key, a `-R` forward, a command, then the tunnel until it ends. */
+class SshConnection<C> {
+  readonly #settings: Settings<C>;
+  readonly #socket: Socket;
+  readonly #remote: RemoteAddress;
+  readonly #inflight = new Set<Promise<unknown>>();
+  readonly #closed: Promise<void>;
+  #client: Connection | undefined;
+  #software = '';
+  #handshakeTimer: { cancel(): void } | undefined;
+  #endReason: SshSessionEndReason | undefined;
+  #reported: Promise<void> = Promise.resolve();
+  #bytesBeforeBind = 0;
+  #bound = false;
+  #authAttempts = 0;
+  /** Why each key offered was refused, shown through keyboard-interactive once the client runs out of keys. */
+  readonly #refusals = new Set<string>();
+  #explained = false;
+  #forward: { readonly info: TcpipBindInfo; readonly accept: ((port?: number) => void) | undefined } | undefined;
+  #channel: ServerChannel | undefined;
+  #pty = false;
+  #openChannels = 0;
+  session: LiveSshSession<C> | undefined;
+
+  constructor(socket: Socket, settings: Settings<C>, forget: () => void) {
+    this.#settings = settings;
+    this.#socket = socket;
+    this.#remote = remoteAddress(socket);
+    socket.on('error', () => {});
+    this.#closed = new Promise((resolve) => socket.once('close', () => resolve()));
+    this.#handshakeTimer = settings.timers.setTimeout(
+      () => this.end({ kind: 'protocol-error', message: `no tunnel bound within ${settings.handshakeTimeoutMs} ms ${limitNote('ssh_handshake_ms')}` }, `no tunnel was bound within ${settings.handshakeTimeoutMs} ms ${limitNote('ssh_handshake_ms')}`),
+      settings.handshakeTimeoutMs,
+    );
+    void this.#closed.then(() => {
+      this.end({ kind: 'disconnected', message: 'the connection closed' });
+      forget();
+    });
+  }
+
+  /** Counts what the client sends until its tunnel is bound (after ssh2 attached its own reader, so no byte is missed or read early). */
+  countBytes(): void {
+    const onData = (chunk: Buffer) => {
+      if (this.#bound) return this.#socket.off('data', onData);
+      this.#bytesBeforeBind += chunk.length;
+      if (this.#bytesBeforeBind > LIMITS.ssh_handshake_bytes.value) {
+        const message = `more than ${LIMITS.ssh_handshake_bytes.value} bytes before a tunnel was bound ${limitNote('ssh_handshake_bytes')}`;
+        this.end({ kind: 'protocol-error', message }, message);
+      }
+    };
+    this.#socket.on('data', onData);
+  }
+
+  /** ssh2 recognised an SSH client on this socket (`software`: its identification). */
+  attach(client: Connection, software: string): void {
+    this.#client = client;
+    this.#software = software;
+    if (this.#endReason) {
+      this.#destroy();
+      return;
+    }
+    client.on('error', (error: Error & { level?: string }) => {
+      if (error.level === 'client-timeout') this.end({ kind: 'keepalive-timeout', message: 'the client stopped answering keepalives' });
+      else if (error.level === 'client-socket') this.end({ kind: 'disconnected', message: `connection error: ${error.message}` });
+      else this.end({ kind: 'protocol-error', message: `SSH protocol error: ${error.message}` });
+    });
+    client.on('close', () => this.end({ kind: 'disconnected', message: 'the connection closed' }));
+    client.on('authentication', (context: AuthContext) => {
+      this.#authenticate(context).catch((error: unknown) => this.#fault(error));
+    });
+    client.on('request', (accept: ((port?: number) => void) | undefined, reject: (() => void) | undefined, name: string, info: TcpipBindInfo) =>
+      this.#globalRequest(accept, reject, name, info),
+    );
+    client.on('session', (accept: () => Session, reject: () => void) => this.#openSession(accept, reject));
+  }
+
+  /** A fault of the gateway itself: reported, and only this connection pays for it. */
+  #fault(error: unknown): void {
+    this.#settings.onError(error);
+    this.end({ kind: 'protocol-error', message: 'internal error of the gateway' }, 'internal error of the gateway');
+  }
+
+  /**
+   * Ends the connection (idempotent; the first reason wins). With `userMessage`, the user reads
+   * it on stderr of the command's channel (if there is one yet), which then closes with `exitCode`.
+   */
+  end(reason: SshSessionEndReason, userMessage?: string, exitCode = 1): void {
+    if (this.#endReason) return;
+    this.#endReason = reason;
+    this.#handshakeTimer?.cancel();
+    const channel = this.#channel;
+    if (channel && !channel.destroyed) {
+      if (userMessage !== undefined) channel.stderr.write(`${this.#settings.serviceName}: ${userMessage}${this.#newline()}`);
+      channel.exit(exitCode);
+      channel.end();
+      // The client leaves once its session channel closes; the connection goes with it.
+      channel.once('close', () => this.#client?.end());
+    } else if (this.#client) {
+      this.#client.end();
+    } else {
+      this.#destroy();
+    }
+    const linger = this.#settings.timers.setTimeout(() => this.#destroy(), CLOSE_GRACE_MS);
+    void this.#closed.then(() => linger.cancel());
+    if (this.session) this.#report(this.session, reason);
+  }
+
+  #destroy(): void {
+    this.#socket.destroy();
+  }
+
+  /** Calls sessionEnded once every handler call of the session has settled. */
+  #report(session: LiveSshSession<C>, reason: SshSessionEndReason): void {
+    session.markEnded(reason);
+    this.#reported = Promise.allSettled([...this.#inflight]).then(async () => {
+      try {
+        await this.#settings.handler.sessionEnded(session, reason);
+      } catch (error) {
+        this.#settings.onError(error);
+      }
+    });
+  }
+
+  /** The gateway is closing: end now, cut the connection, wait for the report. */
+  async shutdown(): Promise<void> {
+    this.end({ kind: 'gateway-closed', message: 'the gateway is shutting down' }, 'the gateway is shutting down');
+    this.#destroy();
+    await this.#closed;
+    await Promise.allSettled([...this.#inflight]);
+    await this.#reported;
+  }
+
+  /** Runs a handler call, tracked so sessionEnded waits for it. */
+  #call<T>(work: () => Promise<T>): Promise<T> {
+    const call = work();
+    this.#inflight.add(call);
+    void call.then(
+      () => this.#inflight.delete(call),
+      () => this.#inflight.delete(call),
+    );
+    return call;
+  }
+
+  /** A handler's refusal as the user reads it; other failures are reported and answered vaguely. */
+  #refusal(error: unknown): string {
+    if (error instanceof SshGatewayError || error instanceof SshCommandError) return error.message;
+    this.#settings.onError(error);
+    return 'internal server error';
+  }
+
+  #newline(): string {
+    return this.#pty ? '\r\n' : '\n';
+  }
+
+  async #authenticate(context: AuthContext): Promise<void> {
+    if (++this.#authAttempts > LIMITS.ssh_auth_attempts.value) {
+      context.reject();
+      this.end({ kind: 'protocol-error', message: `more than ${LIMITS.ssh_auth_attempts.value} authentication attempts ${limitNote('ssh_auth_attempts')}` });
+      return;
+    }
+    const methods = this.#explained ? PUBLIC_KEY_ONLY : WITH_EXPLANATION;
+    if (context.method === 'keyboard-interactive' && !this.#explained) return this.#explain(context);
+    if (context.method !== 'publickey') return context.reject(methods);
+    const offered = this.#publicKey(context);
+    if (!offered) return context.reject(methods);
+    if (!context.signature || !context.blob) {
+      // The client asks whether the key would do before it proves it holds it (a security key would need a touch).
+      const accepted = await this.#call(() => this.#settings.handler.acceptsKey(offered.key, this.#remote));
+      if (this.#endReason) return;
+      if (accepted) return context.accept();
+      this.#refusals.add(`no SSH credential has the key ${offered.key.fingerprint}`);
+      return context.reject(methods);
+    }
+    if (offered.parsed.verify(context.blob, context.signature, context.hashAlgo) !== true) return context.reject(methods);
+    let result;
+    let login: SshLogin;
+    try {
+      login = { user: context.username, software: this.#software };
+      result = await this.#call(() => this.#settings.handler.authenticate(offered.key, login, this.#remote));
+    } catch (error) {
+      this.#refusals.add(this.#refusal(error));
+      if (!this.#endReason) context.reject(methods);
+      return;
+    }
+    this.session = new LiveSshSession(result.sessionId, result.context, login, offered.key, this.#remote, result, this);
+    if (this.#endReason) {
+      // The connection ended while the handler was deciding: it still learns of the session.
+      this.#report(this.session, this.#endReason);
+      return;
+    }
+    context.accept();
+  }
+
+  /** The offered key, parsed; undefined for keys ssh2 cannot read (certificates, unknown types). */
+  #publicKey(context: PublicKeyAuthContext): { readonly key: SshPublicKey; readonly parsed: ParsedKey } | undefined {
+    const parsed = ssh2.utils.parseKey(context.key.data);
+    if (parsed instanceof Error || Array.isArray(parsed)) return undefined;
+    return { key: { algorithm: parsed.type, blob: context.key.data, fingerprint: keyFingerprint(context.key.data) }, parsed };
+  }
+
+  /**
+   * The client ran out of keys: keyboard-interactive is offered only to tell the user why (OpenSSH
+   * prints the instruction), with no prompt, and always fails. BatchMode clients skip it.
+   */
+  #explain(context: KeyboardAuthContext): void {
+    this.#explained = true;
+    const reasons = this.#refusals.size > 0 ? [...this.#refusals] : ['no public key was offered'];
+    const text = `${reasons.join('; ')}. Register your public key as an SSH credential (POST /ssh_credentials) and connect again.`;
+    context.prompt([], `${this.#settings.serviceName}: authentication failed`, text, () => context.reject(PUBLIC_KEY_ONLY));
+  }
+
+  #globalRequest(accept: ((port?: number) => void) | undefined, reject: (() => void) | undefined, name: string, info: TcpipBindInfo): void {
+    if (name === 'tcpip-forward' && !this.#forward && !this.#endReason) {
+      // Answered once the command has bound the tunnel, with the endpoint's port when the client said 0.
+      this.#forward = { info, accept };
+      return;
+    }
+    if (name === 'cancel-tcpip-forward' && this.#forward && this.#forward.info.bindAddr === info.bindAddr && this.session?.tunnel()?.forward.port === info.bindPort) {
+      accept?.();
+      this.end({ kind: 'command-ended', message: 'the client cancelled its forward' }, 'the forward was cancelled', 0);
+      return;
+    }
+    // A second forward: one endpoint per connection, as the vendor's gateway does.
+    reject?.();
+  }
+
+  #openSession(accept: () => Session, reject: () => void): void {
+    if (this.#channel || this.#openChannels >= LIMITS.ssh_channels.value || this.#endReason) return reject();
+    const session = accept();
+    this.#openChannels++;
+    session.once('close', () => this.#openChannels--);
+    session.on('pty', (acceptPty) => {
+      this.#pty = true;
+      acceptPty?.();
+    });
+    session.on('exec', (acceptExec, rejectExec, info) => (this.#channel ? rejectExec?.() : this.#run(acceptExec(), info.command)));
+    session.on('shell', (acceptShell, rejectShell) => (this.#channel ? rejectShell?.() : this.#run(acceptShell(), '')));
+  }
+
+  /** The session's command: read it with the forward, bind, tell the user. */
+  #run(channel: ServerChannel, command: string): void {
+    this.#channel = channel;
+    channel.on('error', () => {});
+    // Input is not read as commands; with a terminal, Ctrl+C or Ctrl+D ends the session (the vendor's "Ctrl+C to quit").
+    channel.on('data', (data: Buffer) => {
+      if (this.#pty && (data.includes(3) || data.includes(4))) this.end({ kind: 'disconnected', message: 'the user quit' }, undefined, 0);
+    });
+    this.#bind(channel, command).catch((error: unknown) => this.#fault(error));
+  }
+
+  async #bind(channel: ServerChannel, command: string): Promise<void> {
+    const session = this.session!;
+    const forward = this.#forward;
+    if (!forward) return this.#refuse('no remote forward was asked for: run ssh -R 0:localhost:<local port> … so the endpoint has somewhere to send connections');
+    let parsed;
+    try {
+      parsed = parseTunnelCommand(session.login.user, command, { address: forward.info.bindAddr, port: forward.info.bindPort });
+    } catch (error) {
+      return this.#refuse(this.#refusal(error));
+    }
+    if (parsed.kind === 'help') {
+      channel.write(`${parsed.text.replaceAll('\n', this.#newline())}${this.#newline()}`);
+      this.end({ kind: 'command-ended', message: 'the user asked for help' }, undefined, 0);
+      return;
+    }
+    let result;
+    try {
+      result = await this.#call(() => this.#settings.handler.bind(session, parsed.request));
+    } catch (error) {
+      return this.#refuse(this.#refusal(error));
+    }
+    const port = forward.info.bindPort !== 0 ? forward.info.bindPort : urlPort(result.url);
+    session.setTunnel({ tunnelId: result.tunnelId, request: parsed.request, url: result.url, forward: { address: forward.info.bindAddr, port } });
+    if (this.#endReason) return;
+    this.#bound = true;
+    this.#handshakeTimer?.cancel();
+    forward.accept?.(port);
+    channel.write(this.#banner(session, result.url));
+  }
+
+  #refuse(message: string): void {
+    this.end({ kind: 'command-ended', message: `refused: ${message}` }, message);
+  }
+
+  /** What the vendor's gateway prints once the endpoint is up (layout as it prints it). */
+  #banner(session: LiveSshSession<C>, url: string): string {
+    const { accountName, planName, region } = session.told;
+    const lines = ['', `${this.#settings.serviceName} (via SSH) (Ctrl+C to quit)`, ''];
+    if (accountName) lines.push(`Account     ${accountName}${planName ? ` (Plan: ${planName})` : ''}`);
+    if (region) lines.push(`Region      ${region}`);
+    lines.push(`Forwarding  ${url}`);
+    return lines.join(this.#newline()) + this.#newline();
+  }
+
+  /** Opens a forwarded-tcpip channel on the client's forward, as OpenSSH matches it (its bind address and the port it was told). */
+  forwardOut(forward: RemoteForward, clientAddr: RemoteAddress): Promise<Duplex> {
+    const client = this.#client;
+    if (!client || this.#endReason) return Promise.reject(new SshRelayError('the session has ended'));
+    if (this.#openChannels >= LIMITS.ssh_channels.value) {
+      return Promise.reject(new SshRelayError(`${LIMITS.ssh_channels.value} channels are open on this session ${limitNote('ssh_channels')}`));
+    }
+    this.#openChannels++;
+    return new Promise((resolve, reject) => {
+      client.forwardOut(forward.address, forward.port, clientAddr.ip, clientAddr.port, (error, channel) => {
+        if (error) {
+          this.#openChannels--;
+          reject(new SshRelayError(`the client refused the connection: ${error.message}`));
+          return;
+        }
+        channel.once('close', () => this.#openChannels--);
+        resolve(channel);
+      });
+    });
+  }
+}

@@ -1,0 +1,20 @@
+/**
+ * The SSH gateway: OpenSSH clients open endpoints with `ssh -R 0:localhost:8080 v2@host http`,
+ * the vendor's SSH reverse tunnel (docs/ssh-gateway.md). Sessions and binds go through an
+ * SshSessionHandler; see ./session-handler.ts for the seam.
+ */
+export { createSshGateway, keyFingerprint, type SshGateway, type SshGatewayAddress, type SshGatewayOptions } from './gateway.ts';
+export {
+  SshGatewayError,
+  SshRelayError,
+  type SshAuthResult,
+  type SshBindResult,
+  type SshLogin,
+  type SshProxyOptions,
+  type SshPublicKey,
+  type SshSession,
+  type SshSessionEndReason,
+  type SshSessionHandler,
+  type SshTunnel,
+} from './session-handler.ts';
+export { COMMAND_SYNTAX_VERSION, type BasicAuthCredential, type RemoteForward, type SshBindRequest } from './command.ts';
