@@ -109,6 +109,10 @@ export const LIMITS = {
   agent_handshake_ms: { value: 10_000, unit: 'ms', bounds: 'from an agent\'s TCP connection to its successful Auth (TLS handshake included)', errors: [] },
   agent_heartbeat_answer_ms: { value: 15_000, unit: 'ms', bounds: 'the time an agent has to answer one of the gateway\'s heartbeats', errors: [] },
   agent_command_answer_ms: { value: 30_000, unit: 'ms', bounds: 'the time an agent has to answer a Stop, Restart or Update (the command fails, the session stays)', errors: [] },
+  // The ingress (adapters/ingress): a client past one of these gets the error page naming the limit, or loses its own connection.
+  ingress_header_bytes: { value: 16 * KIB, unit: 'bytes', bounds: 'the head (request line and header fields) of one request to the ingress (longer: 431)', errors: [] },
+  ingress_head_ms: { value: 10_000, unit: 'ms', bounds: 'the time a client of the ingress has to send a whole request head (slower: 408)', errors: [] },
+  ingress_idle_ms: { value: 60_000, unit: 'ms', bounds: 'an ingress connection with no bytes either way, between or during requests (the connection is closed)', errors: [] },
   policy_evaluation_steps: {
     value: 50_000,
     unit: 'steps',
