@@ -4,13 +4,13 @@ import { pipeline, type Duplex, type Writable } from 'node:stream';
 import { createBrotliCompress, createDeflate, createGzip } from 'node:zlib';
 import type { BurrowCore } from '../../lib/burrow.ts';
 import { LIMITS, limitNote } from '../../lib/limits.ts';
-import type { PolicyTerminal } from '../../lib/policy/decisions.ts';
-import { createPolicyEngine } from '../../lib/policy/engine.ts';
-import type { ConnectionFacts, HeaderList, RequestBody } from '../../lib/policy/facts.ts';
+import type { HttpResponseOutcome, PolicyTerminal } from '../../lib/policy/decisions.ts';
+import { createPolicyEngine, type HttpExchange } from '../../lib/policy/engine.ts';
+import type { ConnectionFacts, HeaderList, HttpRequestFacts, HttpResponseFacts, RequestBody } from '../../lib/policy/facts.ts';
 import type { CompiledPolicy } from '../../lib/policy/program.ts';
-import type { AgentTunnel } from '../agent-gateway/index.ts';
+import type { AgentSession, AgentTunnel } from '../agent-gateway/index.ts';
 import { errorPage, INGRESS_CODES, type ErrorPage } from './error-page.ts';
-import { hostnameOf, routeHttp, type IngressRoute, type LiveSessions } from './routes.ts';
+import { hostnameOf, routeHttp, routeInternal, type IngressRoute, type LiveSessions } from './routes.ts';
 
 /**
  * The HTTP ingress: plain HTTP/1.1 (keep-alive) routed by Host to the endpoint that serves the
@@ -29,6 +29,11 @@ export interface IngressOptions {
   readonly host?: string;
   /** Port (default 0: any free one). */
   readonly port?: number;
+  /**
+   * The account a session belongs to: forward-internal reaches only the same account's internal
+   * endpoints. Default: every session is one account's.
+   */
+  readonly accountOf?: (session: AgentSession<unknown>) => string;
   /** A failure while a request was served (default: ignored; the request got its error page). */
   readonly onError?: (error: unknown) => void;
 }
@@ -48,7 +53,13 @@ const COMPRESSORS = { gzip: createGzip, deflate: createDeflate, br: createBrotli
 export async function createIngress(burrow: BurrowCore<any>, options: IngressOptions): Promise<Ingress> {
   const prefix = burrow.errorPrefix;
   const onError = options.onError ?? (() => undefined);
-  const engine = createPolicyEngine({ clock: burrow.clock });
+  const accountOf = options.accountOf ?? (() => '');
+  const engine = createPolicyEngine({
+    clock: burrow.clock,
+    // Whether some live agent serves the internal endpoint; the hop itself takes only the account's own (routeInternal).
+    forwardInternal: async (url) =>
+      routeInternal(options.sessions, url, () => true) ? undefined : { status: 404, code: `ERR_NGROK_${INGRESS_CODES.endpointOffline}`, message: `The endpoint ${url} is offline.`, headers: [] },
+  });
   const policies = new WeakMap<AgentTunnel, CompiledPolicy>();
   const connectedAt = new WeakMap<Socket, Date>();
 
@@ -63,26 +74,36 @@ export async function createIngress(burrow: BurrowCore<any>, options: IngressOpt
   async function serve(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const authority = req.headers.host ?? '';
     const hostname = hostnameOf(authority);
-    const route = routeHttp(options.sessions, hostname);
+    let route = routeHttp(options.sessions, hostname);
     if (!route) return send(res, page(404, INGRESS_CODES.endpointOffline, `The endpoint http://${hostname} is offline.`));
     if (!URL.canParse(req.url ?? '', `http://${authority}`)) return send(res, page(400, undefined, `the request target ${JSON.stringify(req.url)} is not a valid URL`));
     const url = new URL(req.url ?? '', `http://${authority}`);
-    const policy = policyOf(route);
     const conn = connectionFacts(req.socket, connectedAt.get(req.socket) ?? burrow.clock.now());
 
-    const connected = await engine.connect(policy, route.endpoint, conn);
+    const connected = await engine.connect(policyOf(route), route.endpoint, conn);
     if (connected.terminal) return answer(req, res, connected.terminal);
     const body = new HeldBody(req);
-    const exchange = engine.http(policy, route.endpoint, conn, {
-      method: req.method ?? 'GET',
-      url: url.href,
-      version: req.httpVersion,
-      headers: pairs(req.rawHeaders),
-      receivedAt: burrow.clock.now(),
-      body,
-    });
-    const decided = await exchange.request();
-    if (decided.terminal) return answer(req, res, decided.terminal);
+    let facts: HttpRequestFacts = { method: req.method ?? 'GET', url: url.href, version: req.httpVersion, headers: pairs(req.rawHeaders), receivedAt: burrow.clock.now(), body };
+    // forward-internal hands the request on to an internal endpoint, whose policy runs in turn; the
+    // answer comes back through every response phase, the innermost first.
+    const exchanges: HttpExchange[] = [];
+    for (;;) {
+      const exchange = engine.http(policyOf(route), route.endpoint, conn, facts);
+      exchanges.unshift(exchange);
+      const decided = await exchange.request();
+      facts = { ...facts, method: decided.request.method, url: decided.request.url, headers: decided.request.headers };
+      if (decided.terminal?.kind !== 'forward') {
+        if (decided.terminal) return answer(req, res, decided.terminal);
+        break;
+      }
+      if (exchanges.length > LIMITS.ingress_forward_hops.value) {
+        return send(res, page(508, undefined, `forward-internal to ${decided.terminal.url}: more than ${LIMITS.ingress_forward_hops.value} hops ${limitNote('ingress_forward_hops')}`));
+      }
+      const from = accountOf(route.session);
+      const next = routeInternal(options.sessions, decided.terminal.url, (session) => accountOf(session) === from);
+      if (!next) return send(res, page(404, INGRESS_CODES.endpointOffline, `The endpoint ${decided.terminal.url} is offline.`));
+      route = next;
+    }
 
     let stream: Duplex;
     try {
@@ -90,12 +111,13 @@ export async function createIngress(burrow: BurrowCore<any>, options: IngressOpt
     } catch (error) {
       return send(res, page(404, INGRESS_CODES.endpointOffline, `The endpoint ${route.endpoint.url} is offline: ${(error as Error).message}`));
     }
-    const target = new URL(decided.request.url);
+    const target = new URL(facts.url);
+    const served = route;
     const upstream = upstreamRequest({
       createConnection: () => stream as unknown as Socket,
-      method: decided.request.method,
+      method: facts.method,
       path: `${target.pathname}${target.search}`,
-      headers: flatten([...forwardable(decided.request.headers), ['X-Forwarded-For', conn.clientIp], ['X-Forwarded-Host', authority], ['X-Forwarded-Proto', 'http']]),
+      headers: flatten([...forwardable(facts.headers), ['X-Forwarded-For', conn.clientIp], ['X-Forwarded-Host', authority], ['X-Forwarded-Proto', 'http']]),
       setHost: false,
     });
     // A client that goes away takes its upstream request with it (the agent sees the stream reset).
@@ -103,13 +125,12 @@ export async function createIngress(burrow: BurrowCore<any>, options: IngressOpt
       if (!res.writableFinished) upstream.destroy();
     });
     upstream.on('error', (error) => {
-      void exchange.upstreamFailed().catch(onError);
+      void Promise.all(exchanges.map((exchange) => exchange.upstreamFailed())).catch(onError);
       if (res.headersSent) res.destroy();
-      else send(res, page(502, INGRESS_CODES.invalidUpstreamResponse, `The agent's answer for ${route.endpoint.url} was not a complete HTTP response: ${error.message}`));
+      else send(res, page(502, INGRESS_CODES.invalidUpstreamResponse, `The agent's answer for ${served.endpoint.url} was not a complete HTTP response: ${error.message}`));
     });
     upstream.on('response', (response) => {
-      void exchange
-        .response({ status: response.statusCode ?? 502, headers: pairs(response.rawHeaders) })
+      void respond(exchanges, { status: response.statusCode ?? 502, headers: pairs(response.rawHeaders) })
         .then((outcome) => {
           if (outcome.terminal) {
             response.destroy();
@@ -133,6 +154,18 @@ export async function createIngress(burrow: BurrowCore<any>, options: IngressOpt
     body.forward(upstream);
   }
 
+  /** Runs the response phases, innermost first, each over what the one before left. */
+  async function respond(exchanges: readonly HttpExchange[], upstream: HttpResponseFacts): Promise<HttpResponseOutcome> {
+    let outcome: HttpResponseOutcome | undefined;
+    let compression: HttpResponseOutcome['compression'];
+    for (const exchange of exchanges) {
+      outcome = await exchange.response(outcome ? outcome.response : upstream);
+      compression ??= outcome.compression;
+      if (outcome.terminal) return outcome;
+    }
+    return { ...outcome!, ...(compression ? { compression } : {}) };
+  }
+
   /** Applies a policy's ending: its response, its error page, or the connection closed. */
   function answer(req: IncomingMessage, res: ServerResponse, terminal: PolicyTerminal): void {
     switch (terminal.kind) {
@@ -147,7 +180,8 @@ export async function createIngress(burrow: BurrowCore<any>, options: IngressOpt
         req.socket.destroy();
         return;
       case 'forward':
-        return send(res, page(501, undefined, `forward-internal to ${terminal.url} is not served by this ingress yet`));
+        // Only on_tcp_connect ends so here; HTTP endpoints take no connection forwarding.
+        return send(res, page(501, undefined, `forward-internal to ${terminal.url} on connect is not served by the HTTP ingress`));
     }
   }
 

@@ -4,4 +4,4 @@
  */
 export { createIngress, type Ingress, type IngressOptions } from './http-ingress.ts';
 export { errorPage, INGRESS_CODES, type ErrorPage } from './error-page.ts';
-export { hostnameOf, routeHttp, type IngressRoute, type LiveSessions } from './routes.ts';
+export { hostnameOf, routeHttp, routeInternal, type IngressRoute, type LiveSessions } from './routes.ts';

@@ -26,10 +26,27 @@ export function hostnameOf(authority: string): string {
   return host.toLowerCase().replace(/\.$/, '');
 }
 
-/** The HTTP endpoint of `hostname` among the live sessions' tunnels, if one serves it. */
+/** Internal endpoints (`https://api.internal`) take traffic only from forward-internal, never from clients. */
+const isInternal = (hostname: string) => hostname.endsWith('.internal');
+
+/** The public HTTP endpoint of `hostname` among the live sessions' tunnels, if one serves it. */
 export function routeHttp(sessions: LiveSessions, hostname: string): IngressRoute | undefined {
+  return isInternal(hostname) ? undefined : findHttp(sessions, hostname, () => true);
+}
+
+/**
+ * The internal HTTP endpoint of `url` (a forward-internal target), served by a session `reaches`
+ * accepts (the forwarding endpoint's account's own), if one is live.
+ */
+export function routeInternal(sessions: LiveSessions, url: string, reaches: (session: AgentSession<unknown>) => boolean): IngressRoute | undefined {
+  if (!URL.canParse(url)) return undefined;
+  const hostname = hostnameOf(new URL(url).host);
+  return isInternal(hostname) ? findHttp(sessions, hostname, reaches) : undefined;
+}
+
+function findHttp(sessions: LiveSessions, hostname: string, reaches: (session: AgentSession<unknown>) => boolean): IngressRoute | undefined {
   for (const session of sessions()) {
-    if (session.ended) continue;
+    if (session.ended || !reaches(session)) continue;
     for (const tunnel of session.tunnels()) {
       const request = tunnel.request;
       if (request.kind !== 'endpoint' || (request.proto !== 'http' && request.proto !== 'https') || !tunnel.url) continue;

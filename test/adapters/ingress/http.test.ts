@@ -91,7 +91,9 @@ async function setUp(t: TestContext) {
     agents.push(session);
     return session;
   };
-  return { gateway, ingress, port: ingress.address.port, appPort, errors, agent };
+  /** Leaves an agent the gateway disconnected unclosed: the SDK's close of such a session can wait forever. */
+  const disconnected = (session: Session) => agents.splice(agents.indexOf(session), 1);
+  return { gateway, ingress, port: ingress.address.port, appPort, errors, agent, disconnected };
 }
 
 const json = (answer: Answer) => JSON.parse(answer.body.toString()) as { method: string; url: string; headers: Record<string, string>; length: number; sha256: string };
@@ -129,7 +131,7 @@ describe('HTTP ingress: routing to a live agent', () => {
   });
 
   test('no endpoint for the Host, and an endpoint whose agent went away, answer the vendor\'s offline page (3200) with our prefix', async (t) => {
-    const { agent, gateway, port, appPort } = await setUp(t);
+    const { agent, disconnected, gateway, port, appPort } = await setUp(t);
     const unknown = await call(port, { host: 'nobody.burrow.test:8080' });
     assert.equal(unknown.status, 404);
     assert.equal(unknown.headers['ngrok-error-code'], 'ERR_BURROW_3200');
@@ -141,7 +143,9 @@ describe('HTTP ingress: routing to a live agent', () => {
     // The agent goes away (and, told not to, does not come back).
     gateway.gateway.sessions()[0]!.close('gone');
     await gateway.events.next((event: GatewayEvent) => event.kind === 'ended');
+    disconnected(session);
     await gateway.events.next((event: GatewayEvent) => event.kind === 'ended');
+    disconnected(session);
     const offline = await call(port);
     assert.equal(offline.status, 404);
     assert.equal(offline.headers['ngrok-error-code'], 'ERR_BURROW_3200');
@@ -206,6 +210,41 @@ describe('HTTP ingress: the endpoint\'s traffic policy on live traffic', () => {
     assert.equal((await call(port, { path: '/limited', headers: { authorization } })).status, 200);
     const second = await call(port, { path: '/limited', headers: { authorization } });
     assert.equal(second.status, 429);
+  });
+});
+
+describe('HTTP ingress: forward-internal', () => {
+  test('a public endpoint hands requests to an internal one, whose own policy runs; internal endpoints take no clients', async (t) => {
+    const { agent, port, appPort } = await setUp(t);
+    const session = await agent();
+    const forward = (url: string, path: string) => ({ expressions: [`req.url.path == '${path}'`], actions: [{ type: 'forward-internal', config: { url } }] });
+    const front = JSON.stringify({
+      on_http_request: [forward('https://api.internal', '/api'), forward('https://gone.internal', '/gone')],
+      on_http_response: [{ actions: [{ type: 'add-headers', config: { headers: { 'x-front': 'seen' } } }] }],
+    });
+    const api = JSON.stringify({
+      on_http_request: [{ actions: [{ type: 'add-headers', config: { headers: { 'x-internal': 'yes' } } }] }],
+      on_http_response: [{ actions: [{ type: 'add-headers', config: { headers: { 'x-api': 'seen' } } }] }],
+    });
+    await session.httpEndpoint().domain(HOST).trafficPolicy(front).listenAndForward(`http://127.0.0.1:${appPort}`);
+    await session.httpEndpoint().domain('api.internal').trafficPolicy(api).listenAndForward(`http://127.0.0.1:${appPort}`);
+
+    const forwarded = await call(port, { path: '/api' });
+    assert.equal(forwarded.status, 200);
+    assert.equal(json(forwarded).headers['x-internal'], 'yes');
+    assert.equal(forwarded.headers['x-api'], 'seen');
+    assert.equal(forwarded.headers['x-front'], 'seen');
+
+    const direct = await call(port, { path: '/other' });
+    assert.equal(json(direct).headers['x-internal'], undefined);
+
+    const gone = await call(port, { path: '/gone' });
+    assert.equal(gone.status, 404);
+    assert.equal(gone.headers['ngrok-error-code'], 'ERR_BURROW_3200');
+
+    const outside = await call(port, { host: 'api.internal' });
+    assert.equal(outside.status, 404);
+    assert.equal(outside.headers['ngrok-error-code'], 'ERR_BURROW_3200');
   });
 });
 
