@@ -1,0 +1,269 @@
+import ngrok, { type Session } from '@ngrok/ngrok';
+import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
+import { once } from 'node:events';
+import { Agent, createServer, request, type IncomingHttpHeaders, type OutgoingHttpHeaders } from 'node:http';
+import { connect } from 'node:net';
+import { describe, test, type TestContext } from 'node:test';
+import { createIngress } from '../../../adapters/ingress/index.ts';
+import { MemoryStore } from '../../../adapters/stores/memory-store.ts';
+import { createBurrow } from '../../../lib/index.ts';
+import { LIMITS } from '../../../lib/limits.ts';
+import { startGateway, type GatewayEvent } from '../agent-gateway/helpers.ts';
+
+/**
+ * The HTTP ingress with the real parts: the vendor's agent (@ngrok/ngrok) connected to the agent
+ * gateway, a local HTTP app it forwards to, and node's HTTP client sending requests to the ingress
+ * by Host, through the endpoint's traffic policy.
+ */
+
+const HOST = 'app.burrow.test';
+
+interface Answer {
+  readonly status: number;
+  readonly headers: IncomingHttpHeaders;
+  readonly body: Buffer;
+  readonly reusedSocket: boolean;
+}
+
+interface Call {
+  readonly method?: string;
+  readonly path?: string;
+  readonly host?: string;
+  readonly headers?: OutgoingHttpHeaders;
+  readonly body?: Buffer;
+  readonly agent?: Agent;
+}
+
+/** One request to the ingress; resolves with the whole answer. */
+async function call(port: number, { method = 'GET', path = '/', host = HOST, headers = {}, body, agent }: Call = {}): Promise<Answer> {
+  const req = request({ host: '127.0.0.1', port, method, path, headers: { host, ...headers }, ...(agent ? { agent } : { agent: false }) });
+  req.end(body);
+  const [res] = (await once(req, 'response')) as [import('node:http').IncomingMessage];
+  const chunks: Buffer[] = [];
+  for await (const chunk of res) chunks.push(chunk as Buffer);
+  return { status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks), reusedSocket: req.reusedSocket };
+}
+
+/** The app behind the agent: answers what it received, as JSON (the body as its length and hash). */
+async function startApp(t: TestContext): Promise<number> {
+  const server = createServer(async (req, res) => {
+    const chunks: Buffer[] = [];
+    for await (const chunk of req) chunks.push(chunk as Buffer);
+    const body = Buffer.concat(chunks);
+    if (req.url === '/download') {
+      res.setHeader('Content-Type', 'application/octet-stream');
+      return res.end(Buffer.alloc(1024 * 1024, 7));
+    }
+    res.setHeader('Content-Type', 'application/json');
+    res.setHeader('X-App', 'yes');
+    res.end(JSON.stringify({ method: req.method, url: req.url, headers: req.headers, length: body.length, sha256: createHash('sha256').update(body).digest('hex') }));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  t.after(() => {
+    const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+    server.closeAllConnections();
+    return closed;
+  });
+  return (server.address() as { port: number }).port;
+}
+
+/** A gateway, an ingress routing to its sessions, and the app; `bind` starts the agent's endpoint. */
+async function setUp(t: TestContext) {
+  const gateway = await startGateway(t);
+  // Agents close once the gateway has gone (after-hooks run in the order registered): the SDK's
+  // close of a session the gateway still serves waits for an answer it does not get.
+  const agents: Session[] = [];
+  t.after(() => Promise.all(agents.map((agent) => agent.close().catch(() => undefined))));
+  const burrow = createBurrow({ store: new MemoryStore() });
+  const errors: unknown[] = [];
+  const ingress = await createIngress(burrow, { sessions: () => gateway.gateway.sessions(), onError: (error) => errors.push(error) });
+  t.after(() => ingress.close());
+  const appPort = await startApp(t);
+  /** The vendor's agent, connected to the gateway; it does not reconnect once disconnected. */
+  const agent = async () => {
+    const session = await new ngrok.SessionBuilder()
+      .authtoken('agent-token')
+      .serverAddr(`localhost:${gateway.port}`)
+      .caCert(Buffer.from(gateway.caPem))
+      .handleDisconnection(() => false)
+      .connect();
+    agents.push(session);
+    return session;
+  };
+  /** Leaves an agent the gateway disconnected unclosed: the SDK's close of such a session can wait forever. */
+  const disconnected = (session: Session) => agents.splice(agents.indexOf(session), 1);
+  return { gateway, ingress, port: ingress.address.port, appPort, errors, agent, disconnected };
+}
+
+const json = (answer: Answer) => JSON.parse(answer.body.toString()) as { method: string; url: string; headers: Record<string, string>; length: number; sha256: string };
+
+describe('HTTP ingress: routing to a live agent', () => {
+  test('a request by Host reaches the app through the agent and its answer comes back; bodies stream both ways; keep-alive', async (t) => {
+    const { agent, port, appPort, errors } = await setUp(t);
+    const session = await agent();
+    await session.httpEndpoint().domain(HOST).listenAndForward(`http://127.0.0.1:${appPort}`);
+
+    const keepAlive = new Agent({ keepAlive: true, maxSockets: 1 });
+    t.after(() => keepAlive.destroy());
+    const first = await call(port, { path: '/hello?x=1', headers: { 'X-Test': 'through' }, agent: keepAlive });
+    assert.equal(first.status, 200);
+    assert.equal(first.headers['x-app'], 'yes');
+    const seen = json(first);
+    assert.equal(seen.method, 'GET');
+    assert.equal(seen.url, '/hello?x=1');
+    assert.equal(seen.headers.host, HOST);
+    assert.equal(seen.headers['x-test'], 'through');
+    assert.equal(seen.headers['x-forwarded-for'], '127.0.0.1');
+    assert.equal(seen.headers['x-forwarded-proto'], 'http');
+
+    const upload = Buffer.alloc(3 * 1024 * 1024 + 5, 'burrow');
+    const posted = await call(port, { method: 'POST', path: '/upload', body: upload, agent: keepAlive });
+    assert.equal(posted.status, 200);
+    assert.equal(posted.reusedSocket, true, 'the second request rides the kept-alive connection');
+    assert.equal(json(posted).length, upload.length);
+    assert.equal(json(posted).sha256, createHash('sha256').update(upload).digest('hex'));
+
+    const download = await call(port, { path: '/download', agent: keepAlive });
+    assert.equal(download.status, 200);
+    assert.deepEqual(download.body, Buffer.alloc(1024 * 1024, 7));
+    assert.deepEqual(errors, []);
+  });
+
+  test('no endpoint for the Host, and an endpoint whose agent went away, answer the vendor\'s offline page (3200) with our prefix', async (t) => {
+    const { agent, disconnected, gateway, port, appPort } = await setUp(t);
+    const unknown = await call(port, { host: 'nobody.burrow.test:8080' });
+    assert.equal(unknown.status, 404);
+    assert.equal(unknown.headers['ngrok-error-code'], 'ERR_BURROW_3200');
+    assert.match(unknown.body.toString(), /ERR_BURROW_3200[\s\S]*The endpoint http:\/\/nobody\.burrow\.test is offline\./);
+
+    const session = await agent();
+    await session.httpEndpoint().domain(HOST).listenAndForward(`http://127.0.0.1:${appPort}`);
+    assert.equal((await call(port)).status, 200);
+    // The agent goes away (and, told not to, does not come back).
+    gateway.gateway.sessions()[0]!.close('gone');
+    await gateway.events.next((event: GatewayEvent) => event.kind === 'ended');
+    disconnected(session);
+    await gateway.events.next((event: GatewayEvent) => event.kind === 'ended');
+    disconnected(session);
+    const offline = await call(port);
+    assert.equal(offline.status, 404);
+    assert.equal(offline.headers['ngrok-error-code'], 'ERR_BURROW_3200');
+  });
+});
+
+describe('HTTP ingress: the endpoint\'s traffic policy on live traffic', () => {
+  const POLICY = JSON.stringify({
+    on_http_request: [
+      { name: 'no admin', expressions: ["req.url.path.startsWith('/admin')"], actions: [{ type: 'deny', config: { status_code: 403 } }] },
+      { expressions: ["req.url.path == '/old'"], actions: [{ type: 'redirect', config: { to: '/new', status_code: 301 } }] },
+      { expressions: ["req.url.path == '/teapot'"], actions: [{ type: 'custom-response', config: { status_code: 418, body: 'short and stout', headers: { 'content-type': 'text/plain' } } }] },
+      { expressions: ["req.url.path.startsWith('/v1/')"], actions: [{ type: 'url-rewrite', config: { from: '/v1/', to: '/api/' } }] },
+      { actions: [{ type: 'add-headers', config: { headers: { 'x-policy': 'added for ${conn.client_ip}' } } }, { type: 'remove-headers', config: { headers: ['x-secret'] } }] },
+    ],
+    on_http_response: [{ actions: [{ type: 'add-headers', config: { headers: { 'x-served-by': 'burrow' } } }, { type: 'remove-headers', config: { headers: ['x-app'] } }] }],
+  });
+
+  test('deny, redirect, custom-response, url-rewrite, add/remove-headers change the real request and response', async (t) => {
+    const { agent, gateway, port, appPort } = await setUp(t);
+    const session = await agent();
+    await session.httpEndpoint().domain(HOST).trafficPolicy(POLICY).listenAndForward(`http://127.0.0.1:${appPort}`);
+
+    const passed = await call(port, { path: '/items', headers: { 'X-Secret': 'hidden' } });
+    assert.equal(passed.status, 200);
+    assert.equal(json(passed).headers['x-policy'], 'added for 127.0.0.1');
+    assert.equal(json(passed).headers['x-secret'], undefined);
+    assert.equal(passed.headers['x-served-by'], 'burrow');
+    assert.equal(passed.headers['x-app'], undefined);
+
+    const denied = await call(port, { path: '/admin/users' });
+    assert.equal(denied.status, 403);
+    assert.equal(denied.headers['x-served-by'], undefined, 'a request answered by the policy never reaches the response phase');
+
+    const moved = await call(port, { path: '/old' });
+    assert.equal(moved.status, 301);
+    assert.equal(moved.headers.location, `http://${HOST}/new`);
+
+    const teapot = await call(port, { path: '/teapot' });
+    assert.equal(teapot.status, 418);
+    assert.equal(teapot.body.toString(), 'short and stout');
+
+    const rewritten = await call(port, { path: '/v1/things?q=1' });
+    assert.equal(json(rewritten).url, '/api/things?q=1');
+  });
+
+  test('the SDK\'s basic auth and a rate-limit refuse with the engine\'s answers', async (t) => {
+    const { agent, gateway, port, appPort } = await setUp(t);
+    const session = await agent();
+    const limited = JSON.stringify({
+      on_http_request: [{ expressions: ["req.url.path == '/limited'"], actions: [{ type: 'rate-limit', config: { name: 'one', algorithm: 'sliding_window', capacity: 1, rate: '60s', bucket_key: ['conn.client_ip'] } }] }],
+    });
+    await session.httpEndpoint().domain(HOST).basicAuth('user', 'password12').trafficPolicy(limited).listenAndForward(`http://127.0.0.1:${appPort}`);
+
+    const refused = await call(port);
+    assert.equal(refused.status, 401);
+    assert.match(String(refused.headers['www-authenticate']), /^Basic/);
+    const authorization = `Basic ${Buffer.from('user:password12').toString('base64')}`;
+    assert.equal((await call(port, { headers: { authorization } })).status, 200);
+    assert.equal((await call(port, { headers: { authorization: `Basic ${Buffer.from('user:wrong-one').toString('base64')}` } })).status, 401);
+
+    assert.equal((await call(port, { path: '/limited', headers: { authorization } })).status, 200);
+    const second = await call(port, { path: '/limited', headers: { authorization } });
+    assert.equal(second.status, 429);
+  });
+});
+
+describe('HTTP ingress: forward-internal', () => {
+  test('a public endpoint hands requests to an internal one, whose own policy runs; internal endpoints take no clients', async (t) => {
+    const { agent, port, appPort } = await setUp(t);
+    const session = await agent();
+    const forward = (url: string, path: string) => ({ expressions: [`req.url.path == '${path}'`], actions: [{ type: 'forward-internal', config: { url } }] });
+    const front = JSON.stringify({
+      on_http_request: [forward('https://api.internal', '/api'), forward('https://gone.internal', '/gone')],
+      on_http_response: [{ actions: [{ type: 'add-headers', config: { headers: { 'x-front': 'seen' } } }] }],
+    });
+    const api = JSON.stringify({
+      on_http_request: [{ actions: [{ type: 'add-headers', config: { headers: { 'x-internal': 'yes' } } }] }],
+      on_http_response: [{ actions: [{ type: 'add-headers', config: { headers: { 'x-api': 'seen' } } }] }],
+    });
+    await session.httpEndpoint().domain(HOST).trafficPolicy(front).listenAndForward(`http://127.0.0.1:${appPort}`);
+    await session.httpEndpoint().domain('api.internal').trafficPolicy(api).listenAndForward(`http://127.0.0.1:${appPort}`);
+
+    const forwarded = await call(port, { path: '/api' });
+    assert.equal(forwarded.status, 200);
+    assert.equal(json(forwarded).headers['x-internal'], 'yes');
+    assert.equal(forwarded.headers['x-api'], 'seen');
+    assert.equal(forwarded.headers['x-front'], 'seen');
+
+    const direct = await call(port, { path: '/other' });
+    assert.equal(json(direct).headers['x-internal'], undefined);
+
+    const gone = await call(port, { path: '/gone' });
+    assert.equal(gone.status, 404);
+    assert.equal(gone.headers['ngrok-error-code'], 'ERR_BURROW_3200');
+
+    const outside = await call(port, { host: 'api.internal' });
+    assert.equal(outside.status, 404);
+    assert.equal(outside.headers['ngrok-error-code'], 'ERR_BURROW_3200');
+  });
+});
+
+describe('HTTP ingress: hostile clients', () => {
+  test('an oversized head is refused naming its limit; garbage gets a 400; others are still served', async (t) => {
+    const { agent, gateway, port, appPort } = await setUp(t);
+    const session = await agent();
+    await session.httpEndpoint().domain(HOST).listenAndForward(`http://127.0.0.1:${appPort}`);
+
+    const big = await call(port, { headers: { 'X-Big': 'a'.repeat(LIMITS.ingress_header_bytes.value + 1) } });
+    assert.equal(big.status, 431);
+    assert.match(big.body.toString(), /limit ingress_header_bytes/);
+
+    const socket = connect(port, '127.0.0.1');
+    socket.end('NOT HTTP AT ALL\r\n\r\n');
+    const chunks: Buffer[] = [];
+    for await (const chunk of socket) chunks.push(chunk as Buffer);
+    assert.match(Buffer.concat(chunks).toString(), /^HTTP\/1\.1 400 Bad Request/);
+
+    assert.equal((await call(port)).status, 200);
+  });
+});
