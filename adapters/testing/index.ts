@@ -5,7 +5,7 @@ import { createServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { connectAgent, createBurrow, ManualClock, type AgentConnect, type Burrow, type BurrowOptions, type CheckpointInfo, type FaultInput, type FaultRule, type Store } from '../../lib/index.ts';
+import { connectAgent, createBurrow, listenersOf, ManualClock, type AgentConnect, type Burrow, type BurrowOptions, type CheckpointInfo, type FaultInput, type FaultRule, type Store } from '../../lib/index.ts';
 import { answerUnparsedRequests, createNodeListener } from '../http/node.ts';
 import { MemoryStore } from '../stores/memory-store.ts';
 
@@ -57,10 +57,10 @@ export interface RunningBurrow {
   readonly apiKey: string;
   readonly operatorToken: string;
   readonly accountId: string;
-  /** PEM of the CA that signs Burrow's TLS listeners, when it has any; null otherwise. */
-  readonly ca: string | null;
-  /** The listeners, by name (`api`). */
-  readonly listeners: Readonly<Record<string, string>>;
+  /** PEM of Burrow's CA (`GET /_burrow/ca.pem`): it signs the agent gateway's certificate. */
+  readonly ca: string;
+  /** The listeners as `/_burrow/health` reports them: `host:port` by name, `null` for one that is off. */
+  readonly listeners: Readonly<Record<string, string | null>>;
   /** The instance itself, when in-process (undefined as a process). */
   readonly burrow: Burrow | undefined;
   /** Returns every account to its starting state (the admin key back, everything else gone), fault rules removed. */
@@ -129,7 +129,9 @@ async function startInProcess(options: StartBurrowOptions): Promise<RunningBurro
     const account = await burrow.ensureDefaultAccount(options.apiKey);
     await burrow.captureStart();
     const url = await listen(server);
-    const listeners = { api: url };
+    burrow.services.listeners.set('api', new URL(url).host);
+    const listeners = listenersOf(burrow);
+    const ca = (await burrow.services.ca()).certificatePem;
     const controls: Controls = {
       reset: (accountId) => burrow.reset(accountId),
       checkpoint: (name) => burrow.checkpoint(name),
@@ -143,7 +145,7 @@ async function startInProcess(options: StartBurrowOptions): Promise<RunningBurro
       },
     };
     const apiKey = account.token ?? options.apiKey!;
-    return handle({ url, apiKey, operatorToken, accountId: account.accountId, ca: null, listeners, burrow }, controls, async () => {
+    return handle({ url, apiKey, operatorToken, accountId: account.accountId, ca, listeners, burrow }, controls, async () => {
       await new Promise<void>((resolve) => {
         server.close(() => resolve());
         server.closeAllConnections();
@@ -180,7 +182,7 @@ interface Ready {
   api_key: string | null;
   operator_token: string;
   account_id: string;
-  listeners: Record<string, string>;
+  listeners: Record<string, string | null>;
   pid: number;
 }
 
@@ -227,7 +229,7 @@ async function startProcess(options: StartBurrowOptions): Promise<RunningBurrow>
     },
   };
   const apiKey = ready.api_key ?? options.apiKey!;
-  return handle({ url: ready.url, apiKey, operatorToken, accountId: ready.account_id, ca: null, listeners: ready.listeners, burrow: undefined }, controls, async () => {
+  return handle({ url: ready.url, apiKey, operatorToken, accountId: ready.account_id, ca: await caOf(ready.url), listeners: ready.listeners, burrow: undefined }, controls, async () => {
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
     await exited;
     rmSync(dir, { recursive: true, force: true });
@@ -261,6 +263,13 @@ function waitForReadyFile(child: ChildProcess, dir: string, file: string, stderr
 }
 
 /** One JSON request; answers the decoded body, or throws an Error carrying the error envelope. */
+/** Burrow's CA certificate, as `GET /_burrow/ca.pem` answers it (open). */
+async function caOf(url: string): Promise<string> {
+  const response = await fetch(`${url}/_burrow/ca.pem`);
+  if (!response.ok) throw new Error(`burrow: GET /_burrow/ca.pem: ${response.status}`);
+  return response.text();
+}
+
 async function apiCall(url: string, token: string, method: string, path: string, body?: unknown): Promise<any> {
   const response = await fetch(`${url}${path}`, {
     method,
