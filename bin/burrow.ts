@@ -8,7 +8,9 @@ import { answerUnparsedRequests, createNodeListener } from '../adapters/http/nod
 import { compileTrustProxy } from '../adapters/http/trust-proxy.ts';
 import { createHash, randomBytes } from 'node:crypto';
 import { isPostgresUrl, openStore } from '../adapters/stores/index.ts';
-import { createBurrow, ManualClock, parseRateLimit, type Store } from '../lib/index.ts';
+import { checkChosenToken, createBurrow, ManualClock, parseRateLimit, type Store } from '../lib/index.ts';
+import { watchLauncher } from './launcher-watch.ts';
+import { removeReadyFile, writeReadyFile } from './ready-file.ts';
 import { isRfc3339 } from '../lib/conventions/fields.ts';
 import { parseSecretsKey } from '../lib/families/vaults/index.ts';
 import { VERSION } from '../lib/version.ts';
@@ -51,6 +53,11 @@ Options:
                      seal secret values with the 32-byte key in FILE (64 hex digits or base64;
                      env BURROW_SECRETS_KEY holds the key itself); without it the state keeps a
                      key of its own. Every server of one state needs the same key
+  --ready-file FILE  once the server answers, write one JSON object to FILE (url, api_key,
+                     operator_token, account_id, listeners, pid) for tools to wait on; removed
+                     when the server stops
+  --keep-running     keep serving when the process that launched the server exits (by default
+                     the server stops then: a killed npx burrow or test runner leaves none behind)
   --quiet            no request log lines
   --log-format FMT   text (default) or json, for the request log and the start-up lines
   --version          print the version and exit
@@ -77,6 +84,8 @@ export function parseCli(argv: string[], env: NodeJS.ProcessEnv) {
       seed: { type: 'string' },
       'secrets-key-file': { type: 'string' },
       quiet: { type: 'boolean' },
+      'ready-file': { type: 'string' },
+      'keep-running': { type: 'boolean' },
       'log-format': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
       version: { type: 'boolean' },
@@ -94,6 +103,8 @@ export function parseCli(argv: string[], env: NodeJS.ProcessEnv) {
   const data = values.data ?? env.BURROW_DATA;
   if (data !== undefined && isPostgresUrl(data) && !URL.canParse(data)) throw new Error(`--data must be postgres://USER@HOST:PORT/DATABASE (got an unparsable URL)`);
   const clock = values.clock ?? env.BURROW_CLOCK;
+  const apiKey = values['api-key'] ?? env.BURROW_API_KEY;
+  if (apiKey !== undefined) checkChosenToken(apiKey, '--api-key');
   const rateLimitText = values['rate-limit'] ?? env.BURROW_RATE_LIMIT;
   const journalSizeText = values['journal-size'] ?? env.BURROW_JOURNAL_SIZE;
   const journalSize = journalSizeText === undefined ? undefined : /^\d{1,9}$/.test(journalSizeText) ? Number(journalSizeText) : Number.NaN;
@@ -125,12 +136,14 @@ export function parseCli(argv: string[], env: NodeJS.ProcessEnv) {
     host: values.host ?? env.BURROW_HOST ?? '127.0.0.1',
     port,
     data,
-    apiKey: values['api-key'] ?? env.BURROW_API_KEY,
+    apiKey,
     baseUrl,
     trustProxy,
     cors: values.cors === true,
     rateLimit: rateLimitText === undefined ? undefined : parseRateLimit(rateLimitText),
     quiet: values.quiet === true,
+    readyFile: values['ready-file'],
+    keepRunning: values['keep-running'] === true,
     logFormat,
   };
 }
@@ -258,7 +271,7 @@ async function serve(settings: ReturnType<typeof parseCli>, store: Store): Promi
           log: (entry) =>
             requestLog.write(settings.logFormat === 'json'
               ? JSON.stringify(entry)
-              : `${entry.time} ${entry.method} ${entry.path}${entry.query} ${entry.status}${entry.errorCode ? ` ${entry.errorCode}` : ''} ${entry.ms}ms ${entry.operationId}${entry.operation ? ` ${entry.operation}` : ''}${entry.warning ? ` warning: ${entry.warning}` : ''}`),
+              : `${entry.time} ${entry.method} ${entry.path}${entry.query} ${entry.status}${entry.errorCode ? ` ${entry.errorCode}` : ''} ${entry.ms}ms ${entry.operationId}${entry.operation ? ` ${entry.operation}` : ''}${entry.warning ? ` warning: ${entry.warning}` : ''}${entry.fault ? ` fault ${entry.fault}` : ''}`),
         }),
   });
   // Responses not yet sent; once stopping, each closes its connection (see `stop`).
@@ -290,6 +303,8 @@ async function serve(settings: ReturnType<typeof parseCli>, store: Store): Promi
   let account: Awaited<ReturnType<typeof burrow.ensureDefaultAccount>>;
   try {
     account = await burrow.ensureDefaultAccount(settings.apiKey);
+    // Every account as it is now (before the first request is answered) is what POST /_burrow/reset returns to.
+    await burrow.captureStart();
   } catch (error) {
     server.close();
     server.closeAllConnections();
@@ -307,6 +322,9 @@ async function serve(settings: ReturnType<typeof parseCli>, store: Store): Promi
   const host = settings.host.includes(':') ? `[${settings.host}]` : settings.host;
   const listenUrl = `http://${host}:${port}`;
   say(`inspector: ${listenUrl}/_burrow/ (sign in with the operator token)`, { inspector: `${listenUrl}/_burrow/` });
+  if (settings.readyFile !== undefined) {
+    writeReadyFile(settings.readyFile, { url: listenUrl, api_key: account.token ?? settings.apiKey ?? null, operator_token: operatorToken, account_id: account.accountId, listeners: { api: listenUrl }, pid: process.pid });
+  }
   // Last: tests and scripts wait for this line.
   const data = store.location;
   const uris = settings.baseUrl ? ` (uris use ${settings.baseUrl})` : '';
@@ -318,11 +336,12 @@ async function serve(settings: ReturnType<typeof parseCli>, store: Store): Promi
     account: account.accountId,
   });
 
-  const stop = (signal: string) => {
+  const stop = (reason: string) => {
     if (stopping) return;
     stopping = true;
     requestLog.flush();
-    say(`burrow: ${signal} received, shutting down`, { signal });
+    say(`burrow: ${reason}, shutting down`, { reason });
+    if (settings.readyFile !== undefined) removeReadyFile(settings.readyFile);
     // Requests already running finish against an open store (a closed one would answer 500), and
     // their answers close their connections, so keep-alive clients send nothing more here and the
     // server's close completes; connections still busy after the grace period are cut.
@@ -343,8 +362,9 @@ async function serve(settings: ReturnType<typeof parseCli>, store: Store): Promi
       void closeStore();
     }, SHUTDOWN_GRACE_MS).unref();
   };
-  process.on('SIGINT', () => stop('SIGINT'));
-  process.on('SIGTERM', () => stop('SIGTERM'));
+  process.on('SIGINT', () => stop('SIGINT received'));
+  process.on('SIGTERM', () => stop('SIGTERM received'));
+  if (!settings.keepRunning) watchLauncher(() => stop('the process that launched it exited'));
 }
 
 // Run only as the program (npm installs the bin as a symlink), not when a test imports parseCli.

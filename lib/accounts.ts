@@ -1,7 +1,9 @@
 import { authenticate } from './auth.ts';
 import { operatorIn, type Instance, type OperationContext } from './context.ts';
 import { formatTime } from './conventions/clock.ts';
+import * as v from 'valibot';
 import { fail } from './conventions/errors.ts';
+import { parseInput } from './conventions/fields.ts';
 import { INSTANCE_SCOPE, type StoreReader } from './store.ts';
 
 /**
@@ -14,6 +16,25 @@ import { INSTANCE_SCOPE, type StoreReader } from './store.ts';
 const ACCOUNTS = { account: INSTANCE_SCOPE, kind: 'account' };
 const SETTINGS = { account: INSTANCE_SCOPE, kind: 'setting' };
 const DEFAULT_ACCOUNT_SETTING = 'default_account';
+
+/**
+ * The one rule for an API key token chosen by its creator (`--api-key`, `POST /_burrow/accounts`
+ * `{token}`, `createAccount({ token })`): what an HTTP client can send as one bearer token
+ * (RFC 6750 §2.1's b64token: letters, digits, `-._~+/`, then `=` padding), at most 256
+ * characters. No minimum length: a chosen token is for reproducible tests and scripts, and its
+ * strength is the operator's call, as the operator token's is; the keys Burrow generates are
+ * always long and random.
+ */
+export const CHOSEN_TOKEN = v.pipe(
+  v.string(),
+  v.maxLength(256, 'must be at most 256 characters'),
+  v.regex(/^[A-Za-z0-9\-._~+/]+=*$/, "must be a bearer token: letters, digits and - . _ ~ + / (then = padding), at least 1 character"),
+);
+
+/** Throws the 400 naming `where` when `token` breaks the chosen-token rule. */
+export function checkChosenToken(token: string, where = 'token'): void {
+  parseInput(CHOSEN_TOKEN, token, where);
+}
 
 /** A new account as `createAccount` answers it; the token is shown only here. */
 export interface CreatedAccount {
@@ -55,8 +76,11 @@ async function bootstrap(instance: Instance, options: { name?: string; token?: s
 }
 
 /** Creates an isolated account with an admin user and an admin API key (`token`, or a generated one). */
-export function createAccount(instance: Instance, options: { name?: string; token?: string } = {}): Promise<CreatedAccount> {
-  return bootstrap(instance, options, 'admin key created with the account');
+export async function createAccount(instance: Instance, options: { name?: string; token?: string } = {}): Promise<CreatedAccount> {
+  if (options.token !== undefined) checkChosenToken(options.token);
+  const account = await bootstrap(instance, options, 'admin key created with the account');
+  await instance.checkpoints.captureAccountStart(account.accountId);
+  return account;
 }
 
 /** Adds a user or bot to an account (the control plane and tests use it for non-admin callers). */
@@ -81,6 +105,7 @@ export function issueApiKey(instance: Instance, accountId: string, ownerId: stri
  * Returns a generated token only when it created one.
  */
 export async function ensureDefaultAccount(instance: Instance, token?: string): Promise<{ accountId: string; token?: string; created: boolean }> {
+  if (token) checkChosenToken(token, '--api-key');
   const setting = await instance.reader.get(SETTINGS, DEFAULT_ACCOUNT_SETTING);
   if (!setting) {
     // The setting is claimed before anything else is written, so of servers sharing a store that
@@ -89,6 +114,7 @@ export async function ensureDefaultAccount(instance: Instance, token?: string): 
     const claim = (ctx: OperationContext, accountId: string) => ctx.tx.insert(SETTINGS, { id: DEFAULT_ACCOUNT_SETTING, value: accountId });
     const account = await bootstrap(instance, { name: 'default', ...(token ? { token } : {}) }, 'admin key created with the account', claim);
     if (!account) return ensureDefaultAccount(instance, token);
+    await instance.checkpoints.captureAccountStart(account.accountId);
     return { accountId: account.accountId, created: true, ...(token ? {} : { token: account.token }) };
   }
   const accountId = String(setting.value);
@@ -103,5 +129,6 @@ export async function ensureDefaultAccount(instance: Instance, token?: string): 
       if (!known) await issueKey(instance, ctx, ctx.principal.ownerId, 'admin key given on the command line', token);
     });
   }
+  await instance.checkpoints.captureAccountStart(accountId);
   return { accountId, created: false };
 }

@@ -1,7 +1,7 @@
 import { createAccount, createOwner, ensureDefaultAccount, issueApiKey, type CreatedAccount } from './accounts.ts';
 import { authenticate } from './auth.ts';
-import { CORE_CONTROL_OPERATIONS } from './control.ts';
-import { operatorIn, type Actor, type ControlOperation, type Instance, type Operation, type OperationContext, type OperationInput, type Principal, type RequestGuard, type RequestMeta, type ResourceKind, type Services } from './context.ts';
+import { CORE_CONTROL_OPERATIONS, resetAccounts, restoreCheckpoint } from './control.ts';
+import { operatorIn, type Actor, type CheckpointInfo, type Checkpoints, type ControlOperation, type Instance, type Operation, type OperationContext, type OperationInput, type Principal, type RequestGuard, type RequestMeta, type ResourceKind, type Services } from './context.ts';
 import { systemClock, type Clock } from './conventions/clock.ts';
 import { ApiError, ERRORS } from './conventions/errors.ts';
 import { cryptoRandom, IdFactory, seededRandom } from './conventions/ids.ts';
@@ -11,6 +11,8 @@ import type { Schema } from './conventions/fields.ts';
 import type { Family, FamilyKinds } from './family.ts';
 import { openAccountIds } from './id-sequence.ts';
 import { INSPECTION_CONTROL_OPERATIONS } from './inspection.ts';
+import { StateCheckpoints } from './checkpoints.ts';
+import { ConnectionDroppedError, Faults } from './faults.ts';
 import { Pipeline, type OperationResult } from './pipeline.ts';
 import { rateLimitGuard, type RateLimit } from './rate-limit.ts';
 import { Registry } from './registry.ts';
@@ -66,6 +68,10 @@ export class BurrowCore<K extends FamilyKinds = FamilyKinds> implements Instance
   readonly requests: RequestJournal;
   /** The request pipeline every API request takes (lib/pipeline.ts). */
   readonly pipeline: Pipeline;
+  /** Fault rules: make matching API requests fail, wait or lose their connection (lib/faults.ts). */
+  readonly faults: Faults;
+  /** Each account's starting state (what a reset returns to) and named checkpoints (lib/checkpoints.ts). */
+  readonly checkpoints: Checkpoints;
   /** Wall-clock start time (ms), for the health report's uptime. */
   readonly startedAt = Date.now();
   readonly #byId: Map<string, Operation>;
@@ -101,6 +107,11 @@ export class BurrowCore<K extends FamilyKinds = FamilyKinds> implements Instance
       kinds: this.registry,
       state: (family) => states.get(family),
     };
+    const seeded = (stream: string) => (options.seed === undefined ? undefined : seededRandom(`${options.seed}\u0000${stream}`));
+    const faultDraws = seeded('faults');
+    const faultIds = seeded('fault ids');
+    this.faults = new Faults({ ids: faultIds ? new IdFactory(faultIds, now) : this.ids, clock: this.clock, errorPrefix: this.errorPrefix, ...(faultDraws ? { random: faultDraws } : {}) });
+    this.checkpoints = new StateCheckpoints(this);
     this.pipeline = new Pipeline(this);
   }
 
@@ -216,6 +227,34 @@ export class BurrowCore<K extends FamilyKinds = FamilyKinds> implements Instance
     return ensureDefaultAccount(this, token);
   }
 
+  /**
+   * Makes the state of every account, as it is now, its starting state: what `reset` returns to.
+   * An account created later starts as it was created; the CLI calls this once its default
+   * account and `--api-key` key exist.
+   */
+  captureStart(): Promise<void> {
+    return this.checkpoints.captureStart();
+  }
+
+  /**
+   * Returns one account (or every account) to its starting state: the records it started with
+   * (its `--api-key` key, its admin user) back as they were, everything else gone; fault rules
+   * scoped to it (all of them, for every account) removed and its request journal emptied.
+   */
+  async reset(accountId?: string): Promise<{ accounts: string[]; removed: number }> {
+    return resetAccounts(this, accountId);
+  }
+
+  /** Keeps the whole state under `name` (replacing a checkpoint of that name), to `restore` later. */
+  checkpoint(name: string): Promise<CheckpointInfo> {
+    return this.checkpoints.create(name);
+  }
+
+  /** Replaces the whole state with the checkpoint `name`, in one transaction; the request journal starts afresh. */
+  restore(name: string): Promise<CheckpointInfo> {
+    return restoreCheckpoint(this, name);
+  }
+
   /** Flushes and closes the store. */
   close(): Promise<void> {
     return this.store.close();
@@ -306,6 +345,7 @@ export class BurrowClient<K extends FamilyKinds = FamilyKinds> {
       baseUrl: this.#baseUrl,
     }, (error) => (unexpected = { error }));
     if (unexpected) throw unexpected.error;
+    if (answer.drop) throw new ConnectionDroppedError(answer.fault ?? '');
     if (answer.error) throw answer.error;
     return answer.body;
   }

@@ -4,6 +4,7 @@ import type { QueryParams } from './conventions/paging.ts';
 import type { Schema } from './conventions/fields.ts';
 import type { SimulationSettings } from './simulation.ts';
 import type { RequestJournal } from './request-journal.ts';
+import type { Faults } from './faults.ts';
 import type { Scope, StoredRecord, StoreReader, StoreTransaction } from './store.ts';
 
 /** Who is calling: the owner (user or bot) behind an API key, or the operator. */
@@ -109,11 +110,40 @@ export interface Instance {
   operation(id: string): Operation | undefined;
   /** The last API requests of each account, as the HTTP adapter recorded them. */
   readonly requests: RequestJournal;
+  /** The fault rules the request pipeline applies (lib/faults.ts). */
+  readonly faults: Faults;
+  /** Each account's starting state and the named checkpoints (lib/checkpoints.ts). */
+  readonly checkpoints: Checkpoints;
   /**
    * Runs `work` as `actor` in one write transaction with a full operation context, so its writes
    * and the events it emits commit together. `work` may run more than once (store retries).
    */
   perform<T>(actor: Actor, work: (ctx: OperationContext) => Promise<T>, baseUrl?: string): Promise<T>;
+}
+
+/** A named checkpoint as the control plane lists it. */
+export interface CheckpointInfo {
+  readonly name: string;
+  readonly created_at: string;
+  /** Records it holds. */
+  readonly records: number;
+}
+
+/** The states a test returns to (lib/checkpoints.ts): starting states of accounts and named checkpoints. */
+export interface Checkpoints {
+  /** Makes the state of every account, as it is now, its starting state. */
+  captureStart(): Promise<void>;
+  /** Makes the state of one account, as it is now, its starting state (on its creation). */
+  captureAccountStart(accountId: string): Promise<void>;
+  /** Returns one account, or every account, to its starting state; answers them and the records gone. */
+  reset(accountId?: string): Promise<{ accounts: string[]; removed: number }>;
+  /** Keeps the whole state under `name`. */
+  create(name: string): Promise<CheckpointInfo>;
+  list(): CheckpointInfo[];
+  /** Replaces the whole state with the checkpoint `name` (404 when there is none). */
+  restore(name: string): Promise<CheckpointInfo>;
+  /** Forgets a checkpoint; false when there was none. */
+  delete(name: string): boolean;
 }
 
 /** The facts of a resource kind that the control plane and tools read (a definition has more). */

@@ -1,14 +1,13 @@
 import * as v from 'valibot';
-import { unindexToken } from './auth.ts';
-import { createAccount } from './accounts.ts';
-import { operatorIn, type ControlOperation, type Instance } from './context.ts';
+import { CHOSEN_TOKEN, createAccount } from './accounts.ts';
+import type { CheckpointInfo, ControlOperation, Instance } from './context.ts';
 import { ManualClock, formatTime } from './conventions/clock.ts';
 import { ApiError, ERRORS, fail } from './conventions/errors.ts';
 import { description, parseInput, rfc3339 } from './conventions/fields.ts';
 import { openApiDocument } from './openapi.ts';
 import { exportSnapshot, importSnapshot, SNAPSHOT_BODY } from './snapshot.ts';
-import { REFERRER_KIND } from './references.ts';
-import { INSTANCE_SCOPE, readAll, StoreUnavailableError } from './store.ts';
+import { FAULT_BODY } from './faults.ts';
+import { INSTANCE_SCOPE, StoreUnavailableError } from './store.ts';
 import { VERSION } from './version.ts';
 
 /**
@@ -18,13 +17,9 @@ import { VERSION } from './version.ts';
  * event outboxes) to CONTROL_OPERATIONS in lib/registry.ts.
  */
 
-/** Kinds that a reset keeps, so that the account's users, bots and API keys keep working. */
-const KEPT_ON_RESET = new Set(['user', 'bot', 'api_key']);
-/** Reference records whose referrer is of a kept kind (an API key's owner) stay too. */
-const KEPT_REFERRER = /^(ak|usr|bot)_/;
-
 const ResetBody = v.strictObject({ account_id: v.optional(v.string()) });
-const AccountBody = v.strictObject({ name: v.optional(description), token: v.optional(v.pipe(v.string(), v.minLength(16, 'must be at least 16 characters'))) });
+const AccountBody = v.strictObject({ name: v.optional(description), token: v.optional(CHOSEN_TOKEN) });
+const CheckpointBody = v.strictObject({ name: v.string() });
 const ClockBody = v.strictObject({
   now: v.optional(rfc3339),
   advance_seconds: v.optional(v.pipe(v.number(), v.finite(), v.minValue(0, 'must not be negative'))),
@@ -35,32 +30,25 @@ export async function knownAccount(instance: Instance, accountId: string): Promi
   return accountId;
 }
 
-/** Removes every resource of the account except its owners and API keys, in one transaction. */
-async function resetAccount(instance: Instance, accountId: string): Promise<number> {
-  const scopes = (await instance.reader.scopes()).filter((s) => s.account === accountId && !KEPT_ON_RESET.has(s.kind));
-  return instance.perform(operatorIn(accountId), async ({ tx }) => {
-    let removed = 0;
-    for (const scope of scopes) {
-      let beforeId: string | undefined;
-      for (;;) {
-        const page = await tx.page(scope, beforeId === undefined ? { limit: 500 } : { beforeId, limit: 500 });
-        if (page.length === 0) break;
-        beforeId = page[page.length - 1]!.id;
-        for (const record of page) {
-          // A kept API key still references the bot that owns it, so that bot stays undeletable.
-          if (scope.kind === REFERRER_KIND && KEPT_REFERRER.test(String(record.member))) continue;
-          // Credential tokens are indexed instance-wide; drop those of this account's credentials.
-          if (typeof record.token_hash === 'string') await unindexToken(tx, record.token_hash);
-          removed += (await tx.delete(scope, record.id)) ? 1 : 0;
-        }
-      }
-    }
-    return removed;
-  });
+/** Replaces the whole state with the checkpoint `name`; the request journal starts afresh too. */
+export async function restoreCheckpoint(instance: Instance, name: string): Promise<CheckpointInfo> {
+  const restored = await instance.checkpoints.restore(name);
+  instance.requests.clear();
+  return restored;
 }
 
-async function accountIds(instance: Instance): Promise<string[]> {
-  return (await readAll(instance.reader, { account: INSTANCE_SCOPE, kind: 'account' })).map((a) => a.id);
+/**
+ * Returns one account (or every account) to its starting state (lib/checkpoints.ts); the fault
+ * rules scoped to it (every rule, for all) and its request journal go too, so that nothing of one
+ * test reaches the next.
+ */
+export async function resetAccounts(instance: Instance, accountId?: string): Promise<{ accounts: string[]; removed: number }> {
+  if (accountId !== undefined) await knownAccount(instance, accountId);
+  const result = await instance.checkpoints.reset(accountId);
+  instance.faults.clear(accountId);
+  if (accountId !== undefined) instance.requests.clear(accountId);
+  else instance.requests.clear();
+  return result;
 }
 
 function manualClock(instance: Instance): ManualClock {
@@ -122,18 +110,87 @@ export const CORE_CONTROL_OPERATIONS: readonly ControlOperation[] = [
     path: '/reset',
     status: 200,
     body: ResetBody,
-    summary: "Delete every resource of one account (account_id) or of all accounts; users, bots and API keys stay",
+    summary: 'Return one account (account_id) or every account to its starting state: the records it started with (the --api-key key, its admin user) back as they were, everything else gone; its fault rules and request journal too',
     async run(instance, input) {
       const body = parseInput(ResetBody, input.body ?? {});
-      if (body.account_id) await knownAccount(instance, body.account_id);
-      const targets = body.account_id ? [body.account_id] : await accountIds(instance);
-      let removed = 0;
-      for (const account of targets) removed += await resetAccount(instance, account);
-      // A reset starts a test afresh, so the requests that came before it go too.
-      if (body.account_id) instance.requests.clear(body.account_id);
-      else instance.requests.clear();
-      return { accounts: targets, removed };
+      return resetAccounts(instance, body.account_id);
     },
+  },
+  {
+    id: 'control.checkpoints.create',
+    method: 'POST',
+    path: '/checkpoints',
+    status: 201,
+    body: CheckpointBody,
+    summary: 'Keep the whole state under a name (replacing a checkpoint of that name), to restore it later',
+    run: (instance, input) => instance.checkpoints.create(parseInput(CheckpointBody, input.body ?? {}).name),
+  },
+  {
+    id: 'control.checkpoints.list',
+    method: 'GET',
+    path: '/checkpoints',
+    status: 200,
+    summary: 'The named checkpoints, oldest first',
+    run: async (instance) => ({ checkpoints: instance.checkpoints.list() }),
+  },
+  {
+    id: 'control.checkpoints.restore',
+    method: 'POST',
+    path: '/checkpoints/:name/restore',
+    status: 200,
+    summary: 'Replace the whole state with a named checkpoint, in one transaction; the request journal is emptied',
+    run: (instance, input) => restoreCheckpoint(instance, input.params.name!),
+  },
+  {
+    id: 'control.checkpoints.delete',
+    method: 'DELETE',
+    path: '/checkpoints/:name',
+    status: 204,
+    summary: 'Forget a named checkpoint',
+    async run(instance, input) {
+      if (!instance.checkpoints.delete(input.params.name!)) fail('NOT_FOUND', `checkpoint '${input.params.name}' was not found`, { name: input.params.name! });
+    },
+  },
+  {
+    id: 'control.faults.create',
+    method: 'POST',
+    path: '/faults',
+    status: 201,
+    body: FAULT_BODY,
+    summary: 'Add a fault rule: matching API requests (method, path pattern, operation, account_id) get an error, a 429 with Retry-After, added latency or a dropped connection; every Nth, N times or with a probability',
+    run: async (instance, input) => instance.faults.add((input.body ?? {}) as never),
+  },
+  {
+    id: 'control.faults.list',
+    method: 'GET',
+    path: '/faults',
+    status: 200,
+    summary: 'The fault rules, oldest first, with how many requests each matched and applied to',
+    run: async (instance) => ({ faults: instance.faults.list() }),
+  },
+  {
+    id: 'control.faults.get',
+    method: 'GET',
+    path: '/faults/:id',
+    status: 200,
+    summary: 'One fault rule',
+    run: async (instance, input) => instance.faults.get(input.params.id!),
+  },
+  {
+    id: 'control.faults.delete',
+    method: 'DELETE',
+    path: '/faults/:id',
+    status: 204,
+    summary: 'Remove a fault rule',
+    run: async (instance, input) => instance.faults.remove(input.params.id!),
+  },
+  {
+    id: 'control.faults.clear',
+    method: 'DELETE',
+    path: '/faults',
+    status: 200,
+    summary: 'Remove every fault rule',
+    run: async (instance) => ({ removed: instance.faults.clear() }),
   },
   {
     id: 'control.clock.get',
@@ -177,7 +234,11 @@ export const CORE_CONTROL_OPERATIONS: readonly ControlOperation[] = [
     status: 200,
     body: SNAPSHOT_BODY,
     bodyLimit: 'snapshot_body_bytes',
-    summary: 'Replace the whole state with a snapshot, checked whole first (400 naming the first bad record), in one transaction',
-    run: (instance, input) => importSnapshot(instance, input.body ?? {}),
+    summary: 'Replace the whole state with a snapshot, checked whole first (400 naming the first bad record), in one transaction; it becomes every account\'s starting state',
+    async run(instance, input) {
+      const imported = await importSnapshot(instance, input.body ?? {});
+      await instance.checkpoints.captureStart();
+      return imported;
+    },
   },
 ];

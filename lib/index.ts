@@ -87,8 +87,10 @@ export { Pipeline, type ControlRequest, SUPPORTED_VERSIONS, routeMiss, toApiErro
 export { parseRateLimit, type RateLimit } from './rate-limit.ts';
 
 // Control plane
-export type { ControlOperation } from './context.ts';
-export { RequestJournal, DEFAULT_JOURNAL_SIZE, redactQuery, type JournalEntry, type JournalFilter, type RequestRecord } from './request-journal.ts';
+export type { CheckpointInfo, Checkpoints, ControlOperation } from './context.ts';
+export { ConnectionDroppedError, Faults, type FaultInput, type FaultRule } from './faults.ts';
+export { CHOSEN_TOKEN, checkChosenToken } from './accounts.ts';
+export { RequestJournal, DEFAULT_JOURNAL_SIZE, redactQuery, type JournalEntry, type JournalFault, type JournalFilter, type RequestRecord } from './request-journal.ts';
 
 // Conventions
 export { ManualClock, systemClock, formatTime, type Clock } from './conventions/clock.ts';

@@ -3,13 +3,15 @@ import type { ControlOperation, Instance, Operation, OperationInput, Principal, 
 import { ApiError, ERRORS, errorBody, fail, type ErrorBody } from './conventions/errors.ts';
 import type { QueryParams } from './conventions/paging.ts';
 import { StoreUnavailableError, StoreWriteError } from './store.ts';
-import type { RequestJournal } from './request-journal.ts';
+import { DROPPED, type RequestJournal } from './request-journal.ts';
+import { ConnectionDroppedError, type Faults, type Strike } from './faults.ts';
 
 /**
  * The one request pipeline: every API request takes it, whoever sends it — the HTTP adapters, the
  * in-process client and, next, the agent gateway and the ingress. Stages, in order:
  *
- *   route (found by the caller's router, or named by operation id) → version → auth → guards →
+ *   route (found by the caller's router, or named by operation id) → version → auth → faults
+ *   (lib/faults.ts: a wait, an error answer, or a dropped connection the adapter performs) → guards →
  *   one body parse → perform (prepare, then the operation, in one transaction for writes) →
  *   the error envelope (store errors included) → the request journal.
  *
@@ -62,6 +64,10 @@ export interface PipelineAnswer {
   readonly errorCode?: string;
   /** The operation that ran, when a route matched. */
   readonly operation?: Operation;
+  /** The fault rule that applied (lib/faults.ts). */
+  readonly fault?: string;
+  /** A fault says: close the connection without an answer (status is then 0). */
+  readonly drop?: true;
 }
 
 /** Result of an operation: the body (undefined for 204) and headers added by guards. */
@@ -80,6 +86,7 @@ export interface ControlRequest extends Omit<PipelineRequest, 'target'> {
 export interface PipelineHost extends Instance {
   readonly errorPrefix: string;
   readonly requests: RequestJournal;
+  readonly faults: Faults;
   readonly options: { readonly requireVersionHeader?: boolean };
   newOperationId(): string;
   operation(id: string): Operation | undefined;
@@ -103,15 +110,19 @@ export class Pipeline {
   async answer(request: PipelineRequest, onError?: (error: unknown) => void): Promise<PipelineAnswer> {
     const started = performance.now();
     const requestId = request.requestId ?? this.#burrow.newOperationId();
-    const trace: { operation?: Operation; account?: string } = {};
+    const trace: Trace = {};
     let answer: PipelineAnswer;
     try {
       const result = await this.#run(request, trace);
-      answer = { status: result.status, headers: result.headers, body: result.status === 204 ? undefined : result.body, requestId, ...(trace.operation ? { operation: trace.operation } : {}) };
+      answer = { status: result.status, headers: result.headers, body: result.status === 204 ? undefined : result.body, requestId, ...traced(trace) };
     } catch (error) {
-      const apiError = toApiError(error, onError);
-      const envelope = errorBody(apiError, this.#burrow.errorPrefix, requestId);
-      answer = { status: apiError.status, headers: errorHeaders(apiError), body: envelope, requestId, error: apiError, errorCode: envelope.error_code, ...(trace.operation ? { operation: trace.operation } : {}) };
+      if (error instanceof ConnectionDroppedError) {
+        answer = { status: DROPPED, headers: {}, body: undefined, requestId, drop: true, ...traced(trace) };
+      } else {
+        const apiError = toApiError(error, onError);
+        const envelope = errorBody(apiError, this.#burrow.errorPrefix, requestId);
+        answer = { status: apiError.status, headers: errorHeaders(apiError), body: envelope, requestId, error: apiError, errorCode: envelope.error_code, ...traced(trace) };
+      }
     }
     this.#burrow.requests.record({
       operationId: requestId,
@@ -123,6 +134,7 @@ export class Pipeline {
       errorCode: answer.errorCode,
       durationMs: Math.round((performance.now() - started) * 10) / 10,
       operation: trace.operation?.id,
+      fault: trace.fault && { id: trace.fault.fault, latency_ms: trace.fault.latencyMs ?? null },
     });
     return answer;
   }
@@ -153,12 +165,19 @@ export class Pipeline {
     };
   }
 
-  async #run(request: PipelineRequest, trace: { operation?: Operation; account?: string }): Promise<OperationResult> {
+  async #run(request: PipelineRequest, trace: Trace): Promise<OperationResult> {
     const operation = this.#route(request);
     trace.operation = operation;
     checkVersion(request, this.#burrow.options.requireVersionHeader === true);
     const principal: Principal = await this.#burrow.authenticate(request.header('authorization'));
     trace.account = principal.account;
+    const strike = this.#burrow.faults.strike({ method: request.method, path: request.path, operation: operation.id, account: principal.account });
+    if (strike) {
+      trace.fault = strike;
+      if (strike.latencyMs) await this.#burrow.faults.wait(strike.latencyMs);
+      if (strike.error) throw strike.error;
+      if (strike.drop) throw new ConnectionDroppedError(strike.fault);
+    }
     const input: OperationInput = { params: request.target.params, query: request.query, body: operation.body ? await request.body() : undefined };
     return this.#burrow.execute(principal, operation, input, { baseUrl: request.baseUrl, ...(request.sourceIp ? { sourceIp: request.sourceIp } : {}) });
   }
@@ -173,6 +192,17 @@ export class Pipeline {
     if (!target.operation) routeMiss(request.method, request.path, target.allowed, 'API');
     return target.operation;
   }
+}
+
+/** What the stages found out, for the answer and the journal. */
+interface Trace {
+  operation?: Operation;
+  account?: string;
+  fault?: Strike;
+}
+
+function traced(trace: Trace): { operation?: Operation; fault?: string } {
+  return { ...(trace.operation ? { operation: trace.operation } : {}), ...(trace.fault ? { fault: trace.fault.fault } : {}) };
 }
 
 function checkVersion(request: PipelineRequest, required: boolean): void {

@@ -33,6 +33,14 @@ export interface RequestRecord {
   readonly durationMs: number;
   /** The matched operation's id (`credentials.create`); undefined when no route matched. */
   readonly operation: string | undefined;
+  /** The fault rule that applied to it (lib/faults.ts), and the latency it added. */
+  readonly fault?: JournalFault | undefined;
+}
+
+/** A fault that applied to a request: the rule's id and the latency it added (ms), if any. */
+export interface JournalFault {
+  readonly id: string;
+  readonly latency_ms: number | null;
 }
 
 /** One journal entry as the control plane and `RequestJournal.list` answer it. */
@@ -45,17 +53,19 @@ export interface JournalEntry {
   readonly path: string;
   /** The query string without `?` (secret-looking values redacted), `''` when none. */
   readonly query: string;
+  /** `0` when a fault dropped the connection (no answer was sent). */
   readonly status: number;
   readonly error_code: string | null;
   readonly duration_ms: number;
   readonly operation: string | null;
+  readonly fault: JournalFault | null;
 }
 
 /** A filter over journal entries. */
 export interface JournalFilter {
   /** Only this account's requests (`null`: requests that named no valid API key). */
   readonly account?: string | null;
-  /** `404`, a class such as `4xx`, or `failed` (every status from 400 up). */
+  /** `404`, a class such as `4xx`, or `failed` (every status from 400 up, and dropped connections). */
   readonly status?: string;
   /** Only requests whose path contains this text. */
   readonly path?: string;
@@ -195,6 +205,7 @@ function toEntry(slot: Slot): JournalEntry {
     error_code: r.errorCode ?? null,
     duration_ms: r.durationMs,
     operation: r.operation ?? null,
+    fault: r.fault ?? null,
   };
 }
 
@@ -212,7 +223,7 @@ export function redactQuery(search: string, mask: string): string {
 
 function statusMatcher(status: string | undefined): (code: number) => boolean {
   if (status === undefined || status === '' || status === 'all') return () => true;
-  if (status === 'failed') return (code) => code >= 400;
+  if (status === 'failed') return (code) => code >= 400 || code === DROPPED;
   if (/^[1-5]\d\d$/.test(status)) {
     const exact = Number(status);
     return (code) => code === exact;
@@ -223,6 +234,9 @@ function statusMatcher(status: string | undefined): (code: number) => boolean {
   }
   fail('INVALID_QUERY', `status: must be a status such as 404, a class such as 4xx, or failed (got ${JSON.stringify(status)})`);
 }
+
+/** The status the journal keeps for a request whose connection a fault dropped. */
+export const DROPPED = 0;
 
 const JOURNAL_QUERY = ['account_id', 'status', 'path', 'limit'];
 

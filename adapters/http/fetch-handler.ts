@@ -4,7 +4,8 @@ import { createHttpHandler, type HttpHandlerOptions } from './handler.ts';
 
 /**
  * The universal seam: `(Request) => Promise<Response>`, for Hono, Deno-style servers, service
- * workers and in-process tests.
+ * workers and in-process tests. A fault rule's dropped connection rejects with a TypeError, as
+ * `fetch` does on a network error.
  */
 export interface FetchHandlerOptions extends HttpHandlerOptions {
   /** The caller's address (IP restrictions of type `api` need it); fetch Requests do not carry one. */
@@ -25,6 +26,8 @@ export function createFetchHandler(burrow: BurrowCore<any>, options: FetchHandle
       header: (name) => request.headers.get(name),
       text: (limit = 'request_body_bytes') => readLimited(request, limit),
     });
+    // A fault's dropped connection: fetch's own network error.
+    if (response.drop) throw new TypeError(`fetch failed: the connection was dropped (fault ${response.fault})`);
     return new Response(response.body ?? null, { status: response.status, headers: response.headers });
   };
 }

@@ -27,6 +27,8 @@ export interface RequestLog {
   operation?: string;
   /** A warning the response carried (an IP restriction that would deny but is not enforced). */
   warning?: string;
+  /** The fault rule that applied (status 0: it dropped the connection). */
+  fault?: string;
 }
 
 export interface HttpHandlerOptions {
@@ -93,6 +95,7 @@ export function createHttpHandler(burrow: BurrowCore<any>, options: HttpHandlerO
       operationId: requestId,
       ...(operation ? { operation: operation.id } : {}),
       ...(response.headers.Warning ? { warning: response.headers.Warning } : {}),
+      ...(response.fault ? { fault: response.fault } : {}),
     });
     return response;
   };
@@ -139,12 +142,13 @@ async function serveApi(burrow: BurrowCore<any>, router: Router<Operation>, requ
   }, onError);
 }
 
-/** The HTTP response of a pipeline answer: JSON, none for 204 and HEAD. */
+/** The HTTP response of a pipeline answer: JSON, none for 204 and HEAD, no answer at all for a dropped connection. */
 function toHttp(answer: PipelineAnswer, method: string): HttpResponse {
   const headers = answer.headers;
-  if (answer.body === undefined || method === 'HEAD') return { status: answer.status, headers, body: undefined, ...(answer.errorCode ? { errorCode: answer.errorCode } : {}) };
+  const marks = { ...(answer.errorCode ? { errorCode: answer.errorCode } : {}), ...(answer.fault ? { fault: answer.fault } : {}), ...(answer.drop ? { drop: answer.drop } : {}) };
+  if (answer.body === undefined || method === 'HEAD') return { status: answer.status, headers, body: undefined, ...marks };
   headers['Content-Type'] = JSON_TYPE;
-  return { status: answer.status, headers, body: JSON.stringify(answer.body), ...(answer.errorCode ? { errorCode: answer.errorCode } : {}) };
+  return { status: answer.status, headers, body: JSON.stringify(answer.body), ...marks };
 }
 
 /** A CORS preflight (OPTIONS with Origin and Access-Control-Request-Method) for an API path. */

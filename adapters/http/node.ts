@@ -140,6 +140,8 @@ function originOf(req: IncomingMessage): string {
  * head and the body together (a Buffer body would be a second chunk, and a copy).
  */
 function send(res: ServerResponse, response: HttpResponse): void {
+  // A fault's dropped connection: the client sees its connection reset, with no answer.
+  if (response.drop) return void res.socket?.resetAndDestroy();
   const { body, headers } = response;
   if (body !== undefined) headers['Content-Length'] = String(Buffer.byteLength(body));
   res.writeHead(response.status, headers);

@@ -61,6 +61,8 @@ export const ERRORS = {
   REQUEST_MALFORMED: e(9050, 400),
   REQUEST_HEADERS_TOO_LARGE: e(9051, 431),
   REQUEST_TIMEOUT: e(9052, 408),
+  // A fault rule's error answer when the rule names no error code of its own (lib/faults.ts)
+  FAULT_INJECTED: e(9060, 500),
 } as const satisfies Record<string, ErrorSpec>;
 
 export type ErrorName = keyof typeof ERRORS;
@@ -78,12 +80,15 @@ export class ApiError extends Error {
   readonly code: number;
   readonly details: Record<string, string>;
   readonly headers: Record<string, string>;
+  /** The envelope's `error_code` as is, instead of the prefix and `code` (a fault rule's chosen code). */
+  readonly wireCode: string | undefined;
 
   constructor(
     spec: ErrorSpec,
     message: string,
     details: Record<string, string> = {},
     headers: Record<string, string> = {},
+    wireCode?: string,
   ) {
     super(message);
     this.name = 'ApiError';
@@ -91,6 +96,7 @@ export class ApiError extends Error {
     this.code = spec.code;
     this.details = details;
     this.headers = headers;
+    this.wireCode = wireCode;
   }
 }
 
@@ -114,7 +120,7 @@ export interface ErrorBody {
 
 export function errorBody(error: ApiError, prefix: string, operationId: string): ErrorBody {
   return {
-    error_code: `${prefix}${error.code}`,
+    error_code: error.wireCode ?? `${prefix}${error.code}`,
     status_code: error.status,
     msg: error.message,
     details: { ...error.details, operation_id: operationId },

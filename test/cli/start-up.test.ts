@@ -130,3 +130,10 @@ Server.prototype.listen = function (...args) { this.once('listening', () => proc
     }
   });
 });
+
+describe('the one rule for a chosen API key token', () => {
+  test('--api-key must be a bearer token: refused before anything starts (exit 2)', async () => {
+    assertRefused(await burrow(['--port', '0', '--api-key', 'has space']), 2, /^burrow: --api-key: must be a bearer token: letters, digits and - \. _ ~ \+ \/ \(then = padding\), at least 1 character$/);
+    assertRefused(await burrow(['--port', '0'], { BURROW_API_KEY: 'x'.repeat(257) }), 2, /^burrow: --api-key: must be at most 256 characters$/);
+  });
+});

@@ -33,6 +33,7 @@ describe('GET /_burrow/requests', () => {
       error_code: null,
       duration_ms: 0,
       operation: 'credentials.create',
+      fault: null,
     });
     assert.equal(typeof create.duration_ms, 'number');
     assert.ok(create.duration_ms >= 0);

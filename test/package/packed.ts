@@ -1,5 +1,5 @@
 /**
- * Packs Burrow with `npm pack` (which builds dist/ through `prepare`) and installs the tarball into
+ * Packs Burrow with `npm pack` (which builds dist/ through `prepack`) and installs the tarball into
  * an empty project, as a user would, but offline: the project gets a lockfile made from this
  * repository's own, so `npm ci --offline` takes every dependency from the npm cache that this
  * repository's `npm ci` filled.
@@ -23,6 +23,8 @@ export interface PackedInstall {
   files: string[];
   /** `node_modules/.bin/burrow` of the project. */
   bin: string;
+  /** What `npm ci` warned of (not counting warnings about this machine's own npm configuration). */
+  installWarnings: string[];
   remove(): void;
 }
 
@@ -57,12 +59,13 @@ export async function installPackedBurrow(): Promise<PackedInstall> {
     }
     writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: 'app', private: true, type: 'module', dependencies: { burrow: tarball } }));
     writeFileSync(join(dir, 'package-lock.json'), JSON.stringify({ name: 'app', lockfileVersion: 3, requires: true, packages }));
-    await run('npm', ['ci', '--offline', '--no-audit', '--no-fund'], { cwd: dir });
+    const installed = await run('npm', ['ci', '--offline', '--no-audit', '--no-fund'], { cwd: dir });
     return {
       dir,
       tarball: join(dir, packed.filename),
       files: packed.files.map((file) => file.path),
       bin: join(dir, 'node_modules', '.bin', 'burrow'),
+      installWarnings: installed.stderr.split('\n').filter((line) => /^npm warn/.test(line) && !/Unknown (user|env) config/.test(line)),
       remove: () => rmSync(dir, { recursive: true, force: true }),
     };
   } catch (error) {

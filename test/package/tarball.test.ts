@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
-import { execFile, spawn } from 'node:child_process';
-import { copyFileSync, readFileSync, writeFileSync } from 'node:fs';
+import { execFile, spawn, spawnSync } from 'node:child_process';
+import { copyFileSync, existsSync, mkdirSync, readFileSync, symlinkSync, watch, writeFileSync } from 'node:fs';
+import { connect } from 'node:net';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { after, before, describe, test } from 'node:test';
@@ -14,7 +15,7 @@ import { installPackedBurrow, REPO, type PackedInstall } from './packed.ts';
 
 const run = promisify(execFile);
 const TSC = join(REPO, 'node_modules', 'typescript', 'bin', 'tsc');
-const ENTRY_POINTS = ['burrow', 'burrow/memory', 'burrow/json-file', 'burrow/postgres', 'burrow/http'];
+const ENTRY_POINTS = ['burrow', 'burrow/memory', 'burrow/json-file', 'burrow/postgres', 'burrow/http', 'burrow/testing'];
 /** The inspector page's files, which tsc does not emit: the build copies them beside the compiled adapter. */
 const INSPECTOR_FILES = ['index.html', 'inspector.css', 'inspector.js'].map((name) => `dist/adapters/http/inspector/${name}`);
 
@@ -61,6 +62,10 @@ describe('the npm package', () => {
       assert.ok(app.files.includes(file), `the tarball lacks ${file}`);
     }
     assert.deepEqual(app.files.filter((file) => file.startsWith('test/') || (file.endsWith('.ts') && !file.endsWith('.d.ts'))), []);
+  });
+
+  test('installs without a warning (no install script in the packed manifest)', () => {
+    assert.deepEqual(app.installWarnings, []);
   });
 
   test('passes publint and arethetypeswrong (an ESM package that require() loads on Node >= 20.19)', async () => {
@@ -183,5 +188,55 @@ server.close();
         assert.equal(await exited, 0);
       });
     }
+  });
+
+  describe('testing tooling offline (docs/testing.md)', () => {
+    before(() => {
+      // The vendor's client, as the user's project would have it (with its own dependencies).
+      mkdirSync(join(app.dir, 'node_modules', '@ngrok'), { recursive: true });
+      symlinkSync(join(REPO, 'node_modules', '@ngrok', 'ngrok-api'), join(app.dir, 'node_modules', '@ngrok', 'ngrok-api'));
+    });
+
+    test("the quick start: the official client against burrow/testing, in plain JavaScript under node:test", async () => {
+      copyFileSync(join(REPO, 'test', 'examples', 'quick-start.test.mjs'), join(app.dir, 'quick-start.test.mjs'));
+      const { stdout } = await node(['--test', 'quick-start.test.mjs']);
+      assert.match(stdout, /# pass 3\n/);
+      assert.match(stdout, /# fail 0\n/);
+    });
+
+    test('killing `npx burrow` stops the server it started (npm → sh → node): its connection closes', async () => {
+      const readyFile = join(app.dir, 'npx-ready.json');
+      const npx = spawn('npx', ['burrow', '--port', '0', '--quiet', '--ready-file', readyFile], { cwd: app.dir, env: ENV, stdio: 'ignore' });
+      const npxExited = new Promise((resolve) => npx.once('exit', resolve));
+      try {
+        await new Promise<void>((resolve) => {
+          const watcher = watch(app.dir, () => existsSync(readyFile) && (watcher.close(), resolve()));
+          if (existsSync(readyFile)) (watcher.close(), resolve());
+        });
+        const ready = JSON.parse(readFileSync(readyFile, 'utf8')) as { url: string; pid: number };
+        assert.notEqual(ready.pid, npx.pid, 'the server is not npm itself');
+        const { port } = new URL(ready.url);
+        // An object, not the inner promise itself: resolving with a promise would wait for it.
+        const { closed } = await new Promise<{ closed: Promise<void> }>((resolve, reject) => {
+          const socket = connect(Number(port), '127.0.0.1');
+          socket.once('error', reject);
+          socket.once('connect', () => resolve({ closed: new Promise((done) => socket.once('close', () => done())) }));
+        });
+        npx.kill('SIGKILL');
+        await npxExited;
+        await closed;
+        assert.equal(existsSync(readyFile), false, 'the server stopped as on a signal and removed its ready file');
+      } finally {
+        npx.kill('SIGKILL');
+      }
+    });
+
+    const pytest = spawnSync('python3', ['-c', 'import pytest'], { stdio: 'ignore' }).status === 0;
+    test('the pytest recipe (Python standard library and pytest): npx burrow --ready-file, reset, faults', { skip: pytest ? false : 'pytest is not installed for python3 (pip install pytest)' }, async () => {
+      mkdirSync(join(app.dir, 'pytest'), { recursive: true });
+      for (const name of ['conftest.py', 'test_tooling.py']) copyFileSync(join(REPO, 'test', 'examples', 'pytest', name), join(app.dir, 'pytest', name));
+      const { stdout } = await run('python3', ['-m', 'pytest', '-q', '-p', 'no:cacheprovider', 'pytest'], { cwd: app.dir, env: ENV }).catch((error: { stdout: string; stderr: string }) => assert.fail(`pytest:\n${error.stdout}${error.stderr}`));
+      assert.match(stdout, /3 passed/);
+    });
   });
 });

@@ -282,17 +282,18 @@ function pathView(account, path) {
 /** Journal entries, failures highlighted; `compact` leaves out the operation ids. */
 function requestTable(entries, empty, { compact = false } = {}) {
   const rows = entries.map((e) =>
-    h('tr', { class: e.status >= 400 ? 'failed' : '', title: `operation id ${e.operation_id}` },
+    h('tr', { class: e.status >= 400 || e.status === 0 ? 'failed' : '', title: `operation id ${e.operation_id}` },
       h('td', {}, timeOf(e.time)),
       h('td', {}, e.method),
       h('td', { class: 'path' }, pathView(e.account_id, e.path), e.query ? h('span', { class: 'muted' }, `?${e.query}`) : null),
-      h('td', {}, h('span', { class: `status s${String(e.status)[0]}` }, e.status)),
+      h('td', {}, h('span', { class: `status s${String(e.status)[0]}` }, e.status === 0 ? 'dropped' : e.status)),
       h('td', {}, e.error_code ?? ''),
+      h('td', {}, e.fault ? h('code', { title: e.fault.latency_ms === null ? 'fault rule' : `fault rule; added ${e.fault.latency_ms} ms` }, e.fault.id) : ''),
       h('td', { class: 'num' }, `${e.duration_ms} ms`),
       h('td', { class: 'muted' }, e.operation ?? ''),
       compact ? null : h('td', {}, h('code', { class: 'muted' }, e.operation_id))),
   );
-  return table(['time', 'method', 'path', 'status', 'error', 'took', 'operation', compact ? null : 'operation id'].filter(Boolean), rows, empty);
+  return table(['time', 'method', 'path', 'status', 'error', 'fault', 'took', 'operation', compact ? null : 'operation id'].filter(Boolean), rows, empty);
 }
 
 function requestsView(account) {

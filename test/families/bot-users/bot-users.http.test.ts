@@ -134,13 +134,16 @@ describe('keys and credentials owned by a bot', () => {
     assert.equal((await api.request('DELETE', `/bot_users/${bot.id}`)).status, 204);
   });
 
-  test('a reset keeps bots and their API keys, and the keys still hold their bot', async () => {
+  test('a bot the account started with keeps its API key through a reset, and the key still holds it', async () => {
     const bot = await createBot();
-    const key = (await api.request('POST', '/api_keys', { owner_id: bot.id })).body.id;
+    const key = await api.request('POST', '/api_keys', { owner_id: bot.id });
+    await api.burrow.captureStart();
     await api.request('POST', '/credentials', { owner_id: bot.id });
     const reset = await api.request('POST', '/_burrow/reset', { account_id: api.accountId }, { token: OPERATOR_TOKEN });
     assert.equal(reset.status, 200);
-    assertError(await api.request('DELETE', `/bot_users/${bot.id}`), 409, 9007, new RegExp(`still used by API key '${key}'; remove`));
+    assert.equal((await api.request('GET', '/credentials')).body.credentials.length, 0);
+    assert.equal((await api.request('GET', '/api_keys', undefined, { token: key.body.token })).status, 200);
+    assertError(await api.request('DELETE', `/bot_users/${bot.id}`), 409, 9007, new RegExp(`still used by API key '${key.body.id}'; remove`));
   });
 });
 

@@ -1,0 +1,274 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync, watch } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { connectAgent, createBurrow, ManualClock, type AgentConnect, type Burrow, type BurrowOptions, type CheckpointInfo, type FaultInput, type FaultRule, type Store } from '../../lib/index.ts';
+import { answerUnparsedRequests, createNodeListener } from '../http/node.ts';
+import { MemoryStore } from '../stores/memory-store.ts';
+
+/**
+ * `burrow/testing`: a Burrow for one test suite in one call. In-process by default (an instance
+ * over a MemoryStore behind a node:http server on a free loopback port), or the `burrow` command as
+ * a child process (`{ process: true }`), which waits on its `--ready-file` and exits with this
+ * process. Either way the answer is the same handle: where it listens, its keys, and the test
+ * controls — reset, checkpoints, faults, simulated agents — and `close()`, which stops everything
+ * it started.
+ *
+ *   const burrow = await startBurrow();
+ *   after(() => burrow.close());
+ *   beforeEach(() => burrow.reset());
+ */
+
+export interface StartBurrowOptions {
+  /** Run the `burrow` command as a child process instead of in this process. */
+  readonly process?: boolean;
+  /** The admin key's token (default: a generated one). The one rule: docs/testing.md. */
+  readonly apiKey?: string;
+  /** The control plane's token (default: a random one). */
+  readonly operatorToken?: string;
+  /** Deterministic ids, tokens and fault draws from this seed. */
+  readonly seed?: number | string;
+  /** A manual clock starting at this RFC 3339 time (moved with POST /_burrow/clock). */
+  readonly clock?: string;
+  /** In-process only: the store (default a new MemoryStore; closed by `close()`). */
+  readonly store?: Store;
+  /** In-process only: any other option of `createBurrow`. */
+  readonly burrowOptions?: Omit<BurrowOptions, 'store' | 'clock' | 'seed'>;
+  /** As a process only: more arguments for `burrow serve` (`--data FILE`, `--rate-limit 10/1s`…). */
+  readonly args?: readonly string[];
+}
+
+/** Fault rules of the running Burrow (lib/faults.ts; docs/testing.md). */
+export interface FaultControls {
+  add(rule: FaultInput): Promise<FaultRule>;
+  list(): Promise<FaultRule[]>;
+  remove(id: string): Promise<void>;
+  /** Removes every rule. */
+  clear(): Promise<void>;
+}
+
+export interface RunningBurrow {
+  /** Base URL of the API and the control plane (`/_burrow/`). */
+  readonly url: string;
+  /** Token of the default account's admin key. */
+  readonly apiKey: string;
+  readonly operatorToken: string;
+  readonly accountId: string;
+  /** PEM of the CA that signs Burrow's TLS listeners, when it has any; null otherwise. */
+  readonly ca: string | null;
+  /** The listeners, by name (`api`). */
+  readonly listeners: Readonly<Record<string, string>>;
+  /** The instance itself, when in-process (undefined as a process). */
+  readonly burrow: Burrow | undefined;
+  /** Returns every account to its starting state (the admin key back, everything else gone), fault rules removed. */
+  reset(accountId?: string): Promise<void>;
+  /** Keeps the whole state under `name`. */
+  checkpoint(name: string): Promise<CheckpointInfo>;
+  /** Puts the whole state back as it was at checkpoint `name`. */
+  restore(name: string): Promise<CheckpointInfo>;
+  /**
+   * Connects a simulated agent (the body of POST /_burrow/agents, docs/control-plane.md); without a
+   * `token` or `ssh_public_key`, with a new tunnel credential of the default account. Answers its
+   * tunnel session.
+   */
+  connectAgent(input?: AgentConnect): Promise<Record<string, any>>;
+  readonly faults: FaultControls;
+  /** Stops the server (and the child process) and closes the store; safe to call twice. */
+  close(): Promise<void>;
+  [Symbol.asyncDispose](): Promise<void>;
+}
+
+/** Starts a Burrow for tests; see the module comment and docs/testing.md. */
+export function startBurrow(options: StartBurrowOptions = {}): Promise<RunningBurrow> {
+  return options.process ? startProcess(options) : startInProcess(options);
+}
+
+/** The calls every handle makes to its server over HTTP (a process's) or in this process. */
+interface Controls {
+  reset(accountId?: string): Promise<unknown>;
+  checkpoint(name: string): Promise<CheckpointInfo>;
+  restore(name: string): Promise<CheckpointInfo>;
+  connectAgent(input: AgentConnect): Promise<Record<string, any>>;
+  faults: FaultControls;
+}
+
+function handle(fields: Omit<RunningBurrow, 'reset' | 'checkpoint' | 'restore' | 'connectAgent' | 'faults' | 'close' | typeof Symbol.asyncDispose>, controls: Controls, stop: () => Promise<void>): RunningBurrow {
+  let closing: Promise<void> | undefined;
+  const close = () => (closing ??= stop());
+  return {
+    ...fields,
+    reset: async (accountId) => void (await controls.reset(accountId)),
+    checkpoint: (name) => controls.checkpoint(name),
+    restore: (name) => controls.restore(name),
+    async connectAgent(input = {}) {
+      if (input.token !== undefined || input.ssh_public_key !== undefined) return controls.connectAgent(input);
+      const credential = await apiCall(fields.url, fields.apiKey, 'POST', '/credentials', { description: 'simulated agent' });
+      return controls.connectAgent({ ...input, token: credential.token });
+    },
+    faults: controls.faults,
+    close,
+    [Symbol.asyncDispose]: close,
+  };
+}
+
+async function startInProcess(options: StartBurrowOptions): Promise<RunningBurrow> {
+  const store = options.store ?? new MemoryStore();
+  const burrow = createBurrow({
+    ...options.burrowOptions,
+    store,
+    ...(options.clock !== undefined ? { clock: new ManualClock(options.clock) } : {}),
+    ...(options.seed !== undefined ? { seed: options.seed } : {}),
+  });
+  const operatorToken = options.operatorToken ?? randomBytes(24).toString('base64url');
+  const server = createServer({ requireHostHeader: false }, createNodeListener(burrow, { operatorToken }));
+  answerUnparsedRequests(server, burrow);
+  try {
+    const account = await burrow.ensureDefaultAccount(options.apiKey);
+    await burrow.captureStart();
+    const url = await listen(server);
+    const listeners = { api: url };
+    const controls: Controls = {
+      reset: (accountId) => burrow.reset(accountId),
+      checkpoint: (name) => burrow.checkpoint(name),
+      restore: (name) => burrow.restore(name),
+      connectAgent: (input) => connectAgent(burrow, input, url),
+      faults: {
+        add: async (rule) => burrow.faults.add(rule),
+        list: async () => burrow.faults.list(),
+        remove: async (id) => burrow.faults.remove(id),
+        clear: async () => void burrow.faults.clear(),
+      },
+    };
+    const apiKey = account.token ?? options.apiKey!;
+    return handle({ url, apiKey, operatorToken, accountId: account.accountId, ca: null, listeners, burrow }, controls, async () => {
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      });
+      await burrow.close();
+    });
+  } catch (error) {
+    server.close();
+    await burrow.close();
+    throw error;
+  }
+}
+
+function listen(server: Server): Promise<string> {
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      resolve(`http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`);
+    });
+  });
+}
+
+/** The `burrow` command beside this module: compiled in the package, TypeScript (through tsx) in the repository. */
+function burrowCommand(): string[] {
+  const here = fileURLToPath(import.meta.url);
+  if (here.endsWith('.ts')) return ['--import', 'tsx', fileURLToPath(new URL('../../bin/burrow.ts', import.meta.url))];
+  return [fileURLToPath(new URL('../../bin/burrow.js', import.meta.url))];
+}
+
+/** The ready file's fields (bin/ready-file.ts). */
+interface Ready {
+  url: string;
+  api_key: string | null;
+  operator_token: string;
+  account_id: string;
+  listeners: Record<string, string>;
+  pid: number;
+}
+
+async function startProcess(options: StartBurrowOptions): Promise<RunningBurrow> {
+  const dir = mkdtempSync(join(tmpdir(), 'burrow-testing-'));
+  const readyFile = join(dir, 'ready.json');
+  const operatorToken = options.operatorToken ?? randomBytes(24).toString('base64url');
+  const args = [
+    ...burrowCommand(),
+    'serve',
+    '--port', '0',
+    '--quiet',
+    '--ready-file', readyFile,
+    '--operator-token', operatorToken,
+    ...(options.apiKey !== undefined ? ['--api-key', options.apiKey] : []),
+    ...(options.seed !== undefined ? ['--seed', String(options.seed)] : []),
+    ...(options.clock !== undefined ? ['--clock', options.clock] : []),
+    ...(options.args ?? []),
+  ];
+  const child = spawn(process.execPath, args, { stdio: ['ignore', 'ignore', 'pipe'] });
+  const stderr: string[] = [];
+  child.stderr!.on('data', (chunk) => stderr.push(String(chunk)));
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  let ready: Ready;
+  try {
+    ready = await waitForReadyFile(child, dir, readyFile, stderr);
+  } catch (error) {
+    child.kill('SIGKILL');
+    await exited;
+    rmSync(dir, { recursive: true, force: true });
+    throw error;
+  }
+  const control = <T>(method: string, path: string, body?: unknown) => apiCall(ready.url, operatorToken, method, `/_burrow${path}`, body) as Promise<T>;
+  const controls: Controls = {
+    reset: (accountId) => control('POST', '/reset', accountId === undefined ? {} : { account_id: accountId }),
+    checkpoint: (name) => control('POST', '/checkpoints', { name }),
+    restore: (name) => control('POST', `/checkpoints/${encodeURIComponent(name)}/restore`),
+    connectAgent: (input) => control('POST', '/agents', input),
+    faults: {
+      add: (rule) => control('POST', '/faults', rule),
+      list: async () => (await control<{ faults: FaultRule[] }>('GET', '/faults')).faults,
+      remove: async (id) => void (await control('DELETE', `/faults/${encodeURIComponent(id)}`)),
+      clear: async () => void (await control('DELETE', '/faults')),
+    },
+  };
+  const apiKey = ready.api_key ?? options.apiKey!;
+  return handle({ url: ready.url, apiKey, operatorToken, accountId: ready.account_id, ca: null, listeners: ready.listeners, burrow: undefined }, controls, async () => {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+    await exited;
+    rmSync(dir, { recursive: true, force: true });
+  });
+}
+
+/** Resolves with the ready file once the server wrote it (a rename into `dir`), or rejects when the server exits first. */
+function waitForReadyFile(child: ChildProcess, dir: string, file: string, stderr: string[]): Promise<Ready> {
+  return new Promise((resolve, reject) => {
+    const watcher = watch(dir);
+    const done = (settle: () => void) => {
+      watcher.close();
+      child.off('exit', onExit);
+      settle();
+    };
+    const check = () => {
+      let text: string;
+      try {
+        text = readFileSync(file, 'utf8');
+      } catch {
+        return;
+      }
+      done(() => resolve(JSON.parse(text) as Ready));
+    };
+    const onExit = (code: number | null) => done(() => reject(new Error(`burrow exited with ${code} before it was ready: ${stderr.join('').trim()}`)));
+    watcher.on('change', check);
+    watcher.on('error', (error) => done(() => reject(error)));
+    child.once('exit', onExit);
+    check();
+  });
+}
+
+/** One JSON request; answers the decoded body, or throws an Error carrying the error envelope. */
+async function apiCall(url: string, token: string, method: string, path: string, body?: unknown): Promise<any> {
+  const response = await fetch(`${url}${path}`, {
+    method,
+    headers: { authorization: `Bearer ${token}`, 'service-version': '2', ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+  const text = await response.text();
+  const answer = text === '' ? undefined : JSON.parse(text);
+  if (!response.ok) throw Object.assign(new Error(`burrow: ${method} ${path}: ${response.status} ${answer?.error_code ?? ''} ${answer?.msg ?? text}`.trim()), { status: response.status, body: answer });
+  return answer;
+}

@@ -1,0 +1,96 @@
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, statSync, watch, existsSync } from 'node:fs';
+import { connect } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { startServer } from '../helpers.ts';
+
+/**
+ * `--ready-file FILE` (what tools in any language wait on) and the launcher watch: the server stops
+ * when the process that launched it goes away, even through a shell (npx runs npm → sh → node).
+ */
+
+const BIN = new URL('../../bin/burrow.ts', import.meta.url).pathname;
+let dir: string;
+before(() => {
+  dir = mkdtempSync(join(tmpdir(), 'burrow-ready-'));
+});
+after(() => rmSync(dir, { recursive: true, force: true }));
+
+/** Resolves once `file` exists (watching its directory: no polling). */
+function fileAppears(file: string): Promise<void> {
+  return new Promise((resolve) => {
+    const watcher = watch(dir, () => {
+      if (!existsSync(file)) return;
+      watcher.close();
+      resolve();
+    });
+    if (existsSync(file)) {
+      watcher.close();
+      resolve();
+    }
+  });
+}
+
+/** Resolves when the server at `url` closes a connection held open to it (its process ended or stopped serving). */
+function connectionCloses(url: string): Promise<void> {
+  const { hostname, port } = new URL(url);
+  return new Promise((resolve, reject) => {
+    const socket = connect(Number(port), hostname);
+    socket.once('error', reject);
+    socket.once('connect', () => socket.once('close', () => resolve()));
+  });
+}
+
+describe('--ready-file', () => {
+  test('holds url, the generated admin key, operator token, account, listeners and pid, for the owner only; removed when the server stops', async () => {
+    const file = join(dir, 'generated.json');
+    const server = await startServer(['--quiet', '--ready-file', file]);
+    const ready = JSON.parse(readFileSync(file, 'utf8'));
+    assert.deepEqual(Object.keys(ready), ['url', 'api_key', 'operator_token', 'account_id', 'listeners', 'pid']);
+    assert.equal(ready.url, server.url);
+    assert.equal(ready.api_key, server.token);
+    assert.equal(ready.operator_token, server.operatorToken);
+    assert.match(ready.account_id, /^ac_/);
+    assert.deepEqual(ready.listeners, { api: server.url });
+    assert.equal(ready.pid, server.process.pid);
+    assert.equal(statSync(file).mode & 0o777, 0o600);
+    assert.equal((await server.request('GET', '/api_keys', undefined, { token: ready.api_key })).status, 200);
+    assert.equal((await server.request('GET', '/_burrow/faults', undefined, { token: ready.operator_token })).status, 200);
+    assert.equal(await server.stop(), 0);
+    assert.equal(existsSync(file), false);
+  });
+
+  test('names the --api-key key it was given', async () => {
+    const file = join(dir, 'given.json');
+    const server = await startServer(['--quiet', '--ready-file', file, '--api-key', 'given-key', '--operator-token', 'given-operator']);
+    const ready = JSON.parse(readFileSync(file, 'utf8'));
+    assert.equal(ready.api_key, 'given-key');
+    assert.equal(ready.operator_token, 'given-operator');
+    await server.stop();
+  });
+});
+
+describe('the launcher watch', () => {
+  test('killing the process that launched the server through a shell stops the server', async () => {
+    const file = join(dir, 'launched.json');
+    // The launcher runs the server through `sh -c` (as npm does); the trailing command keeps the shell from exec-ing node.
+    const command = `'${process.execPath}' --import tsx '${BIN}' --port 0 --quiet --ready-file '${file}'; true`;
+    const launcher = spawn(process.execPath, ['-e', `require('node:child_process').spawn('sh', ['-c', ${JSON.stringify(command)}], { stdio: 'inherit' }); setInterval(() => {}, 1 << 30);`], { stdio: 'ignore' });
+    const launcherExited = new Promise((resolve) => launcher.once('exit', resolve));
+    try {
+      await fileAppears(file);
+      const ready = JSON.parse(readFileSync(file, 'utf8'));
+      assert.notEqual(ready.pid, launcher.pid);
+      const closed = connectionCloses(ready.url);
+      launcher.kill('SIGKILL');
+      await launcherExited;
+      await closed;
+      assert.equal(existsSync(file), false, 'the server stopped as on a signal: it removed its ready file');
+    } finally {
+      launcher.kill('SIGKILL');
+    }
+  });
+});

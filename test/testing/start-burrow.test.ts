@@ -1,0 +1,96 @@
+import assert from 'node:assert/strict';
+import { after, before, beforeEach, describe, test } from 'node:test';
+import ngrokApi from '@ngrok/ngrok-api';
+import { startBurrow, type RunningBurrow } from '../../adapters/testing/index.ts';
+
+/**
+ * burrow/testing: the same handle in-process and as a child process, driven with the vendor's
+ * official client; each mode's reset, checkpoints, faults and simulated agents.
+ */
+
+const { Ngrok } = ngrokApi as unknown as { Ngrok: new (config: { apiToken: string; baseUrl: string }) => any };
+
+for (const mode of ['in-process', 'process'] as const) {
+  describe(`startBurrow, ${mode}`, () => {
+    let burrow: RunningBurrow;
+    let client: any;
+    before(async () => {
+      burrow = await startBurrow({ process: mode === 'process', apiKey: 'suite-admin-key' });
+      client = new Ngrok({ apiToken: burrow.apiKey, baseUrl: burrow.url });
+    });
+    after(() => burrow?.close());
+    beforeEach(() => burrow.reset());
+
+    test('answers where it listens and its keys; the official client works against it', async () => {
+      assert.match(burrow.url, /^http:\/\/127\.0\.0\.1:\d+$/);
+      assert.equal(burrow.apiKey, 'suite-admin-key');
+      assert.match(burrow.accountId, /^ac_/);
+      assert.deepEqual(burrow.listeners, { api: burrow.url });
+      assert.equal(burrow.burrow === undefined, mode === 'process');
+      const created = await client.ipPolicies.create({ description: 'made by a test' });
+      assert.equal((await client.ipPolicies.get(created.id)).description, 'made by a test');
+    });
+
+    test('reset: what the last test made is gone, and the admin key it deleted is back', async () => {
+      const [adminKey] = await client.apiKeys.list();
+      await client.ipPolicies.create({});
+      await fetch(`${burrow.url}/api_keys/${adminKey.id}`, { method: 'DELETE', headers: { authorization: `Bearer ${burrow.apiKey}` } });
+      await burrow.reset();
+      assert.deepEqual((await client.ipPolicies.list()).length, 0);
+      assert.deepEqual((await client.apiKeys.list()).map((key: any) => key.id), [adminKey.id]);
+    });
+
+    test('checkpoint and restore', async () => {
+      await client.ipPolicies.create({ description: 'fixture' });
+      assert.equal((await burrow.checkpoint('fixture')).name, 'fixture');
+      await client.ipPolicies.create({ description: 'test data' });
+      await burrow.restore('fixture');
+      assert.deepEqual((await client.ipPolicies.list()).map((p: any) => p.description), ['fixture']);
+    });
+
+    test('faults: add, list, remove, clear; a reset removes them too', async () => {
+      const rule = await burrow.faults.add({ operation: 'ip_policies.list', error: { status: 503, error_code: 'ERR_NGROK_999' } });
+      await assert.rejects(client.ipPolicies.list(), (error: any) => error.statusCode === 503 && error.errorCode === 'ERR_NGROK_999');
+      assert.deepEqual((await burrow.faults.list()).map((f) => [f.id, f.applied]), [[rule.id, 1]]);
+      await burrow.faults.remove(rule.id);
+      await assert.rejects(burrow.faults.remove(rule.id), /fault rule 'flt_\w+' was not found/);
+      await burrow.faults.add({ error: { status: 500 } });
+      await burrow.faults.clear();
+      assert.deepEqual(await burrow.faults.list(), []);
+      await burrow.faults.add({ error: { status: 500 } });
+      await burrow.reset();
+      assert.equal((await client.ipPolicies.list()).length, 0);
+    });
+
+    test('connectAgent: with a new credential of the account, or a token given', async () => {
+      const session = await burrow.connectAgent({ os: 'darwin' });
+      assert.match(session.id, /^ts_/);
+      assert.equal(session.os, 'darwin');
+      assert.equal(session.account_id, burrow.accountId);
+      const credential = await client.credentials.create({ acl: ['bind:app.example.com'] });
+      const bound = await burrow.connectAgent({ token: credential.token, binds: { domains: ['app.example.com'] } });
+      assert.equal(bound.credential.id, credential.id);
+      assert.equal((await client.tunnelSessions.list()).length, 2);
+    });
+  });
+}
+
+test('close() stops everything and may be called twice; a process that cannot start rejects with its message', async () => {
+  const burrow = await startBurrow({ process: true });
+  await burrow.close();
+  await burrow.close();
+  await assert.rejects(fetch(`${burrow.url}/api_keys`), /fetch failed/);
+  await assert.rejects(startBurrow({ process: true, apiKey: 'no spaces allowed' }), /burrow exited with 2 before it was ready: burrow: --api-key: must be a bearer token/);
+});
+
+test('in-process with a seed and a manual clock: ids and times are deterministic', async () => {
+  const ids = [];
+  for (let i = 0; i < 2; i++) {
+    await using burrow = await startBurrow({ seed: 7, clock: '2026-01-01T00:00:00Z' });
+    const client = new Ngrok({ apiToken: burrow.apiKey, baseUrl: burrow.url });
+    const policy = await client.ipPolicies.create({});
+    assert.equal(policy.createdAt, '2026-01-01T00:00:00Z');
+    ids.push(policy.id, burrow.apiKey, burrow.accountId);
+  }
+  assert.deepEqual(ids.slice(3), ids.slice(0, 3));
+});
