@@ -31,6 +31,8 @@ const startupOnly = process.argv.includes('--startup');
 const storesOnly = process.argv.includes('--stores');
 // `-- --bounds` times the costliest input each bound of lib/limits.ts accepts, alone (a minute).
 const boundsOnly = process.argv.includes('--bounds');
+// `-- --checkpoints` times reset and checkpoint restore at 1,000 records on the memory store, alone.
+const checkpointsOnly = process.argv.includes('--checkpoints');
 const DURATION = quick ? 1.5 : 4;
 const ROUNDS = quick ? 3 : 5;
 const CONNECTIONS = 32;
@@ -453,6 +455,44 @@ async function inProcessScenarios() {
   }
 }
 
+/**
+ * Reset and checkpoint restore at 1,000 records on the memory store (docs/testing.md): a reset that
+ * removes 1,000 records made since the start, a reset back to a starting state of 1,000 records,
+ * and a restore of a 1,000-record checkpoint; each timed alone, the records made between rounds.
+ */
+async function checkpointScenarios() {
+  const samples = quick ? 10 : 30;
+  const burrow = createBurrow({ store: new MemoryStore(), baseUrl: 'http://bench.local' });
+  const { token, accountId } = await burrow.createAccount();
+  const policies = burrow.client(token).resource('ip_policies');
+  // The account starts with 4 records (account, admin user, its key and the key's token entry).
+  const fill = async (count: number) => {
+    for (let i = 0; i < count; i++) await policies.create({ description: 'bench' });
+  };
+  const timed = async (work: () => Promise<unknown>) => {
+    const started = performance.now();
+    await work();
+    return round2(performance.now() - started);
+  };
+  const series: Record<string, number[]> = { reset_removing_1k_ms: [], reset_to_1k_start_ms: [], restore_1k_checkpoint_ms: [] };
+  for (let i = 0; i < samples; i++) {
+    await fill(1000);
+    series.reset_removing_1k_ms!.push(await timed(() => burrow.reset(accountId)));
+  }
+  await fill(996);
+  await burrow.captureStart();
+  const { records } = await burrow.checkpoint('bench');
+  if (records < 1000) throw new Error(`the checkpoint holds ${records} records, fewer than 1,000`);
+  for (let i = 0; i < samples; i++) {
+    await fill(10);
+    series.reset_to_1k_start_ms!.push(await timed(() => burrow.reset(accountId)));
+    await fill(10);
+    series.restore_1k_checkpoint_ms!.push(await timed(() => burrow.restore('bench')));
+  }
+  for (const [name, values] of Object.entries(series)) record(name, values);
+  await burrow.close();
+}
+
 /** A bare node:http server started with `node -e`: the floor of any Node server's start-up. */
 const BARE_STARTUP = "require('node:http').createServer((q, s) => s.end('ok')).listen(0, '127.0.0.1', function () { console.log('listening on http://127.0.0.1:' + this.address().port); })";
 
@@ -535,13 +575,14 @@ let bounds: BoundFigure[] = [];
 
 try {
   const load = readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
-  const all = !startupOnly && !storesOnly && !boundsOnly;
+  const all = !startupOnly && !storesOnly && !boundsOnly && !checkpointsOnly;
   if (all) await httpScenarios();
   if (all || storesOnly) await storeScenarios();
   // Before the in-process scenarios, so that the first in-process instance runs cold code.
   if (all || startupOnly) await startUp();
   if (all) await inProcessScenarios();
   if (all) await memory();
+  if (all || checkpointsOnly) await checkpointScenarios();
   if (all || boundsOnly) {
     const measured = await measureBounds(quick ? 5 : 9);
     bounds = [...measured.policies, ...measured.filters];
@@ -557,6 +598,7 @@ try {
     ['installed bin: first answer ≤ 150 ms after a bare node -e server', r('startup_installed_minus_bare_ms') <= 150],
     ['installed bin: ≤ 150 ms more CPU to its first answer than a bare node -e server', r('startup_installed_minus_bare_cpu_ms') <= 150],
     ['in-process instance ready < 5 ms', figures.embedded_startup_ms! < 5],
+    ['reset and checkpoint restore at 1,000 records < 5 ms (memory store)', ['reset_removing_1k_ms', 'reset_to_1k_start_ms', 'restore_1k_checkpoint_ms'].every((name) => figures[name]! < 5)],
     ['< 2 KB per resource beyond its JSON', figures.heap_beyond_json_bytes! < 2048],
     ...(bounds.length > 0
       ? ([
@@ -577,7 +619,7 @@ try {
     for (const b of bounds) console.log(`| ${b.input} | ${b.blockMs} | ${b.cpuMs} | ${b.coldMs} |`);
   }
   console.log('\n| target | met |\n|---|---|');
-  const shown = (name: string) => (startupOnly ? /start|instance|bare node -e/.test(name) : boundsOnly ? /bound/.test(name) : !storesOnly);
+  const shown = (name: string) => (startupOnly ? /start|instance|bare node -e/.test(name) : boundsOnly ? /bound/.test(name) : checkpointsOnly ? /checkpoint/.test(name) : !storesOnly);
   for (const [name, met] of targets) if (shown(name)) console.log(`| ${name} | ${met ? 'yes' : 'NO'} |`);
   console.log(`\n${JSON.stringify({ quick, figures, samples, ratios, unavailable, bounds, targets: Object.fromEntries(targets) })}`);
 } finally {

@@ -204,6 +204,13 @@ server.close();
       assert.match(stdout, /# fail 0\n/);
     });
 
+    test('the vendor client against in-process Burrow, with the embedding API alone', async () => {
+      copyFileSync(join(REPO, 'test', 'examples', 'vendor-client.mjs'), join(app.dir, 'vendor-client.mjs'));
+      const result = JSON.parse((await node(['vendor-client.mjs'])).stdout) as { id: string; keys: number };
+      assert.match(result.id, /^cr_/);
+      assert.equal(result.keys, 1);
+    });
+
     test('killing `npx burrow` stops the server it started (npm → sh → node): its connection closes', async () => {
       const readyFile = join(app.dir, 'npx-ready.json');
       const npx = spawn('npx', ['burrow', '--port', '0', '--quiet', '--ready-file', readyFile], { cwd: app.dir, env: ENV, stdio: 'ignore' });
