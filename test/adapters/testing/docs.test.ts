@@ -7,7 +7,7 @@ import { test } from 'node:test';
  * them from an installed tarball, so what a newcomer copies is what the suite runs.
  */
 
-const read = (path: string) => readFileSync(new URL(`../../${path}`, import.meta.url), 'utf8');
+const read = (path: string) => readFileSync(new URL(`../../../${path}`, import.meta.url), 'utf8');
 
 for (const example of ['test/examples/quick-start.test.mjs', 'test/examples/vendor-client.mjs', 'test/examples/pytest/conftest.py', 'test/examples/pytest/test_tooling.py']) {
   test(`${example} appears in docs/testing.md verbatim`, () => {

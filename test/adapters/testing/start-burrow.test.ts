@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, test } from 'node:test';
 import ngrokApi from '@ngrok/ngrok-api';
-import { startBurrow, type RunningBurrow } from '../../adapters/testing/index.ts';
+import { startBurrow, type RunningBurrow } from '../../../adapters/testing/index.ts';
 
 /**
  * burrow/testing: the same handle in-process and as a child process, driven with the vendor's
