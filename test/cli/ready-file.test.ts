@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, statSync, watch, existsSync } from 'node:fs';
-import { connect } from 'node:net';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import { holdConnection, whenFileExists } from '../fixtures/waits.ts';
 import { startServer } from '../helpers.ts';
 
 /**
@@ -18,31 +18,6 @@ before(() => {
   dir = mkdtempSync(join(tmpdir(), 'burrow-ready-'));
 });
 after(() => rmSync(dir, { recursive: true, force: true }));
-
-/** Resolves once `file` exists (watching its directory: no polling). */
-function fileAppears(file: string): Promise<void> {
-  return new Promise((resolve) => {
-    const watcher = watch(dir, () => {
-      if (!existsSync(file)) return;
-      watcher.close();
-      resolve();
-    });
-    if (existsSync(file)) {
-      watcher.close();
-      resolve();
-    }
-  });
-}
-
-/** Resolves when the server at `url` closes a connection held open to it (its process ended or stopped serving). */
-function connectionCloses(url: string): Promise<void> {
-  const { hostname, port } = new URL(url);
-  return new Promise((resolve, reject) => {
-    const socket = connect(Number(port), hostname);
-    socket.once('error', reject);
-    socket.once('connect', () => socket.once('close', () => resolve()));
-  });
-}
 
 describe('--ready-file', () => {
   test('holds url, the generated admin key, operator token, account, listeners and pid, for the owner only; removed when the server stops', async () => {
@@ -74,17 +49,18 @@ describe('--ready-file', () => {
 });
 
 describe('the launcher watch', () => {
-  test('killing the process that launched the server through a shell stops the server', async () => {
+  // The timeout only guards against a hang (a server that never stops); the test waits on the close.
+  test('killing the process that launched the server through a shell stops the server', { timeout: 120_000 }, async () => {
     const file = join(dir, 'launched.json');
     // The launcher runs the server through `sh -c` (as npm does); the trailing command keeps the shell from exec-ing node.
     const command = `'${process.execPath}' --import tsx '${BIN}' --port 0 --quiet --ready-file '${file}'; true`;
     const launcher = spawn(process.execPath, ['-e', `require('node:child_process').spawn('sh', ['-c', ${JSON.stringify(command)}], { stdio: 'inherit' }); setInterval(() => {}, 1 << 30);`], { stdio: 'ignore' });
     const launcherExited = new Promise((resolve) => launcher.once('exit', resolve));
     try {
-      await fileAppears(file);
+      await whenFileExists(file);
       const ready = JSON.parse(readFileSync(file, 'utf8'));
       assert.notEqual(ready.pid, launcher.pid);
-      const closed = connectionCloses(ready.url);
+      const { closed } = await holdConnection(ready.url);
       launcher.kill('SIGKILL');
       await launcherExited;
       await closed;

@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
 import { execFile, spawn, spawnSync } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync, readFileSync, symlinkSync, watch, writeFileSync } from 'node:fs';
-import { connect } from 'node:net';
+import { copyFileSync, existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { after, before, describe, test } from 'node:test';
 import { promisify } from 'node:util';
+import { holdConnection, whenFileExists } from '../fixtures/waits.ts';
 import { installPackedBurrow, REPO, type PackedInstall } from './packed.ts';
 
 /**
@@ -211,24 +211,16 @@ server.close();
       assert.equal(result.keys, 1);
     });
 
-    test('killing `npx burrow` stops the server it started (npm → sh → node): its connection closes', async () => {
+    // The timeout only guards against a hang (a server that never stops); the test waits on the close.
+    test('killing `npx burrow` stops the server it started (npm → sh → node): its connection closes', { timeout: 120_000 }, async () => {
       const readyFile = join(app.dir, 'npx-ready.json');
       const npx = spawn('npx', ['burrow', '--port', '0', '--quiet', '--ready-file', readyFile], { cwd: app.dir, env: ENV, stdio: 'ignore' });
       const npxExited = new Promise((resolve) => npx.once('exit', resolve));
       try {
-        await new Promise<void>((resolve) => {
-          const watcher = watch(app.dir, () => existsSync(readyFile) && (watcher.close(), resolve()));
-          if (existsSync(readyFile)) (watcher.close(), resolve());
-        });
+        await whenFileExists(readyFile);
         const ready = JSON.parse(readFileSync(readyFile, 'utf8')) as { url: string; pid: number };
         assert.notEqual(ready.pid, npx.pid, 'the server is not npm itself');
-        const { port } = new URL(ready.url);
-        // An object, not the inner promise itself: resolving with a promise would wait for it.
-        const { closed } = await new Promise<{ closed: Promise<void> }>((resolve, reject) => {
-          const socket = connect(Number(port), '127.0.0.1');
-          socket.once('error', reject);
-          socket.once('connect', () => resolve({ closed: new Promise((done) => socket.once('close', () => done())) }));
-        });
+        const { closed } = await holdConnection(ready.url);
         npx.kill('SIGKILL');
         await npxExited;
         await closed;
