@@ -174,9 +174,14 @@ export class Faults {
     return removed;
   }
 
-  /** Waits a fault's latency (real time, also under a manual clock: it is the client's timeouts that it tests). */
-  wait(ms: number): Promise<void> {
-    return new Promise((resolve) => setTimeout(resolve, ms));
+  /**
+   * Waits a fault's latency (real time, also under a manual clock: it is the client's timeouts that
+   * it tests), at least `ms` by the monotonic clock: a timer counts from the event loop's cached
+   * time, which may lag, so it can fire a little early.
+   */
+  async wait(ms: number): Promise<void> {
+    const until = performance.now() + ms;
+    for (let left = ms; left > 0; left = until - performance.now()) await new Promise((resolve) => setTimeout(resolve, Math.ceil(left)));
   }
 
   /** The fault for one request, or undefined (the common case: no rules, one length check). */
