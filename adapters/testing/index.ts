@@ -195,11 +195,13 @@ async function startProcess(options: StartBurrowOptions): Promise<RunningBurrow>
     'serve',
     '--port', '0',
     '--quiet',
-    '--ready-file', readyFile,
-    '--operator-token', operatorToken,
-    ...(options.apiKey !== undefined ? ['--api-key', options.apiKey] : []),
-    ...(options.seed !== undefined ? ['--seed', String(options.seed)] : []),
-    ...(options.clock !== undefined ? ['--clock', options.clock] : []),
+    // `--flag=value`: a value may start with '-' (a random base64url token does one time in 64),
+    // which parseArgs would take for another option.
+    `--ready-file=${readyFile}`,
+    `--operator-token=${operatorToken}`,
+    ...(options.apiKey !== undefined ? [`--api-key=${options.apiKey}`] : []),
+    ...(options.seed !== undefined ? [`--seed=${options.seed}`] : []),
+    ...(options.clock !== undefined ? [`--clock=${options.clock}`] : []),
     ...(options.args ?? []),
   ];
   const child = spawn(process.execPath, args, { stdio: ['ignore', 'ignore', 'pipe'] });

@@ -84,6 +84,17 @@ test('close() stops everything and may be called twice; a process that cannot st
   await assert.rejects(startBurrow({ process: true, apiKey: 'no spaces allowed' }), /burrow exited with 2 before it was ready: burrow: --api-key: must be a bearer token/);
 });
 
+test('as a process, tokens that start with a dash reach the server as given (as random base64url ones do one time in 64)', async () => {
+  const burrow = await startBurrow({ process: true, operatorToken: '-operator-token-with-a-dash', apiKey: '-admin-key-with-a-dash' });
+  try {
+    assert.equal(burrow.apiKey, '-admin-key-with-a-dash');
+    const accounts = await fetch(`${burrow.url}/_burrow/accounts`, { headers: { authorization: 'Bearer -operator-token-with-a-dash' } });
+    assert.equal(accounts.status, 200);
+  } finally {
+    await burrow.close();
+  }
+});
+
 test('in-process with a seed and a manual clock: ids and times are deterministic', async () => {
   const ids = [];
   for (let i = 0; i < 2; i++) {
