@@ -116,8 +116,9 @@ export class BurrowCore<K extends FamilyKinds = FamilyKinds> implements Instance
       simulation: { ...DEFAULT_SIMULATION, ...options.simulation },
       kinds: this.registry,
       state: (family) => states.get(family),
-      // Certificates real TLS peers check are made on real time, whatever the instance clock says.
-      ca: instanceCertificateAuthority(this.#store, () => new Date(), options.certificateAuthority),
+      // Made valid from the earlier of real time (real TLS peers check the gateway's certificates)
+      // and the instance clock (certificates the API signs carry the instance's time).
+      ca: instanceCertificateAuthority(this.#store, () => new Date(Math.min(Date.now(), this.clock.now().getTime())), options.certificateAuthority),
       liveAgents: new LiveAgents(this.#store),
       listeners: new Map(),
     };

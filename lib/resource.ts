@@ -63,14 +63,17 @@ export interface ResourceDefinition<R extends BaseRecord = BaseRecord, Create ex
    */
   readonly storedFields?: Readonly<Record<string, Schema>>;
   /**
-   * Slow preparation from the validated input alone (key generation), run before the transaction
-   * opens; its result is `create`'s `prepared` argument.
+   * Slow preparation from the validated input and committed state or services (key generation,
+   * the instance's CA), run before the transaction opens; its result is `create`'s `prepared`
+   * argument.
    */
-  prepareCreate?(input: Parsed<Create>): Promise<unknown>;
+  prepareCreate?(input: Parsed<Create>, caller: Caller): Promise<unknown>;
   /** Builds the record's own fields from the validated input (rules, references, defaults). */
   create(ctx: OperationContext, input: Parsed<Create>, base: BaseRecord, prepared?: unknown): Awaitable<{ record: R; reveal?: Record<string, unknown> } | R>;
   /** Applies a validated patch; returns the new record. Fields not sent stay unchanged. */
-  update?(ctx: OperationContext, record: R, patch: Parsed<Update>): Awaitable<R>;
+  update?(ctx: OperationContext, record: R, patch: Parsed<Update>, prepared?: unknown): Awaitable<R>;
+  /** As `prepareCreate`, for a patch: its result is `update`'s `prepared` argument. */
+  prepareUpdate?(patch: Parsed<Update>, caller: Caller): Promise<unknown>;
   /** The response shape (never secrets); `base` holds id, uri, created_at, description, metadata. */
   toResponse(ctx: OperationContext, record: R, base: BaseResponse): Record<string, unknown>;
   /**
@@ -277,13 +280,13 @@ export async function createRecord<R extends BaseRecord>(ctx: OperationContext, 
  * rules. The record is read before the body is checked, so a foreign or unknown id is a 404
  * whatever the body holds.
  */
-export async function updateRecord<R extends BaseRecord>(ctx: OperationContext, def: ResourceDefinition<R>, id: string, body: unknown): Promise<Record<string, unknown>> {
+export async function updateRecord<R extends BaseRecord>(ctx: OperationContext, def: ResourceDefinition<R>, id: string, body: unknown, prepared?: unknown): Promise<Record<string, unknown>> {
   const current = await getRecord(ctx, def, id);
   const patch = parseInput(def.updateSchema, body ?? {}) as Record<string, unknown>;
   let next: R = { ...current };
   if (patch.description !== undefined) next = { ...next, description: patch.description };
   if (patch.metadata !== undefined) next = { ...next, metadata: patch.metadata };
-  if (def.update) next = await def.update(ctx, next, patch);
+  if (def.update) next = await def.update(ctx, next, patch, prepared);
   return replaceRecord(ctx, def, current, next);
 }
 
@@ -360,7 +363,7 @@ const CRUD_BUILDERS: Record<CrudOperation, (def: ResourceDefinition<any, any, an
       body: def.createSchema,
       summary: `Create a ${def.label}`,
       parse: (input) => parseInput(def.createSchema, input.body ?? {}),
-      ...(def.prepareCreate ? { prepare: (input: OperationInput) => def.prepareCreate!(input.body) } : {}),
+      ...(def.prepareCreate ? { prepare: (input: OperationInput, caller: Caller) => def.prepareCreate!(input.body, caller) } : {}),
       run: (ctx, input) => createRecord(ctx, def, input.body as Record<string, unknown>, input.prepared),
     }),
   get: (def) =>
@@ -381,7 +384,8 @@ const CRUD_BUILDERS: Record<CrudOperation, (def: ResourceDefinition<any, any, an
       mutates: true,
       body: def.updateSchema,
       summary: `Update a ${def.label}`,
-      run: (ctx, input) => updateRecord(ctx, def, input.params.id!, stripPathIds(input.body ?? {}, input.params)),
+      ...(def.prepareUpdate ? { prepare: (input: OperationInput, caller: Caller) => def.prepareUpdate!(parseInput(def.updateSchema, stripPathIds(input.body ?? {}, input.params)), caller) } : {}),
+      run: (ctx, input) => updateRecord(ctx, def, input.params.id!, stripPathIds(input.body ?? {}, input.params), input.prepared),
     }),
   delete: (def) =>
     operationOf(def, 'delete', 'DELETE', `${def.path}/:id`, 204, {

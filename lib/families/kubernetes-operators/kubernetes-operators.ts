@@ -1,6 +1,6 @@
 import * as v from 'valibot';
-import type { OperationContext } from '../../context.ts';
-import { signClientCertificate } from '../../certificate-authority.ts';
+import type { Caller, OperationContext } from '../../context.ts';
+import { signClientCertificate, type CertificateAuthority } from '../../certificate-authority.ts';
 import { compileFilter, FilterProblem, type CompiledFilter } from '../../conventions/cel.ts';
 import { formatTime } from '../../conventions/clock.ts';
 import { ApiError } from '../../conventions/errors.ts';
@@ -10,7 +10,6 @@ import { limitNote, LIMITS } from '../../limits.ts';
 import { FILTER_RECORD_COST } from '../../list-filter.ts';
 import { ownerRef, resolveOwner } from '../../owners.ts';
 import { defineResource, type BaseRecord } from '../../resource.ts';
-import { bindingCa } from './binding-ca.ts';
 import { KUBERNETES_OPERATORS_ERRORS as ERRORS } from './errors.ts';
 
 /**
@@ -22,7 +21,8 @@ import { KUBERNETES_OPERATORS_ERRORS as ERRORS } from './errors.ts';
  * lib/conventions/cel.ts), the `csr` the operator's forwarder holds the key of, and the
  * `ingress_endpoint` it connects to. The list key is `operators`, as the Go client reads it.
  *
- * Burrow's CA (./binding-ca.ts) signs the CSR where the vendor does: a client certificate for the
+ * Burrow's CA (lib/instance-ca.ts, the one the agent gateway's certificate and GET /_burrow/ca.pem
+ * come from; fetched before the write's transaction) signs the CSR where the vendor does: a client certificate for the
  * request's key, named after the operator, valid BINDING_CERTIFICATE_VALID_DAYS, answered as
  * `binding.cert` {cert, not_before, not_after}. The operator sends its CSR again on every update;
  * the same CSR keeps its certificate, a new one (the operator renews 30 days before `not_after`) is
@@ -139,8 +139,15 @@ export function compileSelectors(ctx: Pick<OperationContext, 'clock'>, selectors
   return compiled;
 }
 
-/** Signs `request` (a PEM CSR) for operator `id` with the bindings CA; 19001 when it cannot be. */
-async function signBinding(ctx: OperationContext, id: string, request: string): Promise<Pick<StoredBinding, 'csr' | 'cert' | 'not_before' | 'not_after'>> {
+/**
+ * Burrow's CA when `binding` brings a CSR to sign, fetched before the transaction opens (the first
+ * use of an empty store makes the CA in a transaction of its own).
+ */
+const caToSign = (binding: { csr?: string } | null | undefined, caller: Caller): Promise<CertificateAuthority | undefined> =>
+  binding?.csr ? caller.services.ca() : Promise.resolve(undefined);
+
+/** Signs `request` (a PEM CSR) for operator `id` with `ca`; 19001 when it cannot be. */
+function signBinding(ctx: OperationContext, ca: CertificateAuthority | undefined, id: string, request: string): Pick<StoredBinding, 'csr' | 'cert' | 'not_before' | 'not_after'> {
   if (request === '') throw new ApiError(ERRORS.K8S_CSR_INVALID, 'Certificate Signing Request failed: binding.csr is required with the bindings feature (a PEM certificate request for the key the operator connects with)');
   let publicKey;
   try {
@@ -148,7 +155,9 @@ async function signBinding(ctx: OperationContext, id: string, request: string): 
   } catch (error) {
     throw new ApiError(ERRORS.K8S_CSR_INVALID, `Certificate Signing Request failed: binding.csr: ${(error as Error).message}`);
   }
-  const signed = signClientCertificate(await bindingCa(ctx), { now: ctx.clock.now(), publicKey, commonName: id, validDays: BINDING_CERTIFICATE_VALID_DAYS, serial: ctx.ids.bytes(16) });
+  // caToSign fetched it for every binding with a CSR, the only bindings that reach here with one.
+  if (!ca) throw new Error('kubernetes operators: a CSR to sign without the CA fetched for it');
+  const signed = signClientCertificate(ca, { now: ctx.clock.now(), publicKey, commonName: id, validDays: BINDING_CERTIFICATE_VALID_DAYS, serial: ctx.ids.bytes(16) });
   return { csr: request, cert: signed.certificatePem, not_before: formatTime(signed.notBefore), not_after: formatTime(signed.notAfter) };
 }
 
@@ -160,13 +169,14 @@ const defaultIngressEndpoint = (ctx: OperationContext) => `kubernetes-binding.${
  * (19002 if one was sent), else `current` changed by `sent` (a CSR other than the current one is
  * signed anew).
  */
-async function nextBinding(
+function nextBinding(
   ctx: OperationContext,
+  ca: CertificateAuthority | undefined,
   id: string,
   features: readonly string[],
   current: StoredBinding | null,
   sent: { endpoint_selectors?: readonly string[]; csr?: string; ingress_endpoint?: string | null } | null | undefined,
-): Promise<StoredBinding | null> {
+): StoredBinding | null {
   if (!features.includes('bindings')) {
     if (sent) throw invalid('binding: is set only with the bindings feature (enabled_features has no "bindings")');
     return null;
@@ -175,7 +185,7 @@ async function nextBinding(
   const selectors = sent?.endpoint_selectors ?? current?.endpoint_selectors ?? [];
   compileSelectors(ctx, selectors);
   const request = sent?.csr ?? current?.csr ?? '';
-  const signed = current && request === current.csr ? current : await signBinding(ctx, id, request);
+  const signed = current && request === current.csr ? current : signBinding(ctx, ca, id, request);
   const ingress = sent?.ingress_endpoint === undefined ? current?.ingress_endpoint : sent.ingress_endpoint;
   return {
     endpoint_selectors: [...selectors],
@@ -205,7 +215,9 @@ export const kubernetesOperators = defineResource<KubernetesOperatorRecord, type
     deployment: v.strictObject({ name: v.string(), namespace: v.string(), version: v.string(), cluster_name: v.string() }),
     binding: StoredBindingSchema,
   },
-  async create(ctx, input, base) {
+  prepareCreate: (input, caller) => caToSign(input.binding, caller),
+  prepareUpdate: (patch, caller) => caToSign(patch.binding, caller),
+  async create(ctx, input, base, ca) {
     const record: KubernetesOperatorRecord = {
       ...base,
       updated_at: base.created_at,
@@ -213,11 +225,11 @@ export const kubernetesOperators = defineResource<KubernetesOperatorRecord, type
       enabled_features: input.enabled_features,
       region: regionOf(ctx, input.region),
       deployment: { name: input.deployment.name, namespace: input.deployment.namespace, version: input.deployment.version, cluster_name: input.deployment.cluster_name },
-      binding: await nextBinding(ctx, base.id, input.enabled_features, null, input.binding),
+      binding: nextBinding(ctx, ca as CertificateAuthority | undefined, base.id, input.enabled_features, null, input.binding),
     };
     return record;
   },
-  async update(ctx, record, patch) {
+  update(ctx, record, patch, ca) {
     const features = patch.enabled_features ?? record.enabled_features;
     return {
       ...record,
@@ -225,7 +237,7 @@ export const kubernetesOperators = defineResource<KubernetesOperatorRecord, type
       enabled_features: features,
       region: patch.region === undefined ? record.region : regionOf(ctx, patch.region),
       deployment: { ...record.deployment, ...(patch.deployment?.name !== undefined ? { name: patch.deployment.name } : {}), ...(patch.deployment?.version !== undefined ? { version: patch.deployment.version } : {}) },
-      binding: await nextBinding(ctx, record.id, features, record.binding, patch.binding),
+      binding: nextBinding(ctx, ca as CertificateAuthority | undefined, record.id, features, record.binding, patch.binding),
     };
   },
   toResponse: (ctx, record, base) => ({

@@ -7,6 +7,7 @@ import { after, before, beforeEach, describe, test } from 'node:test';
 import { GO_CLIENT_HEADERS, PYTHON_CLIENT_HEADERS } from '../../fixtures/client-dialects.ts';
 import { tempDir } from '../../fixtures/openssh.ts';
 import { generateCertificateRequest, type TestCertificateRequest } from '../../fixtures/x509.ts';
+import { createBurrow } from '../../../lib/index.ts';
 import { assertError, createTestInstance, OPERATOR_TOKEN, type TestInstance } from '../../helpers.ts';
 
 let api: TestInstance;
@@ -36,11 +37,11 @@ const operatorCreate = (csr: string, extra: Record<string, unknown> = {}) => ({
   ...extra,
 });
 
-/** The bindings CA of the test instance (./binding-ca.ts keeps it in the family's state). */
+/** Burrow's CA as a client fetches it (the one the agent gateway's certificate chains to). */
 async function bindingCaPem(): Promise<string> {
-  const state = api.burrow.services.state('kubernetes-operators') as { ca?: Promise<{ certificatePem: string }> };
-  assert.ok(state.ca, 'a CA was made');
-  return (await state.ca).certificatePem;
+  const res = await api.request('GET', '/_burrow/ca.pem', undefined, { token: null });
+  assert.equal(res.status, 200);
+  return res.text;
 }
 
 describe('/kubernetes_operators', () => {
@@ -68,7 +69,7 @@ describe('/kubernetes_operators', () => {
     });
     const certificate = new X509Certificate(binding.cert.cert);
     assert.equal(certificate.subject, `CN=${id}`);
-    assert.equal(certificate.issuer, 'O=Burrow\nCN=Burrow Kubernetes Bindings CA');
+    assert.equal(certificate.issuer, 'O=Burrow\nCN=Burrow Root CA');
     assert.equal(certificate.publicKey.export({ type: 'spki', format: 'pem' }), createPublicKey(operatorCsr.publicKey).export({ type: 'spki', format: 'pem' }));
     assert.deepEqual(certificate.keyUsage, ['1.3.6.1.5.5.7.3.2'], 'clientAuth');
     assert.equal(new Date(certificate.validTo).toISOString().replace('.000', ''), binding.cert.not_after);
@@ -78,6 +79,15 @@ describe('/kubernetes_operators', () => {
     writeFileSync(certFile, binding.cert.cert);
     assert.match(execFileSync('openssl', ['verify', '-x509_strict', '-purpose', 'sslclient', '-attime', String(Date.parse('2026-06-01T00:00:00Z') / 1000), '-CAfile', caFile, certFile], { encoding: 'utf8' }), /: OK/);
     assert.deepEqual((await asGo('GET', `/kubernetes_operators/${id}`)).body, res.body);
+  });
+
+  test('the signing CA is the store\'s: a server started again on the same state (or a second one) answers the CA the certificate chains to', async () => {
+    const res = await asGo('POST', '/kubernetes_operators', operatorCreate(operatorCsr.csr));
+    assert.equal(res.status, 201, res.text);
+    const again = createBurrow({ store: api.burrow.store, clock: api.clock });
+    const ca = new X509Certificate((await again.services.ca()).certificatePem);
+    assert.equal(ca.toString(), new X509Certificate(await bindingCaPem()).toString());
+    assert.ok(new X509Certificate(res.body.binding.cert.cert).verify(ca.publicKey), 'signed by the stored CA');
   });
 
   test('the documented example: features in any case, no binding, region global by default', async () => {
