@@ -9,6 +9,7 @@ import { compileTrustProxy } from '../adapters/http/trust-proxy.ts';
 import { createHash, randomBytes } from 'node:crypto';
 import { isPostgresUrl, openStore } from '../adapters/stores/index.ts';
 import { startAgentGateway, type RunningAgentGateway } from '../adapters/agent-gateway/index.ts';
+import { startSshGateway, type RunningSshGateway } from '../adapters/ssh-gateway/index.ts';
 import { checkCertificateAuthority, checkChosenToken, createBurrow, DEFAULT_SIMULATION, listenersOf, ManualClock, parseRateLimit, type CertificateAuthority, type Store } from '../lib/index.ts';
 import { watchLauncher } from './launcher-watch.ts';
 import { removeReadyFile, writeReadyFile } from './ready-file.ts';
@@ -68,6 +69,10 @@ Options:
                      port (env BURROW_AGENT_ADDR; off unless given): the ngrok agent connects
                      with server_addr HOST:PORT, a tunnel credential's token as its authtoken,
                      and Burrow's CA (GET /_burrow/ca.pem) as its root CA
+  --ssh-addr HOST:PORT
+                     also serve the SSH gateway here, port 0 for any free port (env
+                     BURROW_SSH_ADDR; off unless given): ssh -R 0:localhost:8080 -p PORT
+                     v2@HOST http, with a public key registered as an SSH credential
   --public-host NAME another name agents reach the agent gateway by (env BURROW_PUBLIC_HOST);
                      its certificate is valid for it too
   --region REGION    the region of real agents' sessions (default us; env BURROW_REGION)
@@ -101,6 +106,7 @@ export function parseCli(argv: string[], env: NodeJS.ProcessEnv) {
       seed: { type: 'string' },
       'secrets-key-file': { type: 'string' },
       'agent-addr': { type: 'string' },
+      'ssh-addr': { type: 'string' },
       'public-host': { type: 'string' },
       region: { type: 'string' },
       'ca-cert': { type: 'string' },
@@ -152,6 +158,8 @@ export function parseCli(argv: string[], env: NodeJS.ProcessEnv) {
   if (prefixProblem) throw new Error(`--error-prefix ${prefixProblem}`);
   const agentAddrText = values['agent-addr'] ?? env.BURROW_AGENT_ADDR;
   const agentAddr = agentAddrText === undefined ? undefined : parseHostPort(agentAddrText, '--agent-addr');
+  const sshAddrText = values['ssh-addr'] ?? env.BURROW_SSH_ADDR;
+  const sshAddr = sshAddrText === undefined ? undefined : parseHostPort(sshAddrText, '--ssh-addr');
   const region = values.region ?? env.BURROW_REGION;
   if (region !== undefined && !DEFAULT_SIMULATION.regions.includes(region)) throw new Error(`--region must be one of ${DEFAULT_SIMULATION.regions.join(', ')} (got ${region})`);
   const publicHost = values['public-host'] ?? env.BURROW_PUBLIC_HOST;
@@ -175,6 +183,7 @@ export function parseCli(argv: string[], env: NodeJS.ProcessEnv) {
   }
   return {
     agentAddr,
+    sshAddr,
     publicHost,
     region,
     certificateAuthority,
@@ -389,6 +398,22 @@ async function serve(settings: ReturnType<typeof parseCli>, store: Store): Promi
       throw new Error(`cannot start the agent gateway on ${settings.agentAddr.host}:${settings.agentAddr.port}: ${describeError(error)}`);
     }
   }
+  let sshGateway: RunningSshGateway | undefined;
+  if (settings.sshAddr) {
+    try {
+      sshGateway = await startSshGateway(burrow, {
+        host: settings.sshAddr.host,
+        port: settings.sshAddr.port,
+        ...(settings.region ? { region: settings.region } : {}),
+        onError: (error) => console.error('burrow: SSH gateway error', error),
+      });
+    } catch (error) {
+      await agentGateway?.close().catch(() => undefined);
+      server.close();
+      server.closeAllConnections();
+      throw new Error(`cannot start the SSH gateway on ${settings.sshAddr.host}:${settings.sshAddr.port}: ${describeError(error)}`);
+    }
+  }
   answer = listener;
   ready!();
   if (account.token) say(`admin API key (shown once): ${account.token}`, { admin_api_key: account.token });
@@ -405,6 +430,13 @@ async function serve(settings: ReturnType<typeof parseCli>, store: Store): Promi
   if (agentGateway) {
     say(`agent gateway: ${agentGateway.serverAddr} (ngrok agent: server_addr ${agentGateway.serverAddr}, root CA ${listenUrl}/_burrow/ca.pem, a tunnel credential's token as authtoken)`, {
       agent_gateway: agentGateway.serverAddr,
+    });
+  }
+  if (sshGateway) {
+    const { host: sshHost, port: sshPort } = sshGateway.address;
+    say(`ssh gateway: ${sshGateway.serverAddr} (ssh -R 0:localhost:8080 -p ${sshPort} v2@${sshHost} http, with a key registered as an SSH credential; host key ${sshGateway.hostKey})`, {
+      ssh_gateway: sshGateway.serverAddr,
+      ssh_host_key: sshGateway.hostKey,
     });
   }
   if (settings.readyFile !== undefined) {
@@ -440,8 +472,8 @@ async function serve(settings: ReturnType<typeof parseCli>, store: Store): Promi
           process.exit(1);
         },
       ));
-    // Agents' sessions end with the gateway, while the store is still open to record it.
-    const closeGateway = agentGateway ? agentGateway.close().catch(() => undefined) : Promise.resolve();
+    // Agents' sessions end with the gateways, while the store is still open to record it.
+    const closeGateway = Promise.all([agentGateway?.close(), sshGateway?.close()].map((closing) => closing?.catch(() => undefined))).then(() => undefined);
     server.close(() => void closeGateway.then(closeStore));
     server.closeIdleConnections();
     setTimeout(() => {

@@ -120,6 +120,7 @@ export {
   type OpenedSession,
   AGENTS_ERRORS,
 } from './families/agents/index.ts';
+export { findSshCredentialAccounts } from './families/ssh/index.ts';
 export { AgentRelayFailure, LiveAgents, type AgentCommand, type AgentCommandReply, type AgentUpdate, type HeldSession } from './live-agents.ts';
 export { checkCertificateAuthority, generateCertificateAuthority, signServerCertificate, type CertificateAuthority, type SignedCertificate } from './certificate-authority.ts';
 export { DEFAULT_SIMULATION, type SimulationSettings } from './simulation.ts';

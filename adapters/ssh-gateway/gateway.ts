@@ -376,7 +376,7 @@ class SshConnection<C> {
       const accepted = await this.#call(() => this.#settings.handler.acceptsKey(offered.key, this.#remote));
       if (this.#endReason) return;
       if (accepted) return context.accept();
-      this.#refusals.add(`no SSH credential has the key ${offered.key.fingerprint}`);
+      this.#refusals.add(`no SSH credential has the key ${offered.key.fingerprint}: register your public key as an SSH credential (POST /ssh_credentials) and connect again`);
       return context.reject(methods);
     }
     if (offered.parsed.verify(context.blob, context.signature, context.hashAlgo) !== true) return context.reject(methods);
@@ -413,7 +413,7 @@ class SshConnection<C> {
   #explain(context: KeyboardAuthContext): void {
     this.#explained = true;
     const reasons = this.#refusals.size > 0 ? [...this.#refusals] : ['no public key was offered'];
-    const text = `${reasons.join('; ')}. Register your public key as an SSH credential (POST /ssh_credentials) and connect again.`;
+    const text = `${reasons.join('; ')}.`;
     context.prompt([], `${this.#settings.serviceName}: authentication failed`, text, () => context.reject(PUBLIC_KEY_ONLY));
   }
 

@@ -18,3 +18,4 @@ export {
   type SshTunnel,
 } from './session-handler.ts';
 export { COMMAND_SYNTAX_VERSION, type BasicAuthCredential, type RemoteForward, type SshBindRequest } from './command.ts';
+export { startSshGateway, type RunningSshGateway, type SshGatewayStartOptions, type SshLiveContext } from './burrow-gateway.ts';

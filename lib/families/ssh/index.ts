@@ -22,6 +22,6 @@ export const sshFamily = defineFamily({
   },
 });
 
-export { SSH_CREDENTIAL_KIND, validSshPublicKey } from './ssh-credentials.ts';
+export { findSshCredentialAccounts, SSH_CREDENTIAL_KIND, validSshPublicKey } from './ssh-credentials.ts';
 
 export { SSH_ERRORS } from './errors.ts';

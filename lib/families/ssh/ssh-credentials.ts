@@ -1,8 +1,10 @@
 import * as v from 'valibot';
 import { ApiError, ERRORS, fail } from '../../conventions/errors.ts';
 import { passes, storedOwnerId } from '../../conventions/fields.ts';
+import { findUnique } from '../../indexes.ts';
 import { ownerReferences, resolveOwner } from '../../owners.ts';
 import { defineResource, type BaseRecord } from '../../resource.ts';
+import { INSTANCE_SCOPE, readAll, type StoreReader } from '../../store.ts';
 import { CredentialUpdate, credentialFields, storedAcl, validAcl } from '../credentials/index.ts';
 import { parseSshPublicKey, SshKeyError } from './ssh-keys.ts';
 import { SSH_ERRORS } from './errors.ts';
@@ -70,3 +72,14 @@ export const sshCredentials = defineResource<SshCredentialRecord, typeof SshCred
     owner_id: record.owner_id,
   }),
 });
+
+/**
+ * The accounts with an SSH credential for the key whose fingerprint is `fingerprint`: the SSH
+ * gateway's lookup, since a client names no account and a key is registered per account (one
+ * read per account, through the per-account fingerprint index).
+ */
+export async function findSshCredentialAccounts(reader: StoreReader, fingerprint: string): Promise<string[]> {
+  const accounts = await readAll(reader, { account: INSTANCE_SCOPE, kind: 'account' });
+  const holders = await Promise.all(accounts.map(async (account) => ((await findUnique(reader, account.id, SSH_CREDENTIAL_KIND, 'fingerprint', fingerprint)) === undefined ? [] : [account.id])));
+  return holders.flat();
+}

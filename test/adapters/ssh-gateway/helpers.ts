@@ -120,6 +120,9 @@ export async function startSshGateway(t: TestContext, options: Partial<Omit<SshG
   return { gateway, port, events, handler, errors, timers, key, unknownKey, dir: dir.path, knownHosts: `[127.0.0.1]:${port} ${hostKey.publicKey}` };
 }
 
+/** Where `ssh` connects: a gateway's port, its pinned host key, a directory for files, the identity to use by default. */
+export type SshTarget = Pick<SshGatewayFixture, 'port' | 'dir' | 'knownHosts' | 'key'>;
+
 /** A running `ssh` client: its output so far, waits on it, and its exit. */
 export interface SshClient {
   readonly child: ChildProcess;
@@ -134,11 +137,11 @@ export interface SshClient {
 }
 
 /**
- * Runs the real OpenSSH client against the fixture's gateway: `ssh -p <port> <args…>` with the
- * given identity, no agent, no user config, and the gateway's host key pinned. Killed when the
- * test ends.
+ * Runs the real OpenSSH client against a gateway: `ssh -p <port> <args…>` with the given identity
+ * (the target's by default), no agent, no user config, and the gateway's host key pinned. Killed
+ * when the test ends.
  */
-export function runSsh(t: TestContext, fixture: SshGatewayFixture, args: readonly string[], options: { key?: SshKey; batch?: boolean } = {}): SshClient {
+export function runSsh(t: TestContext, fixture: SshTarget, args: readonly string[], options: { key?: SshKey; batch?: boolean } = {}): SshClient {
   const knownHostsFile = join(fixture.dir, 'known_hosts');
   writeFileSync(knownHostsFile, `${fixture.knownHosts}\n`);
   const sshArgs = [

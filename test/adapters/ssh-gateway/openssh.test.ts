@@ -188,7 +188,7 @@ describe('SSH gateway with the real OpenSSH client', { skip }, () => {
     const interactive = runSsh(t, fixture, ['-R', '0:localhost:80', 'v2@127.0.0.1', 'http'], { key: fixture.unknownKey, batch: false });
     assert.equal(await interactive.exited, 255);
     assert.ok(
-      interactive.stderr().includes(`no SSH credential has the key ${fixture.unknownKey.fingerprint}. Register your public key as an SSH credential (POST /ssh_credentials) and connect again.`),
+      interactive.stderr().includes(`no SSH credential has the key ${fixture.unknownKey.fingerprint}: register your public key as an SSH credential (POST /ssh_credentials) and connect again.`),
       interactive.stderr(),
     );
     assert.match(interactive.stderr(), /Permission denied \(publickey\)/);
