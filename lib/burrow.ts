@@ -21,6 +21,8 @@ import { rateLimitGuard, type RateLimit } from './rate-limit.ts';
 import { Registry } from './registry.ts';
 import { REQUEST_JOURNAL_CONTROL_OPERATIONS } from './request-journal-control.ts';
 import { DEFAULT_JOURNAL_SIZE, RequestJournal } from './request-journal.ts';
+import { TRAFFIC_JOURNAL_CONTROL_OPERATIONS } from './traffic-journal-control.ts';
+import { DEFAULT_TRAFFIC_JOURNAL_SIZE, TrafficJournal } from './traffic-journal.ts';
 import type { BaseResponse, ResourceDefinition } from './resource.ts';
 import { DEFAULT_SIMULATION, type SimulationSettings } from './simulation.ts';
 import type { Store, StoreReader, StoreTransaction } from './store.ts';
@@ -51,10 +53,12 @@ export interface CoreOptions {
   simulation?: Partial<SimulationSettings>;
   /** API requests kept per account in the request journal (default 1000; 0 turns it off). */
   requestJournalSize?: number;
+  /** Ingress exchanges kept per account in the traffic journal (default 1000; 0 turns it off). */
+  trafficJournalSize?: number;
 }
 
 /** The control operations of the core: health, accounts, reset, clock, snapshots, the journal, inspection. */
-const CORE_CONTROL: readonly ControlOperation[] = [...CORE_CONTROL_OPERATIONS, ...REQUEST_JOURNAL_CONTROL_OPERATIONS, ...INSPECTION_CONTROL_OPERATIONS];
+const CORE_CONTROL: readonly ControlOperation[] = [...CORE_CONTROL_OPERATIONS, ...REQUEST_JOURNAL_CONTROL_OPERATIONS, ...TRAFFIC_JOURNAL_CONTROL_OPERATIONS, ...INSPECTION_CONTROL_OPERATIONS];
 
 /**
  * One Burrow instance over the families it is given: many isolated accounts over one store. `K`
@@ -74,6 +78,8 @@ export class BurrowCore<K extends FamilyKinds = FamilyKinds> implements Instance
   readonly services: Services;
   /** The last API requests of each account, as the request pipeline recorded them. */
   readonly requests: RequestJournal;
+  /** What the ingress carried, exchange by exchange, and the traffic events it gives (lib/traffic-journal.ts). */
+  readonly traffic: TrafficJournal;
   /** The request pipeline every API request takes (lib/pipeline.ts). */
   readonly pipeline: Pipeline;
   /** Fault rules: make matching API requests fail, wait or lose their connection (lib/faults.ts). */
@@ -109,7 +115,15 @@ export class BurrowCore<K extends FamilyKinds = FamilyKinds> implements Instance
     this.#byId = new Map(this.registry.operations.map((op) => [op.id, op]));
     const clock = this.clock;
     // The system clock's time without a Date per request.
-    this.requests = new RequestJournal(options.requestJournalSize ?? DEFAULT_JOURNAL_SIZE, clock === systemClock ? Date.now : () => clock.now().getTime());
+    const nowMs = clock === systemClock ? Date.now : () => clock.now().getTime();
+    this.requests = new RequestJournal(options.requestJournalSize ?? DEFAULT_JOURNAL_SIZE, nowMs);
+    this.traffic = new TrafficJournal(options.trafficJournalSize ?? DEFAULT_TRAFFIC_JOURNAL_SIZE, nowMs, {
+      listens: async (account, type) => {
+        for (const hook of this.registry.writeHooks) if (!hook.listens || (await hook.listens(this.#reader, account, type))) return true;
+        return false;
+      },
+      publish: (account, type, object) => this.perform(operatorIn(account), async (ctx) => ctx.emit(type, object)),
+    });
     const states = new Map(families.map((family) => [family.name, family.setup?.(options, this.registry)]));
     this.services = {
       now: () => this.clock.now(),

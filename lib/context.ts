@@ -6,6 +6,7 @@ import type { QueryParams } from './conventions/paging.ts';
 import type { Schema } from './conventions/fields.ts';
 import type { SimulationSettings } from './simulation.ts';
 import type { RequestJournal } from './request-journal.ts';
+import type { TrafficJournal } from './traffic-journal.ts';
 import type { Faults } from './faults.ts';
 import type { Scope, StoredRecord, StoreReader, StoreTransaction } from './store.ts';
 
@@ -127,6 +128,8 @@ export interface Instance {
   operation(id: string): Operation | undefined;
   /** The last API requests of each account, as the HTTP adapter recorded them. */
   readonly requests: RequestJournal;
+  /** What the ingress carried, exchange by exchange (lib/traffic-journal.ts). */
+  readonly traffic: TrafficJournal;
   /** The fault rules the request pipeline applies (lib/faults.ts). */
   readonly faults: Faults;
   /** Each account's starting state and the named checkpoints (lib/checkpoints.ts). */

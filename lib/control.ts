@@ -30,16 +30,17 @@ export async function knownAccount(instance: Instance, accountId: string): Promi
   return accountId;
 }
 
-/** Replaces the whole state with the checkpoint `name`; the request journal starts afresh too. */
+/** Replaces the whole state with the checkpoint `name`; the request and traffic journals start afresh too. */
 export async function restoreCheckpoint(instance: Instance, name: string): Promise<CheckpointInfo> {
   const restored = await instance.checkpoints.restore(name);
   instance.requests.clear();
+  instance.traffic.clear();
   return restored;
 }
 
 /**
  * Returns one account (or every account) to its starting state (lib/checkpoints.ts); the fault
- * rules scoped to it (every rule, for all) and its request journal go too, so that nothing of one
+ * rules scoped to it (every rule, for all) and its request and traffic journals go too, so that nothing of one
  * test reaches the next.
  */
 export async function resetAccounts(instance: Instance, accountId?: string): Promise<{ accounts: string[]; removed: number }> {
@@ -48,6 +49,7 @@ export async function resetAccounts(instance: Instance, accountId?: string): Pro
   instance.faults.clear(accountId);
   if (accountId !== undefined) instance.requests.clear(accountId);
   else instance.requests.clear();
+  instance.traffic.clear(accountId);
   return result;
 }
 

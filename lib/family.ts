@@ -2,6 +2,7 @@ import type { ChildDefinition } from './children.ts';
 import type { ControlOperation, EmittedEvent, KindIndex, Operation, OperationContext, Reaction, RequestGuard, Services } from './context.ts';
 import type { ErrorSpec } from './conventions/errors.ts';
 import type { ResourceDefinition } from './resource.ts';
+import type { StoreReader } from './store.ts';
 
 /**
  * A family: the unit Burrow grows by. One folder under lib/families/ exports one `Family` from its
@@ -59,6 +60,11 @@ export interface WriteHook {
   inside(ctx: OperationContext, emitted: readonly EmittedEvent[]): Promise<unknown>;
   /** After the transaction committed, with what `inside` answered in the run that committed. */
   committed?(result: unknown, services: Services): Promise<void>;
+  /**
+   * Whether an event of `type` emitted in `account` would be kept (absent: it may be), so a
+   * producer of frequent events (the ingress's traffic events) skips the write when nobody asks.
+   */
+  listens?(reader: StoreReader, account: string, type: string): Promise<boolean>;
 }
 
 /**

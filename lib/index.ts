@@ -91,6 +91,9 @@ export type { CheckpointInfo, Checkpoints, ControlOperation } from './context.ts
 export { ConnectionDroppedError, Faults, type FaultInput, type FaultRule } from './faults.ts';
 export { CHOSEN_TOKEN, checkChosenToken } from './accounts.ts';
 export { RequestJournal, DEFAULT_JOURNAL_SIZE, redactQuery, type JournalEntry, type JournalFault, type JournalFilter, type RequestRecord } from './request-journal.ts';
+export { TrafficJournal, DEFAULT_TRAFFIC_JOURNAL_SIZE, type TrafficEntry, type TrafficFilter, type TrafficRuleEntry } from './traffic-journal.ts';
+export { TRAFFIC_EVENT_TYPES } from './traffic-events.ts';
+export type { AnsweredBy, HttpTraffic, TcpTraffic, Traffic, TrafficEndpoint } from './traffic.ts';
 
 // Conventions
 export { ManualClock, systemClock, formatTime, type Clock } from './conventions/clock.ts';

@@ -41,7 +41,7 @@ export const LIMITS = {
   },
   request_json_depth: { value: 64, unit: 'levels', bounds: 'nesting of a JSON request body, checked before parsing', errors: ['BODY_NOT_JSON'] },
   page_size: { value: 100, unit: 'items', bounds: '`limit` of a list page', errors: ['INVALID_LIMIT'] },
-  journal_page_size: { value: 1000, unit: 'entries', bounds: '`limit` of `GET /_burrow/requests`', errors: ['INVALID_LIMIT'] },
+  journal_page_size: { value: 1000, unit: 'entries', bounds: '`limit` of `GET /_burrow/requests` and `GET /_burrow/traffic`', errors: ['INVALID_LIMIT'] },
   checkpoints: { value: 64, unit: 'checkpoints', bounds: 'named checkpoints an instance keeps (`POST /_burrow/checkpoints`)', errors: ['INVALID_FIELD'] },
   fault_rules: { value: 256, unit: 'rules', bounds: 'fault rules an instance keeps (`POST /_burrow/faults`)', errors: ['INVALID_FIELD'] },
   fault_latency_ms: { value: 600_000, unit: 'milliseconds', bounds: "a fault rule's `latency_ms`", errors: ['INVALID_FIELD'] },

@@ -1,6 +1,7 @@
 import { fail } from './conventions/errors.ts';
 import { LIMITS, limitNote } from './limits.ts';
 import type { QueryParams } from './conventions/paging.ts';
+import { AccountRings, type RingSlot } from './ring.ts';
 
 /**
  * The request journal: the last N API requests of each account (default 1,000), kept in memory
@@ -83,116 +84,38 @@ export const DEFAULT_JOURNAL_SIZE = 1000;
  */
 const SECRET_NAME = /token|secret|passw|passphrase|pwd|credential|auth|key|signature|cookie|jwt|bearer|sig$|^value$|^code$/i;
 
-/** One kept entry as `list` sees it. */
-interface Slot {
-  readonly seq: number;
-  readonly timeMs: number;
-  readonly record: RequestRecord;
-}
-
-/**
- * A fixed-size ring over parallel arrays: `push` stores the adapter's own record object and two
- * numbers, allocating nothing, and overwrites the oldest entry once full.
- */
-class Ring {
-  readonly #records: (RequestRecord | undefined)[];
-  readonly #times: Float64Array;
-  readonly #seqs: Float64Array;
-  #next = 0;
-  #size = 0;
-
-  constructor(capacity: number) {
-    this.#records = new Array<RequestRecord | undefined>(capacity).fill(undefined);
-    this.#times = new Float64Array(capacity);
-    this.#seqs = new Float64Array(capacity);
-  }
-
-  push(record: RequestRecord, seq: number, timeMs: number): void {
-    const i = this.#next;
-    this.#records[i] = record;
-    this.#times[i] = timeMs;
-    this.#seqs[i] = seq;
-    this.#next = i + 1 === this.#records.length ? 0 : i + 1;
-    if (this.#size < this.#records.length) this.#size++;
-  }
-
-  /** Newest first. */
-  *newest(): Generator<Slot> {
-    const capacity = this.#records.length;
-    for (let n = 1; n <= this.#size; n++) {
-      const i = (this.#next - n + capacity) % capacity;
-      yield { seq: this.#seqs[i]!, timeMs: this.#times[i]!, record: this.#records[i]! };
-    }
-  }
-
-  get size(): number {
-    return this.#size;
-  }
-}
-
-const ANONYMOUS = '';
-
 export class RequestJournal {
-  /** Entries kept per account; 0 turns the journal off. */
-  readonly size: number;
-  readonly #now: () => number;
-  readonly #rings = new Map<string, Ring>();
-  #seq = 0;
+  readonly #entries: AccountRings<RequestRecord>;
 
   constructor(size: number, now: () => number) {
-    if (!(Number.isInteger(size) && size >= 0)) throw new Error(`burrow: requestJournalSize must be a whole number of at least 0 (got ${size})`);
-    this.size = size;
-    this.#now = now;
+    this.#entries = new AccountRings(size, now, 'requestJournalSize');
+  }
+
+  /** Entries kept per account; 0 turns the journal off. */
+  get size(): number {
+    return this.#entries.size;
   }
 
   /** Keeps one answered request (called by the HTTP adapter once per API request). */
   record(record: RequestRecord): void {
     if (this.size === 0) return;
-    const key = record.account ?? ANONYMOUS;
-    let ring = this.#rings.get(key);
-    if (!ring) this.#rings.set(key, (ring = new Ring(this.size)));
-    const kept = record.search === '' ? record : { ...record, search: redactQuery(record.search, 'REDACTED') };
-    ring.push(kept, ++this.#seq, this.#now());
+    this.#entries.push(record.account, record.search === '' ? record : { ...record, search: redactQuery(record.search, 'REDACTED') });
   }
 
   /** Matching entries, newest first; every account's merged when `filter.account` is absent. */
   list(filter: JournalFilter = {}): JournalEntry[] {
-    const limit = filter.limit ?? 100;
     const matches = statusMatcher(filter.status);
-    const rings =
-      filter.account === undefined ? [...this.#rings.values()] : [this.#rings.get(filter.account ?? ANONYMOUS)].filter((r): r is Ring => r !== undefined);
-    const found: Slot[] = [];
-    for (const ring of rings) {
-      let taken = 0;
-      for (const slot of ring.newest()) {
-        if (taken === limit) break;
-        if (!matches(slot.record.status)) continue;
-        if (filter.path !== undefined && !slot.record.path.includes(filter.path)) continue;
-        found.push(slot);
-        taken++;
-      }
-    }
-    // Each ring is newest first already; merging rings needs one sort by sequence.
-    if (rings.length > 1) found.sort((a, b) => b.seq - a.seq);
-    return found.slice(0, limit).map(toEntry);
+    const path = filter.path;
+    return this.#entries.find(filter.account, (record) => matches(record.status) && (path === undefined || record.path.includes(path)), filter.limit ?? 100).map(toEntry);
   }
 
   /** Forgets the requests of one account (`null`: of unauthenticated requests), or all; answers how many. */
   clear(account?: string | null): number {
-    if (account === undefined) {
-      let removed = 0;
-      for (const ring of this.#rings.values()) removed += ring.size;
-      this.#rings.clear();
-      return removed;
-    }
-    const key = account ?? ANONYMOUS;
-    const removed = this.#rings.get(key)?.size ?? 0;
-    this.#rings.delete(key);
-    return removed;
+    return this.#entries.clear(account);
   }
 }
 
-function toEntry(slot: Slot): JournalEntry {
+function toEntry(slot: RingSlot<RequestRecord>): JournalEntry {
   const r = slot.record;
   return {
     operation_id: r.operationId,
@@ -221,7 +144,7 @@ export function redactQuery(search: string, mask: string): string {
   return `?${params.toString()}`;
 }
 
-function statusMatcher(status: string | undefined): (code: number) => boolean {
+export function statusMatcher(status: string | undefined): (code: number) => boolean {
   if (status === undefined || status === '' || status === 'all') return () => true;
   if (status === 'failed') return (code) => code >= 400 || code === DROPPED;
   if (/^[1-5]\d\d$/.test(status)) {
@@ -257,13 +180,17 @@ export function accountOf(value: string | undefined): string | null | undefined 
   return value === undefined ? undefined : value === 'none' ? null : value;
 }
 
+/** The `limit` of a journal's listing: 1 to journal_page_size, 100 when absent. */
+export function journalLimit(value: string | undefined): number {
+  if (value === undefined) return 100;
+  const limit = /^\d{1,4}$/.test(value) ? Number(value) : Number.NaN;
+  if (!(limit >= 1 && limit <= LIMITS.journal_page_size.value)) fail('INVALID_LIMIT', `limit: must be a whole number between 1 and ${LIMITS.journal_page_size.value} (got ${JSON.stringify(value)}) ${limitNote('journal_page_size')}`);
+  return limit;
+}
+
 export function parseJournalQuery(query: QueryParams): JournalFilter {
   const q = single(query, JOURNAL_QUERY);
-  let limit = 100;
-  if (q.limit !== undefined) {
-    limit = /^\d{1,4}$/.test(q.limit) ? Number(q.limit) : Number.NaN;
-    if (!(limit >= 1 && limit <= LIMITS.journal_page_size.value)) fail('INVALID_LIMIT', `limit: must be a whole number between 1 and ${LIMITS.journal_page_size.value} (got ${JSON.stringify(q.limit)}) ${limitNote('journal_page_size')}`);
-  }
+  const limit = journalLimit(q.limit);
   // Validates the status filter before any entry is read.
   statusMatcher(q.status);
   const account = accountOf(q.account_id);

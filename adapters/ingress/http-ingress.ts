@@ -11,6 +11,7 @@ import type { CompiledPolicy } from '../../lib/policy/program.ts';
 import type { AgentSession, AgentTunnel } from '../agent-gateway/index.ts';
 import { errorPage, INGRESS_CODES, type ErrorPage } from './error-page.ts';
 import { hostnameOf, routeHttp, routeInternal, type IngressRoute, type LiveSessions } from './routes.ts';
+import { HttpTrace, traceOf } from './traffic-trace.ts';
 
 /**
  * The HTTP ingress: plain HTTP/1.1 (keep-alive) routed by Host to the endpoint that serves the
@@ -72,6 +73,8 @@ export async function createIngress(burrow: BurrowCore<any>, options: IngressOpt
   const page = (status: number, code: number | string | undefined, message: string, headers: HeaderList = []) => errorPage(prefix, status, code, message, headers);
 
   async function serve(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    // Every exchange is journaled once its answer is done (lib/traffic-journal.ts).
+    const seen = new HttpTrace(req, res, burrow.clock.now(), (traffic) => void burrow.traffic.record(traffic).catch(onError));
     const authority = req.headers.host ?? '';
     const hostname = hostnameOf(authority);
     let route = routeHttp(options.sessions, hostname);
@@ -80,10 +83,14 @@ export async function createIngress(burrow: BurrowCore<any>, options: IngressOpt
     const url = new URL(req.url ?? '', `http://${authority}`);
     const conn = connectionFacts(req.socket, connectedAt.get(req.socket) ?? burrow.clock.now());
 
+    seen.routed(route.endpoint, accountOf(route.session), conn);
     const connected = await engine.connect(policyOf(route), route.endpoint, conn);
+    seen.decided(connected);
     if (connected.terminal) return answer(req, res, connected.terminal);
     const body = new HeldBody(req);
     let facts: HttpRequestFacts = { method: req.method ?? 'GET', url: url.href, version: req.httpVersion, headers: pairs(req.rawHeaders), receivedAt: burrow.clock.now(), body };
+    seen.received(facts);
+    seen.requestBody(() => body.bytes);
     // forward-internal hands the request on to an internal endpoint, whose policy runs in turn; the
     // answer comes back through every response phase, the innermost first.
     const exchanges: HttpExchange[] = [];
@@ -91,6 +98,7 @@ export async function createIngress(burrow: BurrowCore<any>, options: IngressOpt
       const exchange = engine.http(policyOf(route), route.endpoint, conn, facts);
       exchanges.unshift(exchange);
       const decided = await exchange.request();
+      seen.decided(decided);
       facts = { ...facts, method: decided.request.method, url: decided.request.url, headers: decided.request.headers };
       if (decided.terminal?.kind !== 'forward') {
         if (decided.terminal) return answer(req, res, decided.terminal);
@@ -103,6 +111,7 @@ export async function createIngress(burrow: BurrowCore<any>, options: IngressOpt
       const next = routeInternal(options.sessions, decided.terminal.url, (session) => accountOf(session) === from);
       if (!next) return send(res, page(404, INGRESS_CODES.endpointOffline, `The endpoint ${decided.terminal.url} is offline.`));
       route = next;
+      seen.routed(route.endpoint, accountOf(route.session));
     }
 
     let stream: Duplex;
@@ -130,7 +139,7 @@ export async function createIngress(burrow: BurrowCore<any>, options: IngressOpt
       else send(res, page(502, INGRESS_CODES.invalidUpstreamResponse, `The agent's answer for ${served.endpoint.url} was not a complete HTTP response: ${error.message}`));
     });
     upstream.on('response', (response) => {
-      void respond(exchanges, { status: response.statusCode ?? 502, headers: pairs(response.rawHeaders) })
+      void respond(exchanges, { status: response.statusCode ?? 502, headers: pairs(response.rawHeaders) }, seen)
         .then((outcome) => {
           if (outcome.terminal) {
             response.destroy();
@@ -139,6 +148,7 @@ export async function createIngress(burrow: BurrowCore<any>, options: IngressOpt
           let headers = forwardable(outcome.response.headers);
           const compressor = outcome.compression ? COMPRESSORS[outcome.compression]() : undefined;
           if (outcome.compression) headers = [...headers.filter(([name]) => name.toLowerCase() !== 'content-length'), ['Content-Encoding', outcome.compression], ['Vary', 'Accept-Encoding']];
+          seen.upstreamAnswered(outcome.response.status, headers, response, outcome.compression);
           res.writeHead(outcome.response.status, flatten(headers));
           const done = (error: Error | null | undefined) => {
             if (error) res.destroy();
@@ -155,11 +165,12 @@ export async function createIngress(burrow: BurrowCore<any>, options: IngressOpt
   }
 
   /** Runs the response phases, innermost first, each over what the one before left. */
-  async function respond(exchanges: readonly HttpExchange[], upstream: HttpResponseFacts): Promise<HttpResponseOutcome> {
+  async function respond(exchanges: readonly HttpExchange[], upstream: HttpResponseFacts, seen: HttpTrace): Promise<HttpResponseOutcome> {
     let outcome: HttpResponseOutcome | undefined;
     let compression: HttpResponseOutcome['compression'];
     for (const exchange of exchanges) {
       outcome = await exchange.response(outcome ? outcome.response : upstream);
+      seen.decided(outcome);
       compression ??= outcome.compression;
       if (outcome.terminal) return outcome;
     }
@@ -240,6 +251,7 @@ export async function createIngress(burrow: BurrowCore<any>, options: IngressOpt
 class HeldBody implements RequestBody {
   readonly #req: IncomingMessage;
   readonly #held: Buffer[] = [];
+  #bytes = 0;
   #ended = false;
   #reading: Promise<Uint8Array | undefined> | undefined;
 
@@ -256,6 +268,7 @@ class HeldBody implements RequestBody {
       };
       const onData = (chunk: Buffer) => {
         this.#held.push(chunk);
+        this.#bytes += chunk.length;
         total += chunk.length;
         if (total > maxBytes) {
           stop();
@@ -279,8 +292,14 @@ class HeldBody implements RequestBody {
   /** Sends the body on to `to`: what was held, then the rest as it arrives. */
   forward(to: Writable): void {
     for (const chunk of this.#held) to.write(chunk);
-    if (this.#ended) to.end();
-    else this.#req.pipe(to);
+    if (this.#ended) return void to.end();
+    this.#req.on('data', (chunk: Buffer) => (this.#bytes += chunk.length));
+    this.#req.pipe(to);
+  }
+
+  /** Body bytes read from the client so far (held and forwarded). */
+  get bytes(): number {
+    return this.#bytes;
   }
 }
 
@@ -314,6 +333,7 @@ function forwardable(headers: HeaderList): HeaderList {
 }
 
 function send(res: ServerResponse, answer: ErrorPage): void {
+  traceOf(res)?.answered(answer.status, answer.headers, answer.body);
   res.writeHead(answer.status, flatten(answer.headers));
   res.end(answer.body);
 }

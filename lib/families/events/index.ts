@@ -6,7 +6,7 @@ import type { Delivery } from './outbox.ts';
 import { deliver, recordEvents } from './recorder.ts';
 import { eventSettings, eventsOf, type EventOptions } from './settings.ts';
 import { eventSources } from './sources.ts';
-import { eventSubscriptions } from './subscriptions.ts';
+import { eventSubscriptions, subscribedTo } from './subscriptions.ts';
 
 export type { EventOptions } from './settings.ts';
 export { eventCatalogue, AGENT_SESSION_EVENTS } from './catalogue.ts';
@@ -28,6 +28,7 @@ export const eventsFamily = defineFamily({
   writeHook: {
     inside: (ctx, emitted) => recordEvents(ctx, emitted, eventsOf(ctx).outboxLimit),
     committed: (deliveries, services) => deliver(eventsOf(services), deliveries as readonly Delivery[]),
+    listens: subscribedTo,
   },
   examples: {
     event_destinations: { body: () => ({ format: 'json', target: { logs: { auth: { role: { role_ref: 'r' } }, log_group_ref: 'g' } } }) },

@@ -2,6 +2,7 @@ import * as v from 'valibot';
 import { addPair, membersOf, removePair, type PairIndex } from '../../indexes.ts';
 import { existingIds } from '../../references.ts';
 import type { OperationContext } from '../../context.ts';
+import type { StoreReader } from '../../store.ts';
 import { ApiError, ERRORS } from '../../conventions/errors.ts';
 import { description, metadata } from '../../conventions/fields.ts';
 import { absoluteUri } from '../../conventions/refs.ts';
@@ -72,18 +73,23 @@ export function sourceUri(ctx: OperationContext, subscriptionId: string, type: s
 }
 
 /** Pair index (event type, subscription id): which subscriptions have a source of a type. */
-const sourceIndex = (ctx: OperationContext): PairIndex => ({ account: ctx.account, kind: '_event_source' });
+const sourceIndex = (account: string): PairIndex => ({ account, kind: '_event_source' });
 
 /** Moves `subscriptionId` in the type index from the `previous` to the `next` source types. */
 async function indexSources(ctx: OperationContext, subscriptionId: string, previous: readonly string[], next: readonly string[]): Promise<void> {
-  for (const type of previous) if (!next.includes(type)) await removePair(ctx.tx, sourceIndex(ctx), type, subscriptionId);
-  for (const type of next) if (!previous.includes(type)) await addPair(ctx.tx, sourceIndex(ctx), type, subscriptionId);
+  for (const type of previous) if (!next.includes(type)) await removePair(ctx.tx, sourceIndex(ctx.account), type, subscriptionId);
+  for (const type of next) if (!previous.includes(type)) await addPair(ctx.tx, sourceIndex(ctx.account), type, subscriptionId);
+}
+
+/** Whether some subscription of `account` has a source of `type` (one index lookup). */
+export async function subscribedTo(reader: StoreReader, account: string, type: string): Promise<boolean> {
+  return (await membersOf(reader, sourceIndex(account), type, 1)).length > 0;
 }
 
 /** The subscriptions of the caller's account that have a source of `type`, oldest first. */
 export async function subscriptionsWithSource(ctx: OperationContext, type: string): Promise<EventSubscriptionRecord[]> {
   const out: EventSubscriptionRecord[] = [];
-  for (const id of await membersOf(ctx.tx, sourceIndex(ctx), type)) {
+  for (const id of await membersOf(ctx.tx, sourceIndex(ctx.account), type)) {
     const record = await ctx.tx.get(scopeOf(ctx, SUBSCRIPTION_KIND), id);
     if (record) out.push(record as unknown as EventSubscriptionRecord);
   }

@@ -634,21 +634,21 @@ describe('event sinks', () => {
 });
 
 describe('event catalogue', () => {
-  test('holds created/updated/deleted of every registered kind with an event, plus agent sessions', () => {
+  test('holds created/updated/deleted of every registered kind with an event, plus agent sessions and traffic', () => {
     const catalogue = eventCatalogue(RESOURCES);
     for (const def of RESOURCES.filter((d) => d.event)) {
       for (const action of ['created', 'updated', 'deleted']) assert.ok(catalogue.includes(`${def.event}_${action}.v0`), `${def.event}_${action}.v0`);
     }
-    for (const type of ['api_key_deleted.v0', 'tunnel_credential_updated.v0', 'ssh_public_key_created.v0', 'ip_policy_created.v0', 'agent_session_start.v0', 'agent_session_stop.v0']) {
+    for (const type of ['api_key_deleted.v0', 'tunnel_credential_updated.v0', 'ssh_public_key_created.v0', 'ip_policy_created.v0', 'agent_session_start.v0', 'agent_session_stop.v0', 'http_request_complete.v0', 'tcp_connection_closed.v0']) {
       assert.ok(catalogue.includes(type), type);
     }
     assert.deepEqual([...catalogue].sort(), catalogue);
     assert.equal(new Set(catalogue).size, catalogue.length);
-    assert.equal(catalogue.length, 3 * new Set(RESOURCES.flatMap((d) => (d.event ? [d.event] : []))).size + 2);
+    assert.equal(catalogue.length, 3 * new Set(RESOURCES.flatMap((d) => (d.event ? [d.event] : []))).size + 4);
   });
 
   test('is derived from the definitions: a new kind brings its events', () => {
-    assert.deepEqual(eventCatalogue([{ event: 'widget' }, {}]), ['agent_session_start.v0', 'agent_session_stop.v0', 'widget_created.v0', 'widget_deleted.v0', 'widget_updated.v0']);
+    assert.deepEqual(eventCatalogue([{ event: 'widget' }, {}]), ['agent_session_start.v0', 'agent_session_stop.v0', 'http_request_complete.v0', 'tcp_connection_closed.v0', 'widget_created.v0', 'widget_deleted.v0', 'widget_updated.v0']);
   });
 
   test('is served by the control plane', async () => {

@@ -1,0 +1,106 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { performance } from 'node:perf_hooks';
+import type { Readable } from 'node:stream';
+import type { PolicyLogEntry, PolicyTerminal, RuleRecord } from '../../lib/policy/decisions.ts';
+import type { ConnectionFacts, HeaderList } from '../../lib/policy/facts.ts';
+import type { HttpTraffic, TrafficEndpoint } from '../../lib/traffic.ts';
+
+/**
+ * What the HTTP ingress saw of one exchange, gathered as it is served and reported once, when the
+ * client's response closes (answered, or its connection gone), as the plain `HttpTraffic` the
+ * traffic journal keeps (lib/traffic-journal.ts). The ingress tells it where the request went
+ * (`routed`), what each policy phase decided (`decided`) and what the client was sent
+ * (`answered`); bodies are counted as they stream, never held.
+ */
+
+/** What a policy phase answered the ingress (lib/policy/decisions.ts), as far as the trace reads it. */
+interface PhaseOutcome {
+  readonly terminal?: PolicyTerminal;
+  readonly rules: readonly RuleRecord[];
+  readonly logs: readonly PolicyLogEntry[];
+}
+
+type Answer = NonNullable<HttpTraffic['response']>;
+
+const traces = new WeakMap<ServerResponse, HttpTrace>();
+
+/** The trace of the exchange `res` answers, if one was started. */
+export const traceOf = (res: ServerResponse): HttpTrace | undefined => traces.get(res);
+
+export class HttpTrace {
+  readonly #startedAt: Date;
+  readonly #started = performance.now();
+  readonly #endpoints: TrafficEndpoint[] = [];
+  readonly #rules: RuleRecord[] = [];
+  readonly #logs: PolicyLogEntry[] = [];
+  #account: string | undefined;
+  #conn: ConnectionFacts | undefined;
+  #policyEnded = false;
+  #upstream = false;
+  #answer: Omit<Answer, 'bodyBytes'> | undefined;
+  #answerBytes = 0;
+  #requestBytes: () => number = () => 0;
+  #request: Omit<HttpTraffic['request'], 'bodyBytes'> | undefined;
+
+  /** Starts tracing the exchange of `req` and `res`; `report` gets it once `res` closes. */
+  constructor(req: IncomingMessage, res: ServerResponse, startedAt: Date, report: (traffic: HttpTraffic) => void) {
+    this.#startedAt = startedAt;
+    traces.set(res, this);
+    res.once('close', () => report(this.#traffic(req)));
+  }
+
+  /** The request reached `endpoint` (first by Host, then each forward-internal hop); the first one's account is the exchange's. */
+  routed(endpoint: TrafficEndpoint, account: string, conn?: ConnectionFacts): void {
+    this.#endpoints.push({ id: endpoint.id, url: endpoint.url });
+    if (this.#endpoints.length === 1) this.#account = account || undefined;
+    if (conn) this.#conn = conn;
+  }
+
+  /** The request as the ingress read it (absolute URL, headers as received); without it the trace has the request line and Host. */
+  received(request: { readonly method: string; readonly url: string; readonly headers: HeaderList }): void {
+    this.#request = { method: request.method, url: request.url, headers: request.headers };
+  }
+
+  /** A policy phase ran; one that answered, closed or failed the exchange ends it for the policy. */
+  decided(outcome: PhaseOutcome): void {
+    this.#rules.push(...outcome.rules);
+    this.#logs.push(...outcome.logs);
+    if (outcome.terminal && outcome.terminal.kind !== 'forward') this.#policyEnded = true;
+  }
+
+  /** The request body as it is read and forwarded: `bytes` answers how much so far. */
+  requestBody(bytes: () => number): void {
+    this.#requestBytes = bytes;
+  }
+
+  /** The client is sent this answer (an error page, a policy's response), with its whole body. */
+  answered(status: number, headers: HeaderList, body: string | Uint8Array): void {
+    this.#answer = { status, headers };
+    this.#answerBytes = typeof body === 'string' ? Buffer.byteLength(body) : body.byteLength;
+  }
+
+  /** The client is sent the upstream's answer, its body streamed from `body` (counted as it flows). */
+  upstreamAnswered(status: number, headers: HeaderList, body: Readable, compression?: Answer['compression']): void {
+    this.#upstream = true;
+    this.#answer = { status, headers, ...(compression ? { compression } : {}) };
+    body.on('data', (chunk: Buffer) => (this.#answerBytes += chunk.length));
+  }
+
+  #traffic(req: IncomingMessage): HttpTraffic {
+    return {
+      protocol: 'http',
+      account: this.#account,
+      endpoints: this.#endpoints,
+      conn: this.#conn,
+      rules: this.#rules,
+      logs: this.#logs,
+      answeredBy: this.#policyEnded ? 'policy' : this.#upstream ? 'upstream' : 'ingress',
+      startedAt: this.#startedAt,
+      durationMs: Math.round((performance.now() - this.#started) * 1000) / 1000,
+      request: { ...(this.#request ?? { method: req.method ?? 'GET', url: `${scheme(req)}://${req.headers.host ?? ''}${req.url ?? ''}`, headers: [] }), bodyBytes: this.#requestBytes() },
+      response: this.#answer ? { ...this.#answer, bodyBytes: this.#answerBytes } : undefined,
+    };
+  }
+}
+
+const scheme = (req: IncomingMessage) => ((req.socket as { encrypted?: boolean }).encrypted ? 'https' : 'http');

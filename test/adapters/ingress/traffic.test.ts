@@ -1,0 +1,248 @@
+import ngrok, { type Session } from '@ngrok/ngrok';
+import assert from 'node:assert/strict';
+import { once } from 'node:events';
+import { createServer, request, type IncomingHttpHeaders, type IncomingMessage } from 'node:http';
+import { describe, test, type TestContext } from 'node:test';
+import { startAgentGateway, type LiveContext } from '../../../adapters/agent-gateway/index.ts';
+import { createFetchHandler } from '../../../adapters/http/index.ts';
+import { createIngress } from '../../../adapters/ingress/index.ts';
+import { MemoryStore } from '../../../adapters/stores/memory-store.ts';
+import { createBurrow, type Delivery, type Traffic } from '../../../lib/index.ts';
+
+/**
+ * Seen, not guessed: every exchange through the ingress lands in the traffic journal with the
+ * endpoint, the rules its policy evaluated and the actions taken, readable at /_burrow/traffic,
+ * and reaches the event subscriptions that ask for http_request_complete.v0. The real parts: the
+ * vendor's agent (@ngrok/ngrok) on Burrow's agent gateway with a tunnel credential, a local app,
+ * node's HTTP client.
+ */
+
+const OPERATOR = 'traffic-test-operator';
+const HOST = 'app.example.com';
+
+/** Waits for the next value `take` accepts among those `subscribe` hands out. */
+function next<T>(subscribe: (listener: (value: T) => void) => () => void, take: (value: T) => boolean = () => true): Promise<T> {
+  return new Promise((resolve) => {
+    const stop = subscribe((value) => {
+      if (!take(value)) return;
+      stop();
+      resolve(value);
+    });
+  });
+}
+
+async function setUp(t: TestContext) {
+  const deliveries = new Set<(delivery: Delivery) => void>();
+  const burrow = createBurrow({ store: new MemoryStore(), eventSinks: [{ deliver: (delivery) => deliveries.forEach((listener) => listener(delivery)) }] });
+  const gateway = await startAgentGateway(burrow);
+  const agents: Session[] = [];
+  t.after(async () => {
+    await gateway.close();
+    await Promise.all(agents.map((agent) => agent.close().catch(() => undefined)));
+  });
+  const errors: unknown[] = [];
+  const ingress = await createIngress(burrow, { sessions: () => gateway.sessions(), accountOf: (session) => (session.context as LiveContext).account, onError: (error) => errors.push(error) });
+  t.after(() => ingress.close());
+
+  const app = createServer(async (req, res) => {
+    let length = 0;
+    for await (const chunk of req) length += (chunk as Buffer).length;
+    res.setHeader('Content-Type', 'application/json');
+    res.end(JSON.stringify({ url: req.url, length }));
+  });
+  await new Promise<void>((resolve) => app.listen(0, '127.0.0.1', resolve));
+  t.after(() => {
+    const closed = new Promise((resolve) => app.close(resolve));
+    app.closeAllConnections();
+    return closed;
+  });
+  const appUrl = `http://127.0.0.1:${(app.address() as { port: number }).port}`;
+
+  const account = await burrow.createAccount({ name: 'traffic' });
+  const client = burrow.client(account.token);
+  await client.resource('reserved_domains').create({ domain: HOST });
+  const credential = (await client.resource('credentials').create({})) as unknown as { token: string };
+  const ca = await burrow.services.ca();
+  const agent = async () => {
+    const session = await new ngrok.SessionBuilder()
+      .authtoken(credential.token)
+      .serverAddr(`localhost:${gateway.address.port}`)
+      .caCert(Buffer.from(ca.certificatePem))
+      .handleDisconnection(() => false)
+      .connect();
+    agents.push(session);
+    return session;
+  };
+
+  const control = createFetchHandler(burrow, { operatorToken: OPERATOR });
+  /** A control-plane call with the operator token. */
+  const controlCall = async (method: string, path: string) => {
+    const res = await control(new Request(`http://burrow.test/_burrow${path}`, { method, headers: { Authorization: `Bearer ${OPERATOR}` } }));
+    return { status: res.status, body: (await res.json()) as any };
+  };
+  /** The next exchange the journal records (subscribe before the request is sent). */
+  const recorded = (take?: (traffic: Traffic) => boolean) => next<Traffic>((listener) => burrow.traffic.watch(listener), take);
+  const delivered = (type: string) => next<Delivery>((listener) => (deliveries.add(listener), () => void deliveries.delete(listener)), (d) => d.event.event_type === type);
+  return { burrow, client, account, agent, appUrl, port: ingress.address.port, errors, controlCall, recorded, delivered };
+}
+
+async function call(port: number, path: string, { host = HOST, method = 'GET', headers = {}, body }: { host?: string; method?: string; headers?: Record<string, string>; body?: Buffer } = {}) {
+  const req = request({ host: '127.0.0.1', port, method, path, headers: { host, ...headers }, agent: false });
+  req.end(body);
+  const [res] = (await once(req, 'response')) as [IncomingMessage];
+  let text = '';
+  for await (const chunk of res) text += String(chunk);
+  return { status: res.statusCode ?? 0, headers: res.headers as IncomingHttpHeaders, text };
+}
+
+const POLICY = JSON.stringify({
+  on_http_request: [
+    { name: 'no admin', expressions: ["req.url.path.startsWith('/admin')"], actions: [{ type: 'deny', config: { status_code: 403 } }] },
+    { name: 'broken', expressions: ["req.url.path == '/broken' && req.headers['x-missing'][0] == 'x'"], actions: [{ type: 'deny' }] },
+    { name: 'tag', actions: [{ type: 'add-headers', config: { headers: { 'x-seen': 'yes' } } }, { type: 'log', config: { metadata: { path: '${req.url.path}' } } }] },
+  ],
+  on_http_response: [{ name: 'served by', actions: [{ type: 'add-headers', config: { headers: { 'x-served-by': 'burrow' } } }] }],
+});
+
+describe('the traffic journal', () => {
+  test('journals each exchange with its endpoint, the rules evaluated and the actions taken; /_burrow/traffic reads it', async (t) => {
+    const { agent, appUrl, port, account, recorded, controlCall, errors } = await setUp(t);
+    const session = await agent();
+    const listener = await session.httpEndpoint().domain(HOST).trafficPolicy(POLICY).listenAndForward(appUrl);
+
+    const passing = recorded();
+    const passed = await call(port, '/items?token=s3cret&page=2', { method: 'POST', body: Buffer.alloc(1000, 1) });
+    assert.equal(passed.status, 200);
+    const traffic = await passing;
+    assert.equal(traffic.protocol, 'http');
+    assert.equal(traffic.account, account.accountId);
+    assert.deepEqual(traffic.endpoints.map((endpoint) => endpoint.url), [listener.url()]);
+
+    const { body } = await controlCall('GET', `/traffic?account_id=${account.accountId}`);
+    assert.equal(body.size, 1000);
+    const [entry] = body.traffic;
+    assert.equal(entry.account_id, account.accountId);
+    assert.equal(entry.protocol, 'http');
+    assert.deepEqual(entry.endpoint, traffic.endpoints[0]);
+    assert.equal(entry.endpoint.url, `https://${HOST}`);
+    assert.equal(entry.method, 'POST');
+    assert.equal(entry.url, `http://${HOST}/items?token=REDACTED&page=2`, 'secret-looking query values are redacted');
+    assert.equal(entry.status, 200);
+    assert.equal(entry.answered_by, 'upstream');
+    assert.equal(entry.error_code, null);
+    assert.equal(entry.client_ip, '127.0.0.1');
+    assert.equal(entry.bytes_in, 1000);
+    assert.equal(entry.bytes_out, Buffer.byteLength(passed.text));
+    assert.deepEqual(
+      entry.rules.map((rule: any) => [rule.phase, rule.name, rule.matched, rule.actions.map((action: any) => action.type), rule.error]),
+      [
+        ['on_http_request', 'no admin', false, [], null],
+        ['on_http_request', 'broken', false, [], null],
+        ['on_http_request', 'tag', true, ['add-headers', 'log'], null],
+        ['on_http_response', 'served by', true, ['add-headers'], null],
+      ],
+    );
+    assert.deepEqual(entry.logs, [{ phase: 'on_http_request', metadata: { path: '/items' } }]);
+    assert.deepEqual(entry.errors, []);
+
+    const denying = recorded();
+    assert.equal((await call(port, '/admin')).status, 403);
+    await denying;
+    const denied = (await controlCall('GET', `/traffic?account_id=${account.accountId}&limit=1`)).body.traffic[0];
+    assert.equal(denied.answered_by, 'policy');
+    assert.deepEqual(denied.rules.map((rule: any) => [rule.name, rule.matched, rule.actions]), [['no admin', true, [{ type: 'deny', ended: true, note: null }]]]);
+    assert.deepEqual(errors, []);
+  });
+
+  test('a rule that fails shows its error; errors=true and status filters find it', async (t) => {
+    const { agent, appUrl, port, account, recorded, controlCall } = await setUp(t);
+    const session = await agent();
+    await session.httpEndpoint().domain(HOST).trafficPolicy(POLICY).listenAndForward(appUrl);
+
+    const failing = recorded();
+    const answer = await call(port, '/broken');
+    assert.equal(answer.status, 500);
+    await failing;
+    const passing = recorded();
+    await call(port, '/fine');
+    await passing;
+
+    const { body } = await controlCall('GET', `/traffic?account_id=${account.accountId}&errors=true`);
+    assert.equal(body.traffic.length, 1);
+    const [entry] = body.traffic;
+    assert.equal(entry.url, `http://${HOST}/broken`);
+    assert.equal(entry.status, 500);
+    assert.equal(entry.answered_by, 'policy');
+    const broken = entry.rules.find((rule: any) => rule.name === 'broken');
+    assert.match(broken.error, /rule "broken".*x-missing/s);
+    assert.deepEqual(entry.errors, [broken.error]);
+    assert.deepEqual((await controlCall('GET', `/traffic?account_id=${account.accountId}&status=5xx`)).body.traffic.map((e: any) => e.url), [`http://${HOST}/broken`]);
+    assert.deepEqual((await controlCall('GET', `/traffic?account_id=${account.accountId}&status=2xx`)).body.traffic.map((e: any) => e.url), [`http://${HOST}/fine`]);
+  });
+
+  test('a request no endpoint takes is journaled without an account, with the offline page\'s code', async (t) => {
+    const { port, recorded, controlCall } = await setUp(t);
+    const seen = recorded();
+    assert.equal((await call(port, '/x', { host: 'nobody.example.com' })).status, 404);
+    assert.equal((await seen).account, undefined);
+    const [entry] = (await controlCall('GET', '/traffic?account_id=none')).body.traffic;
+    assert.equal(entry.account_id, null);
+    assert.equal(entry.endpoint, null);
+    assert.equal(entry.url, 'http://nobody.example.com/x');
+    assert.equal(entry.error_code, 'ERR_BURROW_3200');
+    assert.equal(entry.answered_by, 'ingress');
+
+    assert.deepEqual(await controlCall('DELETE', '/traffic?account_id=none'), { status: 200, body: { removed: 1 } });
+    assert.deepEqual((await controlCall('GET', '/traffic')).body.traffic, []);
+  });
+
+  test('bad filters are refused naming the parameter', async (t) => {
+    const { controlCall } = await setUp(t);
+    const refused = async (query: string, pattern: RegExp) => {
+      const answer = await controlCall('GET', `/traffic?${query}`);
+      assert.equal(answer.status, 400, query);
+      assert.match(answer.body.msg, pattern);
+    };
+    await refused('status=teapot', /^status: must be a status such as 404/);
+    await refused('errors=yes', /^errors: must be true or false \(got "yes"\)$/);
+    await refused('limit=0', /^limit: must be a whole number between 1 and 1000/);
+    await refused('path=/x', /unknown query parameter 'path'; supported: account_id, status, endpoint_id, errors, limit/);
+  });
+});
+
+describe('traffic events', () => {
+  test('http_request_complete.v0 reaches the destinations of subscriptions that ask for it, with the vendor\'s fields', async (t) => {
+    const { client, agent, appUrl, port, account, delivered, burrow } = await setUp(t);
+    const destination = (await client.resource('event_destinations').create({ format: 'json', target: { logs: { auth: { role: { role_ref: 'r' } }, log_group_ref: 'g' } } })) as { id: string };
+    await client.resource('event_subscriptions').create({ sources: [{ type: 'http_request_complete.v0' }], destination_ids: [destination.id] });
+    const session = await agent();
+    await session.httpEndpoint().domain(HOST).trafficPolicy(POLICY).basicAuth('user', 'password12').listenAndForward(appUrl);
+
+    const arriving = delivered('http_request_complete.v0');
+    const answer = await call(port, '/items?q=1', { headers: { Authorization: `Basic ${Buffer.from('user:password12').toString('base64')}`, 'User-Agent': 'Traffic-Test/1.0' } });
+    assert.equal(answer.status, 200);
+    const { event, destinationId } = await arriving;
+    assert.equal(destinationId, destination.id);
+    assert.equal(event.account_id, account.accountId);
+    assert.equal(event.principal, null, 'traffic events have no principal');
+    const object = event.object as any;
+    assert.equal(object.conn.client_ip, '127.0.0.1');
+    assert.equal(object.conn.server_name, HOST);
+    assert.equal(object.conn.server_port, port);
+    assert.match(object.conn.start_ts, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
+    assert.equal(object.http.request.method, 'get');
+    assert.deepEqual(object.http.request.url, { raw: `http://${HOST}/items?q=1`, scheme: 'http', host: HOST, path: '/items', query: 'q=1' });
+    assert.deepEqual(object.http.request.headers.Authorization, ['REDACTED'], 'credentials are not kept in outboxes');
+    assert.deepEqual(object.http.request.headers['User-Agent'], ['traffic-test/1.0']);
+    assert.equal(object.http.request.user_agent, 'Traffic-Test/1.0');
+    assert.equal(object.http.request.body_length, 0);
+    assert.equal(object.http.response.status_code, 200);
+    assert.equal(object.http.response.body_length, Buffer.byteLength(answer.text));
+    assert.deepEqual(object.basic_auth, { decision: 'allow', username: 'user' });
+    assert.deepEqual(object.backend, { connection_reused: false });
+    assert.deepEqual(object.traffic_policy, { logs: [{ metadata: { path: '/items' } }] });
+
+    const outbox = await burrow.outbox(account.accountId, destination.id);
+    assert.deepEqual(outbox.events.map((e) => e.event_type), ['http_request_complete.v0']);
+  });
+});
