@@ -8,6 +8,7 @@ import type { Page } from 'playwright-core';
 import { createNodeListener } from '../../adapters/http/node.ts';
 import { MemoryStore } from '../../adapters/stores/memory-store.ts';
 import { createBurrow, ManualClock, type Burrow } from '../../lib/index.ts';
+import { callIngress, startLiveIngress } from '../fixtures/live-ingress.ts';
 import { chromiumMissing, IN_CI, launchChromium, type Chromium } from './chromium.ts';
 
 /**
@@ -218,6 +219,45 @@ describe('inspector page in headless Chromium', () => {
     await page.fill('#journal-path', 'ip_policies');
     await page.locator('tr.failed', { hasText: '/credentials/cr_doesnotexist' }).waitFor({ state: 'detached' });
     assert.match(await page.locator('tbody').innerText(), /ERR_BURROW_215/);
+    await done(tab);
+  });
+
+  test('shows the traffic through the ingress live, with the rules each exchange ran and the error of a failed one', { skip }, async (t) => {
+    const live = await startLiveIngress(t, burrow, 'traffic.example.com');
+    const session = await live.agent();
+    const policy = {
+      on_http_request: [
+        { name: 'no admin', expressions: ["req.url.path.startsWith('/admin')"], actions: [{ type: 'deny', config: { status_code: 403 } }] },
+        { name: 'broken', expressions: ["req.url.path == '/broken' && req.headers['x-missing'][0] == 'x'"], actions: [{ type: 'deny' }] },
+        { name: 'tag', actions: [{ type: 'add-headers', config: { headers: { 'x-seen': 'yes' } } }] },
+      ],
+    };
+    await session.httpEndpoint().domain(live.domain).trafficPolicy(JSON.stringify(policy)).listenAndForward(live.appUrl);
+    assert.equal((await callIngress(live.port, live.domain, '/items')).status, 200);
+
+    const tab = await signIn(`#/accounts/${live.account.accountId}/traffic`);
+    const { page } = tab;
+    const passed = page.locator('tr.traffic', { hasText: '/items' });
+    await passed.waitFor();
+    assert.match(await passed.innerText(), /GET[\s\S]*200[\s\S]*upstream[\s\S]*tag: add-headers/);
+
+    // Sent while the page is open: they appear without a reload.
+    assert.equal((await callIngress(live.port, live.domain, '/admin')).status, 403);
+    assert.equal((await callIngress(live.port, live.domain, '/broken')).status, 500);
+    const denied = page.locator('tr.traffic.failed', { hasText: '/admin' });
+    await denied.waitFor();
+    assert.match(await denied.innerText(), /403[\s\S]*policy[\s\S]*no admin: deny/);
+    const broken = page.locator('tr.traffic.failed', { hasText: '/broken' });
+    await broken.click();
+    const failedRule = page.locator('.rules-run li.rule.failed');
+    await failedRule.waitFor();
+    assert.match(await failedRule.innerText(), /on_http_request · agent:traffic_policy · broken[\s\S]*failed[\s\S]*No such key: x-missing/);
+    await shot(page, 'inspector-traffic');
+
+    await page.check('#traffic-errors');
+    await passed.waitFor({ state: 'detached' });
+    assert.equal(await page.locator('tr.traffic').count(), 1, 'only the exchange whose rule failed');
+    assert.deepEqual(live.errors, []);
     await done(tab);
   });
 

@@ -329,6 +329,82 @@ function requestsView(account) {
   };
 }
 
+/** One rule of a traffic entry: where it came from, whether it held, its actions, its error. */
+function ruleItem(rule) {
+  const label = `${rule.phase} · ${rule.source}${rule.name ? ` · ${rule.name}` : ` #${rule.index}`}`;
+  return h('li', { class: rule.error ? 'rule failed' : rule.matched ? 'rule matched' : 'rule muted' },
+    h('span', { class: 'rule-name' }, label), ' ',
+    h('span', { class: 'muted' }, rule.error ? 'failed' : rule.matched ? 'matched' : 'did not match'),
+    rule.actions.length ? h('ul', { class: 'actions' }, rule.actions.map((a) => h('li', {}, h('code', {}, a.type), a.ended ? h('span', { class: 'muted' }, ' ended the phase') : null, a.note ? ` — ${a.note}` : null))) : null,
+    rule.error ? h('p', { class: 'error' }, rule.error) : null);
+}
+
+/** Traffic journal entries: a row each, the rules the policy evaluated underneath when opened. */
+function trafficTable(entries, open) {
+  const rows = entries.flatMap((e) => {
+    const failed = e.errors.length > 0 || e.status === 0 || e.status >= 400;
+    const url = e.url ? new URL(e.url) : undefined;
+    const ran = e.rules.filter((r) => r.matched || r.error);
+    const toggle = () => {
+      if (open.has(e.seq)) open.delete(e.seq);
+      else open.add(e.seq);
+      refreshAll();
+    };
+    const row = h('tr', { class: `traffic${failed ? ' failed' : ''}`, onclick: toggle, title: 'show the rules evaluated' },
+      h('td', {}, timeOf(e.time)),
+      h('td', {}, e.method ?? e.protocol),
+      h('td', { class: 'path', title: e.url ?? '' }, url ? [h('span', { class: 'muted' }, url.host), url.pathname, url.search ? h('span', { class: 'muted' }, url.search) : null] : e.endpoint?.url ?? ''),
+      h('td', {}, e.status === null ? '' : h('span', { class: `status s${String(e.status)[0]}` }, e.status === 0 ? 'no answer' : e.status)),
+      h('td', {}, e.answered_by),
+      h('td', {}, e.error_code ?? ''),
+      h('td', { class: 'rules' }, ran.map((r) => h('span', { class: `chip${r.error ? ' failed' : ''}`, title: r.error ?? r.source }, r.name ?? r.source, r.actions.length ? `: ${r.actions.map((a) => a.type).join(', ')}` : ''))),
+      h('td', { class: 'num' }, `${e.duration_ms} ms`));
+    if (!open.has(e.seq)) return [row];
+    const details = h('tr', { class: 'traffic-details' }, h('td', { colspan: 8 },
+      h('p', { class: 'muted small' }, e.endpoint ? ['endpoint ', h('code', {}, e.endpoint.id), ` ${e.endpoint.url}`, e.forwarded_to.length ? ` → ${e.forwarded_to.map((f) => f.url).join(' → ')}` : ''] : 'no endpoint took it',
+        ` · client ${e.client_ip ?? '?'} · ${e.bytes_in} B in, ${e.bytes_out} B out`),
+      e.rules.length ? h('ul', { class: 'rules-run' }, e.rules.map(ruleItem)) : h('p', { class: 'muted' }, 'No rules ran.'),
+      e.logs.length ? jsonView(e.logs) : null));
+    return [row, details];
+  });
+  return table(['time', 'method', 'url', 'status', 'answered by', 'error', 'rules that ran', 'took'], rows, 'No traffic yet: requests through the ingress appear here as they complete.');
+}
+
+function trafficView(account) {
+  const data = h('div');
+  const open = new Set();
+  const status = h('select', { id: 'traffic-status', 'aria-label': 'status', onchange: () => refreshAll() },
+    [['', 'every status'], ['failed', 'failed (≥ 400)'], ['2xx', '2xx'], ['3xx', '3xx'], ['4xx', '4xx'], ['5xx', '5xx']].map(([value, label]) => h('option', { value }, label)));
+  const whose = h('select', { id: 'traffic-whose', 'aria-label': 'whose traffic', onchange: () => refreshAll() },
+    h('option', { value: account }, 'this account'), h('option', { value: 'none' }, 'no endpoint took it'));
+  const errors = h('input', { id: 'traffic-errors', type: 'checkbox', onchange: () => refreshAll() });
+  const clear = h('button', {
+    type: 'button',
+    onclick: () => act(async () => {
+      const res = await call('DELETE', `traffic?account_id=${enc(whose.value)}`);
+      toast(`Cleared ${plural(res.removed, 'exchange')}`);
+      await refreshAll();
+    }),
+  }, 'Clear');
+  return {
+    title: 'Traffic',
+    mount(content) {
+      content.append(h('div', { class: 'heading' }, h('h1', {}, 'Traffic'),
+        h('form', { class: 'inline filters', onsubmit: (e) => e.preventDefault() }, whose, status, h('label', { class: 'check' }, errors, ' a rule failed'), clear)), data);
+    },
+    async refresh() {
+      const query = new URLSearchParams({ account_id: whose.value, limit: '200' });
+      if (status.value) query.set('status', status.value);
+      if (errors.checked) query.set('errors', 'true');
+      const journal = await call('GET', `traffic?${query}`);
+      data.replaceChildren(
+        h('p', { class: 'muted small' }, `What the ingress carried, newest first (the last ${journal.size} exchanges of each account are kept). Open one to see every rule its policy evaluated.`),
+        trafficTable(journal.traffic, open),
+      );
+    },
+  };
+}
+
 function eventsView(account) {
   const data = h('div');
   const open = new Set();
@@ -374,6 +450,8 @@ function viewFor(r) {
       return sessionsView(r.account);
     case 'requests':
       return requestsView(r.account);
+    case 'traffic':
+      return trafficView(r.account);
     case 'events':
       return eventsView(r.account);
     case 'kinds':
@@ -409,6 +487,7 @@ async function refreshChrome() {
     nav(link(account), 'Overview', r.view === 'overview'),
     nav(link(account, 'sessions'), 'Tunnel sessions', r.view === 'sessions', h('span', { class: 'badge' }, sessions?.count ?? 0)),
     nav(link(account, 'requests'), 'Requests', r.view === 'requests'),
+    nav(link(account, 'traffic'), 'Traffic', r.view === 'traffic'),
     nav(link(account, 'events'), 'Events', r.view === 'events'),
   );
   $('kinds').replaceChildren(

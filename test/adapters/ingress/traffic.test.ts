@@ -1,20 +1,16 @@
-import ngrok, { type Session } from '@ngrok/ngrok';
 import assert from 'node:assert/strict';
-import { once } from 'node:events';
-import { createServer, request, type IncomingHttpHeaders, type IncomingMessage } from 'node:http';
 import { describe, test, type TestContext } from 'node:test';
-import { startAgentGateway, type LiveContext } from '../../../adapters/agent-gateway/index.ts';
 import { createFetchHandler } from '../../../adapters/http/index.ts';
-import { createIngress } from '../../../adapters/ingress/index.ts';
 import { MemoryStore } from '../../../adapters/stores/memory-store.ts';
 import { createBurrow, type Delivery, type Traffic } from '../../../lib/index.ts';
+import { callIngress, startLiveIngress } from '../../fixtures/live-ingress.ts';
 
 /**
  * Seen, not guessed: every exchange through the ingress lands in the traffic journal with the
  * endpoint, the rules its policy evaluated and the actions taken, readable at /_burrow/traffic,
  * and reaches the event subscriptions that ask for http_request_complete.v0. The real parts: the
  * vendor's agent (@ngrok/ngrok) on Burrow's agent gateway with a tunnel credential, a local app,
- * node's HTTP client.
+ * node's HTTP client (test/fixtures/live-ingress.ts).
  */
 
 const OPERATOR = 'traffic-test-operator';
@@ -34,46 +30,7 @@ function next<T>(subscribe: (listener: (value: T) => void) => () => void, take: 
 async function setUp(t: TestContext) {
   const deliveries = new Set<(delivery: Delivery) => void>();
   const burrow = createBurrow({ store: new MemoryStore(), eventSinks: [{ deliver: (delivery) => deliveries.forEach((listener) => listener(delivery)) }] });
-  const gateway = await startAgentGateway(burrow);
-  const agents: Session[] = [];
-  t.after(async () => {
-    await gateway.close();
-    await Promise.all(agents.map((agent) => agent.close().catch(() => undefined)));
-  });
-  const errors: unknown[] = [];
-  const ingress = await createIngress(burrow, { sessions: () => gateway.sessions(), accountOf: (session) => (session.context as LiveContext).account, onError: (error) => errors.push(error) });
-  t.after(() => ingress.close());
-
-  const app = createServer(async (req, res) => {
-    let length = 0;
-    for await (const chunk of req) length += (chunk as Buffer).length;
-    res.setHeader('Content-Type', 'application/json');
-    res.end(JSON.stringify({ url: req.url, length }));
-  });
-  await new Promise<void>((resolve) => app.listen(0, '127.0.0.1', resolve));
-  t.after(() => {
-    const closed = new Promise((resolve) => app.close(resolve));
-    app.closeAllConnections();
-    return closed;
-  });
-  const appUrl = `http://127.0.0.1:${(app.address() as { port: number }).port}`;
-
-  const account = await burrow.createAccount({ name: 'traffic' });
-  const client = burrow.client(account.token);
-  await client.resource('reserved_domains').create({ domain: HOST });
-  const credential = (await client.resource('credentials').create({})) as unknown as { token: string };
-  const ca = await burrow.services.ca();
-  const agent = async () => {
-    const session = await new ngrok.SessionBuilder()
-      .authtoken(credential.token)
-      .serverAddr(`localhost:${gateway.address.port}`)
-      .caCert(Buffer.from(ca.certificatePem))
-      .handleDisconnection(() => false)
-      .connect();
-    agents.push(session);
-    return session;
-  };
-
+  const live = await startLiveIngress(t, burrow, HOST);
   const control = createFetchHandler(burrow, { operatorToken: OPERATOR });
   /** A control-plane call with the operator token. */
   const controlCall = async (method: string, path: string) => {
@@ -83,17 +40,10 @@ async function setUp(t: TestContext) {
   /** The next exchange the journal records (subscribe before the request is sent). */
   const recorded = (take?: (traffic: Traffic) => boolean) => next<Traffic>((listener) => burrow.traffic.watch(listener), take);
   const delivered = (type: string) => next<Delivery>((listener) => (deliveries.add(listener), () => void deliveries.delete(listener)), (d) => d.event.event_type === type);
-  return { burrow, client, account, agent, appUrl, port: ingress.address.port, errors, controlCall, recorded, delivered };
+  return { ...live, burrow, client: burrow.client(live.account.token), controlCall, recorded, delivered };
 }
 
-async function call(port: number, path: string, { host = HOST, method = 'GET', headers = {}, body }: { host?: string; method?: string; headers?: Record<string, string>; body?: Buffer } = {}) {
-  const req = request({ host: '127.0.0.1', port, method, path, headers: { host, ...headers }, agent: false });
-  req.end(body);
-  const [res] = (await once(req, 'response')) as [IncomingMessage];
-  let text = '';
-  for await (const chunk of res) text += String(chunk);
-  return { status: res.statusCode ?? 0, headers: res.headers as IncomingHttpHeaders, text };
-}
+const call = (port: number, path: string, options: Parameters<typeof callIngress>[3] & { host?: string } = {}) => callIngress(port, options.host ?? HOST, path, options);
 
 const POLICY = JSON.stringify({
   on_http_request: [
