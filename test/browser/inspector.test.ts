@@ -223,7 +223,7 @@ describe('inspector page in headless Chromium', () => {
   });
 
   test('shows the traffic through the ingress live, with the rules each exchange ran and the error of a failed one', { skip }, async (t) => {
-    const live = await startLiveIngress(t, burrow, 'traffic.example.com');
+    const live = await startLiveIngress(t, burrow, { domain: 'traffic.example.com' });
     const session = await live.agent();
     const policy = {
       on_http_request: [

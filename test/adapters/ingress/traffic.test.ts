@@ -30,7 +30,7 @@ function next<T>(subscribe: (listener: (value: T) => void) => () => void, take: 
 async function setUp(t: TestContext) {
   const deliveries = new Set<(delivery: Delivery) => void>();
   const burrow = createBurrow({ store: new MemoryStore(), eventSinks: [{ deliver: (delivery) => deliveries.forEach((listener) => listener(delivery)) }] });
-  const live = await startLiveIngress(t, burrow, HOST);
+  const live = await startLiveIngress(t, burrow, { domain: HOST });
   const control = createFetchHandler(burrow, { operatorToken: OPERATOR });
   /** A control-plane call with the operator token. */
   const controlCall = async (method: string, path: string) => {
