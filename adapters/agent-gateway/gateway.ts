@@ -111,7 +111,9 @@ export function createAgentGateway<C>(options: AgentGatewayOptions<C>): AgentGat
   return {
     listen(host, port) {
       if (server) return Promise.reject(new Error('the agent gateway is already listening'));
-      const listening = createServer((socket) => {
+      // Frames are small and a proxied request is several of them: Nagle's algorithm would hold each
+      // after the first until the agent acknowledged it (up to its delayed-ACK time, 40 ms on Linux).
+      const listening = createServer({ noDelay: true }, (socket) => {
         const connection = new AgentConnection(socket, settings, () => connections.delete(connection));
         connections.add(connection);
       });

@@ -22,6 +22,7 @@ import { createBurrow, INSTANCE_SCOPE, StoreUnavailableError } from '../../lib/i
 import { tempDir } from '../fixtures/openssh.ts';
 import { installPackedBurrow } from '../package/packed.ts';
 import { measureBounds, type BoundFigure } from './bounds.ts';
+import { measureIngress } from './ingress.ts';
 import { createDatabase, POSTGRES_MISSING, postgresBinDir, startPostgresCluster } from '../fixtures/postgres-cluster.ts';
 
 const quick = process.argv.includes('--quick');
@@ -33,6 +34,8 @@ const storesOnly = process.argv.includes('--stores');
 const boundsOnly = process.argv.includes('--bounds');
 // `-- --checkpoints` times reset and checkpoint restore at 1,000 records on the memory store, alone.
 const checkpointsOnly = process.argv.includes('--checkpoints');
+// `-- --ingress` measures traffic through the ingress and the vendor's agent against direct, alone (test/bench/ingress.ts).
+const ingressOnly = process.argv.includes('--ingress');
 const DURATION = quick ? 1.5 : 4;
 const ROUNDS = quick ? 3 : 5;
 const CONNECTIONS = 32;
@@ -581,7 +584,7 @@ let bounds: BoundFigure[] = [];
 
 try {
   const load = readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
-  const all = !startupOnly && !storesOnly && !boundsOnly && !checkpointsOnly;
+  const all = !startupOnly && !storesOnly && !boundsOnly && !checkpointsOnly && !ingressOnly;
   if (all) await httpScenarios();
   if (all || storesOnly) await storeScenarios();
   // Before the in-process scenarios, so that the first in-process instance runs cold code.
@@ -592,6 +595,12 @@ try {
   if (all || boundsOnly) {
     const measured = await measureBounds(quick ? 5 : 9);
     bounds = [...measured.policies, ...measured.filters];
+  }
+  const ingress = all || ingressOnly ? await measureIngress({ rounds: ROUNDS, durationS: DURATION, connections: CONNECTIONS, latencyRequests: quick ? 500 : 2000 }) : undefined;
+  if (ingress) {
+    Object.assign(figures, ingress.figures);
+    Object.assign(samples, ingress.samples);
+    Object.assign(ratios, ingress.ratios);
   }
   const r = (name: string) => ratios[name]?.median ?? Number.NaN;
   const targets: [string, boolean][] = [
@@ -612,6 +621,7 @@ try {
           ['every bound\'s costliest accepted input takes the event loop\'s thread < 50 ms of CPU', bounds.every((b) => b.cpuMs < 50)],
         ] as [string, boolean][])
       : []),
+    ...(ingress?.targets ?? []),
   ];
   console.log(`\nBurrow benchmark (${quick ? 'quick' : 'full'}): ${DURATION} s per HTTP run, ${CONNECTIONS} connections, ${ROUNDS} rounds; load average before: ${load}, after: ${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')}\n`);
   console.log('| figure (median) | value | samples |\n|---|---|---|');
@@ -625,7 +635,7 @@ try {
     for (const b of bounds) console.log(`| ${b.input} | ${b.blockMs} | ${b.cpuMs} | ${b.coldMs} |`);
   }
   console.log('\n| target | met |\n|---|---|');
-  const shown = (name: string) => (startupOnly ? /start|instance|bare node -e/.test(name) : boundsOnly ? /bound/.test(name) : checkpointsOnly ? /checkpoint/.test(name) : !storesOnly);
+  const shown = (name: string) => (startupOnly ? /start|instance|bare node -e/.test(name) : boundsOnly ? /bound/.test(name) : checkpointsOnly ? /checkpoint/.test(name) : ingressOnly ? /^ingress/.test(name) : !storesOnly);
   for (const [name, met] of targets) if (shown(name)) console.log(`| ${name} | ${met ? 'yes' : 'NO'} |`);
   console.log(`\n${JSON.stringify({ quick, figures, samples, ratios, unavailable, bounds, targets: Object.fromEntries(targets) })}`);
 } finally {

@@ -3,6 +3,9 @@ import type { Duplex } from 'node:stream';
 import { encodeFrame, encodeHeader, FLAG_FIN, FLAG_SYN, FrameDecoder, FrameError, MUXADO_ERRORS, muxadoErrorName, STREAM_ID_MAX, type Frame } from './frames.ts';
 import { MuxadoStream, type StreamTransport } from './stream.ts';
 
+/** The credit that answers a peer's WNDINC at once (see `#handle`). */
+const NUDGE_BYTES = 1;
+
 /**
  * A muxado session over one byte stream (a TLS socket): streams opened by either side, routed
  * by id (the client opens odd ids, the server even ones), flow control per stream (./stream.ts),
@@ -165,9 +168,16 @@ export class MuxadoSession extends EventEmitter {
       case 'rst':
         this.#streams.get(frame.streamId)?.receiveReset(frame.error);
         return;
-      case 'wndinc':
-        this.#streams.get(frame.streamId)?.receiveWindowIncrement(frame.increment);
+      case 'wndinc': {
+        const stream = this.#streams.get(frame.streamId);
+        stream?.receiveWindowIncrement(frame.increment);
+        // The vendor's agent writes with Nagle's algorithm on (no TCP_NODELAY): its next small frame
+        // (a proxied answer) waits for the TCP acknowledgement of this one, which Linux delays up to
+        // 40 ms when nothing goes back. A byte of credit sent at once carries that acknowledgement.
+        // Such a nudge is not answered, or two sessions of ours would nudge each other forever.
+        if (frame.increment > NUDGE_BYTES) stream?.grantCredit(NUDGE_BYTES);
         return;
+      }
       case 'data':
         this.#handleData(frame.streamId, frame.flags, frame.data);
     }

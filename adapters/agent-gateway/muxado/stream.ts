@@ -119,6 +119,13 @@ export class MuxadoStream extends Duplex {
     }
   }
 
+  /** Gives the peer `bytes` more to send on this stream, now (session.ts says why); not past WINDOW_MAX. */
+  grantCredit(bytes: number): void {
+    if (this.#remoteFin || this.#reset || this.#receiveWindow + bytes > WINDOW_MAX) return;
+    this.#receiveWindow += bytes;
+    this.transport.sendWindowIncrement(this.id, bytes);
+  }
+
   /** WNDINC from the peer. */
   receiveWindowIncrement(increment: number): void {
     if (this.#sendWindow + increment > WINDOW_MAX) {

@@ -1,0 +1,184 @@
+import { fork, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { readFileSync } from 'node:fs';
+import { Agent, request } from 'node:http';
+import { performance } from 'node:perf_hooks';
+import autocannon from 'autocannon';
+import type { AgentPart, BurrowPart, MemoryReport } from './ingress-parts.ts';
+
+/**
+ * Traffic through Burrow (`npm run bench -- --ingress`, and part of the whole bench): a load
+ * generator sends requests to a local app through Burrow's HTTP ingress and the vendor's agent
+ * (@ngrok/ngrok), and to the same app directly, in alternating rounds on the same machine, each
+ * side in its own process (test/bench/ingress-parts.ts: Burrow with its gateway and ingress; the
+ * agent with the app). Measured:
+ *
+ * - requests per second (autocannon, keep-alive connections) through and direct, and the ratio of
+ *   each round's pair (median, min–max), with Burrow's CPU time per request;
+ * - latency of one request at a time on one kept-alive connection (node:http), p50 and p99 of
+ *   each side per round, and what the ingress and agent add (through minus direct, per round);
+ * - 10 MiB uploads and downloads through the ingress: the growth of Burrow's live memory (heap and
+ *   buffers, sampled after garbage collections every 20 ms while they run, which slows them), so a
+ *   body held whole would show as 10 MiB or more.
+ */
+
+export interface IngressBenchOptions {
+  readonly rounds: number;
+  /** Seconds per autocannon run. */
+  readonly durationS: number;
+  readonly connections: number;
+  /** Sequential requests per latency run. */
+  readonly latencyRequests: number;
+}
+
+export interface IngressBenchResult {
+  readonly figures: Record<string, number>;
+  readonly samples: Record<string, number[]>;
+  readonly ratios: Record<string, { median: number; min: number; max: number }>;
+  readonly targets: [string, boolean][];
+}
+
+const MIB = 1024 * 1024;
+const TRANSFER_BYTES = 10 * MIB;
+const TRANSFERS = 3;
+
+const median = (values: readonly number[]) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+};
+const percentile = (values: readonly number[], p: number) => [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.floor(p * values.length))]!;
+const round = (n: number, places = 2) => Math.round(n * 10 ** places) / 10 ** places;
+
+/** The user + system CPU time of a process in µs (Linux /proc; 10 ms ticks). */
+function cpuMicros(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * 10_000;
+}
+
+function forkPart(role: 'burrow' | 'agent'): ChildProcess {
+  return fork(new URL('./ingress-parts.ts', import.meta.url).pathname, [role], { execArgv: ['--import', 'tsx', '--expose-gc'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+}
+
+async function message<T>(child: ChildProcess): Promise<T> {
+  const exited = once(child, 'exit').then(([code]) => {
+    throw new Error(`an ingress bench process exited with ${code} before it was ready`);
+  });
+  return Promise.race([once(child, 'message').then(([value]) => value as T), exited]);
+}
+
+/** One request on `agent`'s connection; resolves when the whole answer has arrived. */
+function exchange(port: number, host: string | undefined, agent: Agent, path = '/', body?: Buffer | (() => AsyncIterable<Buffer>)): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const req = request({ host: '127.0.0.1', port, path, method: body ? 'POST' : 'GET', agent, headers: host ? { host } : {} }, (res) => {
+      let bytes = 0;
+      res.on('data', (chunk: Buffer) => (bytes += chunk.length));
+      res.on('end', () => (res.statusCode === 200 ? resolve(bytes) : reject(new Error(`${path}: status ${res.statusCode}`))));
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    if (typeof body === 'function') {
+      void (async () => {
+        for await (const chunk of body()) if (!req.write(chunk)) await once(req, 'drain');
+        req.end();
+      })().catch(reject);
+    } else req.end(body);
+  });
+}
+
+/** Latencies (ms) of `count` requests sent one at a time on one kept-alive connection. */
+async function sequential(port: number, host: string | undefined, count: number): Promise<number[]> {
+  const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+  try {
+    const times: number[] = [];
+    for (let i = 0; i < count; i++) {
+      const started = performance.now();
+      await exchange(port, host, agent);
+      times.push(performance.now() - started);
+    }
+    return times;
+  } finally {
+    agent.destroy();
+  }
+}
+
+/** Requests per second (and how many were sent) from autocannon's kept-alive connections. */
+async function throughput(port: number, host: string | undefined, options: IngressBenchOptions): Promise<{ rate: number; total: number }> {
+  const result = await autocannon({ url: `http://127.0.0.1:${port}/`, ...(host ? { headers: { host } } : {}), connections: options.connections, duration: options.durationS });
+  if (result.non2xx > 0 || result.errors > 0) throw new Error(`ingress bench: ${result.non2xx} non-2xx answers, ${result.errors} errors`);
+  return { rate: result.requests.average, total: result.requests.total };
+}
+
+export async function measureIngress(options: IngressBenchOptions): Promise<IngressBenchResult> {
+  const burrow = forkPart('burrow');
+  const agentPart = forkPart('agent');
+  try {
+    const parts = await message<BurrowPart>(burrow);
+    agentPart.send(parts);
+    const { appPort } = await message<AgentPart>(agentPart);
+    const through = { port: parts.ingressPort, host: parts.domain };
+    const direct = { port: appPort, host: undefined };
+    // Warm both paths (JIT, the agent's connection pool to the app).
+    for (const side of [through, direct]) await sequential(side.port, side.host, 300);
+
+    const samples: Record<string, number[]> = {};
+    const add = (name: string, value: number) => (samples[name] ??= []).push(round(value));
+    for (let i = 0; i < options.rounds; i++) {
+      add('ingress_direct_rps', (await throughput(direct.port, direct.host, options)).rate);
+      const cpuBefore = cpuMicros(burrow.pid!);
+      const { rate, total } = await throughput(through.port, through.host, options);
+      add('ingress_through_rps', rate);
+      add('ingress_burrow_cpu_us_per_request', (cpuMicros(burrow.pid!) - cpuBefore) / Math.max(1, total));
+      const directTimes = await sequential(direct.port, direct.host, options.latencyRequests);
+      const throughTimes = await sequential(through.port, through.host, options.latencyRequests);
+      add('ingress_direct_p50_ms', percentile(directTimes, 0.5));
+      add('ingress_direct_p99_ms', percentile(directTimes, 0.99));
+      add('ingress_through_p50_ms', percentile(throughTimes, 0.5));
+      add('ingress_through_p99_ms', percentile(throughTimes, 0.99));
+    }
+
+    // 10 MiB each way through the ingress, Burrow's peak memory against its size before.
+    burrow.send('watch');
+    const before = await message<MemoryReport>(burrow);
+    const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+    const upload = async function* () {
+      const chunk = Buffer.alloc(64 * 1024, 'u');
+      for (let sent = 0; sent < TRANSFER_BYTES; sent += chunk.length) yield chunk;
+    };
+    const started = performance.now();
+    for (let i = 0; i < TRANSFERS; i++) {
+      await exchange(through.port, through.host, agent, '/upload', upload);
+      const received = await exchange(through.port, through.host, agent, `/download?bytes=${TRANSFER_BYTES}`);
+      if (received !== TRANSFER_BYTES) throw new Error(`ingress bench: downloaded ${received} bytes of ${TRANSFER_BYTES}`);
+    }
+    const transferSeconds = (performance.now() - started) / 1000;
+    agent.destroy();
+    burrow.send('memory');
+    const after = await message<MemoryReport>(burrow);
+
+    const figures: Record<string, number> = {};
+    for (const [name, values] of Object.entries(samples)) figures[name] = round(median(values));
+    const perRound = (of: string, base: string, combine: (a: number, b: number) => number) => samples[of]!.map((value, i) => combine(value, samples[base]![i]!));
+    const spread = (values: number[]) => ({ median: round(median(values)), min: round(Math.min(...values)), max: round(Math.max(...values)) });
+    const ratios = {
+      ingress_through_vs_direct: spread(perRound('ingress_through_rps', 'ingress_direct_rps', (a, b) => a / b)),
+      ingress_added_p50_ms: spread(perRound('ingress_through_p50_ms', 'ingress_direct_p50_ms', (a, b) => a - b)),
+      ingress_added_p99_ms: spread(perRound('ingress_through_p99_ms', 'ingress_direct_p99_ms', (a, b) => a - b)),
+    };
+    figures.ingress_10mib_transfers = TRANSFERS * 2;
+    // Slowed by the memory sampler's collections.
+    figures.ingress_10mib_mib_per_s = round((TRANSFERS * 2 * TRANSFER_BYTES) / MIB / transferSeconds, 1);
+    figures.ingress_live_before_mib = round(before.live / MIB, 1);
+    figures.ingress_live_peak_growth_mib = round((after.peakLive - before.live) / MIB, 1);
+    figures.ingress_live_growth_after_mib = round((after.live - before.live) / MIB, 1);
+    const targets: [string, boolean][] = [
+      ['ingress: requests per second through Burrow and the agent ≥ 0.3 of direct', ratios.ingress_through_vs_direct.median >= 0.3],
+      ['ingress: added p50 latency < 2 ms', ratios.ingress_added_p50_ms.median < 2],
+      ['ingress: 10 MiB bodies stream (live memory grows < 10 MiB while they pass)', figures.ingress_live_peak_growth_mib < 10],
+    ];
+    return { figures, samples, ratios, targets };
+  } finally {
+    burrow.kill();
+    agentPart.kill();
+  }
+}
