@@ -8,7 +8,8 @@ import { answerUnparsedRequests, createNodeListener } from '../adapters/http/nod
 import { compileTrustProxy } from '../adapters/http/trust-proxy.ts';
 import { createHash, randomBytes } from 'node:crypto';
 import { isPostgresUrl, openStore } from '../adapters/stores/index.ts';
-import { startAgentGateway, type RunningAgentGateway } from '../adapters/agent-gateway/index.ts';
+import { hostPort, startAgentGateway, type RunningAgentGateway } from '../adapters/agent-gateway/index.ts';
+import { createIngress, type Ingress } from '../adapters/ingress/index.ts';
 import { startSshGateway, type RunningSshGateway } from '../adapters/ssh-gateway/index.ts';
 import { checkCertificateAuthority, checkChosenToken, createBurrow, DEFAULT_SIMULATION, listenersOf, ManualClock, parseRateLimit, type CertificateAuthority, type Store } from '../lib/index.ts';
 import { watchLauncher } from './launcher-watch.ts';
@@ -73,6 +74,14 @@ Options:
                      also serve the SSH gateway here, port 0 for any free port (env
                      BURROW_SSH_ADDR; off unless given): ssh -R 0:localhost:8080 -p PORT
                      v2@HOST http, with a public key registered as an SSH credential
+  --http-ingress-addr HOST:PORT
+                     also serve endpoints' traffic here: plain HTTP routed by Host to the
+                     endpoint of that name, port 0 for any free port (env
+                     BURROW_HTTP_INGRESS_ADDR; off unless given); see docs/ingress.md
+  --tls-ingress-addr HOST:PORT
+                     also serve HTTPS and TLS endpoints here, routed by SNI, port 0 for any
+                     free port (env BURROW_TLS_INGRESS_ADDR; off unless given): HTTPS with the
+                     domain's certificate, else one Burrow's CA signs (GET /_burrow/ca.pem)
   --public-host NAME another name agents reach the agent gateway by (env BURROW_PUBLIC_HOST);
                      its certificate is valid for it too
   --region REGION    the region of real agents' sessions (default us; env BURROW_REGION)
@@ -107,6 +116,8 @@ export function parseCli(argv: string[], env: NodeJS.ProcessEnv) {
       'secrets-key-file': { type: 'string' },
       'agent-addr': { type: 'string' },
       'ssh-addr': { type: 'string' },
+      'http-ingress-addr': { type: 'string' },
+      'tls-ingress-addr': { type: 'string' },
       'public-host': { type: 'string' },
       region: { type: 'string' },
       'ca-cert': { type: 'string' },
@@ -160,6 +171,10 @@ export function parseCli(argv: string[], env: NodeJS.ProcessEnv) {
   const agentAddr = agentAddrText === undefined ? undefined : parseHostPort(agentAddrText, '--agent-addr');
   const sshAddrText = values['ssh-addr'] ?? env.BURROW_SSH_ADDR;
   const sshAddr = sshAddrText === undefined ? undefined : parseHostPort(sshAddrText, '--ssh-addr');
+  const httpIngressAddrText = values['http-ingress-addr'] ?? env.BURROW_HTTP_INGRESS_ADDR;
+  const httpIngressAddr = httpIngressAddrText === undefined ? undefined : parseHostPort(httpIngressAddrText, '--http-ingress-addr');
+  const tlsIngressAddrText = values['tls-ingress-addr'] ?? env.BURROW_TLS_INGRESS_ADDR;
+  const tlsIngressAddr = tlsIngressAddrText === undefined ? undefined : parseHostPort(tlsIngressAddrText, '--tls-ingress-addr');
   const region = values.region ?? env.BURROW_REGION;
   if (region !== undefined && !DEFAULT_SIMULATION.regions.includes(region)) throw new Error(`--region must be one of ${DEFAULT_SIMULATION.regions.join(', ')} (got ${region})`);
   const publicHost = values['public-host'] ?? env.BURROW_PUBLIC_HOST;
@@ -184,6 +199,8 @@ export function parseCli(argv: string[], env: NodeJS.ProcessEnv) {
   return {
     agentAddr,
     sshAddr,
+    httpIngressAddr,
+    tlsIngressAddr,
     publicHost,
     region,
     certificateAuthority,
@@ -414,6 +431,23 @@ async function serve(settings: ReturnType<typeof parseCli>, store: Store): Promi
       throw new Error(`cannot start the SSH gateway on ${settings.sshAddr.host}:${settings.sshAddr.port}: ${describeError(error)}`);
     }
   }
+  let ingress: Ingress | undefined;
+  if (settings.httpIngressAddr || settings.tlsIngressAddr) {
+    try {
+      ingress = await createIngress(burrow, {
+        sessions: () => agentGateway?.sessions() ?? [],
+        accountOf: (session) => session.context.account,
+        ...(settings.httpIngressAddr ? { http: settings.httpIngressAddr } : {}),
+        ...(settings.tlsIngressAddr ? { tls: settings.tlsIngressAddr } : {}),
+        onError: (error) => console.error('burrow: ingress error', error),
+      });
+    } catch (error) {
+      await Promise.all([agentGateway?.close(), sshGateway?.close()].map((closing) => closing?.catch(() => undefined)));
+      server.close();
+      server.closeAllConnections();
+      throw new Error(`cannot start the ingress: ${describeError(error)}`);
+    }
+  }
   answer = listener;
   ready!();
   if (account.token) say(`admin API key (shown once): ${account.token}`, { admin_api_key: account.token });
@@ -438,6 +472,14 @@ async function serve(settings: ReturnType<typeof parseCli>, store: Store): Promi
       ssh_gateway: sshGateway.serverAddr,
       ssh_host_key: sshGateway.hostKey,
     });
+  }
+  if (ingress?.http) {
+    const address = hostPort(ingress.http.host, ingress.http.port);
+    say(`http ingress: ${address} (requests by Host to the endpoint of that name, e.g. curl -H 'Host: NAME' http://${address}/)`, { http_ingress: address });
+  }
+  if (ingress?.tls) {
+    const address = hostPort(ingress.tls.host, ingress.tls.port);
+    say(`tls ingress: ${address} (HTTPS and TLS endpoints by SNI, e.g. curl --cacert ca.pem --connect-to NAME:443:${address} https://NAME/)`, { tls_ingress: address });
   }
   if (settings.readyFile !== undefined) {
     writeReadyFile(settings.readyFile, { url: listenUrl, api_key: account.token ?? settings.apiKey ?? null, operator_token: operatorToken, account_id: account.accountId, listeners: listenersOf(burrow), pid: process.pid });
@@ -472,8 +514,10 @@ async function serve(settings: ReturnType<typeof parseCli>, store: Store): Promi
           process.exit(1);
         },
       ));
-    // Agents' sessions end with the gateways, while the store is still open to record it.
-    const closeGateway = Promise.all([agentGateway?.close(), sshGateway?.close()].map((closing) => closing?.catch(() => undefined))).then(() => undefined);
+    // Clients' traffic stops first; agents' sessions end with the gateways, while the store is still open to record it.
+    const closeGateway = (ingress ? ingress.close().catch(() => undefined) : Promise.resolve())
+      .then(() => Promise.all([agentGateway?.close(), sshGateway?.close()].map((closing) => closing?.catch(() => undefined))))
+      .then(() => undefined);
     server.close(() => void closeGateway.then(closeStore));
     server.closeIdleConnections();
     setTimeout(() => {

@@ -53,10 +53,13 @@ export async function resetAccounts(instance: Instance, accountId?: string): Pro
   return result;
 }
 
-/** The addresses the instance listens on: the API's, the agent gateway's and the SSH gateway's (null when off), then any other. */
+/** Listeners every report names, null when off. */
+const NAMED_LISTENERS = ['api', 'agent', 'ssh', 'http_ingress', 'tls_ingress'] as const;
+
+/** The addresses the instance listens on: the API's, the gateways' and the ingress's (null when off), then any other. */
 export function listenersOf(instance: Instance): Record<string, string | null> {
   const listeners = instance.services.listeners;
-  return { api: listeners.get('api') ?? null, agent: listeners.get('agent') ?? null, ssh: listeners.get('ssh') ?? null, ...Object.fromEntries(listeners) };
+  return { ...Object.fromEntries(NAMED_LISTENERS.map((name) => [name, listeners.get(name) ?? null])), ...Object.fromEntries(listeners) };
 }
 
 function manualClock(instance: Instance): ManualClock {

@@ -124,6 +124,9 @@ export {
   AGENTS_ERRORS,
 } from './families/agents/index.ts';
 export { findSshCredentialAccounts } from './families/ssh/index.ts';
+// What the ingress reads of stored endpoints and domains
+export { findCloudEndpoint, isInternalHost, type CloudEndpointAddress, type EndpointRecord } from './families/endpoints/index.ts';
+export { findDomainCertificate, type DomainCertificate } from './families/domains/index.ts';
 export { AgentRelayFailure, LiveAgents, type AgentCommand, type AgentCommandReply, type AgentUpdate, type HeldSession } from './live-agents.ts';
 export { checkCertificateAuthority, generateCertificateAuthority, signServerCertificate, type CertificateAuthority, type SignedCertificate } from './certificate-authority.ts';
 export { DEFAULT_SIMULATION, type SimulationSettings } from './simulation.ts';

@@ -1,48 +1,37 @@
-import { createServer, request as upstreamRequest, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
+import { createServer, request as upstreamRequest, STATUS_CODES, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
 import { pipeline, type Duplex, type Writable } from 'node:stream';
+import type { TLSSocket } from 'node:tls';
 import { createBrotliCompress, createDeflate, createGzip } from 'node:zlib';
 import type { BurrowCore } from '../../lib/burrow.ts';
 import { LIMITS, limitNote } from '../../lib/limits.ts';
 import type { HttpResponseOutcome, PolicyTerminal } from '../../lib/policy/decisions.ts';
-import { createPolicyEngine, type HttpExchange } from '../../lib/policy/engine.ts';
+import type { HttpExchange } from '../../lib/policy/engine.ts';
 import type { ConnectionFacts, HeaderList, HttpRequestFacts, HttpResponseFacts, RequestBody } from '../../lib/policy/facts.ts';
-import type { CompiledPolicy } from '../../lib/policy/program.ts';
-import type { AgentSession, AgentTunnel } from '../agent-gateway/index.ts';
+import { connectionFacts, hostPort, joinStreams, type Connections } from './connections.ts';
 import { errorPage, INGRESS_CODES, type ErrorPage } from './error-page.ts';
-import { hostnameOf, routeHttp, routeInternal, type IngressRoute, type LiveSessions } from './routes.ts';
+import type { IngressPolicies } from './policies.ts';
 import { HttpTrace, traceOf } from './traffic-trace.ts';
+import { hostnameOf, type AgentTarget, type HttpScheme, type IngressRoutes } from './routes.ts';
 
 /**
- * The HTTP ingress: plain HTTP/1.1 (keep-alive) routed by Host to the endpoint that serves the
- * name, through the endpoint's traffic policy (lib/policy decides, this file applies), down a
- * proxy stream of the agent's tunnel (adapters/agent-gateway `openProxy`) to the agent's local
- * service. Request and response bodies stream both ways; only a body the policy reads
+ * The HTTP ingress: HTTP/1.1 (keep-alive) routed by Host to the endpoint that serves the name,
+ * through the endpoint's traffic policy (lib/policy decides, this file applies), down a proxy
+ * stream of the agent's tunnel (adapters/agent-gateway `openProxy`) to the agent's local service.
+ * The same server takes plain connections and TLS ones the TLS ingress terminated (HTTPS
+ * endpoints). Request and response bodies stream both ways; only a body the policy reads
  * (verify-webhook, jwt-validation) is held, up to the engine's own bound, and forwarded after.
- * A client's bad input answers that client alone (an error page naming the limit, or its
- * connection closed); an agent's bad answer is a 502 for that request.
+ * Upgrades (WebSocket) pass through the request phase, then carry bytes both ways once the
+ * agent's service answers 101. A client's bad input answers that client alone (an error page
+ * naming the limit, or its connection closed); an agent's bad answer is a 502 for that request.
  */
 
-export interface IngressOptions {
-  /** The live agent sessions to route to (an agent gateway's `sessions`). */
-  readonly sessions: LiveSessions;
-  /** Address to listen on (default 127.0.0.1). */
-  readonly host?: string;
-  /** Port (default 0: any free one). */
-  readonly port?: number;
-  /**
-   * The account a session belongs to: forward-internal reaches only the same account's internal
-   * endpoints. Default: every session is one account's.
-   */
-  readonly accountOf?: (session: AgentSession<unknown>) => string;
-  /** A failure while a request was served (default: ignored; the request got its error page). */
-  readonly onError?: (error: unknown) => void;
-}
-
-export interface Ingress {
-  readonly address: { readonly host: string; readonly port: number };
-  /** Stops listening and closes every connection. */
-  close(): Promise<void>;
+export interface HttpIngressOptions {
+  readonly routes: IngressRoutes;
+  readonly policies: IngressPolicies;
+  /** What the listeners know of each connection (connections.ts). */
+  readonly connections: Connections;
+  readonly onError: (error: unknown) => void;
 }
 
 /** Header fields that describe one connection, not the message (RFC 9110 §7.6.1), never forwarded. */
@@ -50,127 +39,203 @@ const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'tra
 
 const COMPRESSORS = { gzip: createGzip, deflate: createDeflate, br: createBrotliCompress } as const;
 
-/** Starts the HTTP ingress of `burrow`; see the file comment. */
-export async function createIngress(burrow: BurrowCore<any>, options: IngressOptions): Promise<Ingress> {
-  const prefix = burrow.errorPrefix;
-  const onError = options.onError ?? (() => undefined);
-  const accountOf = options.accountOf ?? (() => '');
-  const engine = createPolicyEngine({
-    clock: burrow.clock,
-    // Whether some live agent serves the internal endpoint; the hop itself takes only the account's own (routeInternal).
-    forwardInternal: async (url) =>
-      routeInternal(options.sessions, url, () => true) ? undefined : { status: 404, code: `ERR_NGROK_${INGRESS_CODES.endpointOffline}`, message: `The endpoint ${url} is offline.`, headers: [] },
-  });
-  const policies = new WeakMap<AgentTunnel, CompiledPolicy>();
-  const connectedAt = new WeakMap<Socket, Date>();
+/** How an answer reaches the client: through node's response, or written raw on an upgrade's socket. */
+interface Reply {
+  send(answer: ErrorPage): void;
+  /** Ends the connection without an answer (close-connection, or a failure once the answer began). */
+  drop(): void;
+  /** Whether the answer has begun (a failure can then only cut the connection). */
+  begun(): boolean;
+}
 
-  const policyOf = (route: IngressRoute) => {
-    let policy = policies.get(route.tunnel);
-    if (!policy) policies.set(route.tunnel, (policy = engine.compile(route.sources)));
-    return policy;
-  };
+/** A request the policy let through to an agent: where it goes and as what. */
+interface Admitted {
+  readonly target: AgentTarget;
+  readonly exchanges: readonly HttpExchange[];
+  readonly facts: HttpRequestFacts;
+  readonly conn: ConnectionFacts;
+  readonly authority: string;
+  readonly scheme: HttpScheme;
+  readonly body: HeldBody;
+  readonly seen: HttpTrace | undefined;
+}
 
-  const page = (status: number, code: number | string | undefined, message: string, headers: HeaderList = []) => errorPage(prefix, status, code, message, headers);
+/** The HTTP server of the ingress (not listening: the ingress listens and hands it TLS sockets); see the file comment. */
+export function createHttpIngress(burrow: BurrowCore<any>, options: HttpIngressOptions): Server {
+  const { routes, policies, onError } = options;
+  const page = (status: number, code: number | string | undefined, message: string, headers: HeaderList = []) => errorPage(burrow.errorPrefix, status, code, message, headers);
 
-  async function serve(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    // Every exchange is journaled once its answer is done (lib/traffic-journal.ts).
-    const seen = new HttpTrace(req, res, burrow.clock.now(), (traffic) => void burrow.traffic.record(traffic).catch(onError));
+  /**
+   * Routes the request and runs the request phases; answers the client itself (and resolves
+   * undefined) when the policy, or the lack of a target, ends the request.
+   */
+  async function admit(req: IncomingMessage, reply: Reply, seen?: HttpTrace): Promise<Admitted | undefined> {
+    const encrypted = (req.socket as Partial<TLSSocket>).encrypted === true;
+    const scheme: HttpScheme = encrypted ? 'https' : 'http';
     const authority = req.headers.host ?? '';
     const hostname = hostnameOf(authority);
-    let route = routeHttp(options.sessions, hostname);
-    if (!route) return send(res, page(404, INGRESS_CODES.endpointOffline, `The endpoint http://${hostname} is offline.`));
-    if (!URL.canParse(req.url ?? '', `http://${authority}`)) return send(res, page(400, undefined, `the request target ${JSON.stringify(req.url)} is not a valid URL`));
-    const url = new URL(req.url ?? '', `http://${authority}`);
-    const conn = connectionFacts(req.socket, connectedAt.get(req.socket) ?? burrow.clock.now());
-
-    seen.routed(route.endpoint, accountOf(route.session), conn);
-    const connected = await engine.connect(policyOf(route), route.endpoint, conn);
-    seen.decided(connected);
-    if (connected.terminal) return answer(req, res, connected.terminal);
+    let target = await routes.http(hostname, encrypted ? ['https'] : ['http', 'https']);
+    if (!target) return void reply.send(page(404, INGRESS_CODES.endpointOffline, `The endpoint ${scheme}://${hostname} is offline.`));
+    if (!URL.canParse(req.url ?? '', `${scheme}://${authority}`)) return void reply.send(page(400, undefined, `the request target ${JSON.stringify(req.url)} is not a valid URL`));
+    const url = new URL(req.url ?? '', `${scheme}://${authority}`);
+    const known = options.connections.get(req.socket);
+    const conn = connectionFacts(req.socket, known?.startedAt ?? burrow.clock.now(), known?.tls);
+    seen?.routed(target.endpoint, target.account, conn);
+    // The TLS ingress ran on_tcp_connect once for the connection, before its handshake.
+    if (known?.connectRanFor !== target.endpoint.id) {
+      const connected = await policies.engine.connect(policies.of(target), target.endpoint, conn);
+      seen?.decided(connected);
+      if (connected.terminal) return void answer(reply, connected.terminal);
+    }
     const body = new HeldBody(req);
     let facts: HttpRequestFacts = { method: req.method ?? 'GET', url: url.href, version: req.httpVersion, headers: pairs(req.rawHeaders), receivedAt: burrow.clock.now(), body };
-    seen.received(facts);
-    seen.requestBody(() => body.bytes);
+    seen?.received(facts);
+    seen?.requestBody(() => body.bytes);
     // forward-internal hands the request on to an internal endpoint, whose policy runs in turn; the
     // answer comes back through every response phase, the innermost first.
     const exchanges: HttpExchange[] = [];
     for (;;) {
-      const exchange = engine.http(policyOf(route), route.endpoint, conn, facts);
+      const exchange = policies.engine.http(policies.of(target), target.endpoint, conn, facts);
       exchanges.unshift(exchange);
       const decided = await exchange.request();
-      seen.decided(decided);
+      seen?.decided(decided);
       facts = { ...facts, method: decided.request.method, url: decided.request.url, headers: decided.request.headers };
       if (decided.terminal?.kind !== 'forward') {
-        if (decided.terminal) return answer(req, res, decided.terminal);
-        break;
+        if (decided.terminal) return void answer(reply, decided.terminal);
+        if (target.kind === 'agent') return { target, exchanges, facts, conn, authority, scheme, body, seen };
+        // A cloud endpoint has no upstream of its own: its policy must answer or forward.
+        return void reply.send(page(502, INGRESS_CODES.nonTerminatingCloudPolicy, `The traffic policy configured for cloud endpoint ${target.endpoint.id} is non-terminating: no rule answered (custom-response, redirect, deny) or forwarded (forward-internal) ${facts.method} ${new URL(facts.url).pathname}.`));
       }
       if (exchanges.length > LIMITS.ingress_forward_hops.value) {
-        return send(res, page(508, undefined, `forward-internal to ${decided.terminal.url}: more than ${LIMITS.ingress_forward_hops.value} hops ${limitNote('ingress_forward_hops')}`));
+        return void reply.send(page(508, undefined, `forward-internal to ${decided.terminal.url}: more than ${LIMITS.ingress_forward_hops.value} hops ${limitNote('ingress_forward_hops')}`));
       }
-      const from = accountOf(route.session);
-      const next = routeInternal(options.sessions, decided.terminal.url, (session) => accountOf(session) === from);
-      if (!next) return send(res, page(404, INGRESS_CODES.endpointOffline, `The endpoint ${decided.terminal.url} is offline.`));
-      route = next;
-      seen.routed(route.endpoint, accountOf(route.session));
+      const next = await routes.internal(decided.terminal.url, target.account);
+      if (!next) return void reply.send(page(404, INGRESS_CODES.endpointOffline, `The endpoint ${decided.terminal.url} is offline.`));
+      target = next;
+      seen?.routed(target.endpoint, target.account);
     }
+  }
 
+  /** The request as it goes down the agent's proxy stream; undefined (the client answered) when the stream cannot open. */
+  function upstreamOf(admitted: Admitted, reply: Reply, extraHeaders: HeaderList = []) {
+    const { target, facts, conn, authority, scheme } = admitted;
     let stream: Duplex;
     try {
-      stream = route.session.openProxy(route.tunnel.tunnelId, { clientAddr: hostPort(conn.clientIp, conn.clientPort) });
+      stream = target.session.openProxy(target.tunnel.tunnelId, { clientAddr: hostPort(conn.clientIp, conn.clientPort) });
     } catch (error) {
-      return send(res, page(404, INGRESS_CODES.endpointOffline, `The endpoint ${route.endpoint.url} is offline: ${(error as Error).message}`));
+      return void reply.send(page(404, INGRESS_CODES.endpointOffline, `The endpoint ${target.endpoint.url} is offline: ${(error as Error).message}`));
     }
-    const target = new URL(facts.url);
-    const served = route;
-    const upstream = upstreamRequest({
+    const url = new URL(facts.url);
+    return upstreamRequest({
       createConnection: () => stream as unknown as Socket,
       method: facts.method,
-      path: `${target.pathname}${target.search}`,
-      headers: flatten([...forwardable(facts.headers), ['X-Forwarded-For', conn.clientIp], ['X-Forwarded-Host', authority], ['X-Forwarded-Proto', 'http']]),
+      path: `${url.pathname}${url.search}`,
+      headers: flatten([...forwardable(facts.headers), ...extraHeaders, ['X-Forwarded-For', conn.clientIp], ['X-Forwarded-Host', authority], ['X-Forwarded-Proto', scheme]]),
       setHost: false,
     });
+  }
+
+  const upstreamBroken = (admitted: Admitted, error: Error) =>
+    page(502, INGRESS_CODES.invalidUpstreamResponse, `The agent's answer for ${admitted.target.endpoint.url} was not a complete HTTP response: ${error.message}`);
+
+  const reportFailure = (admitted: Admitted) => void Promise.all(admitted.exchanges.map((exchange) => exchange.upstreamFailed())).catch(onError);
+
+  async function serve(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    // Every exchange is journaled once its answer is done (lib/traffic-journal.ts).
+    const seen = new HttpTrace(req, res, burrow.clock.now(), (traffic) => void burrow.traffic.record(traffic).catch(onError));
+    const reply = responseReply(req, res);
+    const admitted = await admit(req, reply, seen);
+    if (!admitted) return;
+    const upstream = upstreamOf(admitted, reply);
+    if (!upstream) return;
     // A client that goes away takes its upstream request with it (the agent sees the stream reset).
     res.on('close', () => {
       if (!res.writableFinished) upstream.destroy();
     });
     upstream.on('error', (error) => {
-      void Promise.all(exchanges.map((exchange) => exchange.upstreamFailed())).catch(onError);
+      reportFailure(admitted);
       if (res.headersSent) res.destroy();
-      else send(res, page(502, INGRESS_CODES.invalidUpstreamResponse, `The agent's answer for ${served.endpoint.url} was not a complete HTTP response: ${error.message}`));
+      else send(res, upstreamBroken(admitted, error));
     });
-    upstream.on('response', (response) => {
-      void respond(exchanges, { status: response.statusCode ?? 502, headers: pairs(response.rawHeaders) }, seen)
-        .then((outcome) => {
-          if (outcome.terminal) {
-            response.destroy();
-            return answer(req, res, outcome.terminal);
-          }
-          let headers = forwardable(outcome.response.headers);
-          const compressor = outcome.compression ? COMPRESSORS[outcome.compression]() : undefined;
-          if (outcome.compression) headers = [...headers.filter(([name]) => name.toLowerCase() !== 'content-length'), ['Content-Encoding', outcome.compression], ['Vary', 'Accept-Encoding']];
-          seen.upstreamAnswered(outcome.response.status, headers, response, outcome.compression);
-          res.writeHead(outcome.response.status, flatten(headers));
-          const done = (error: Error | null | undefined) => {
-            if (error) res.destroy();
-          };
-          if (compressor) pipeline(response, compressor, res, done);
-          else pipeline(response, res, done);
-        })
-        .catch((error: unknown) => {
-          response.destroy();
-          fail(res, error);
-        });
+    upstream.on('response', (response: IncomingMessage) =>
+      relayAnswer(admitted, reply, response, response, (outcome) => {
+        let headers = forwardable(outcome.response.headers);
+        const compressor = outcome.compression ? COMPRESSORS[outcome.compression]() : undefined;
+        if (outcome.compression) headers = [...headers.filter(([name]) => name.toLowerCase() !== 'content-length'), ['Content-Encoding', outcome.compression], ['Vary', 'Accept-Encoding']];
+        seen.upstreamAnswered(outcome.response.status, headers, response, outcome.compression);
+        res.writeHead(outcome.response.status, flatten(headers));
+        const done = (error: Error | null | undefined) => {
+          if (error) res.destroy();
+        };
+        if (compressor) pipeline(response, compressor, res, done);
+        else pipeline(response, res, done);
+      }),
+    );
+    admitted.body.forward(upstream);
+  }
+
+  /**
+   * An upgrade (WebSocket): the request phases as for any request, then the handshake goes down a
+   * proxy stream; a 101 (after on_http_response) joins the two connections byte for byte, any
+   * other answer is relayed and the connection closed.
+   */
+  async function upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
+    socket.on('error', () => socket.destroy());
+    const reply = socketReply(socket);
+    const admitted = await admit(req, reply);
+    if (!admitted) return;
+    const upstream = upstreamOf(admitted, reply, [
+      ['Connection', 'Upgrade'],
+      ['Upgrade', req.headers.upgrade ?? ''],
+    ]);
+    if (!upstream) return;
+    socket.once('close', () => upstream.destroy());
+    upstream.on('error', (error) => {
+      reportFailure(admitted);
+      if (socket.writable) reply.send(upstreamBroken(admitted, error));
     });
-    body.forward(upstream);
+    upstream.on('upgrade', (response: IncomingMessage, tunnel: Duplex, tunnelHead: Buffer) =>
+      relayAnswer(admitted, reply, response, tunnel, (outcome) => {
+        socket.write(rawHead(outcome.response.status, outcome.response.headers));
+        if (tunnelHead.length > 0) socket.write(tunnelHead);
+        if (head.length > 0) tunnel.write(head);
+        joinStreams(socket, tunnel);
+      }),
+    );
+    upstream.on('response', (response: IncomingMessage) =>
+      relayAnswer(admitted, reply, response, response, (outcome) => {
+        // Not switching: the answer is relayed and the connection ends with it (no length to keep it alive by).
+        socket.write(rawHead(outcome.response.status, [...forwardable(outcome.response.headers).filter(([name]) => name.toLowerCase() !== 'content-length'), ['Connection', 'close']]));
+        pipeline(response, socket, () => socket.destroy());
+      }),
+    );
+    upstream.end();
+  }
+
+  /**
+   * Runs the response phases over the agent's answer: an ending of the policy answers the client
+   * (and drops `upstream`, the agent's answer), else `relay` sends the answer as the policy left it.
+   */
+  function relayAnswer(admitted: Admitted, reply: Reply, response: IncomingMessage, upstream: { destroy(): void }, relay: (outcome: HttpResponseOutcome) => void): void {
+    void respond(admitted.exchanges, { status: response.statusCode ?? 502, headers: pairs(response.rawHeaders) }, admitted.seen)
+      .then((outcome) => {
+        if (!outcome.terminal) return relay(outcome);
+        upstream.destroy();
+        answer(reply, outcome.terminal);
+      })
+      .catch((error: unknown) => {
+        upstream.destroy();
+        fail(reply, error);
+      });
   }
 
   /** Runs the response phases, innermost first, each over what the one before left. */
-  async function respond(exchanges: readonly HttpExchange[], upstream: HttpResponseFacts, seen: HttpTrace): Promise<HttpResponseOutcome> {
+  async function respond(exchanges: readonly HttpExchange[], upstream: HttpResponseFacts, seen: HttpTrace | undefined): Promise<HttpResponseOutcome> {
     let outcome: HttpResponseOutcome | undefined;
     let compression: HttpResponseOutcome['compression'];
     for (const exchange of exchanges) {
       outcome = await exchange.response(outcome ? outcome.response : upstream);
-      seen.decided(outcome);
+      seen?.decided(outcome);
       compression ??= outcome.compression;
       if (outcome.terminal) return outcome;
     }
@@ -178,28 +243,28 @@ export async function createIngress(burrow: BurrowCore<any>, options: IngressOpt
   }
 
   /** Applies a policy's ending: its response, its error page, or the connection closed. */
-  function answer(req: IncomingMessage, res: ServerResponse, terminal: PolicyTerminal): void {
+  function answer(reply: Reply, terminal: PolicyTerminal): void {
     switch (terminal.kind) {
       case 'respond': {
         const body = Buffer.from(terminal.response.body);
         const headers = terminal.response.headers.filter(([name]) => name.toLowerCase() !== 'content-length');
-        return send(res, { status: terminal.response.status, headers: [...headers, ['Content-Length', String(body.length)]], body: terminal.response.body });
+        return reply.send({ status: terminal.response.status, headers: [...headers, ['Content-Length', String(body.length)]], body: terminal.response.body });
       }
       case 'error':
-        return send(res, page(terminal.error.status, terminal.error.code, terminal.error.message, terminal.error.headers));
+        return reply.send(page(terminal.error.status, terminal.error.code, terminal.error.message, terminal.error.headers));
       case 'close':
-        req.socket.destroy();
-        return;
+        return reply.drop();
       case 'forward':
         // Only on_tcp_connect ends so here; HTTP endpoints take no connection forwarding.
-        return send(res, page(501, undefined, `forward-internal to ${terminal.url} on connect is not served by the HTTP ingress`));
+        return reply.send(page(501, undefined, `forward-internal to ${terminal.url} on connect is not served by the HTTP ingress`));
     }
   }
 
-  function fail(res: ServerResponse, error: unknown): void {
+  /** A failure of the ingress itself: a 500 page, or the connection cut when the answer had begun. */
+  function fail(reply: Reply, error: unknown): void {
     onError(error);
-    if (res.headersSent) res.destroy();
-    else send(res, page(500, undefined, `the ingress failed to serve the request: ${(error as Error).message}`));
+    if (reply.begun()) reply.drop();
+    else reply.send(page(500, undefined, `the ingress failed to serve the request: ${(error as Error).message}`));
   }
 
   const server: Server = createServer(
@@ -210,10 +275,13 @@ export async function createIngress(burrow: BurrowCore<any>, options: IngressOpt
       requestTimeout: 0,
       keepAliveTimeout: LIMITS.ingress_idle_ms.value,
     },
-    (req, res) => void serve(req, res).catch((error: unknown) => fail(res, error)),
+    (req, res) => void serve(req, res).catch((error: unknown) => fail(responseReply(req, res), error)),
   );
   server.timeout = LIMITS.ingress_idle_ms.value;
-  server.on('connection', (socket: Socket) => connectedAt.set(socket, burrow.clock.now()));
+  server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => void upgrade(req, socket, head).catch((error: unknown) => fail(socketReply(socket), error)));
+  server.on('connection', (socket: Socket) => {
+    if (!options.connections.has(socket)) options.connections.set(socket, { startedAt: burrow.clock.now() });
+  });
   server.on('clientError', (error: Error & { code?: string }, socket: Duplex) => {
     if (error.code === 'ECONNRESET' || !socket.writable) return void socket.destroy();
     const refusal =
@@ -222,26 +290,9 @@ export async function createIngress(burrow: BurrowCore<any>, options: IngressOpt
         : error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
           ? page(408, undefined, `the request head did not arrive within ${LIMITS.ingress_head_ms.value} ms ${limitNote('ingress_head_ms')}`)
           : page(400, undefined, `the request is not valid HTTP/1.1: ${error.message}`);
-    socket.end(rawResponse(refusal, 'close'));
+    socket.end(rawResponse(refusal));
   });
-
-  const host = options.host ?? '127.0.0.1';
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options.port ?? 0, host, () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
-  const bound = server.address() as AddressInfo;
-  return {
-    address: { host: bound.address, port: bound.port },
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      }),
-  };
+  return server;
 }
 
 /**
@@ -303,15 +354,6 @@ class HeldBody implements RequestBody {
   }
 }
 
-function connectionFacts(socket: Socket, startedAt: Date): ConnectionFacts {
-  return { clientIp: plainIp(socket.remoteAddress), clientPort: socket.remotePort ?? 0, serverIp: plainIp(socket.localAddress), serverPort: socket.localPort ?? 0, startedAt };
-}
-
-/** IPv4 peers of a dual-stack listener appear as `::ffff:a.b.c.d`. */
-const plainIp = (ip: string | undefined) => (ip?.startsWith('::ffff:') && ip.includes('.') ? ip.slice(7) : (ip ?? ''));
-
-const hostPort = (ip: string, port: number) => (ip.includes(':') ? `[${ip}]:${port}` : `${ip}:${port}`);
-
 /** `rawHeaders` (name, value, name, value…) as a header list. */
 function pairs(raw: readonly string[]): [string, string][] {
   const list: [string, string][] = [];
@@ -332,16 +374,22 @@ function forwardable(headers: HeaderList): HeaderList {
   return headers.filter(([name]) => !HOP_BY_HOP.has(name.toLowerCase()) && !named.has(name.toLowerCase()));
 }
 
+const responseReply = (req: IncomingMessage, res: ServerResponse): Reply => ({ send: (answer) => send(res, answer), drop: () => req.socket.destroy(), begun: () => res.headersSent });
+
+/**
+ * The reply on the socket node's HTTP server hands over with an upgrade (a net.Socket, or the TLS
+ * ingress's TLSSocket); its answers are written raw, once.
+ */
+const socketReply = (socket: Duplex): Reply => ({ send: (answer) => void socket.end(rawResponse(answer)), drop: () => socket.destroy(), begun: () => (socket as Socket).bytesWritten > 0 });
+
 function send(res: ServerResponse, answer: ErrorPage): void {
   traceOf(res)?.answered(answer.status, answer.headers, answer.body);
   res.writeHead(answer.status, flatten(answer.headers));
   res.end(answer.body);
 }
 
-/** A whole response as bytes, for a connection the HTTP server has given up on. */
-function rawResponse(answer: ErrorPage, connection: string): string {
-  const head = [`HTTP/1.1 ${answer.status} ${STATUS_TEXT[answer.status] ?? 'Error'}`, ...answer.headers.map(([name, value]) => `${name}: ${value}`), `Connection: ${connection}`];
-  return `${head.join('\r\n')}\r\n\r\n${answer.body}`;
-}
+/** A response head as bytes, for a connection node's HTTP server has handed over (upgrades, errors). */
+const rawHead = (status: number, headers: HeaderList) => `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? 'Status'}\r\n${headers.map(([name, value]) => `${name}: ${value}\r\n`).join('')}\r\n`;
 
-const STATUS_TEXT: Readonly<Record<number, string>> = { 400: 'Bad Request', 408: 'Request Timeout', 431: 'Request Header Fields Too Large' };
+/** A whole answer as bytes, ending the connection. */
+const rawResponse = (answer: ErrorPage) => `${rawHead(answer.status, [...answer.headers, ['Connection', 'close']])}${answer.body}`;

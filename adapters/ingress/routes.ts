@@ -1,21 +1,37 @@
 import type { AgentSession, AgentTunnel } from '../agent-gateway/index.ts';
+import { findCloudEndpoint, isInternalHost, type BurrowCore } from '../../lib/index.ts';
 import { agentBindSources, type AgentBindOptions } from '../../lib/policy/sources.ts';
 import type { RuleSource } from '../../lib/policy/program.ts';
 
 /**
- * Where the ingress sends a request: the endpoint that serves a host name and the live agent
- * tunnel behind it. Routes are read from the live sessions each time (a tunnel that goes away is
- * offline at once); nothing here is stored.
+ * Where the ingress sends traffic: which target serves a host name (or a TCP address). A live
+ * agent's tunnel is read from the live sessions each time (a tunnel that goes away is offline at
+ * once); a cloud endpoint is read from the store through the endpoints' url index (lib/), a few
+ * reads per request whatever the number of accounts. A live agent's endpoint comes first, then a
+ * stored cloud endpoint of that URL.
  */
 
-/** An HTTP endpoint served by a live agent tunnel. */
-export interface IngressRoute {
+/** An endpoint served by a live agent tunnel. */
+export interface AgentTarget {
+  readonly kind: 'agent';
   readonly endpoint: { readonly id: string; readonly url: string };
+  readonly account: string;
   readonly session: AgentSession<unknown>;
   readonly tunnel: AgentTunnel;
   /** The rules of the endpoint's policy: the options the agent set on its bind. */
   readonly sources: readonly RuleSource[];
 }
+
+/** A cloud endpoint (POST /endpoints): its stored traffic policy answers or forwards every request. */
+export interface CloudTarget {
+  readonly kind: 'cloud';
+  readonly endpoint: { readonly id: string; readonly url: string };
+  readonly account: string;
+  readonly trafficPolicy: string;
+}
+
+/** What serves a name: the ingress applies its policy and, for an agent target, proxies to it. */
+export type IngressTarget = AgentTarget | CloudTarget;
 
 /** The live sessions the ingress routes to (an agent gateway's `sessions`). */
 export type LiveSessions = () => readonly AgentSession<unknown>[];
@@ -26,36 +42,89 @@ export function hostnameOf(authority: string): string {
   return host.toLowerCase().replace(/\.$/, '');
 }
 
-/** Internal endpoints (`https://api.internal`) take traffic only from forward-internal, never from clients. */
-const isInternal = (hostname: string) => hostname.endsWith('.internal');
+/** Endpoint schemes that carry HTTP. */
+export type HttpScheme = 'http' | 'https';
 
-/** The public HTTP endpoint of `hostname` among the live sessions' tunnels, if one serves it. */
-export function routeHttp(sessions: LiveSessions, hostname: string): IngressRoute | undefined {
-  return isInternal(hostname) ? undefined : findHttp(sessions, hostname, () => true);
-}
+/** Finds the targets of names and addresses among live sessions and stored cloud endpoints. */
+export class IngressRoutes {
+  readonly #burrow: BurrowCore<any>;
+  readonly #sessions: LiveSessions;
+  readonly #accountOf: (session: AgentSession<unknown>) => string;
 
-/**
- * The internal HTTP endpoint of `url` (a forward-internal target), served by a session `reaches`
- * accepts (the forwarding endpoint's account's own), if one is live.
- */
-export function routeInternal(sessions: LiveSessions, url: string, reaches: (session: AgentSession<unknown>) => boolean): IngressRoute | undefined {
-  if (!URL.canParse(url)) return undefined;
-  const hostname = hostnameOf(new URL(url).host);
-  return isInternal(hostname) ? findHttp(sessions, hostname, reaches) : undefined;
-}
-
-function findHttp(sessions: LiveSessions, hostname: string, reaches: (session: AgentSession<unknown>) => boolean): IngressRoute | undefined {
-  for (const session of sessions()) {
-    if (session.ended || !reaches(session)) continue;
-    for (const tunnel of session.tunnels()) {
-      const request = tunnel.request;
-      if (request.kind !== 'endpoint' || (request.proto !== 'http' && request.proto !== 'https') || !tunnel.url) continue;
-      if (!URL.canParse(tunnel.url) || hostnameOf(new URL(tunnel.url).host) !== hostname) continue;
-      // The Opts object as the agent sent it carries the vendor's option names agentBindSources reads;
-      // the traffic policy as decoded (older agents send it as an object).
-      const options = { ...(request.raw as AgentBindOptions), TrafficPolicy: request.options.trafficPolicy };
-      return { endpoint: { id: tunnel.tunnelId, url: tunnel.url }, session, tunnel, sources: agentBindSources(request.proto, options) };
-    }
+  constructor(burrow: BurrowCore<any>, sessions: LiveSessions, accountOf: (session: AgentSession<unknown>) => string) {
+    this.#burrow = burrow;
+    this.#sessions = sessions;
+    this.#accountOf = accountOf;
   }
-  return undefined;
+
+  /**
+   * The public HTTP target of `hostname` for a request that arrived over `schemes` (the first
+   * preferred): `https` for the TLS ingress, `http` then `https` for plain HTTP.
+   */
+  async http(hostname: string, schemes: readonly HttpScheme[]): Promise<IngressTarget | undefined> {
+    // Internal endpoints (`https://api.internal`) take traffic only from forward-internal, never from clients.
+    if (this.#isInternal(hostname)) return undefined;
+    return this.#agent(hostname, schemes, () => true) ?? (await this.#cloud(hostname, schemes));
+  }
+
+  /**
+   * The internal HTTP target of `url` (a forward-internal target) of `account`: a live agent's
+   * endpoint or a cloud endpoint with the internal binding.
+   */
+  async internal(url: string, account: string): Promise<IngressTarget | undefined> {
+    if (!URL.canParse(url)) return undefined;
+    const parsed = new URL(url);
+    const hostname = hostnameOf(parsed.host);
+    const scheme = parsed.protocol.slice(0, -1);
+    if (!this.#isInternal(hostname) || (scheme !== 'http' && scheme !== 'https')) return undefined;
+    return this.#agent(hostname, [scheme], (session) => this.#accountOf(session) === account) ?? (await this.#cloud(hostname, [scheme], account));
+  }
+
+  /** The live agent tunnel of a TLS endpoint (`tls://hostname`), if one serves it. */
+  tls(hostname: string): AgentTarget | undefined {
+    return this.#find((tunnel) => tunnel.request.kind === 'endpoint' && tunnel.request.proto === 'tls' && urlHost(tunnel.url) === hostname, () => true);
+  }
+
+  /** The live agent tunnel bound to the TCP URL `url` (`tcp://host:port`), if one serves it. */
+  tcp(url: string): AgentTarget | undefined {
+    return this.#find((tunnel) => tunnel.request.kind === 'endpoint' && tunnel.request.proto === 'tcp' && tunnel.url === url, () => true);
+  }
+
+  #isInternal(hostname: string): boolean {
+    return isInternalHost(hostname, this.#burrow.services.simulation.serviceZone);
+  }
+
+  #agent(hostname: string, schemes: readonly HttpScheme[], reaches: (session: AgentSession<unknown>) => boolean): AgentTarget | undefined {
+    for (const scheme of schemes) {
+      const found = this.#find((tunnel) => tunnel.request.kind === 'endpoint' && tunnel.request.proto === scheme && urlHost(tunnel.url) === hostname, reaches);
+      if (found) return found;
+    }
+    return undefined;
+  }
+
+  #find(matches: (tunnel: AgentTunnel) => boolean, reaches: (session: AgentSession<unknown>) => boolean): AgentTarget | undefined {
+    for (const session of this.#sessions()) {
+      if (session.ended || !reaches(session)) continue;
+      for (const tunnel of session.tunnels()) {
+        const request = tunnel.request;
+        if (request.kind !== 'endpoint' || !tunnel.url || !matches(tunnel)) continue;
+        // The Opts object as the agent sent it carries the vendor's option names agentBindSources reads;
+        // the traffic policy as decoded (older agents send it as an object).
+        const options = { ...(request.raw as AgentBindOptions), TrafficPolicy: request.options.trafficPolicy };
+        return { kind: 'agent', endpoint: { id: tunnel.tunnelId, url: tunnel.url }, account: this.#accountOf(session), session, tunnel, sources: agentBindSources(request.proto, options) };
+      }
+    }
+    return undefined;
+  }
+
+  async #cloud(hostname: string, schemes: readonly HttpScheme[], account?: string): Promise<CloudTarget | undefined> {
+    for (const scheme of schemes) {
+      const found = await findCloudEndpoint(this.#burrow.reader, { scheme, host: hostname }, account);
+      if (found) return { kind: 'cloud', endpoint: { id: found.record.id, url: found.record.url }, account: found.account, trafficPolicy: found.record.traffic_policy };
+    }
+    return undefined;
+  }
 }
+
+/** The host name of an endpoint URL, or '' for none. */
+const urlHost = (url: string | undefined) => (url && URL.canParse(url) ? hostnameOf(new URL(url).host) : '');

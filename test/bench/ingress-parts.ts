@@ -72,7 +72,7 @@ async function burrowPart(): Promise<void> {
       send({ live: now, peakLive: Math.max(peakLive, now) } satisfies MemoryReport);
     }
   });
-  send({ ingressPort: ingress.address.port, gatewayPort: gateway.address.port, caPem: (await burrow.services.ca()).certificatePem, token: credential.token, domain: DOMAIN } satisfies BurrowPart);
+  send({ ingressPort: ingress.http!.port, gatewayPort: gateway.address.port, caPem: (await burrow.services.ca()).certificatePem, token: credential.token, domain: DOMAIN } satisfies BurrowPart);
 }
 
 async function agentPart(): Promise<void> {

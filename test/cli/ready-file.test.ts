@@ -29,7 +29,7 @@ describe('--ready-file', () => {
     assert.equal(ready.api_key, server.token);
     assert.equal(ready.operator_token, server.operatorToken);
     assert.match(ready.account_id, /^ac_/);
-    assert.deepEqual(ready.listeners, { api: new URL(server.url).host, agent: null, ssh: null });
+    assert.deepEqual(ready.listeners, { api: new URL(server.url).host, agent: null, ssh: null, http_ingress: null, tls_ingress: null });
     assert.equal(ready.pid, server.process.pid);
     assert.equal(statSync(file).mode & 0o777, 0o600);
     assert.equal((await server.request('GET', '/api_keys', undefined, { token: ready.api_key })).status, 200);

@@ -9,6 +9,7 @@ import { respond, scopeOf } from '../../resource.ts';
 import { INSTANCE_SCOPE, readAll, type StoreReader } from '../../store.ts';
 import { CREDENTIAL_KIND } from '../credentials/index.ts';
 import { findReservedDomain } from '../domains/index.ts';
+import { isInternalHost } from '../endpoints/index.ts';
 import { evaluateRestriction, IP_POLICIES_ERRORS } from '../ip-policies/index.ts';
 import { findReservedAddr } from '../reserved-addrs/index.ts';
 import { SSH_CREDENTIAL_KIND, validSshPublicKey } from '../ssh/index.ts';
@@ -34,9 +35,10 @@ import { endTunnel, startTunnel, TUNNEL_KIND, type TunnelProto, type TunnelRecor
  *
  * Refusals are ApiErrors (a transport shows the agent their code and message). Address rules of a
  * bind: an http/https/tls bind without a name gets `<random>.<service zone>`; one with a name
- * needs the account's reserved domain for it (a wildcard reservation covers one label) or a name
- * under the service zone; a tcp bind with an address needs the account's reserved address, and
- * without one gets a free `0.tcp.<region>.<service zone>:<port>` (hosts 1–9 are reserved
+ * needs the account's reserved domain for it (a wildcard reservation covers one label), a name
+ * under the service zone, or an internal name (`api.internal`, reached only through
+ * forward-internal); a tcp bind with an address needs the account's reserved address, and without
+ * one gets a free `0.tcp.<region>.<service zone>:<port>` (hosts 1–9 are reserved
  * addresses'). A URL is bound by one tunnel at a time across the instance.
  */
 
@@ -218,7 +220,7 @@ export async function bindAgentTunnel(instance: Instance, account: string, sessi
       url = `tcp://${addr}`;
     } else {
       const name = (bind.hostname || (bind.subdomain ? `${bind.subdomain}.${zone}` : `${hexOf(ctx.ids.bytes(8))}.${zone}`)).toLowerCase().replace(/\.$/, '');
-      if (bind.hostname && !underZone(name, zone) && !(await findReservedDomain(ctx, name))) {
+      if (bind.hostname && !underZone(name, zone) && !isInternalHost(name, zone) && !(await findReservedDomain(ctx, name))) {
         throw new ApiError(AGENTS_ERRORS.AGENT_DOMAIN_NOT_RESERVED, `hostname: ${name} is not a reserved domain of this account (nor under ${zone}); reserve it (POST /reserved_domains) or a wildcard domain one label above it`);
       }
       checkAcl(credential, 'hostname', { domain: name });

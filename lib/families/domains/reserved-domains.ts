@@ -4,11 +4,11 @@ import { ApiError, ERRORS } from '../../conventions/errors.ts';
 import { description, metadata, refusedField, storedId, zeroIsUnset } from '../../conventions/fields.ts';
 import { claimUnique, findUnique, releaseUnique } from '../../indexes.ts';
 import { defineResource, getRecord, refTo, replaceRecord, type BaseRecord } from '../../resource.ts';
-import { INSTANCE_SCOPE } from '../../store.ts';
+import { INSTANCE_SCOPE, type StoreReader } from '../../store.ts';
 import { isDnsName } from '../../conventions/acl.ts';
 import { applyCertificatePolicy, CertificatePolicyInput, certificateStatus, MANAGED_CERTIFICATE_STORED, provisioningControlOperation, type ManagedCertificateFields } from './certificate-management.ts';
 import { issueCertificate, type IssuedCertificate } from './simulated-issuer.ts';
-import { storeIssuedCertificate, tlsCertificates } from '../tls-certificates/index.ts';
+import { storeIssuedCertificate, TLS_CERTIFICATE_KIND, tlsCertificates, type TlsCertificateRecord } from '../tls-certificates/index.ts';
 import { DOMAINS_ERRORS } from './errors.ts';
 
 /**
@@ -274,6 +274,36 @@ export async function findReservedDomain(ctx: OperationContext, hostname: string
   for (const candidate of name.includes('.') ? candidates : [name]) {
     const holder = await findUnique(ctx.tx, INSTANCE_SCOPE, RESERVED_DOMAIN_KIND, 'domain', candidate);
     if (holder?.startsWith(`${ctx.account}/`)) return (await ctx.tx.get({ account: ctx.account, kind: RESERVED_DOMAIN_KIND }, holder.slice(ctx.account.length + 1))) as ReservedDomainRecord | undefined;
+  }
+  return undefined;
+}
+
+/** A certificate and its private key (PEM), as the ingress serves it for a name. */
+export interface DomainCertificate {
+  /** The TLS certificate's id (`cert_…`): a new one when the domain's certificate changes. */
+  readonly id: string;
+  readonly certificatePem: string;
+  readonly privateKeyPem: string;
+}
+
+/**
+ * The certificate the ingress serves for `hostname`: that of the reserved domain covering it (of
+ * any account, as reserved domains are unique in the instance; the exact name, then a wildcard one
+ * label up), uploaded or issued (attachedCertificate); undefined when no domain covers the name
+ * or its domain has no certificate. A few reads, whatever the number of accounts.
+ */
+export async function findDomainCertificate(reader: StoreReader, hostname: string): Promise<DomainCertificate | undefined> {
+  const name = hostname.toLowerCase().replace(/\.$/, '');
+  const candidates = name.includes('.') ? [name, `*.${name.slice(name.indexOf('.') + 1)}`] : [name];
+  for (const candidate of candidates) {
+    const holder = await findUnique(reader, INSTANCE_SCOPE, RESERVED_DOMAIN_KIND, 'domain', candidate);
+    if (holder === undefined) continue;
+    const account = holder.slice(0, holder.indexOf('/'));
+    const domain = (await reader.get({ account, kind: RESERVED_DOMAIN_KIND }, holder.slice(account.length + 1))) as ReservedDomainRecord | undefined;
+    const certificateId = domain && attachedCertificate(domain);
+    if (!certificateId) return undefined;
+    const certificate = (await reader.get({ account, kind: TLS_CERTIFICATE_KIND }, certificateId)) as TlsCertificateRecord | undefined;
+    return certificate && { id: certificate.id, certificatePem: certificate.certificate_pem, privateKeyPem: certificate.private_key_pem };
   }
   return undefined;
 }

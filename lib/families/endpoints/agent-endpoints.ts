@@ -1,7 +1,7 @@
 import type { OperationContext } from '../../context.ts';
 import { addPair, removePair } from '../../indexes.ts';
 import { scopeOf } from '../../resource.ts';
-import { byUrl, ENDPOINT_KIND, parseEndpointUrl, type EndpointRecord } from './records.ts';
+import { byUrl, ENDPOINT_KIND, isInternalHost, parseEndpointUrl, type EndpointRecord } from './records.ts';
 
 /**
  * Agent endpoints: one per domain or address tunnel, made and removed with it (read-only through
@@ -32,7 +32,7 @@ export async function addAgentEndpoint(ctx: OperationContext, tunnel: EndpointTu
     type: 'agent',
     ...url,
     region: tunnel.region,
-    bindings: ['public'],
+    bindings: [isInternalHost(url.host, ctx.services.simulation.serviceZone) ? 'internal' : 'public'],
     traffic_policy: '',
     upstream_url: tunnel.forwards_to,
     upstream_protocol: url.scheme === 'tcp' ? '' : 'http1',

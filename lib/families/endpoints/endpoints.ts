@@ -8,11 +8,11 @@ import { makeRef } from '../../conventions/refs.ts';
 import { addPair, claimUnique, findUnique, releaseUnique, removePair } from '../../indexes.ts';
 import { ownerRef } from '../../owners.ts';
 import { defineResource } from '../../resource.ts';
-import { INSTANCE_SCOPE } from '../../store.ts';
+import { INSTANCE_SCOPE, type StoreReader } from '../../store.ts';
 import { RESERVED_ADDR_KIND } from '../reserved-addrs/index.ts';
 import { findReservedDomain } from '../domains/index.ts';
 import { ENDPOINTS_ERRORS } from './errors.ts';
-import { BINDINGS, byUrl, ENDPOINT_KIND, parseEndpointUrl, SCHEMES, UPSTREAM_PROTOCOLS, type Binding, type EndpointRecord } from './records.ts';
+import { BINDINGS, byUrl, DEFAULT_PORTS, ENDPOINT_KIND, isInternalHost, parseEndpointUrl, SCHEMES, UPSTREAM_PROTOCOLS, type Binding, type EndpointRecord } from './records.ts';
 
 /**
  * Endpoints (/endpoints): where traffic enters. Three types:
@@ -94,13 +94,8 @@ const CloudEndpointUpdate = v.strictObject({
 /**
  * A `.internal` host outside the service's own zone (whose names are public, like the vendor's).
  */
-function isInternalHost(ctx: OperationContext, host: string): boolean {
-  const zone = ctx.services.simulation.serviceZone;
-  return host.endsWith('.internal') && host !== zone && !host.endsWith(`.${zone}`);
-}
-
 function checkBindings(ctx: OperationContext, requested: readonly string[] | undefined, host: string, field = 'bindings'): Binding[] {
-  const internalHost = isInternalHost(ctx, host);
+  const internalHost = isInternalHost(host, ctx.services.simulation.serviceZone);
   const bindings = requested ?? [internalHost ? 'internal' : 'public'];
   if (bindings.length !== 1) throw new ApiError(ERRORS.INVALID_FIELD, `${field}: must hold exactly one binding, one of ${BINDINGS.join(', ')} (got ${bindings.length})`);
   const binding = bindings[0] as Binding;
@@ -130,6 +125,34 @@ async function releaseUrl(ctx: OperationContext, record: EndpointRecord): Promis
   await releaseUnique(ctx.tx, ctx.account, ENDPOINT_KIND, 'cloud_url', record.url, record.id);
   if (record.bindings[0] === 'public') await releaseUnique(ctx.tx, INSTANCE_SCOPE, ENDPOINT_KIND, 'public_url', record.url, holderOf(ctx.account, record.id));
   await removePair(ctx.tx, byUrl(ctx), record.url, record.id);
+}
+
+/** Where a request arrived: the scheme it came over and the host name it named. */
+export interface CloudEndpointAddress {
+  readonly scheme: string;
+  readonly host: string;
+}
+
+/**
+ * The cloud endpoint that serves `address` on the scheme's default port: a public one of any
+ * account or, with `account`, one of that account (internal ones included); an exact name first,
+ * then a wildcard one label up (`https://*.example.com`). Reads the url indexes claimUrl keeps, so
+ * it costs a few reads whatever the number of accounts and endpoints.
+ */
+export async function findCloudEndpoint(reader: StoreReader, address: CloudEndpointAddress, account?: string): Promise<{ account: string; record: EndpointRecord } | undefined> {
+  const port = DEFAULT_PORTS[address.scheme];
+  if (port === undefined) return undefined;
+  const dot = address.host.indexOf('.');
+  const hosts = dot > 0 ? [address.host, `*${address.host.slice(dot)}`] : [address.host];
+  for (const host of hosts) {
+    const url = `${address.scheme}://${host}`;
+    const held = account === undefined ? await findUnique(reader, INSTANCE_SCOPE, ENDPOINT_KIND, 'public_url', url) : await findUnique(reader, account, ENDPOINT_KIND, 'cloud_url', url);
+    if (held === undefined) continue;
+    const [owner, id] = account === undefined ? [held.slice(0, held.indexOf('/')), held.slice(held.indexOf('/') + 1)] : [account, held];
+    const record = (await reader.get({ account: owner, kind: ENDPOINT_KIND }, id)) as EndpointRecord | undefined;
+    if (record) return { account: owner, record };
+  }
+  return undefined;
 }
 
 /**

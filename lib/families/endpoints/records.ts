@@ -82,5 +82,13 @@ export function parseEndpointUrl(text: string, field = 'url'): EndpointUrl {
 }
 
 
+/**
+ * Whether `host` is an internal endpoint's (`api.internal`): reached only through forward-internal,
+ * never by clients, and needing no reserved domain. The service zone (`burrow.internal`) is public.
+ */
+export function isInternalHost(host: string, serviceZone: string): boolean {
+  return host.endsWith('.internal') && host !== serviceZone && !host.endsWith(`.${serviceZone}`);
+}
+
 /** Pair index (url, endpoint id): every endpoint under its url, for the list's `url` filter. */
 export const byUrl = (ctx: OperationContext) => ({ account: ctx.account, kind: '_endpoint_url' });

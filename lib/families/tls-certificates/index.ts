@@ -10,6 +10,6 @@ export const tlsCertificatesFamily = defineFamily({
   examples: { tls_certificates: { body: (seed) => ({ certificate_pem: seed.certificates().cert, private_key_pem: seed.certificates().key }) } },
 });
 
-export { storeIssuedCertificate, tlsCertificates } from './tls-certificates.ts';
+export { storeIssuedCertificate, TLS_CERTIFICATE_KIND, tlsCertificates, type TlsCertificateRecord } from './tls-certificates.ts';
 
 export { TLS_CERTIFICATES_ERRORS } from './errors.ts';

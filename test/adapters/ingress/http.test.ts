@@ -1,9 +1,10 @@
 import ngrok, { type Session } from '@ngrok/ngrok';
 import assert from 'node:assert/strict';
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { once } from 'node:events';
-import { Agent, createServer, request, type IncomingHttpHeaders, type OutgoingHttpHeaders } from 'node:http';
+import { Agent, createServer, request, type IncomingHttpHeaders, type IncomingMessage, type OutgoingHttpHeaders } from 'node:http';
 import { connect } from 'node:net';
+import type { Duplex } from 'node:stream';
 import { describe, test, type TestContext } from 'node:test';
 import { createIngress } from '../../../adapters/ingress/index.ts';
 import { MemoryStore } from '../../../adapters/stores/memory-store.ts';
@@ -59,6 +60,14 @@ async function startApp(t: TestContext): Promise<number> {
     res.setHeader('X-App', 'yes');
     res.end(JSON.stringify({ method: req.method, url: req.url, headers: req.headers, length: body.length, sha256: createHash('sha256').update(body).digest('hex') }));
   });
+  // WebSocket handshakes: /ws switches and echoes what it reads upper-cased; any other path is refused.
+  server.on('upgrade', (req: IncomingMessage, socket: Duplex) => {
+    if (req.url !== '/ws') return void socket.end('HTTP/1.1 403 Forbidden\r\nContent-Length: 4\r\n\r\nnope');
+    const accept = createHash('sha1').update(`${req.headers['sec-websocket-key']}258EAFA5-E914-47DA-95CA-C5AB0DC85B11`).digest('base64');
+    socket.write(`HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: ${accept}\r\nX-Forwarded-Proto-Seen: ${req.headers['x-forwarded-proto']}\r\n\r\n`);
+    socket.on('data', (chunk: Buffer) => socket.write(chunk.toString().toUpperCase()));
+    socket.on('end', () => socket.end());
+  });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   t.after(() => {
     const closed = new Promise<void>((resolve) => server.close(() => resolve()));
@@ -93,7 +102,7 @@ async function setUp(t: TestContext) {
   };
   /** Leaves an agent the gateway disconnected unclosed: the SDK's close of such a session can wait forever. */
   const disconnected = (session: Session) => agents.splice(agents.indexOf(session), 1);
-  return { gateway, ingress, port: ingress.address.port, appPort, errors, agent, disconnected };
+  return { gateway, ingress, port: ingress.http!.port, appPort, errors, agent, disconnected };
 }
 
 const json = (answer: Answer) => JSON.parse(answer.body.toString()) as { method: string; url: string; headers: Record<string, string>; length: number; sha256: string };
@@ -245,6 +254,70 @@ describe('HTTP ingress: forward-internal', () => {
     const outside = await call(port, { host: 'api.internal' });
     assert.equal(outside.status, 404);
     assert.equal(outside.headers['ngrok-error-code'], 'ERR_BURROW_3200');
+  });
+});
+
+/** A WebSocket handshake to the ingress: the switched socket, or the refusal as an answer. */
+async function upgradeCall(port: number, path: string): Promise<{ switched: IncomingMessage; socket: Duplex } | { refused: Answer }> {
+  const key = randomBytes(16).toString('base64');
+  const req = request({ host: '127.0.0.1', port, path, agent: false, headers: { host: HOST, connection: 'Upgrade', upgrade: 'websocket', 'sec-websocket-key': key, 'sec-websocket-version': '13' } });
+  req.end();
+  const answered = await Promise.race([once(req, 'upgrade').then(([switched, socket]) => ({ switched, socket }) as { switched: IncomingMessage; socket: Duplex }), once(req, 'response').then(([res]) => res as IncomingMessage)]);
+  if ('switched' in answered) {
+    assert.equal(answered.switched.headers['sec-websocket-accept'], createHash('sha1').update(`${key}258EAFA5-E914-47DA-95CA-C5AB0DC85B11`).digest('base64'));
+    return answered;
+  }
+  const chunks: Buffer[] = [];
+  for await (const chunk of answered) chunks.push(chunk as Buffer);
+  return { refused: { status: answered.statusCode ?? 0, headers: answered.headers, body: Buffer.concat(chunks), reusedSocket: false } };
+}
+
+/** Reads `socket` until it has sent `text` (the socket stays open). */
+function readUntil(socket: Duplex, text: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    let seen = '';
+    const onData = (chunk: Buffer) => {
+      seen += String(chunk);
+      if (!seen.includes(text)) return;
+      socket.off('data', onData).off('end', onEnd);
+      resolve(seen);
+    };
+    const onEnd = () => reject(new Error(`the connection ended before ${JSON.stringify(text)} (got ${JSON.stringify(seen)})`));
+    socket.on('data', onData).once('end', onEnd);
+  });
+}
+
+describe('HTTP ingress: WebSocket upgrades', () => {
+  test('the handshake runs the request and response phases, then bytes flow both ways; refusals of the policy or the app are answered', async (t) => {
+    const { agent, port, appPort } = await setUp(t);
+    const session = await agent();
+    const policy = JSON.stringify({
+      on_http_request: [{ expressions: ["req.url.path == '/ws-denied'"], actions: [{ type: 'deny', config: { status_code: 403 } }] }],
+      on_http_response: [{ actions: [{ type: 'add-headers', config: { headers: { 'x-served-by': 'burrow' } } }] }],
+    });
+    await session.httpEndpoint().domain(HOST).trafficPolicy(policy).listenAndForward(`http://127.0.0.1:${appPort}`);
+
+    const opened = await upgradeCall(port, '/ws');
+    assert.ok('switched' in opened, 'the handshake switches protocols');
+    t.after(() => opened.socket.destroy());
+    assert.equal(opened.switched.statusCode, 101);
+    assert.equal(opened.switched.headers.upgrade, 'websocket');
+    assert.equal(opened.switched.headers['x-served-by'], 'burrow');
+    assert.equal(opened.switched.headers['x-forwarded-proto-seen'], 'http');
+    opened.socket.write('hello through burrow');
+    assert.equal(await readUntil(opened.socket, 'HELLO THROUGH BURROW'), 'HELLO THROUGH BURROW');
+    opened.socket.write('and back again');
+    assert.equal(await readUntil(opened.socket, 'AND BACK AGAIN'), 'AND BACK AGAIN');
+
+    const denied = await upgradeCall(port, '/ws-denied');
+    assert.ok('refused' in denied);
+    assert.equal(denied.refused.status, 403);
+
+    const refused = await upgradeCall(port, '/elsewhere');
+    assert.ok('refused' in refused);
+    assert.equal(refused.refused.status, 403);
+    assert.equal(refused.refused.body.toString(), 'nope');
+    assert.equal(refused.refused.headers['x-served-by'], 'burrow');
   });
 });
 

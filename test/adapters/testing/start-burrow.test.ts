@@ -25,7 +25,7 @@ for (const mode of ['in-process', 'process'] as const) {
       assert.match(burrow.url, /^http:\/\/127\.0\.0\.1:\d+$/);
       assert.equal(burrow.apiKey, 'suite-admin-key');
       assert.match(burrow.accountId, /^ac_/);
-      assert.deepEqual(burrow.listeners, { api: new URL(burrow.url).host, agent: null, ssh: null });
+      assert.deepEqual(burrow.listeners, { api: new URL(burrow.url).host, agent: null, ssh: null, http_ingress: null, tls_ingress: null });
       assert.match(burrow.ca, /^-----BEGIN CERTIFICATE-----/);
       assert.equal(burrow.burrow === undefined, mode === 'process');
       const created = await client.ipPolicies.create({ description: 'made by a test' });

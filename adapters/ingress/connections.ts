@@ -1,0 +1,59 @@
+import { pipeline, type Duplex } from 'node:stream';
+import type { Socket } from 'node:net';
+import type { TLSSocket } from 'node:tls';
+import type { ConnectionFacts, TlsFacts } from '../../lib/policy/facts.ts';
+
+/**
+ * What the ingress knows of a client connection beyond its socket, kept by socket for its
+ * listeners to share: when it started (the TLS connection's start for requests the TLS ingress
+ * terminated), the TLS session, and the endpoint whose on_tcp_connect already ran for it.
+ */
+export interface ConnectionInfo {
+  readonly startedAt: Date;
+  readonly tls?: TlsFacts;
+  readonly connectRanFor?: string;
+}
+
+/** Connection records by socket (the HTTP server's sockets: plain, or TLS ones the TLS ingress handed it). */
+export type Connections = WeakMap<Socket, ConnectionInfo>;
+
+/** What the policy engine is told about a client connection, from its socket. */
+export function connectionFacts(socket: Socket, startedAt: Date, tls?: TlsFacts): ConnectionFacts {
+  return {
+    clientIp: plainIp(socket.remoteAddress),
+    clientPort: socket.remotePort ?? 0,
+    serverIp: plainIp(socket.localAddress),
+    serverPort: socket.localPort ?? 0,
+    startedAt,
+    ...(tls ? { tls } : {}),
+  };
+}
+
+/** The TLS session the ingress terminated, as the policy's `conn.tls.*` variables read it. */
+export function tlsFacts(socket: TLSSocket, serverCertificate: string): TlsFacts {
+  const version = socket.getProtocol() ?? '';
+  return {
+    version: version.replace(/^TLSv/, ''),
+    cipherSuite: socket.getCipher()?.standardName ?? '',
+    sni: typeof socket.servername === 'string' ? socket.servername : '',
+    ...(typeof socket.alpnProtocol === 'string' ? { negotiatedAlpn: socket.alpnProtocol } : {}),
+    sessionResumed: socket.isSessionReused(),
+    serverCertificate,
+  };
+}
+
+/** IPv4 peers of a dual-stack listener appear as `::ffff:a.b.c.d`. */
+const plainIp = (ip: string | undefined) => (ip?.startsWith('::ffff:') && ip.includes('.') ? ip.slice(7) : (ip ?? ''));
+
+/** `ip:port`, IPv6 addresses bracketed (the agent's proxy header takes it so). */
+export const hostPort = (ip: string, port: number) => (ip.includes(':') ? `[${ip}]:${port}` : `${ip}:${port}`);
+
+/** Carries bytes both ways between a client and an agent's proxy stream until either side ends; then both close. */
+export function joinStreams(client: Duplex, upstream: Duplex): void {
+  const done = () => {
+    client.destroy();
+    upstream.destroy();
+  };
+  pipeline(client, upstream, done);
+  pipeline(upstream, client, done);
+}

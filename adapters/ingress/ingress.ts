@@ -1,0 +1,110 @@
+import type { AddressInfo, Server as NetServer, Socket } from 'node:net';
+import type { BurrowCore } from '../../lib/burrow.ts';
+import type { AgentSession } from '../agent-gateway/index.ts';
+import { hostPort, type Connections } from './connections.ts';
+import { createIngressCertificates } from './certificates.ts';
+import { createHttpIngress } from './http-ingress.ts';
+import { createIngressPolicies } from './policies.ts';
+import { IngressRoutes } from './routes.ts';
+import { createTlsIngress } from './tls-ingress.ts';
+
+/**
+ * The ingress of a Burrow instance: the listeners clients' traffic enters by (docs/ingress.md),
+ * over one routing table (routes.ts) and one policy engine (policies.ts). Each listener it opens is
+ * named in the instance's listeners (`GET /_burrow/health`).
+ */
+
+export interface ListenAddress {
+  /** Default 127.0.0.1. */
+  readonly host?: string;
+  /** Default 0: any free port. */
+  readonly port?: number;
+}
+
+export interface BoundAddress {
+  readonly host: string;
+  readonly port: number;
+}
+
+export interface IngressOptions<C = unknown> {
+  /** The live agent sessions to route to (an agent gateway's `sessions`). */
+  readonly sessions: () => readonly AgentSession<C>[];
+  /** The HTTP listener (plain HTTP, routed by Host). Default, when `tls` is not given either: 127.0.0.1, any free port. */
+  readonly http?: ListenAddress;
+  /** The TLS listener (HTTPS and TLS endpoints, routed by SNI; tls-ingress.ts). Off unless given. */
+  readonly tls?: ListenAddress;
+  /**
+   * The account a session belongs to: forward-internal reaches only the same account's internal
+   * endpoints. Default: every session is one account's.
+   */
+  readonly accountOf?: (session: AgentSession<C>) => string;
+  /** A failure while traffic was served (default: ignored; the client got its error page). */
+  readonly onError?: (error: unknown) => void;
+}
+
+export interface Ingress {
+  /** Where the HTTP listener listens, when it listens. */
+  readonly http: BoundAddress | undefined;
+  /** Where the TLS listener listens, when it was asked for. */
+  readonly tls: BoundAddress | undefined;
+  /** Stops listening and closes every connection. */
+  close(): Promise<void>;
+}
+
+/** Starts the ingress of `burrow`; see the file comment. */
+export async function createIngress<C>(burrow: BurrowCore<any>, options: IngressOptions<C>): Promise<Ingress> {
+  const onError = options.onError ?? (() => undefined);
+  const accountOf = options.accountOf ?? (() => '');
+  const routes = new IngressRoutes(burrow, options.sessions as () => readonly AgentSession<unknown>[], (session) => accountOf(session as AgentSession<C>));
+  const policies = createIngressPolicies(burrow);
+  const connections: Connections = new WeakMap();
+  const httpServer = createHttpIngress(burrow, { routes, policies, connections, onError });
+  const sockets = new Set<Socket>();
+  // Upgraded connections leave node's HTTP server: the ingress closes every connection itself.
+  const track = (socket: Socket) => {
+    sockets.add(socket);
+    socket.once('close', () => sockets.delete(socket));
+  };
+  httpServer.on('connection', track);
+  const servers: { name: string; server: NetServer }[] = [];
+  const close = async () => {
+    for (const { name } of servers) burrow.services.listeners.delete(name);
+    const closed = Promise.all(servers.map(({ server }) => closeServer(server)));
+    for (const socket of sockets) socket.destroy();
+    await closed;
+  };
+  const open = async (name: string, server: NetServer, address: ListenAddress) => {
+    const bound = await listen(server, address);
+    servers.push({ name, server });
+    burrow.services.listeners.set(name, hostPort(bound.host, bound.port));
+    return bound;
+  };
+  try {
+    // Without an HTTP listener the HTTP server still serves what the TLS listener terminates.
+    const http = options.http || !options.tls ? await open('http_ingress', httpServer, options.http ?? {}) : undefined;
+    let tls: BoundAddress | undefined;
+    if (options.tls) {
+      const tlsServer = createTlsIngress(burrow, { routes, policies, certificates: createIngressCertificates(burrow), http: httpServer, connections, onError });
+      tlsServer.on('connection', track);
+      tls = await open('tls_ingress', tlsServer, options.tls);
+    }
+    return { http, tls, close };
+  } catch (error) {
+    await close();
+    throw error;
+  }
+}
+
+async function listen(server: NetServer, address: ListenAddress): Promise<BoundAddress> {
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(address.port ?? 0, address.host ?? '127.0.0.1', () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const bound = server.address() as AddressInfo;
+  return { host: bound.address, port: bound.port };
+}
+
+const closeServer = (server: NetServer) => new Promise<void>((resolve) => server.close(() => resolve()));

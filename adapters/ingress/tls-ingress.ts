@@ -1,0 +1,161 @@
+import { X509Certificate } from 'node:crypto';
+import type { Server as HttpServer } from 'node:http';
+import { createServer, type Server, type Socket } from 'node:net';
+import { createSecureContext, TLSSocket } from 'node:tls';
+import type { BurrowCore } from '../../lib/burrow.ts';
+import { LIMITS } from '../../lib/limits.ts';
+import { clientChainProblem } from '../../lib/policy/certificates.ts';
+import type { TlsTermination } from '../../lib/policy/decisions.ts';
+import { isDnsName } from '../../lib/conventions/acl.ts';
+import type { IngressCertificates, ServedCertificate } from './certificates.ts';
+import { CLIENT_HELLO_MAX_BYTES, ClientHelloError, serverNameOf } from './client-hello.ts';
+import { connectionFacts, hostPort, joinStreams, tlsFacts, type Connections } from './connections.ts';
+import type { IngressPolicies } from './policies.ts';
+import type { AgentTarget, IngressRoutes, IngressTarget } from './routes.ts';
+
+/**
+ * The TLS ingress: TLS connections routed by their server name (SNI), read from the ClientHello
+ * before any TLS is spoken (client-hello.ts).
+ *
+ * - A TLS endpoint of the name (an agent's `tls://` bind): its on_tcp_connect runs; unless it
+ *   decides to terminate (terminate-tls, the agent's own termination options), the connection's
+ *   bytes, ClientHello included, go down a proxy stream untouched and the agent's service
+ *   terminates TLS itself; terminated here, the plain bytes go down instead.
+ * - Any other name: Burrow terminates TLS with the name's certificate (certificates.ts) and hands
+ *   the connection to the HTTP ingress, which routes its requests by Host to HTTPS endpoints; the
+ *   on_tcp_connect of the name's HTTPS endpoint runs once, before the handshake, and decides its
+ *   TLS versions and client certificates.
+ *
+ * A connection without a server name, with bytes that are no ClientHello, or refused by the policy
+ * is closed (there is no TLS session to answer an HTTP page on).
+ */
+
+export interface TlsIngressOptions {
+  readonly routes: IngressRoutes;
+  readonly policies: IngressPolicies;
+  readonly certificates: IngressCertificates;
+  /** The HTTP ingress's server: terminated connections are handed to it. */
+  readonly http: HttpServer;
+  readonly connections: Connections;
+  readonly onError: (error: unknown) => void;
+}
+
+/** The TLS ingress's server (not listening); see the file comment. */
+export function createTlsIngress(burrow: BurrowCore<any>, options: TlsIngressOptions): Server {
+  const { routes, policies, certificates, onError } = options;
+
+  async function accept(socket: Socket): Promise<void> {
+    const startedAt = burrow.clock.now();
+    socket.on('error', () => socket.destroy());
+    socket.setTimeout(LIMITS.ingress_head_ms.value, () => socket.destroy());
+    const hello = await readClientHello(socket);
+    if (!hello || !isDnsName(hello.name)) return void socket.destroy();
+    const name = hello.name;
+    const passthrough = routes.tls(name);
+    const target: IngressTarget | undefined = passthrough ?? (await routes.http(name, ['https']));
+    let termination: TlsTermination | undefined;
+    if (target) {
+      const connected = await policies.engine.connect(policies.of(target), target.endpoint, connectionFacts(socket, startedAt));
+      // A refusal on a TLS connection can only close it (deny, restrict-ips, close-connection…).
+      if (connected.terminal) return void socket.destroy();
+      termination = connected.tls;
+    }
+    socket.unshift(hello.bytes);
+    if (passthrough && !termination) return forward(socket, passthrough, socket, true);
+    const served = termination?.serverCertificate && termination.serverPrivateKey ? ownCertificate(termination) : await certificates.for(name);
+    const secure = await terminate(socket, served, termination);
+    if (!secure) return;
+    socket.setTimeout(0);
+    const info = { startedAt, tls: tlsFacts(secure, served.certificatePem), ...(target ? { connectRanFor: target.endpoint.id } : {}) };
+    if (passthrough) return forward(secure, passthrough, socket, false);
+    options.connections.set(secure as unknown as Socket, info);
+    options.http.emit('connection', secure);
+  }
+
+  /** The connection's bytes down a proxy stream of the agent's TLS endpoint. */
+  function forward(client: Socket | TLSSocket, target: AgentTarget, raw: Socket, passthroughTls: boolean): void {
+    raw.setTimeout(0);
+    const conn = connectionFacts(raw, burrow.clock.now());
+    try {
+      joinStreams(client, target.session.openProxy(target.tunnel.tunnelId, { clientAddr: hostPort(conn.clientIp, conn.clientPort), passthroughTls }));
+    } catch {
+      // The agent went away meanwhile: the endpoint is offline.
+      client.destroy();
+    }
+  }
+
+  /** The TLS session on `socket` as `termination` asks, once its handshake (and client certificate check) passed. */
+  function terminate(socket: Socket, served: ServedCertificate, termination: TlsTermination | undefined): Promise<TLSSocket | undefined> {
+    const mutual = termination?.mutualTls;
+    const context = termination ? createSecureContext({ cert: served.certificatePem, key: served.privateKeyPem, minVersion: `TLSv${termination.minVersion}`, maxVersion: `TLSv${termination.maxVersion}` }) : served.context;
+    const secure = new TLSSocket(socket, { isServer: true, secureContext: context, ALPNProtocols: ['http/1.1'], requestCert: mutual !== undefined, rejectUnauthorized: false });
+    return new Promise((resolve) => {
+      const refuse = () => {
+        secure.destroy();
+        resolve(undefined);
+      };
+      secure.once('error', refuse);
+      secure.once('secure', () => {
+        secure.off('error', refuse);
+        secure.on('error', () => secure.destroy());
+        if (mutual && mutual.strategy !== 'request') {
+          const chain = peerChain(secure);
+          const problem = mutual.strategy === 'require-any' ? (chain.length === 0 ? 'no client certificate was presented' : undefined) : clientChainProblem(chain, mutual.certificateAuthorities, new Date());
+          if (problem) return refuse();
+        }
+        resolve(secure);
+      });
+    });
+  }
+
+  const server = createServer((socket) =>
+    void accept(socket).catch((error: unknown) => {
+      onError(error);
+      socket.destroy();
+    }),
+  );
+  return server;
+}
+
+/** A certificate a policy brought (terminate-tls server_certificate). */
+function ownCertificate(termination: TlsTermination): ServedCertificate {
+  const certificatePem = termination.serverCertificate!;
+  const privateKeyPem = termination.serverPrivateKey!;
+  return { context: createSecureContext({ cert: certificatePem, key: privateKeyPem }), certificatePem, privateKeyPem };
+}
+
+/** The chain the client presented, leaf first, PEM. */
+function peerChain(socket: TLSSocket): string[] {
+  const chain: string[] = [];
+  let current = socket.getPeerCertificate(true);
+  while (current && current.raw && chain.length < 8) {
+    chain.push(new X509Certificate(current.raw).toString());
+    if (!current.issuerCertificate || current.issuerCertificate === current) break;
+    current = current.issuerCertificate;
+  }
+  return chain;
+}
+
+/** Reads the ClientHello off `socket` (paused after it): its bytes and server name, or undefined when it is none. */
+function readClientHello(socket: Socket): Promise<{ bytes: Buffer; name: string } | undefined> {
+  return new Promise((resolve) => {
+    let bytes = Buffer.alloc(0);
+    const finish = (result: { bytes: Buffer; name: string } | undefined) => {
+      socket.off('data', onData).off('close', onClose);
+      socket.pause();
+      resolve(result);
+    };
+    const onData = (chunk: Buffer) => {
+      bytes = Buffer.concat([bytes, chunk]);
+      try {
+        const name = serverNameOf(bytes.subarray(0, CLIENT_HELLO_MAX_BYTES));
+        if (name !== undefined) finish({ bytes, name });
+      } catch (error) {
+        if (!(error instanceof ClientHelloError)) throw error;
+        finish(undefined);
+      }
+    };
+    const onClose = () => finish(undefined);
+    socket.on('data', onData).once('close', onClose);
+  });
+}

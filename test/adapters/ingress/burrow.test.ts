@@ -1,0 +1,137 @@
+import assert from 'node:assert/strict';
+import { once } from 'node:events';
+import { request, type IncomingHttpHeaders, type IncomingMessage } from 'node:http';
+import { after, before, describe, test, type TestContext } from 'node:test';
+import { parseCli } from '../../../bin/burrow.ts';
+import type { RunningServer } from '../../helpers.ts';
+import { startIngressServer, startJsonApp, type IngressServer } from './fixtures.ts';
+
+/**
+ * `burrow serve --agent-addr … --http-ingress-addr …`: the vendor's agent connected to Burrow with a
+ * tunnel credential's token, clients' requests through the ingress to its local app, and cloud
+ * endpoints (POST /endpoints) served by their stored traffic policy.
+ */
+
+let ingress: IngressServer;
+let server: RunningServer;
+let ingressPort: number;
+let app: Awaited<ReturnType<typeof startJsonApp>>;
+
+before(async () => {
+  ingress = await startIngressServer(['--http-ingress-addr', '127.0.0.1:0']);
+  server = ingress.server;
+  ingressPort = ingress.port('http_ingress');
+  app = await startJsonApp();
+});
+
+after(async () => {
+  await ingress?.stop();
+  await app?.close();
+});
+
+const agent = (t: TestContext, token?: string) => ingress.agent(t, token);
+
+/** One request to the ingress with `host` as its Host. */
+async function call(host: string, path = '/'): Promise<{ status: number; headers: IncomingHttpHeaders; body: string }> {
+  const req = request({ host: '127.0.0.1', port: ingressPort, path, headers: { host }, agent: false });
+  req.end();
+  const [res] = (await once(req, 'response')) as [IncomingMessage];
+  let body = '';
+  for await (const chunk of res) body += String(chunk);
+  return { status: res.statusCode ?? 0, headers: res.headers, body };
+}
+
+describe('the ingress options', () => {
+  test('--http-ingress-addr HOST:PORT (or BURROW_HTTP_INGRESS_ADDR), off unless given', () => {
+    assert.equal(parseCli([], {}).httpIngressAddr, undefined);
+    assert.deepEqual(parseCli(['--http-ingress-addr', '0.0.0.0:8000'], {}).httpIngressAddr, { host: '0.0.0.0', port: 8000 });
+    assert.deepEqual(parseCli([], { BURROW_HTTP_INGRESS_ADDR: '[::1]:0' }).httpIngressAddr, { host: '::1', port: 0 });
+    assert.throws(() => parseCli(['--http-ingress-addr', '8000'], {}), /^Error: --http-ingress-addr must be HOST:PORT, e\.g\. 127\.0\.0\.1:4443 or \[::1\]:0 \(got 8000\)$/);
+  });
+});
+
+describe('burrow serve --http-ingress-addr', () => {
+  test('health lists the listener and the start-up says where it is', async () => {
+    const health = await server.request('GET', '/_burrow/health', undefined, { token: null });
+    assert.match(health.body.listeners.http_ingress, /^127\.0\.0\.1:\d+$/);
+    await server.outputUntil((lines) => lines.some((line) => line.startsWith(`http ingress: ${health.body.listeners.http_ingress} `)));
+  });
+
+  test("a request by Host reaches the agent's app, on its random name and on a reserved domain", async (t) => {
+    const session = await agent(t);
+    const random = await session.httpEndpoint().listenAndForward(`http://127.0.0.1:${app.port}`);
+    const name = new URL(random.url()!).hostname;
+    assert.match(name, /^[0-9a-f]{16}\.burrow\.internal$/);
+    const answered = await call(name, '/hello');
+    assert.equal(answered.status, 200);
+    assert.equal(JSON.parse(answered.body).url, '/hello');
+
+    assert.equal((await server.request('POST', '/reserved_domains', { domain: 'web.example.com' })).status, 201);
+    await session.httpEndpoint().domain('web.example.com').listenAndForward(`http://127.0.0.1:${app.port}`);
+    assert.equal(JSON.parse((await call('web.example.com', '/there')).body).url, '/there');
+  });
+});
+
+describe('cloud endpoints on live traffic', () => {
+  test('a cloud endpoint answers by its traffic policy and forwards to a live agent\'s internal endpoint of its own account only', async (t) => {
+    assert.equal((await server.request('POST', '/reserved_domains', { domain: 'shop.example.com' })).status, 201);
+    const policy = JSON.stringify({
+      on_http_request: [
+        { expressions: ["req.url.path == '/hello'"], actions: [{ type: 'custom-response', config: { status_code: 200, body: 'hello from the cloud', headers: { 'content-type': 'text/plain' } } }] },
+        { expressions: ["req.url.path == '/old'"], actions: [{ type: 'redirect', config: { to: 'https://shop.example.com/new', status_code: 302 } }] },
+        { expressions: ["req.url.path.startsWith('/api')"], actions: [{ type: 'add-headers', config: { headers: { 'x-via': 'cloud' } } }, { type: 'forward-internal', config: { url: 'https://api.internal' } }] },
+      ],
+    });
+    const created = await server.request('POST', '/endpoints', { type: 'cloud', url: 'https://shop.example.com', traffic_policy: policy });
+    assert.equal(created.status, 201, created.text);
+
+    const hello = await call('shop.example.com', '/hello');
+    assert.equal(hello.status, 200);
+    assert.equal(hello.body, 'hello from the cloud');
+    const moved = await call('shop.example.com', '/old');
+    assert.equal(moved.status, 302);
+    assert.equal(moved.headers.location, 'https://shop.example.com/new');
+
+    // Nothing serves api.internal yet: offline.
+    const offline = await call('shop.example.com', '/api/items');
+    assert.equal(offline.status, 404);
+    assert.equal(offline.headers['ngrok-error-code'], 'ERR_BURROW_3200');
+
+    const session = await agent(t);
+    const internal = await session.httpEndpoint().domain('api.internal').listenAndForward(`http://127.0.0.1:${app.port}`);
+    assert.equal(internal.url(), 'https://api.internal');
+    const endpoints = await server.request('GET', `/endpoints?url=${encodeURIComponent('https://api.internal')}`);
+    assert.deepEqual(endpoints.body.endpoints.map((endpoint: any) => endpoint.bindings), [['internal']]);
+    const forwarded = await call('shop.example.com', '/api/items?q=1');
+    assert.equal(forwarded.status, 200);
+    const seen = JSON.parse(forwarded.body);
+    assert.equal(seen.url, '/api/items?q=1');
+    assert.equal(seen.headers['x-via'], 'cloud');
+    assert.equal(seen.headers.host, 'shop.example.com');
+    // Clients cannot reach the internal endpoint directly.
+    assert.equal((await call('api.internal', '/')).headers['ngrok-error-code'], 'ERR_BURROW_3200');
+
+    // No rule answered: the vendor's non-terminating cloud policy error.
+    const unanswered = await call('shop.example.com', '/elsewhere');
+    assert.equal(unanswered.status, 502);
+    assert.equal(unanswered.headers['ngrok-error-code'], 'ERR_BURROW_6029');
+    assert.match(unanswered.body, new RegExp(`cloud endpoint ${created.body.id} is non-terminating`));
+
+    // Another account's cloud endpoint cannot reach this account's internal endpoint.
+    const other = await server.request('POST', '/_burrow/accounts', { name: 'other' }, { token: server.operatorToken! });
+    assert.equal(other.status, 201, other.text);
+    assert.equal((await server.request('POST', '/reserved_domains', { domain: 'other.example.com' }, { token: other.body.token })).status, 201);
+    const forwardOnly = JSON.stringify({ on_http_request: [{ actions: [{ type: 'forward-internal', config: { url: 'https://api.internal' } }] }] });
+    assert.equal((await server.request('POST', '/endpoints', { type: 'cloud', url: 'https://other.example.com', traffic_policy: forwardOnly }, { token: other.body.token })).status, 201);
+    const isolated = await call('other.example.com', '/api');
+    assert.equal(isolated.status, 404);
+    assert.equal(isolated.headers['ngrok-error-code'], 'ERR_BURROW_3200');
+
+    // A changed policy serves the next request; a deleted endpoint serves none.
+    const teapot = JSON.stringify({ on_http_request: [{ actions: [{ type: 'custom-response', config: { status_code: 418, body: 'changed' } }] }] });
+    assert.equal((await server.request('PATCH', `/endpoints/${created.body.id}`, { traffic_policy: teapot })).status, 200);
+    assert.equal((await call('shop.example.com', '/hello')).status, 418);
+    assert.equal((await server.request('DELETE', `/endpoints/${created.body.id}`)).status, 204);
+    assert.equal((await call('shop.example.com', '/hello')).headers['ngrok-error-code'], 'ERR_BURROW_3200');
+  });
+});

@@ -1,0 +1,182 @@
+import assert from 'node:assert/strict';
+import { X509Certificate } from 'node:crypto';
+import { once } from 'node:events';
+import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
+import { request as httpsRequest } from 'node:https';
+import { connect as netConnect, createServer as createNetServer } from 'node:net';
+import { after, before, describe, test, type TestContext } from 'node:test';
+import { connect as tlsConnect, createServer as createTlsServer, type PeerCertificate } from 'node:tls';
+import { parseCli } from '../../../bin/burrow.ts';
+import { generateCertificateAuthority, signServerCertificate, type CertificateAuthority } from '../../../lib/certificate-authority.ts';
+import type { RunningServer } from '../../helpers.ts';
+import { listenLocally, startIngressServer, startJsonApp, type IngressServer } from './fixtures.ts';
+
+/**
+ * `burrow serve --tls-ingress-addr …`: TLS connections routed by SNI. HTTPS endpoints are
+ * terminated by Burrow (with the domain's own certificate, else one Burrow's CA signs) and served
+ * as HTTP; TLS endpoints pass through to the agent's service, which terminates TLS itself. The
+ * vendor's agent, node's https and tls clients.
+ */
+
+let ingress: IngressServer;
+let server: RunningServer;
+let burrowCa: string;
+let tlsPort: number;
+let app: Awaited<ReturnType<typeof startJsonApp>>;
+/** A CA of the test's own, for the account's uploaded certificate and the TLS app behind the agent. */
+let ownCa: CertificateAuthority;
+
+before(async () => {
+  ingress = await startIngressServer(['--tls-ingress-addr', '127.0.0.1:0']);
+  server = ingress.server;
+  burrowCa = ingress.ca;
+  tlsPort = ingress.port('tls_ingress');
+  ownCa = await generateCertificateAuthority({ now: new Date(), commonName: 'test CA' });
+  app = await startJsonApp();
+});
+
+after(async () => {
+  await ingress?.stop();
+  await app?.close();
+});
+
+const agent = (t: TestContext) => ingress.agent(t);
+const reserve = (domain: string, certificateId?: string) => ingress.reserve(domain, certificateId);
+
+/** One HTTPS request to the TLS ingress for `name`, trusting `ca`; the answer and the certificate the ingress served. */
+async function httpsCall(name: string, ca: string, path = '/'): Promise<{ status: number; headers: IncomingHttpHeaders; body: string; certificate: PeerCertificate }> {
+  const req = httpsRequest({ host: '127.0.0.1', port: tlsPort, servername: name, path, headers: { host: name }, ca, agent: false });
+  req.end();
+  const [res] = (await once(req, 'response')) as [IncomingMessage];
+  const certificate = (res.socket as import('node:tls').TLSSocket).getPeerCertificate();
+  let body = '';
+  for await (const chunk of res) body += String(chunk);
+  return { status: res.statusCode ?? 0, headers: res.headers, body, certificate };
+}
+
+describe('the TLS ingress option', () => {
+  test('--tls-ingress-addr HOST:PORT (or BURROW_TLS_INGRESS_ADDR), off unless given', () => {
+    assert.equal(parseCli([], {}).tlsIngressAddr, undefined);
+    assert.deepEqual(parseCli(['--tls-ingress-addr', '127.0.0.1:8443'], {}).tlsIngressAddr, { host: '127.0.0.1', port: 8443 });
+    assert.deepEqual(parseCli([], { BURROW_TLS_INGRESS_ADDR: '0.0.0.0:0' }).tlsIngressAddr, { host: '0.0.0.0', port: 0 });
+    assert.throws(() => parseCli(['--tls-ingress-addr', ':8443'], {}), /--tls-ingress-addr must be HOST:PORT/);
+  });
+
+  test('health lists tls_ingress (the HTTP listener stays off unless asked for) and the start-up says where it is', async () => {
+    const health = await server.request('GET', '/_burrow/health', undefined, { token: null });
+    assert.match(health.body.listeners.tls_ingress, /^127\.0\.0\.1:\d+$/);
+    assert.equal(health.body.listeners.http_ingress, null);
+    await server.outputUntil((lines) => lines.some((line) => line.startsWith(`tls ingress: ${health.body.listeners.tls_ingress} `)));
+  });
+});
+
+describe('HTTPS endpoints through the TLS ingress', () => {
+  test("Burrow terminates TLS with a certificate its CA signs for the name, and the request reaches the agent's app", async (t) => {
+    const session = await agent(t);
+    await reserve('secure.example.com');
+    await session.httpEndpoint().domain('secure.example.com').listenAndForward(`http://127.0.0.1:${app.port}`);
+    const answered = await httpsCall('secure.example.com', burrowCa, '/over/tls?x=1');
+    assert.equal(answered.status, 200);
+    const seen = JSON.parse(answered.body);
+    assert.equal(seen.url, '/over/tls?x=1');
+    assert.equal(seen.headers['x-forwarded-proto'], 'https');
+    assert.equal(seen.headers['x-forwarded-for'], '127.0.0.1');
+    assert.equal(answered.certificate.subject.CN, 'secure.example.com');
+    assert.equal(new X509Certificate(answered.certificate.raw).checkIssued(new X509Certificate(burrowCa)), true);
+
+    // A name nobody serves is still answered over TLS: the offline page.
+    const offline = await httpsCall('nobody.example.com', burrowCa);
+    assert.equal(offline.status, 404);
+    assert.equal(offline.headers['ngrok-error-code'], 'ERR_BURROW_3200');
+  });
+
+  test("the reserved domain's own certificate (POST /tls_certificates) is served for its name", async (t) => {
+    const own = await signServerCertificate(ownCa, { now: new Date(), dnsNames: ['own.example.com'] });
+    const uploaded = await server.request('POST', '/tls_certificates', { certificate_pem: own.certificatePem, private_key_pem: own.privateKeyPem });
+    assert.equal(uploaded.status, 201, uploaded.text);
+    await reserve('own.example.com', uploaded.body.id);
+    const session = await agent(t);
+    await session.httpEndpoint().domain('own.example.com').listenAndForward(`http://127.0.0.1:${app.port}`);
+    const answered = await httpsCall('own.example.com', ownCa.certificatePem, '/mine');
+    assert.equal(answered.status, 200);
+    assert.equal(new X509Certificate(answered.certificate.raw).fingerprint256, new X509Certificate(own.certificatePem).fingerprint256);
+    assert.equal(JSON.parse(answered.body).url, '/mine');
+  });
+
+  test('a cloud endpoint answers over HTTPS', async () => {
+    await reserve('cloud-tls.example.com');
+    const policy = JSON.stringify({ on_http_request: [{ actions: [{ type: 'custom-response', config: { status_code: 200, body: 'cloud over tls' } }] }] });
+    assert.equal((await server.request('POST', '/endpoints', { type: 'cloud', url: 'https://cloud-tls.example.com', traffic_policy: policy })).status, 201);
+    const answered = await httpsCall('cloud-tls.example.com', burrowCa);
+    assert.equal(answered.body, 'cloud over tls');
+  });
+});
+
+describe('TLS endpoints through the TLS ingress', () => {
+  test("the connection passes through untouched: the agent's service terminates TLS with its own certificate", async (t) => {
+    const appCertificate = await signServerCertificate(ownCa, { now: new Date(), dnsNames: ['pass.example.com'] });
+    const tlsApp = await listenLocally(
+      createTlsServer({ cert: appCertificate.certificatePem, key: appCertificate.privateKeyPem }, (socket) => {
+        socket.on('data', (chunk: Buffer) => socket.write(`echo: ${chunk}`));
+        socket.on('error', () => socket.destroy());
+      }),
+    );
+    t.after(() => tlsApp.close());
+    const tlsAppPort = tlsApp.port;
+
+    await reserve('pass.example.com');
+    const session = await agent(t);
+    const listener = await session.tlsEndpoint().domain('pass.example.com').listenAndForward(`tcp://127.0.0.1:${tlsAppPort}`);
+    assert.equal(listener.url(), 'tls://pass.example.com');
+
+    const client = tlsConnect({ host: '127.0.0.1', port: tlsPort, servername: 'pass.example.com', ca: ownCa.certificatePem });
+    t.after(() => client.destroy());
+    await once(client, 'secureConnect');
+    assert.equal(new X509Certificate(client.getPeerCertificate().raw).fingerprint256, new X509Certificate(appCertificate.certificatePem).fingerprint256);
+    client.write('ping');
+    const [echoed] = (await once(client, 'data')) as [Buffer];
+    assert.equal(String(echoed), 'echo: ping');
+  });
+
+  test("the agent's termination option: Burrow terminates TLS with the agent's certificate and sends the plain bytes down; its IP restriction closes refused clients", async (t) => {
+    const echo = await listenLocally(
+      createNetServer((socket) => {
+        socket.on('data', (chunk: Buffer) => socket.write(`plain: ${chunk}`));
+        socket.on('error', () => socket.destroy());
+      }),
+    );
+    t.after(() => echo.close());
+    const edgeCertificate = await signServerCertificate(ownCa, { now: new Date(), dnsNames: ['edge.example.com'] });
+    await reserve('edge.example.com');
+    await reserve('closed.example.com');
+    const session = await agent(t);
+    const target = `tcp://127.0.0.1:${echo.port}`;
+    await session.tlsEndpoint().domain('edge.example.com').termination(Buffer.from(edgeCertificate.certificatePem), Buffer.from(edgeCertificate.privateKeyPem)).listenAndForward(target);
+    await session.tlsEndpoint().domain('closed.example.com').allowCidr('10.0.0.0/8').listenAndForward(target);
+
+    const client = tlsConnect({ host: '127.0.0.1', port: tlsPort, servername: 'edge.example.com', ca: ownCa.certificatePem });
+    t.after(() => client.destroy());
+    await once(client, 'secureConnect');
+    assert.equal(new X509Certificate(client.getPeerCertificate().raw).fingerprint256, new X509Certificate(edgeCertificate.certificatePem).fingerprint256);
+    client.write('hi');
+    const [answered] = (await once(client, 'data')) as [Buffer];
+    assert.equal(String(answered), 'plain: hi');
+
+    const refused = tlsConnect({ host: '127.0.0.1', port: tlsPort, servername: 'closed.example.com', ca: ownCa.certificatePem });
+    const [error] = (await once(refused, 'error')) as [Error & { code?: string }];
+    assert.match(String(error.code ?? error.message), /ECONNRESET|socket disconnected|EPIPE/);
+  });
+
+  test('a connection without a server name, or with bytes that are no TLS, is closed', async () => {
+    for (const bytes of [Buffer.from('GET / HTTP/1.1\r\nHost: pass.example.com\r\n\r\n')]) {
+      const socket = netConnect(tlsPort, '127.0.0.1');
+      socket.end(bytes);
+      const chunks: Buffer[] = [];
+      for await (const chunk of socket) chunks.push(chunk as Buffer);
+      assert.equal(Buffer.concat(chunks).length, 0);
+    }
+    const unnamed = tlsConnect({ host: '127.0.0.1', port: tlsPort, ca: burrowCa });
+    const [error] = (await once(unnamed, 'error')) as [Error & { code?: string }];
+    assert.match(String(error.code ?? error.message), /ECONNRESET|socket disconnected|EPIPE/);
+  });
+});
