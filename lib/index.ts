@@ -139,3 +139,9 @@ export { aclPermits, parseAcl, type AclBind } from './conventions/acl.ts';
 export { evaluateIpRules, parseCidr, CidrError, type IpDecision, type IpRule } from './conventions/cidr.ts';
 export { evaluateRestriction, type RestrictionVerdict } from './families/ip-policies/restrictions.ts';
 export { listenersOf } from './control.ts';
+
+// Live traffic: where a request to an edge goes, and the account records traffic policies read
+export { routeEdgeTraffic, type AppliedModules, type EdgeTraffic } from './families/edges/index.ts';
+export { pickUpstream, type Upstream, type UpstreamChoice } from './families/backends/index.ts';
+export { rulesOfPolicies } from './families/ip-policies/index.ts';
+export { certificateAuthorityPems } from './families/certificate-authorities/index.ts';

@@ -12,6 +12,7 @@ import { connectionFacts, hostPort, joinStreams, type Connections } from './conn
 import { errorPage, INGRESS_CODES, type ErrorPage } from './error-page.ts';
 import type { IngressPolicies } from './policies.ts';
 import { HttpTrace, traceOf } from './traffic-trace.ts';
+import type { EdgeTarget } from './edge-routes.ts';
 import { hostnameOf, type AgentTarget, type HttpScheme, type IngressRoutes } from './routes.ts';
 
 /**
@@ -48,9 +49,9 @@ interface Reply {
   begun(): boolean;
 }
 
-/** A request the policy let through to an agent: where it goes and as what. */
+/** A request the policy let through to an agent or an edge's upstream: where it goes and as what. */
 interface Admitted {
-  readonly target: AgentTarget;
+  readonly target: AgentTarget | EdgeTarget;
   readonly exchanges: readonly HttpExchange[];
   readonly facts: HttpRequestFacts;
   readonly conn: ConnectionFacts;
@@ -74,7 +75,7 @@ export function createHttpIngress(burrow: BurrowCore<any>, options: HttpIngressO
     const scheme: HttpScheme = encrypted ? 'https' : 'http';
     const authority = req.headers.host ?? '';
     const hostname = hostnameOf(authority);
-    let target = await routes.http(hostname, encrypted ? ['https'] : ['http', 'https']);
+    let target = await routes.http(hostname, encrypted ? ['https'] : ['http', 'https'], req.url ?? '/');
     if (!target) return void reply.send(page(404, INGRESS_CODES.endpointOffline, `The endpoint ${scheme}://${hostname} is offline.`));
     if (!URL.canParse(req.url ?? '', `${scheme}://${authority}`)) return void reply.send(page(400, undefined, `the request target ${JSON.stringify(req.url)} is not a valid URL`));
     const url = new URL(req.url ?? '', `${scheme}://${authority}`);
@@ -86,6 +87,7 @@ export function createHttpIngress(burrow: BurrowCore<any>, options: HttpIngressO
       const connected = await policies.engine.connect(policies.of(target), target.endpoint, conn);
       seen?.decided(connected);
       if (connected.terminal) return void answer(reply, connected.terminal);
+      if (connected.tls?.mutualTls && !encrypted) return void reply.send(page(501, undefined, `${target.endpoint.url} asks for client certificates (mutual TLS), which only a TLS connection can present; this request came over plain HTTP`));
     }
     const body = new HeldBody(req);
     let facts: HttpRequestFacts = { method: req.method ?? 'GET', url: url.href, version: req.httpVersion, headers: pairs(req.rawHeaders), receivedAt: burrow.clock.now(), body };
@@ -102,7 +104,7 @@ export function createHttpIngress(burrow: BurrowCore<any>, options: HttpIngressO
       facts = { ...facts, method: decided.request.method, url: decided.request.url, headers: decided.request.headers };
       if (decided.terminal?.kind !== 'forward') {
         if (decided.terminal) return void answer(reply, decided.terminal);
-        if (target.kind === 'agent') return { target, exchanges, facts, conn, authority, scheme, body, seen };
+        if (target.kind !== 'cloud') return { target, exchanges, facts, conn, authority, scheme, body, seen };
         // A cloud endpoint has no upstream of its own: its policy must answer or forward.
         return void reply.send(page(502, INGRESS_CODES.nonTerminatingCloudPolicy, `The traffic policy configured for cloud endpoint ${target.endpoint.id} is non-terminating: no rule answered (custom-response, redirect, deny) or forwarded (forward-internal) ${facts.method} ${new URL(facts.url).pathname}.`));
       }
@@ -121,7 +123,8 @@ export function createHttpIngress(burrow: BurrowCore<any>, options: HttpIngressO
     const { target, facts, conn, authority, scheme } = admitted;
     let stream: Duplex;
     try {
-      stream = target.session.openProxy(target.tunnel.tunnelId, { clientAddr: hostPort(conn.clientIp, conn.clientPort) });
+      const clientAddr = hostPort(conn.clientIp, conn.clientPort);
+      stream = target.kind === 'edge' ? target.open(clientAddr) : target.session.openProxy(target.tunnel.tunnelId, { clientAddr });
     } catch (error) {
       return void reply.send(page(404, INGRESS_CODES.endpointOffline, `The endpoint ${target.endpoint.url} is offline: ${(error as Error).message}`));
     }

@@ -5,3 +5,4 @@
 export { createIngress, type Ingress, type IngressOptions, type ListenAddress } from './ingress.ts';
 export { errorPage, INGRESS_CODES, type ErrorPage } from './error-page.ts';
 export { hostnameOf, IngressRoutes, type AgentTarget, type CloudTarget, type IngressTarget, type LiveSessions } from './routes.ts';
+export type { EdgeTarget } from './edge-routes.ts';

@@ -1,15 +1,17 @@
 import type { BurrowCore } from '../../lib/burrow.ts';
+import { certificateAuthorityPems, rulesOfPolicies } from '../../lib/index.ts';
 import { createPolicyEngine, type PolicyEngine } from '../../lib/policy/engine.ts';
 import type { CompiledPolicy } from '../../lib/policy/program.ts';
 import { trafficPolicySource } from '../../lib/policy/sources.ts';
-import type { AgentTunnel } from '../agent-gateway/index.ts';
 import { LruCache } from './lru-cache.ts';
 import type { IngressTarget } from './routes.ts';
 
 /**
  * The ingress's one policy engine (its rate limits and circuit breakers are shared by every
  * listener) and the compiled policy of each target, compiled once: an agent tunnel's for as long
- * as the tunnel lives, a cloud endpoint's for as long as its traffic policy stays the same.
+ * as the tunnel lives, a cloud endpoint's for as long as its traffic policy stays the same, an
+ * edge's for as long as its modules do (edge-routes.ts keeps their key). The policies' lookups
+ * read the records of the endpoint's account (IP policies, certificate authorities).
  */
 export interface IngressPolicies {
   readonly engine: PolicyEngine;
@@ -25,15 +27,21 @@ export function createIngressPolicies(burrow: BurrowCore<any>): IngressPolicies 
     // The hop itself reaches only the forwarding endpoint's own account (the ingress looks it up
     // and answers 3200 when nothing serves it), so the engine lets every forward through.
     forwardInternal: async () => undefined,
+    ipPolicyRules: (ids, endpoint) => rulesOfPolicies(burrow.reader, endpoint.account ?? '', ids),
+    certificateAuthorities: (ids, endpoint) => certificateAuthorityPems(burrow.reader, endpoint.account ?? '', ids),
+    // OAuth, OIDC and SAML send users back to the simulated service's identity host.
+    identityOrigin: `https://idp.${burrow.services.simulation.serviceZone}`,
   });
-  const agents = new WeakMap<AgentTunnel, CompiledPolicy>();
+  /** Agents' policies by their tunnel, edges' by their key. */
+  const live = new WeakMap<object, CompiledPolicy>();
   const clouds = new LruCache<CompiledPolicy>(CLOUD_POLICIES_KEPT);
   return {
     engine,
     of(target) {
-      if (target.kind === 'agent') {
-        let policy = agents.get(target.tunnel);
-        if (!policy) agents.set(target.tunnel, (policy = engine.compile(target.sources)));
+      if (target.kind !== 'cloud') {
+        const key = target.kind === 'agent' ? target.tunnel : target.policyKey;
+        let policy = live.get(key);
+        if (!policy) live.set(key, (policy = engine.compile(target.sources)));
         return policy;
       }
       return clouds.get(`${target.endpoint.id}\u0000${target.trafficPolicy}`, () => engine.compile([trafficPolicySource(target.trafficPolicy)]));

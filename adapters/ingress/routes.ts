@@ -1,20 +1,22 @@
 import type { AgentSession, AgentTunnel } from '../agent-gateway/index.ts';
 import { findCloudEndpoint, isInternalHost, type BurrowCore } from '../../lib/index.ts';
+import type { EndpointFacts } from '../../lib/policy/facts.ts';
 import { agentBindSources, type AgentBindOptions } from '../../lib/policy/sources.ts';
 import type { RuleSource } from '../../lib/policy/program.ts';
+import { createEdgeRoutes, type EdgeRoutes, type EdgeTarget } from './edge-routes.ts';
 
 /**
  * Where the ingress sends traffic: which target serves a host name (or a TCP address). A live
  * agent's tunnel is read from the live sessions each time (a tunnel that goes away is offline at
  * once); a cloud endpoint is read from the store through the endpoints' url index (lib/), a few
  * reads per request whatever the number of accounts. A live agent's endpoint comes first, then a
- * stored cloud endpoint of that URL.
+ * stored cloud endpoint of that URL, then an HTTPS edge holding the name (edge-routes.ts).
  */
 
 /** An endpoint served by a live agent tunnel. */
 export interface AgentTarget {
   readonly kind: 'agent';
-  readonly endpoint: { readonly id: string; readonly url: string };
+  readonly endpoint: EndpointFacts;
   readonly account: string;
   readonly session: AgentSession<unknown>;
   readonly tunnel: AgentTunnel;
@@ -25,13 +27,13 @@ export interface AgentTarget {
 /** A cloud endpoint (POST /endpoints): its stored traffic policy answers or forwards every request. */
 export interface CloudTarget {
   readonly kind: 'cloud';
-  readonly endpoint: { readonly id: string; readonly url: string };
+  readonly endpoint: EndpointFacts;
   readonly account: string;
   readonly trafficPolicy: string;
 }
 
-/** What serves a name: the ingress applies its policy and, for an agent target, proxies to it. */
-export type IngressTarget = AgentTarget | CloudTarget;
+/** What serves a name: the ingress applies its policy and, for an agent or edge target, proxies to it. */
+export type IngressTarget = AgentTarget | CloudTarget | EdgeTarget;
 
 /** The live sessions the ingress routes to (an agent gateway's `sessions`). */
 export type LiveSessions = () => readonly AgentSession<unknown>[];
@@ -50,21 +52,24 @@ export class IngressRoutes {
   readonly #burrow: BurrowCore<any>;
   readonly #sessions: LiveSessions;
   readonly #accountOf: (session: AgentSession<unknown>) => string;
+  readonly #edges: EdgeRoutes;
 
   constructor(burrow: BurrowCore<any>, sessions: LiveSessions, accountOf: (session: AgentSession<unknown>) => string) {
     this.#burrow = burrow;
     this.#sessions = sessions;
     this.#accountOf = accountOf;
+    this.#edges = createEdgeRoutes(burrow, sessions);
   }
 
   /**
    * The public HTTP target of `hostname` for a request that arrived over `schemes` (the first
-   * preferred): `https` for the TLS ingress, `http` then `https` for plain HTTP.
+   * preferred): `https` for the TLS ingress, `http` then `https` for plain HTTP. `target` (the
+   * request target) selects an HTTPS edge's route.
    */
-  async http(hostname: string, schemes: readonly HttpScheme[]): Promise<IngressTarget | undefined> {
+  async http(hostname: string, schemes: readonly HttpScheme[], target: string): Promise<IngressTarget | undefined> {
     // Internal endpoints (`https://api.internal`) take traffic only from forward-internal, never from clients.
     if (this.#isInternal(hostname)) return undefined;
-    return this.#agent(hostname, schemes, () => true) ?? (await this.#cloud(hostname, schemes));
+    return this.#agent(hostname, schemes, () => true) ?? (await this.#cloud(hostname, schemes)) ?? (await this.#edges.route(hostname, target));
   }
 
   /**
@@ -111,7 +116,8 @@ export class IngressRoutes {
         // The Opts object as the agent sent it carries the vendor's option names agentBindSources reads;
         // the traffic policy as decoded (older agents send it as an object).
         const options = { ...(request.raw as AgentBindOptions), TrafficPolicy: request.options.trafficPolicy };
-        return { kind: 'agent', endpoint: { id: tunnel.tunnelId, url: tunnel.url }, account: this.#accountOf(session), session, tunnel, sources: agentBindSources(request.proto, options) };
+        const account = this.#accountOf(session);
+        return { kind: 'agent', endpoint: { id: tunnel.tunnelId, url: tunnel.url, account }, account, session, tunnel, sources: agentBindSources(request.proto, options) };
       }
     }
     return undefined;
@@ -120,7 +126,7 @@ export class IngressRoutes {
   async #cloud(hostname: string, schemes: readonly HttpScheme[], account?: string): Promise<CloudTarget | undefined> {
     for (const scheme of schemes) {
       const found = await findCloudEndpoint(this.#burrow.reader, { scheme, host: hostname }, account);
-      if (found) return { kind: 'cloud', endpoint: { id: found.record.id, url: found.record.url }, account: found.account, trafficPolicy: found.record.traffic_policy };
+      if (found) return { kind: 'cloud', endpoint: { id: found.record.id, url: found.record.url, account: found.account }, account: found.account, trafficPolicy: found.record.traffic_policy };
     }
     return undefined;
   }

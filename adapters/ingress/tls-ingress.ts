@@ -52,7 +52,8 @@ export function createTlsIngress(burrow: BurrowCore<any>, options: TlsIngressOpt
     if (!hello || !isDnsName(hello.name)) return void socket.destroy();
     const name = hello.name;
     const passthrough = routes.tls(name);
-    const target: IngressTarget | undefined = passthrough ?? (await routes.http(name, ['https']));
+    // Before the handshake only the name is known: an HTTPS edge's connection rules are its own, whatever the route.
+    const target: IngressTarget | undefined = passthrough ?? (await routes.http(name, ['https'], '/'));
     let termination: TlsTermination | undefined;
     if (target) {
       const connected = await policies.engine.connect(policies.of(target), target.endpoint, connectionFacts(socket, startedAt));

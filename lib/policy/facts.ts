@@ -13,6 +13,8 @@ export interface EndpointFacts {
   readonly id: string;
   /** `https://app.example`, `tcp://1.tcp.example:20001`, `tls://app.example` (the port is implied by the scheme when absent). */
   readonly url: string;
+  /** The account the endpoint belongs to: the host's lookups (IP policies, certificate authorities) read its records. */
+  readonly account?: string;
 }
 
 /** Where a client address is likely to be, when the ingress has a table for it (Burrow ships no GeoIP database). */

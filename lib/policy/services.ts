@@ -1,6 +1,7 @@
 import type { Clock } from '../conventions/clock.ts';
 import type { IpRule } from '../conventions/cidr.ts';
 import type { Phase, PolicyError } from './decisions.ts';
+import type { EndpointFacts } from './facts.ts';
 import type { CircuitBreakerStore, RateLimitStore } from './state.ts';
 
 /**
@@ -17,10 +18,10 @@ export interface PolicyServices {
   readonly rateLimits?: RateLimitStore;
   /** Default: an in-memory store of this engine. */
   readonly circuitBreakers?: CircuitBreakerStore;
-  /** The rules of the account's IP policies `ids`; throws naming an id that does not exist. */
-  ipPolicyRules?(ids: readonly string[]): Promise<readonly IpRule[]>;
-  /** The certificates (PEM) of the account's certificate authorities `ids`; throws naming an id that does not exist. */
-  certificateAuthorities?(ids: readonly string[]): Promise<readonly string[]>;
+  /** The rules of the IP policies `ids` of the endpoint's account; throws naming an id that does not exist. */
+  ipPolicyRules?(ids: readonly string[], endpoint: EndpointFacts): Promise<readonly IpRule[]>;
+  /** The certificates (PEM) of the certificate authorities `ids` of the endpoint's account; throws naming an id that does not exist. */
+  certificateAuthorities?(ids: readonly string[], endpoint: EndpointFacts): Promise<readonly string[]>;
   /** A JSON document by URL (a JWKS, an OIDC discovery document); the host decides which URLs it serves (local ones). */
   fetchJson?(url: string): Promise<unknown>;
   /**

@@ -1,5 +1,5 @@
 import { parseTrafficPolicy, TRAFFIC_POLICY_PHASES, type TrafficPolicyAction, type TrafficPolicyPhase } from '../conventions/traffic-policy.ts';
-import type { StoredModule } from '../families/edges/index.ts';
+import type { EdgeModuleHolder, StoredModule } from '../families/edges/index.ts';
 import type { PolicyRule, PolicyRules, RuleSource } from './program.ts';
 
 /**
@@ -88,7 +88,7 @@ const ROUTE_MODULES: readonly (readonly [TrafficPolicyPhase, readonly (readonly 
 ];
 
 /** What holds a set of edge modules. */
-export type ModuleHolder = 'https_edge' | 'https_route' | 'tcp_edge' | 'tls_edge';
+export type ModuleHolder = EdgeModuleHolder;
 
 /**
  * The rules of an edge's or route's modules as stored (lib/resources/edges/modules.ts); disabled

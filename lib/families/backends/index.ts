@@ -28,5 +28,6 @@ export const backendsFamily = defineFamily({
 
 export { changeOnlineTunnels, type Rematched } from './tunnel-group.ts';
 export { backendRef, httpHeaderMap, parseHostPort, requireBackend } from './shared.ts';
+export { pickUpstream, type Upstream, type UpstreamChoice } from './upstream.ts';
 
 export { BACKENDS_ERRORS } from './errors.ts';

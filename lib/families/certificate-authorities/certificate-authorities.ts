@@ -5,6 +5,7 @@ import { ApiError, type ErrorSpec } from '../../conventions/errors.ts';
 import { description, metadata, rfc3339 } from '../../conventions/fields.ts';
 import { LIMITS, limitNote } from '../../limits.ts';
 import { defineResource, type BaseRecord } from '../../resource.ts';
+import type { StoreReader } from '../../store.ts';
 import { CERTIFICATE_AUTHORITIES_ERRORS } from './errors.ts';
 
 /**
@@ -175,3 +176,17 @@ export const certificateAuthorities = defineResource<CertificateAuthorityRecord,
     extended_key_usages: [...record.extended_key_usages],
   }),
 });
+
+/**
+ * The certificates (PEM) of the account's certificate authorities `ids` (what mutual TLS checks
+ * client certificates against); throws naming an id that is not a CA of the account.
+ */
+export async function certificateAuthorityPems(reader: StoreReader, account: string, ids: readonly string[]): Promise<string[]> {
+  const pems: string[] = [];
+  for (const id of ids) {
+    const record = (await reader.get({ account, kind: CERTIFICATE_AUTHORITY_KIND }, id)) as CertificateAuthorityRecord | undefined;
+    if (!record) throw new Error(`certificate authority '${id}' was not found`);
+    pems.push(record.ca_pem);
+  }
+  return pems;
+}

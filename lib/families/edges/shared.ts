@@ -1,6 +1,7 @@
 import * as v from 'valibot';
 import type { OperationContext } from '../../context.ts';
 import { ApiError, ERRORS, fail } from '../../conventions/errors.ts';
+import { INSTANCE_SCOPE, type StoreReader } from '../../store.ts';
 import { description, metadata, storedId } from '../../conventions/fields.ts';
 import { claimUnique, findUnique, releaseUnique } from '../../indexes.ts';
 import { defineResource, keepIndexes, scopeOf, stripPathIds, type BaseRecord, type ResourceDefinition } from '../../resource.ts';
@@ -18,7 +19,10 @@ import { EDGES_ERRORS } from './errors.ts';
  *
  * Hostports are `host:port` (DNS name, IPv4 or [IPv6]; port 1–65535, 7112), stored canonical, and
  * unique across all edges of the account (409 7122): a unique index (lib/indexes.ts, kind `edge`,
- * field `hostport`) names the edge that holds each, so the check costs O(hostports sent).
+ * field `hostport`) names the edge that holds each, so the check costs O(hostports sent). A hostport
+ * is also unique in the instance, held by `<account>/<edge id>` (as the vendor's reserved domains
+ * make it: one account serves a name): the ingress finds the edge of a request's host in one read
+ * (`findEdgeByHostport`), and another account's claim is a 409 7122 too.
  *
  * A hostport that is one of the account's reserved addresses, or whose host one of its reserved
  * domains covers, references that reservation (`reservations`), so the reservation is not deleted
@@ -43,6 +47,17 @@ async function reservationsOf(ctx: OperationContext, hostports: readonly string[
     if (id !== undefined) ids.add(id);
   }
   return [...ids];
+}
+
+/** Who holds a hostport instance-wide: `<account>/<edge id>`. */
+const edgeHolder = (account: string, edgeId: string) => `${account}/${edgeId}`;
+
+/** The account and id of the edge whose hostports include `hostport` (canonical `host:port`), in any account: one read. */
+export async function findEdgeByHostport(reader: StoreReader, hostport: string): Promise<{ readonly account: string; readonly edgeId: string } | undefined> {
+  const holder = await findUnique(reader, INSTANCE_SCOPE, 'edge', 'hostport', hostport);
+  if (holder === undefined) return undefined;
+  const cut = holder.indexOf('/');
+  return { account: holder.slice(0, cut), edgeId: holder.slice(cut + 1) };
 }
 
 const EDGE_LABELS: Record<string, string> = { edgtcp: 'TCP edge', edgtls: 'TLS edge', edghts: 'HTTPS edge' };
@@ -72,8 +87,17 @@ async function claimHostports(ctx: OperationContext, edgeId: string, previous: r
     }
     next.push(parsed.text);
   }
-  for (const hostport of previous) if (!next.includes(hostport)) await releaseUnique(ctx.tx, ctx.account, 'edge', 'hostport', hostport, edgeId);
-  for (const hostport of next) await claimUnique(ctx.tx, ctx.account, 'edge', 'hostport', hostport, edgeId);
+  for (const hostport of previous) {
+    if (next.includes(hostport)) continue;
+    await releaseUnique(ctx.tx, ctx.account, 'edge', 'hostport', hostport, edgeId);
+    await releaseUnique(ctx.tx, INSTANCE_SCOPE, 'edge', 'hostport', hostport, edgeHolder(ctx.account, edgeId));
+  }
+  for (const [index, hostport] of next.entries()) {
+    await claimUnique(ctx.tx, ctx.account, 'edge', 'hostport', hostport, edgeId);
+    if ((await claimUnique(ctx.tx, INSTANCE_SCOPE, 'edge', 'hostport', hostport, edgeHolder(ctx.account, edgeId))) !== undefined) {
+      throw new ApiError(EDGES_ERRORS.HOSTPORT_IN_USE, `hostports[${index}]: ${hostport} is already used by an edge of another account`, { hostport });
+    }
+  }
   await syncEdgeEndpoints(ctx, edgeId, next);
   return next;
 }

@@ -68,6 +68,20 @@ export async function rulesOfPolicy(reader: StoreReader, account: string, policy
   return rules;
 }
 
+/**
+ * The rules of the account's IP policies `ids`, policy by policy (what traffic policies'
+ * `restrict-ips` and the edges' ip_restriction module evaluate); throws naming an id that is not
+ * a policy of the account. O(the policies' rules).
+ */
+export async function rulesOfPolicies(reader: StoreReader, account: string, ids: readonly string[]): Promise<IpPolicyRuleRecord[]> {
+  const rules: IpPolicyRuleRecord[] = [];
+  for (const id of ids) {
+    if (!(await reader.get({ account, kind: IP_POLICY_KIND }, id))) throw new Error(`IP policy '${id}' was not found`);
+    rules.push(...(await rulesOfPolicy(reader, account, id)));
+  }
+  return rules;
+}
+
 /** Reads a policy of the caller's account named in a request field, or throws `error` (404). */
 export async function requirePolicy(ctx: OperationContext, id: string, field: string, error = IP_POLICIES_ERRORS.IP_POLICY_NOT_FOUND): Promise<IpPolicyRecord> {
   const policy = await ctx.tx.get(scopeOf(ctx, IP_POLICY_KIND), id);

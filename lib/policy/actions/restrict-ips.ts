@@ -1,7 +1,7 @@
 import * as v from 'valibot';
 import { CidrError, evaluateIpRules, parseCidr } from '../../conventions/cidr.ts';
 import type { Template } from '../interpolation.ts';
-import { defineAction, enforce, errorEnd, lookUp, readConfig, type ActionContext } from './types.ts';
+import { defineAction, enforce, errorEnd, forEndpoint, lookUp, readConfig, type ActionContext } from './types.ts';
 
 /**
  * restrict-ips (and the ip_restriction module and agent IP restrictions, translated into it),
@@ -62,7 +62,7 @@ export const restrictIps = defineAction({
     };
   },
   async run(config, context) {
-    const rules = config.ipPolicies.length === 0 ? [] : await lookUp(context.services.ipPolicyRules?.bind(context.services), config.ipPolicies, 'restrict-ips: ip_policies', 'IP policies');
+    const rules = config.ipPolicies.length === 0 ? [] : await lookUp(forEndpoint(context, context.services.ipPolicyRules), config.ipPolicies, 'restrict-ips: ip_policies', 'IP policies');
     const allow = [...cidrList(config.allow, context, 'allow'), ...rules.filter((rule) => rule.action === 'allow').map((rule) => rule.cidr)];
     const deny = [...cidrList(config.deny, context, 'deny'), ...rules.filter((rule) => rule.action === 'deny').map((rule) => rule.cidr)];
     const ip = context.scope.conn.clientIp;

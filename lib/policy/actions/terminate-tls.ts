@@ -1,6 +1,6 @@
 import * as v from 'valibot';
 import type { Template } from '../interpolation.ts';
-import { ActionConfigProblem, defineAction, lookUp, readConfig, type ActionContext } from './types.ts';
+import { ActionConfigProblem, defineAction, forEndpoint, lookUp, readConfig, type ActionContext } from './types.ts';
 
 /**
  * terminate-tls (on_tcp_connect; also the tls_termination and mutual_tls modules, translated into
@@ -17,8 +17,7 @@ async function authorities(entries: readonly Template[], context: ActionContext)
   const pems = values.filter((value) => value.includes('-----BEGIN CERTIFICATE-----'));
   const ids = values.filter((value) => !value.includes('-----BEGIN CERTIFICATE-----'));
   if (ids.length === 0) return pems;
-  const lookup = context.services.certificateAuthorities?.bind(context.services);
-  return [...pems, ...(await lookUp(lookup, ids, 'terminate-tls: mutual_tls_certificate_authorities', `certificate authorities ${ids.join(', ')}`))];
+  return [...pems, ...(await lookUp(forEndpoint(context, context.services.certificateAuthorities), ids, 'terminate-tls: mutual_tls_certificate_authorities', `certificate authorities ${ids.join(', ')}`))];
 }
 
 export const terminateTls = defineAction({

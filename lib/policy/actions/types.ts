@@ -2,7 +2,7 @@ import * as v from 'valibot';
 import { PolicyExpressionProblem, type PolicyExpression, type PolicyLanguage } from '../../conventions/cel.ts';
 import type { PolicyError, PolicyTerminal } from '../decisions.ts';
 import type { DocumentCache } from '../documents.ts';
-import type { HeaderList } from '../facts.ts';
+import type { EndpointFacts, HeaderList } from '../facts.ts';
 import { compileTemplate, type Template } from '../interpolation.ts';
 import type { Scope } from '../scope.ts';
 import type { PolicyServices } from '../services.ts';
@@ -99,6 +99,11 @@ export const statusIn = (min: number, max: number, fallback: number) =>
  * Account data by ids through a host lookup: 501 when the host provides none, 500 naming the
  * field when it throws (an id that does not exist).
  */
+/** A host lookup of account records, asked about the account of the endpoint being served. */
+export function forEndpoint<T>(context: ActionContext, lookup: ((ids: readonly string[], endpoint: EndpointFacts) => Promise<T>) | undefined): ((ids: readonly string[]) => Promise<T>) | undefined {
+  return lookup && ((ids) => lookup.call(context.services, ids, context.scope.endpoint));
+}
+
 export async function lookUp<T>(lookup: ((ids: readonly string[]) => Promise<T>) | undefined, ids: readonly string[], field: string, what: string): Promise<T> {
   if (!lookup) throw new ActionFailure({ status: 501, message: `${field}: ${what} cannot be read here (no lookup was provided)`, headers: [] });
   try {

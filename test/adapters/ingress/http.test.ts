@@ -2,7 +2,7 @@ import ngrok, { type Session } from '@ngrok/ngrok';
 import assert from 'node:assert/strict';
 import { createHash, randomBytes } from 'node:crypto';
 import { once } from 'node:events';
-import { Agent, createServer, request, type IncomingHttpHeaders, type IncomingMessage, type OutgoingHttpHeaders } from 'node:http';
+import { Agent, request, type IncomingMessage } from 'node:http';
 import { connect } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { describe, test, type TestContext } from 'node:test';
@@ -11,6 +11,7 @@ import { MemoryStore } from '../../../adapters/stores/memory-store.ts';
 import { createBurrow } from '../../../lib/index.ts';
 import { LIMITS } from '../../../lib/limits.ts';
 import { startGateway, type GatewayEvent } from '../agent-gateway/helpers.ts';
+import { callIngress, seen as appSaw, startApp, type Answer, type Call } from './helpers.ts';
 
 /**
  * The HTTP ingress with the real parts: the vendor's agent (@ngrok/ngrok) connected to the agent
@@ -20,62 +21,8 @@ import { startGateway, type GatewayEvent } from '../agent-gateway/helpers.ts';
 
 const HOST = 'app.burrow.test';
 
-interface Answer {
-  readonly status: number;
-  readonly headers: IncomingHttpHeaders;
-  readonly body: Buffer;
-  readonly reusedSocket: boolean;
-}
-
-interface Call {
-  readonly method?: string;
-  readonly path?: string;
-  readonly host?: string;
-  readonly headers?: OutgoingHttpHeaders;
-  readonly body?: Buffer;
-  readonly agent?: Agent;
-}
-
-/** One request to the ingress; resolves with the whole answer. */
-async function call(port: number, { method = 'GET', path = '/', host = HOST, headers = {}, body, agent }: Call = {}): Promise<Answer> {
-  const req = request({ host: '127.0.0.1', port, method, path, headers: { host, ...headers }, ...(agent ? { agent } : { agent: false }) });
-  req.end(body);
-  const [res] = (await once(req, 'response')) as [import('node:http').IncomingMessage];
-  const chunks: Buffer[] = [];
-  for await (const chunk of res) chunks.push(chunk as Buffer);
-  return { status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks), reusedSocket: req.reusedSocket };
-}
-
-/** The app behind the agent: answers what it received, as JSON (the body as its length and hash). */
-async function startApp(t: TestContext): Promise<number> {
-  const server = createServer(async (req, res) => {
-    const chunks: Buffer[] = [];
-    for await (const chunk of req) chunks.push(chunk as Buffer);
-    const body = Buffer.concat(chunks);
-    if (req.url === '/download') {
-      res.setHeader('Content-Type', 'application/octet-stream');
-      return res.end(Buffer.alloc(1024 * 1024, 7));
-    }
-    res.setHeader('Content-Type', 'application/json');
-    res.setHeader('X-App', 'yes');
-    res.end(JSON.stringify({ method: req.method, url: req.url, headers: req.headers, length: body.length, sha256: createHash('sha256').update(body).digest('hex') }));
-  });
-  // WebSocket handshakes: /ws switches and echoes what it reads upper-cased; any other path is refused.
-  server.on('upgrade', (req: IncomingMessage, socket: Duplex) => {
-    if (req.url !== '/ws') return void socket.end('HTTP/1.1 403 Forbidden\r\nContent-Length: 4\r\n\r\nnope');
-    const accept = createHash('sha1').update(`${req.headers['sec-websocket-key']}258EAFA5-E914-47DA-95CA-C5AB0DC85B11`).digest('base64');
-    socket.write(`HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: ${accept}\r\nX-Forwarded-Proto-Seen: ${req.headers['x-forwarded-proto']}\r\n\r\n`);
-    socket.on('data', (chunk: Buffer) => socket.write(chunk.toString().toUpperCase()));
-    socket.on('end', () => socket.end());
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  t.after(() => {
-    const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-    server.closeAllConnections();
-    return closed;
-  });
-  return (server.address() as { port: number }).port;
-}
+/** One request to the ingress, by default for HOST. */
+const call = (port: number, options: Partial<Call> = {}) => callIngress(port, { host: HOST, ...options });
 
 /** A gateway, an ingress routing to its sessions, and the app; `bind` starts the agent's endpoint. */
 async function setUp(t: TestContext) {
@@ -105,7 +52,7 @@ async function setUp(t: TestContext) {
   return { gateway, ingress, port: ingress.http!.port, appPort, errors, agent, disconnected };
 }
 
-const json = (answer: Answer) => JSON.parse(answer.body.toString()) as { method: string; url: string; headers: Record<string, string>; length: number; sha256: string };
+const json = appSaw;
 
 describe('HTTP ingress: routing to a live agent', () => {
   test('a request by Host reaches the app through the agent and its answer comes back; bodies stream both ways; keep-alive', async (t) => {

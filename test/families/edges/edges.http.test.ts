@@ -137,10 +137,24 @@ describe('hostports', () => {
     assert.deepEqual((await created('PATCH', `/edges/tcp/${edge.id}`, { hostports: ['a.example.com:1', 'c.example.com:3'] })).hostports, ['a.example.com:1', 'c.example.com:3']);
   });
 
-  test('another account may use the same hostport', async () => {
-    await created('POST', '/edges/tcp', { hostports: ['a.example.com:1'] });
+  test('are unique in the instance: another account is refused without learning which edge holds one, until it is released', async () => {
+    const edge = await created('POST', '/edges/tcp', { hostports: ['a.example.com:1'] });
     const other = await api.burrow.createAccount({ name: 'other' });
+    const refused = await api.request('POST', '/edges/tls', { hostports: ['b.example.com:443', 'A.example.com:1'] }, { token: other.token });
+    assertError(refused, 409, 7122, /^hostports\[1\]: a\.example\.com:1 is already used by an edge of another account$/);
+    assert.equal(refused.body.details.used_by, undefined);
+    assert.equal((await api.request('GET', '/edges/tls', undefined, { token: other.token })).body.tls_edges.length, 0, 'nothing of the refused create was kept');
+    await created('PATCH', `/edges/tcp/${edge.id}`, { hostports: [] });
     assert.equal((await api.request('POST', '/edges/tcp', { hostports: ['a.example.com:1'] }, { token: other.token })).status, 201);
+    assertError(await api.request('POST', '/edges/tcp', { hostports: ['a.example.com:1'] }), 409, 7122, /^hostports\[0\]: a\.example\.com:1 is already used by an edge of another account$/);
+  });
+
+  test("a reset of the account that holds a hostport releases it for others", async () => {
+    await created('POST', '/edges/https', { hostports: ['shop.example.com:443'] });
+    const other = await api.burrow.createAccount({ name: 'other' });
+    assert.equal((await api.request('POST', '/edges/https', { hostports: ['shop.example.com:443'] }, { token: other.token })).status, 409);
+    await api.burrow.reset(api.accountId);
+    assert.equal((await api.request('POST', '/edges/https', { hostports: ['shop.example.com:443'] }, { token: other.token })).status, 201);
   });
 });
 
