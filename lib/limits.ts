@@ -124,6 +124,8 @@ export const LIMITS = {
   ingress_head_ms: { value: 10_000, unit: 'ms', bounds: 'the time a client of the ingress has to send a whole request head (slower: 408)', errors: [] },
   ingress_idle_ms: { value: 60_000, unit: 'ms', bounds: 'an ingress connection with no bytes either way, between or during requests (the connection is closed)', errors: [] },
   ingress_forward_hops: { value: 10, unit: 'hops', bounds: 'forward-internal from endpoint to endpoint for one request (more: 508)', errors: [] },
+  ingress_document_bytes: { value: 1024 * KIB, unit: 'bytes', bounds: 'a JSON document a traffic policy fetches from this machine (an OIDC discovery document, a JWKS; longer: the action answers 5xx)', errors: [] },
+  ingress_document_ms: { value: 5_000, unit: 'ms', bounds: 'the time a JSON document a traffic policy fetches from this machine has to arrive (slower: the action answers 5xx)', errors: [] },
   ingress_edge_policies: { value: 10_000, unit: 'policies', bounds: "edges' module sets (an edge's and a route's) the ingress keeps compiled (the least recently used is compiled again when next needed)", errors: [] },
   ingress_backend_reads: { value: 64, unit: 'backends', bounds: 'the backends read to choose the upstream of one request to an edge (failover and weighted children; past it the request is answered as offline)', errors: [] },
   policy_evaluation_steps: {

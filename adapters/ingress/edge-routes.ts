@@ -10,6 +10,7 @@ import type { EndpointFacts } from '../../lib/policy/facts.ts';
 import type { RuleSource } from '../../lib/policy/program.ts';
 import { edgeModuleSources } from '../../lib/policy/sources.ts';
 import type { AgentSession, AgentTunnel } from '../agent-gateway/index.ts';
+import { LruCache } from './lru-cache.ts';
 
 /**
  * Requests to edges: the store says where a request to an HTTPS edge's hostport goes
@@ -54,19 +55,11 @@ export function createEdgeRoutes(burrow: BurrowCore<any>, sessions: () => readon
   const seed = burrow.options.seed;
   const draws = seed === undefined ? undefined : seededRandom(`${seed}\u0000ingress`);
   const random = draws ? () => Buffer.from(draws(4)).readUInt32BE(0) / 2 ** 32 : Math.random;
-  /** Policy sources by the modules they come from (their JSON), least recently used first. */
-  const policies = new Map<string, readonly RuleSource[]>();
-
-  const sourcesOf = (traffic: EdgeTraffic): readonly RuleSource[] => {
-    const key = JSON.stringify(traffic.modules);
-    let sources = policies.get(key);
-    if (sources) policies.delete(key);
-    // Sources are named after their edge or route, so rules (and circuit breakers) of two routes stay apart.
-    else sources = traffic.modules.flatMap(({ holder, id, modules }) => edgeModuleSources(holder, id, modules).map((source) => ({ ...source, source: `${id} ${source.source}` })));
-    policies.set(key, sources);
-    if (policies.size > LIMITS.ingress_edge_policies.value) policies.delete(policies.keys().next().value!);
-    return sources;
-  };
+  /** Policy sources by the modules they come from (their JSON). */
+  const policies = new LruCache<readonly RuleSource[]>(LIMITS.ingress_edge_policies.value);
+  // Sources are named after their edge or route, so rules (and circuit breakers) of two routes stay apart.
+  const sourcesOf = (traffic: EdgeTraffic): readonly RuleSource[] =>
+    policies.get(JSON.stringify(traffic.modules), () => traffic.modules.flatMap(({ holder, id, modules }) => edgeModuleSources(holder, id, modules).map((source) => ({ ...source, source: `${id} ${source.source}` }))));
 
   return {
     async route(hostname, target) {

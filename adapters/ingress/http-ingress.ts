@@ -9,10 +9,10 @@ import type { HttpResponseOutcome, PolicyTerminal } from '../../lib/policy/decis
 import type { HttpExchange } from '../../lib/policy/engine.ts';
 import type { ConnectionFacts, HeaderList, HttpRequestFacts, HttpResponseFacts, RequestBody } from '../../lib/policy/facts.ts';
 import { connectionFacts, hostPort, joinStreams, type Connections } from './connections.ts';
+import type { EdgeTarget } from './edge-routes.ts';
 import { errorPage, INGRESS_CODES, type ErrorPage } from './error-page.ts';
 import type { IngressPolicies } from './policies.ts';
 import { HttpTrace, traceOf } from './traffic-trace.ts';
-import type { EdgeTarget } from './edge-routes.ts';
 import { hostnameOf, type AgentTarget, type HttpScheme, type IngressRoutes } from './routes.ts';
 
 /**

@@ -3,6 +3,7 @@ import { certificateAuthorityPems, rulesOfPolicies } from '../../lib/index.ts';
 import { createPolicyEngine, type PolicyEngine } from '../../lib/policy/engine.ts';
 import type { CompiledPolicy } from '../../lib/policy/program.ts';
 import { trafficPolicySource } from '../../lib/policy/sources.ts';
+import { fetchLocalJson } from './local-documents.ts';
 import { LruCache } from './lru-cache.ts';
 import type { IngressTarget } from './routes.ts';
 
@@ -11,7 +12,8 @@ import type { IngressTarget } from './routes.ts';
  * listener) and the compiled policy of each target, compiled once: an agent tunnel's for as long
  * as the tunnel lives, a cloud endpoint's for as long as its traffic policy stays the same, an
  * edge's for as long as its modules do (edge-routes.ts keeps their key). The policies' lookups
- * read the records of the endpoint's account (IP policies, certificate authorities).
+ * read the records of the endpoint's account (IP policies, certificate authorities), and documents
+ * only from this machine (local-documents.ts).
  */
 export interface IngressPolicies {
   readonly engine: PolicyEngine;
@@ -31,6 +33,7 @@ export function createIngressPolicies(burrow: BurrowCore<any>): IngressPolicies 
     certificateAuthorities: (ids, endpoint) => certificateAuthorityPems(burrow.reader, endpoint.account ?? '', ids),
     // OAuth, OIDC and SAML send users back to the simulated service's identity host.
     identityOrigin: `https://idp.${burrow.services.simulation.serviceZone}`,
+    fetchJson: fetchLocalJson,
   });
   /** Agents' policies by their tunnel, edges' by their key. */
   const live = new WeakMap<object, CompiledPolicy>();

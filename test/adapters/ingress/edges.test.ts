@@ -1,6 +1,8 @@
 import ngrok, { type Session } from '@ngrok/ngrok';
 import assert from 'node:assert/strict';
-import { createHmac } from 'node:crypto';
+import { createHmac, generateKeyPairSync, sign } from 'node:crypto';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { gunzipSync, inflateRawSync } from 'node:zlib';
 import { describe, test, type TestContext } from 'node:test';
 import { startAgentGateway } from '../../../adapters/agent-gateway/index.ts';
@@ -291,5 +293,78 @@ describe("agent endpoints' traffic policies read the account's records", () => {
     const unknown = await call({ host, path: '/unknown' });
     assert.equal(unknown.status, 500);
     assert.match(unknown.body.toString(), /restrict-ips: ip_policies: IP policy &#39;ipp_unknown&#39; was not found/);
+  });
+});
+
+/** An identity provider on this machine: its OIDC discovery document and its JWKS, stopped after the test. */
+async function startProvider(t: TestContext, jwks: unknown): Promise<string> {
+  const server = createServer((req, res) => {
+    const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    res.setHeader('Content-Type', 'application/json');
+    if (req.url === '/.well-known/openid-configuration') return void res.end(JSON.stringify({ issuer: origin, authorization_endpoint: `${origin}/authorize`, jwks_uri: `${origin}/jwks` }));
+    if (req.url === '/jwks') return void res.end(JSON.stringify(jwks));
+    res.statusCode = 404;
+    res.end('{}');
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  t.after(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+}
+
+describe('documents a policy fetches come from this machine only', () => {
+  test("oidc: the provider's discovery document is read from a local issuer, then the redirect; another issuer is 502 (3160) naming why", async (t) => {
+    const { api, call } = await setUp(t);
+    const issuer = await startProvider(t, { keys: [] });
+    for (const [host, issuerUrl] of [['oidc.burrow.test', issuer], ['remote.burrow.test', 'https://accounts.example']] as const) {
+      const edge = await ok(api, 'POST', '/edges/https', { hostports: [`${host}:443`] });
+      const route = await ok(api, 'POST', `/edges/https/${edge.id}/routes`, { match_type: 'path_prefix', match: '/', backend: { backend_id: await respond(api, 'in') } });
+      await ok(api, 'PUT', `/edges/https/${edge.id}/routes/${route.id}/oidc`, { issuer: issuerUrl, client_id: 'web', client_secret: 'secret' });
+    }
+    const local = await call({ host: 'oidc.burrow.test', path: '/inbox' });
+    assert.equal(local.status, 302);
+    const signIn = new URL(String(local.headers.location));
+    assert.equal(`${signIn.origin}${signIn.pathname}`, `${issuer}/authorize`);
+    assert.equal(signIn.searchParams.get('client_id'), 'web');
+    assert.equal(signIn.searchParams.get('redirect_uri'), 'https://idp.burrow.internal/oauth2/callback');
+
+    const remote = await call({ host: 'remote.burrow.test' });
+    assert.equal(remote.status, 502);
+    assert.equal(remote.headers['ngrok-error-code'], 'ERR_BURROW_3160');
+    assert.match(remote.body.toString(), /https:\/\/accounts\.example\/\.well-known\/openid-configuration is not fetched: offline, Burrow reads documents only from this machine/);
+  });
+
+  test("jwt-validation checks tokens against a JWKS served on this machine", async (t) => {
+    const { api, agent, call } = await setUp(t);
+    const keys = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+    const provider = await startProvider(t, { keys: [{ ...keys.publicKey.export({ format: 'jwk' }), kid: 'k1', alg: 'ES256' }] });
+    const policy = JSON.stringify({
+      on_http_request: [
+        {
+          actions: [
+            {
+              type: 'jwt-validation',
+              config: {
+                issuer: { allow_list: [{ value: provider }] },
+                audience: { allow_list: [{ value: 'urn:api' }] },
+                http: { tokens: [{ type: 'access_token', method: 'header', name: 'Authorization', prefix: 'Bearer ' }] },
+                jws: { allowed_algorithms: ['ES256'], keys: { sources: { additional_jkus: [`${provider}/jwks`] } } },
+              },
+            },
+          ],
+        },
+      ],
+    });
+    const host = 'api.burrow.test';
+    await ok(api, 'POST', '/reserved_domains', { domain: host });
+    await (await agent()).httpEndpoint().domain(host).trafficPolicy(policy).listenAndForward(`http://127.0.0.1:${await startApp(t)}`);
+    const now = Math.floor(api.clock.now().getTime() / 1000);
+    const head = Buffer.from(JSON.stringify({ alg: 'ES256', kid: 'k1', typ: 'JWT' })).toString('base64url');
+    const data = `${head}.${Buffer.from(JSON.stringify({ iss: provider, aud: 'urn:api', sub: 'u1', exp: now + 300 })).toString('base64url')}`;
+    const token = `${data}.${sign('sha256', Buffer.from(data), { key: keys.privateKey, dsaEncoding: 'ieee-p1363' }).toString('base64url')}`;
+
+    assert.equal((await call({ host, headers: { Authorization: `Bearer ${token}` } })).status, 200);
+    const missing = await call({ host });
+    assert.equal(missing.status, 401);
+    assert.equal(missing.headers['ngrok-error-code'], 'ERR_BURROW_3408');
   });
 });
