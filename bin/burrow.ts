@@ -8,9 +8,9 @@ import { answerUnparsedRequests, createNodeListener } from '../adapters/http/nod
 import { compileTrustProxy } from '../adapters/http/trust-proxy.ts';
 import { createHash, randomBytes } from 'node:crypto';
 import { isPostgresUrl, openStore } from '../adapters/stores/index.ts';
-import { hostPort, startAgentGateway, type RunningAgentGateway } from '../adapters/agent-gateway/index.ts';
+import { hostPort, type RunningAgentGateway } from '../adapters/agent-gateway/index.ts';
 import { createIngress, type Ingress } from '../adapters/ingress/index.ts';
-import { startSshGateway, type RunningSshGateway } from '../adapters/ssh-gateway/index.ts';
+import type { RunningSshGateway } from '../adapters/ssh-gateway/index.ts';
 import { checkCertificateAuthority, checkChosenToken, createBurrow, DEFAULT_SIMULATION, listenersOf, ManualClock, parseRateLimit, type CertificateAuthority, type Store } from '../lib/index.ts';
 import { watchLauncher } from './launcher-watch.ts';
 import { removeReadyFile, writeReadyFile } from './ready-file.ts';
@@ -402,6 +402,8 @@ async function serve(settings: ReturnType<typeof parseCli>, store: Store): Promi
   let agentGateway: RunningAgentGateway | undefined;
   if (settings.agentAddr) {
     try {
+      // Imported only when asked for (TLS and the agent protocol cost start-up otherwise).
+      const { startAgentGateway } = await import('../adapters/agent-gateway/index.ts');
       agentGateway = await startAgentGateway(burrow, {
         host: settings.agentAddr.host,
         port: settings.agentAddr.port,
@@ -418,6 +420,8 @@ async function serve(settings: ReturnType<typeof parseCli>, store: Store): Promi
   let sshGateway: RunningSshGateway | undefined;
   if (settings.sshAddr) {
     try {
+      // Imported only when asked for (ssh2 costs start-up otherwise).
+      const { startSshGateway } = await import('../adapters/ssh-gateway/index.ts');
       sshGateway = await startSshGateway(burrow, {
         host: settings.sshAddr.host,
         port: settings.sshAddr.port,

@@ -4,7 +4,6 @@ import type { CheckpointInfo, ControlOperation, Instance } from './context.ts';
 import { ManualClock, formatTime } from './conventions/clock.ts';
 import { ApiError, ERRORS, fail } from './conventions/errors.ts';
 import { description, parseInput, rfc3339 } from './conventions/fields.ts';
-import { openApiDocument } from './openapi.ts';
 import { exportSnapshot, importSnapshot, SNAPSHOT_BODY } from './snapshot.ts';
 import { FAULT_BODY } from './faults.ts';
 import { INSTANCE_SCOPE, StoreUnavailableError } from './store.ts';
@@ -109,7 +108,8 @@ export const CORE_CONTROL_OPERATIONS: readonly ControlOperation[] = [
     status: 200,
     open: true,
     summary: 'The OpenAPI 3.1 document of the API and the control plane (also at /openapi.json)',
-    run: async (instance, _input, meta) => openApiDocument(instance.operations, instance.controlOperations, instance.baseUrl ?? meta.baseUrl, VERSION),
+    // Imported when first asked for: its JSON Schema library is not needed to serve the API.
+    run: async (instance, _input, meta) => (await import('./openapi.ts')).openApiDocument(instance.operations, instance.controlOperations, instance.baseUrl ?? meta.baseUrl, VERSION),
   },
   {
     id: 'control.accounts.create',

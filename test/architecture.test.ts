@@ -14,8 +14,16 @@ function sources(dir: string): string[] {
   });
 }
 
-/** The modules a file imports or re-exports from (`… from '…'`, and side-effect `import '…'`). */
-const imports = (file: string) => [...readFileSync(join(root, file), 'utf8').matchAll(/^(?:(?:import|export)\b[^'";]*?\bfrom\s*|import\s+)['"]([^'"]+)['"]/gm)].map((m) => m[1]!);
+/**
+ * The modules a file imports or re-exports from (`… from '…'`, and side-effect `import '…'`), and
+ * those it loads when first needed (`await import('…')`, `createRequire(import.meta.url)('…')`).
+ */
+const imports = (file: string) => {
+  const text = readFileSync(join(root, file), 'utf8');
+  const top = [...text.matchAll(/^(?:(?:import|export)\b[^'";]*?\bfrom\s*|import\s+)['"]([^'"]+)['"]/gm)];
+  const onFirstUse = [...text.matchAll(/(?:\bimport|createRequire\(import\.meta\.url\))\(['"]([^'"]+)['"]\)/g)];
+  return [...top, ...onFirstUse].map((m) => m[1]!);
+};
 
 /**
  * The files of lib/, adapters/ and bin/ that import each other in a loop, type-only imports

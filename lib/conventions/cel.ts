@@ -1,5 +1,8 @@
-import { Environment, EvaluationError, TypeError as CelTypeError, type ParseResult } from '@marcbachmann/cel-js';
+import type * as CelJs from '@marcbachmann/cel-js';
+import type { Environment, ParseResult } from '@marcbachmann/cel-js';
+import { createRequire } from 'node:module';
 import { LIMITS, limitNote, type LimitName } from '../limits.ts';
+import { onFirstUse } from './on-first-use.ts';
 import { quotedPattern, re2Problem, re2Test as re2Matches } from './patterns.ts';
 
 /**
@@ -8,7 +11,10 @@ import { quotedPattern, re2Problem, re2Test as re2Matches } from './patterns.ts'
  * @marcbachmann/cel-js: pure JavaScript with no dependencies, a parser with structural limits
  * (AST nodes, depth) and an AST that can be walked. (@bufbuild/cel, the other maintained one,
  * needs @bufbuild/protobuf and its own RE2 package; Burrow evaluates plain JSON objects only.)
+ * It is loaded on the first expression (lib/conventions/on-first-use.ts).
  */
+
+const celJs = onFirstUse(() => createRequire(import.meta.url)('@marcbachmann/cel-js') as typeof CelJs);
 
 /** The longest `filter` Burrow evaluates, in characters (lib/limits.ts; the vendor publishes none). */
 export const MAX_FILTER_LENGTH = LIMITS.filter_length.value;
@@ -67,16 +73,16 @@ const TIMESTAMP_COST = 25;
 /** A 400 reason for a bad filter (the caller wraps it in its error). */
 export class FilterProblem extends Error {}
 
-function syntaxEnvironment(): Environment {
-  return new Environment({
-    unlistedVariablesAreDyn: true,
-    homogeneousAggregateLiterals: false,
-    enableOptionalTypes: true,
-    limits: POLICY_LIMITS,
-  });
-}
+const syntaxEnvironment = onFirstUse(
+  (): Environment =>
+    new (celJs().Environment)({
+      unlistedVariablesAreDyn: true,
+      homogeneousAggregateLiterals: false,
+      enableOptionalTypes: true,
+      limits: POLICY_LIMITS,
+    }),
+);
 
-const SYNTAX = syntaxEnvironment();
 
 /**
  * Why `expression` is not a syntactically valid CEL expression, or undefined when it is. A
@@ -86,7 +92,7 @@ const SYNTAX = syntaxEnvironment();
 export function celSyntaxProblem(expression: string): string | undefined {
   let ast: AstNode;
   try {
-    ast = SYNTAX.parse(expression).ast as unknown as AstNode;
+    ast = syntaxEnvironment().parse(expression).ast as unknown as AstNode;
   } catch (error) {
     return celMessage(error, 'policy_expression_nodes');
   }
@@ -172,7 +178,7 @@ const DAY_MS = 86_400_000;
 export function compileFilter(expression: string, now: () => Date): CompiledFilter {
   if (expression.trim() === '') throw new FilterProblem('must not be empty');
   if (expression.length > MAX_FILTER_LENGTH) throw new FilterProblem(`must be at most ${MAX_FILTER_LENGTH} characters (got ${expression.length}) ${limitNote('filter_length')}`);
-  const env = new Environment({ unlistedVariablesAreDyn: false, homogeneousAggregateLiterals: false, limits: FILTER_LIMITS })
+  const env = new (celJs().Environment)({ unlistedVariablesAreDyn: false, homogeneousAggregateLiterals: false, limits: FILTER_LIMITS })
     .registerVariable('obj', 'map')
     .registerFunction('now(): google.protobuf.Timestamp', () => now())
     .registerFunction('daysAgo(int): google.protobuf.Timestamp', (days: bigint) => new Date(now().getTime() - Number(days) * DAY_MS));
@@ -345,7 +351,7 @@ export function createPolicyLanguage(spec: { readonly variables: readonly Policy
     function (this: unknown, ...args: unknown[]) {
       return handler(reading!, ...args);
     };
-  let env = new Environment({ unlistedVariablesAreDyn: false, homogeneousAggregateLiterals: false, enableOptionalTypes: true, limits: POLICY_LIMITS });
+  let env = new (celJs().Environment)({ unlistedVariablesAreDyn: false, homogeneousAggregateLiterals: false, enableOptionalTypes: true, limits: POLICY_LIMITS });
   const declared = new Map(spec.variables.map((variable) => [variable.name, variable.type]));
   const roots = new Set(spec.variables.map((variable) => variable.name.split('.')[0]!));
   for (const [name, type] of declared) env = env.registerVariable(mangle(name), type);
@@ -462,7 +468,7 @@ export function createPolicyLanguage(spec: { readonly variables: readonly Policy
             if (result instanceof Promise) throw new PolicyExpressionProblem('an expression must not wait for anything');
             return result;
           } catch (error) {
-            if (error instanceof EvaluationError || error instanceof CelTypeError) throw new PolicyExpressionProblem(restore(firstLine(error), originals));
+            if (error instanceof celJs().EvaluationError || error instanceof celJs().TypeError) throw new PolicyExpressionProblem(restore(firstLine(error), originals));
             throw error;
           } finally {
             reading = outer;

@@ -1,12 +1,15 @@
-import { RE2JS } from 're2js';
+import { createRequire } from 'node:module';
+import type { RE2JS } from 're2js';
 import * as v from 'valibot';
 import { LIMITS, limitNote } from '../limits.ts';
+import { onFirstUse } from './on-first-use.ts';
 
 /**
  * Regular expressions in the vendor's dialect. The vendor service is written in Go and compiles
  * patterns with RE2 (Go's regexp syntax): `(?i)bot` and `(?P<name>…)` are valid, lookaround and
  * backreferences are not, and every pattern matches in linear time. Burrow checks patterns with
- * re2js, a pure-JavaScript port of RE2 (this is the only module that imports it), so a pattern is
+ * re2js, a pure-JavaScript port of RE2 (this is the only module that imports it, on the first pattern:
+ * lib/conventions/on-first-use.ts), so a pattern is
  * accepted exactly when the vendor's RE2 accepts it; JavaScript's own RegExp would refuse valid
  * ones (`(?i)`, `(?P<…>`) and accept invalid ones (lookahead).
  *
@@ -16,6 +19,8 @@ import { LIMITS, limitNote } from '../limits.ts';
  * `re2_pattern_cost`, and patterns that together pass `re2_total_cost` in one request body or
  * traffic policy (lib/limits.ts): compiling what is accepted stays a few milliseconds.
  */
+
+const re2js = onFirstUse(() => (createRequire(import.meta.url)('re2js') as typeof import('re2js')).RE2JS);
 
 /**
  * What one Unicode class (`\pL`, `\p{Greek}`, `\PN`) costs on top of its instruction: re2js builds
@@ -192,7 +197,7 @@ export function re2Problem(pattern: string): string | undefined {
     }
   }
   try {
-    RE2JS.compile(pattern);
+    re2js().compile(pattern);
     return undefined;
   } catch (error) {
     return `must be an RE2 regular expression (the vendor's Go syntax): ${(error as Error).message.replace(/^error parsing regexp: /, '')}`;
@@ -225,7 +230,7 @@ function compiled(pattern: string): RE2JS {
     const cost = re2Cost(pattern);
     const limit = LIMITS.re2_pattern_cost.value;
     if (cost > limit) throw new Error(`costs about ${cost} cost units to compile, more than ${limit} ${limitNote('re2_pattern_cost')}`);
-    re = RE2JS.compile(pattern);
+    re = re2js().compile(pattern);
     if (COMPILED.size >= MAX_CACHED_PATTERNS) COMPILED.clear();
     COMPILED.set(pattern, re);
   }

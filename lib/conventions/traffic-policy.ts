@@ -1,7 +1,10 @@
 import * as v from 'valibot';
-import { Composer, CST, isMap, isScalar, isSeq, Lexer, LineCounter, Parser } from 'yaml';
+import { createRequire } from 'node:module';
+import type * as Yaml from 'yaml';
+import type { CST } from 'yaml';
 import { LIMITS, limitNote } from '../limits.ts';
 import { celSyntaxProblem } from './cel.ts';
+import { onFirstUse } from './on-first-use.ts';
 import { re2Pattern, withRe2Budget } from './patterns.ts';
 
 /**
@@ -25,7 +28,8 @@ import { re2Pattern, withRe2Budget } from './patterns.ts';
  * are RE2, like every pattern in the vendor's Go service.
  *
  * YAML is parsed with the `yaml` package (YAML 1.2 core schema, so `on`/`yes` stay strings, no
- * custom tags; duplicate keys and alias bombs refused). This is the only module that imports it.
+ * custom tags; duplicate keys and alias bombs refused). This is the only module that imports it,
+ * on the first YAML policy (lib/conventions/on-first-use.ts).
  *
  * The work a document may cause is bounded (lib/limits.ts): YAML bytes and tokens, depth and values before
  * anything else is checked, the characters of its CEL expressions before they are parsed, and its
@@ -174,6 +178,7 @@ function schemaProblem(schema: v.GenericSchema, value: unknown, base: Path): str
 /** A document that breaks a bound or a rule of Burrow's: its message is the whole reason, path first. */
 class DocumentProblem extends Error {}
 
+const yaml = onFirstUse(() => createRequire(import.meta.url)('yaml') as typeof Yaml);
 const YAML_BYTES = LIMITS.traffic_policy_yaml_bytes.value;
 const TOKENS = LIMITS.traffic_policy_yaml_tokens.value;
 const DEPTH = LIMITS.traffic_policy_depth.value;
@@ -206,6 +211,7 @@ function parseDocument(text: string): unknown {
  * `parse` writes each one to the process's warnings: one line of log per request).
  */
 function parseYaml(text: string): unknown {
+  const { Composer, Lexer, LineCounter, Parser } = yaml();
   const bytes = Buffer.byteLength(text, 'utf8');
   if (bytes > YAML_BYTES) throw new DocumentProblem(`is not JSON, and as YAML it has ${bytes} bytes, more than ${YAML_BYTES} ${limitNote('traffic_policy_yaml_bytes')}`);
   const lines = new LineCounter();
@@ -252,7 +258,7 @@ function cstPath(stack: readonly CST.Token[]): Path {
     if (token.type === 'block-seq' || (token.type === 'flow-collection' && token.start.source === '[')) path.push(Math.max(0, token.items.length - 1));
     else if (token.type === 'block-map' || token.type === 'flow-collection') {
       const key = token.items.at(-1)?.key;
-      const scalar = key ? CST.resolveAsScalar(key) : null;
+      const scalar = key ? yaml().CST.resolveAsScalar(key) : null;
       if (!scalar) break;
       path.push(scalar.value);
     }
@@ -279,6 +285,7 @@ function pathOf(visit: Visit): Path {
  * composed document. Keys are equal as the yaml package compares them: scalars of equal value.
  */
 function duplicateKey(root: unknown): { path: Path; key: string; offset: number } | undefined {
+  const { isMap, isScalar, isSeq } = yaml();
   const pending: Visit[] = [{ value: root, depth: 1 }];
   while (pending.length > 0) {
     const visit = pending.pop()!;

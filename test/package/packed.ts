@@ -21,6 +21,8 @@ export interface PackedInstall {
   tarball: string;
   /** The paths `npm pack` put in the tarball. */
   files: string[];
+  /** The bytes of every file in the tarball, unpacked (what an install puts on disk for Burrow itself). */
+  unpackedSize: number;
   /** `node_modules/.bin/burrow` of the project. */
   bin: string;
   /** What `npm ci` warned of (not counting warnings about this machine's own npm configuration). */
@@ -39,7 +41,7 @@ export async function installPackedBurrow(): Promise<PackedInstall> {
   const dir = mkdtempSync(join(tmpdir(), 'burrow-packed-'));
   try {
     const { stdout } = await run('npm', ['pack', '--json', '--pack-destination', dir], { cwd: REPO, maxBuffer: 16 * 1024 * 1024 });
-    const [packed] = JSON.parse(stdout.slice(stdout.indexOf('['))) as [{ filename: string; files: { path: string }[] }];
+    const [packed] = JSON.parse(stdout.slice(stdout.indexOf('['))) as [{ filename: string; unpackedSize: number; files: { path: string }[] }];
     const tarball = `file:${packed.filename}`;
     const repoLock = JSON.parse(readFileSync(join(REPO, 'package-lock.json'), 'utf8')) as { packages: Record<string, LockEntry> };
     const root = repoLock.packages['']!;
@@ -64,6 +66,7 @@ export async function installPackedBurrow(): Promise<PackedInstall> {
       dir,
       tarball: join(dir, packed.filename),
       files: packed.files.map((file) => file.path),
+      unpackedSize: packed.unpackedSize,
       bin: join(dir, 'node_modules', '.bin', 'burrow'),
       installWarnings: installed.stderr.split('\n').filter((line) => /^npm warn/.test(line) && !/Unknown (user|env) config/.test(line)),
       remove: () => rmSync(dir, { recursive: true, force: true }),

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { execFile, spawn, spawnSync } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { after, before, describe, test } from 'node:test';
@@ -16,8 +17,8 @@ import { installPackedBurrow, REPO, type PackedInstall } from './packed.ts';
 const run = promisify(execFile);
 const TSC = join(REPO, 'node_modules', 'typescript', 'bin', 'tsc');
 const ENTRY_POINTS = ['burrow', 'burrow/memory', 'burrow/json-file', 'burrow/postgres', 'burrow/http', 'burrow/testing'];
-/** The inspector page's files, which tsc does not emit: the build copies them beside the compiled adapter. */
-const INSPECTOR_FILES = ['index.html', 'inspector.css', 'inspector.js'].map((name) => `dist/adapters/http/inspector/${name}`);
+/** The inspector page's files, which the compiler does not emit: the build copies them beside the bundled adapter. */
+const INSPECTOR_FILES = ['index.html', 'inspector.css', 'inspector.js'];
 
 let app: PackedInstall;
 before(async () => {
@@ -56,12 +57,112 @@ function checkScenario(stdout: string) {
   assert.equal(result.postgres, 'burrow@127.0.0.1:1/burrow');
 }
 
+/** Libraries only some requests need: the installed server loads none of them before its first answer. */
+const LAZY_LIBRARIES = ['pg', 'yaml', '@marcbachmann/cel-js', 're2js', 'sshpk', 'ssh2', 'lowdb', '@valibot/to-json-schema'];
+const TOKEN = 'packed-admin-token-0123456789';
+const SSH_KEY = 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl packed@test';
+const STARTUP_BUDGET_MS = 100;
+const STARTUP_ROUNDS = 5;
+/** The bare server's first answer on a quiet 2-core machine (issue #32's measurement). */
+const BARE_QUIET_MS = 126;
+/** The floor of any Node server's start-up: node:http answering from `node -e`. */
+const BARE_SERVER = "require('node:http').createServer((q, s) => s.end('ok')).listen(0, '127.0.0.1', function () { console.log('listening on http://127.0.0.1:' + this.address().port); })";
+
+/**
+ * A module for `node --import` that appends to `file` every package Burrow's own code loads: by
+ * import (a module resolve hook) and by require() (Module._load), the way its lazy seams load them.
+ */
+function recordLoadsHook(file: string): string {
+  const record = `(specifier, parent) => { if (parent?.includes('/node_modules/burrow/') && !specifier.startsWith('.') && !specifier.startsWith('node:')) appendFileSync(${JSON.stringify(file)}, specifier + '\\n'); }`;
+  const resolveHook = `import { appendFileSync } from 'node:fs'; const record = ${record}; export async function resolve(specifier, context, next) { record(specifier, context.parentURL); return next(specifier, context); }`;
+  return `import Module, { register } from 'node:module';
+import { appendFileSync } from 'node:fs';
+const record = ${record};
+const load = Module._load;
+Module._load = function (request, parent, isMain) { record(request, parent?.filename); return load.call(this, request, parent, isMain); };
+register('data:text/javascript,' + encodeURIComponent(${JSON.stringify(resolveHook)}));
+`;
+}
+
+interface StartedServer {
+  url: string;
+  stop(): Promise<void>;
+}
+
+/** Spawns a server and waits for its `listening on URL` line; stop() ends it and waits for its exit. */
+async function startServer(command: string, args: string[]): Promise<StartedServer> {
+  const child = spawn(command, args, { env: ENV, stdio: ['ignore', 'pipe', 'pipe'] });
+  let errors = '';
+  child.stderr.on('data', (chunk) => (errors += chunk));
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  try {
+    const url = await new Promise<string>((resolve, reject) => {
+      void exited.then(() => reject(new Error(`${command} ${args.join(' ')} exited before listening: ${errors}`)));
+      createInterface({ input: child.stdout }).on('line', (line) => {
+        const listening = /listening on (\S+)/.exec(line);
+        if (listening) resolve(listening[1]!.replace(/\/$/, ''));
+      });
+    });
+    return {
+      url,
+      stop: () => {
+        child.kill('SIGTERM');
+        return exited;
+      },
+    };
+  } catch (error) {
+    child.kill('SIGKILL');
+    throw error;
+  }
+}
+
+/** Milliseconds from spawning a server to the end of its first answer to GET `path`. */
+async function timeToFirstAnswer(command: string, args: string[], path: string): Promise<number> {
+  const started = performance.now();
+  const server = await startServer(command, args);
+  try {
+    const response = await fetch(`${server.url}${path}`);
+    await response.text();
+    assert.equal(response.status, 200);
+    return performance.now() - started;
+  } finally {
+    await server.stop();
+  }
+}
+
+const median = (values: readonly number[]) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = sorted.length >> 1;
+  return sorted.length % 2 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
+};
+
 describe('the npm package', () => {
   test('ships the compiled code and its types, and no tests or TypeScript sources', () => {
-    for (const file of ['dist/lib/index.js', 'dist/lib/index.d.ts', 'dist/bin/burrow.js', 'dist/adapters/http/index.js', 'package.json', 'README.md', ...INSPECTOR_FILES]) {
+    for (const file of ['dist/lib/index.js', 'dist/lib/index.d.ts', 'dist/bin/burrow.js', 'dist/adapters/http/index.js', 'package.json', 'README.md']) {
       assert.ok(app.files.includes(file), `the tarball lacks ${file}`);
     }
+    for (const name of INSPECTOR_FILES) assert.equal(app.files.filter((file) => file.endsWith(`/inspector/${name}`)).length, 1, `the tarball holds the inspector's ${name} once`);
     assert.deepEqual(app.files.filter((file) => file.startsWith('test/') || (file.endsWith('.ts') && !file.endsWith('.d.ts'))), []);
+  });
+
+  test('unpacks to less than 1.5 MB', () => {
+    assert.ok(app.unpackedSize < 1_500_000, `the tarball unpacks to ${(app.unpackedSize / 1e6).toFixed(2)} MB (${app.unpackedSize} bytes), over 1.5 MB`);
+  });
+
+  test('ships no dependency twice: the compiled code embeds none and takes each from node_modules', () => {
+    const manifest = JSON.parse(readFileSync(join(REPO, 'package.json'), 'utf8')) as { dependencies: Record<string, string>; exports: Record<string, string | { import: string }> };
+    const installed = join(app.dir, 'node_modules', 'burrow');
+    const code = app.files.filter((file) => file.endsWith('.js')).map((file) => ({ file, text: readFileSync(join(installed, file), 'utf8') }));
+    // esbuild marks every module it bundles with a `// path` comment: none may come from node_modules.
+    assert.deepEqual(code.filter(({ text }) => /^\/\/ node_modules\//m.test(text)).map(({ file }) => file), []);
+    // Static imports, and loads on first use (`import("…")`, `createRequire(import.meta.url)("…")`).
+    const specifiers = code.flatMap(({ text }) => [...text.matchAll(/(?:\bfrom |\bimport\(|createRequire\d*\(import\.meta\.url\)\()"([^"]+)"/g)].map((m) => m[1]!));
+    const packages = new Set(specifiers.filter((name) => !name.startsWith('.') && !name.startsWith('node:')).map((name) => name.split('/').slice(0, name.startsWith('@') ? 2 : 1).join('/')));
+    assert.deepEqual([...packages].filter((name) => !(name in manifest.dependencies)), [], 'packages the compiled code loads that are not dependencies');
+    assert.ok(['valibot', 'pg', 'yaml', '@marcbachmann/cel-js'].every((name) => packages.has(name)), `the compiled code loads ${[...packages].join(', ')}`);
+    for (const target of Object.values(manifest.exports)) {
+      if (typeof target === 'object') assert.ok(app.files.includes(target.import.replace(/^\.\//, '')), `the tarball lacks the export ${target.import}`);
+    }
   });
 
   test('installs without a warning of its own (no install script in the packed manifest)', () => {
@@ -163,6 +264,48 @@ server.close();
 
     test('--help prints the usage', async () => {
       assert.match((await run(app.bin, ['--help'])).stdout, /^Usage: burrow \[serve\] \[options\]/);
+    });
+
+    test('starts without loading the PostgreSQL client, YAML, CEL, RE2 or SSH libraries, and loads each when a request first needs it', async () => {
+      const loads = join(app.dir, 'loads.txt');
+      writeFileSync(loads, '');
+      const hooks = join(app.dir, 'record-loads.mjs');
+      writeFileSync(hooks, recordLoadsHook(loads));
+      const server = await startServer(process.execPath, ['--import', hooks, app.bin, '--port', '0', '--api-key', TOKEN]);
+      try {
+        assert.equal((await fetch(`${server.url}/_burrow/health`)).status, 200);
+        const atStart = new Set(readFileSync(loads, 'utf8').split('\n'));
+        assert.deepEqual(LAZY_LIBRARIES.filter((name) => atStart.has(name)), [], `loaded before the first answer: ${[...atStart].join(', ')}`);
+        const send = (method: string, path: string, body?: unknown) =>
+          fetch(`${server.url}${path}`, { method, headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' }, ...(body ? { body: JSON.stringify(body) } : {}) });
+        const policy = "on_http_request:\n  - expressions: [\"req.url.path.matches('^/admin')\"]\n    actions: [{type: deny}]\n";
+        assert.equal((await send('POST', '/endpoints', { url: 'https://lazy.internal', type: 'cloud', traffic_policy: policy })).status, 201);
+        assert.equal((await send('POST', '/ssh_credentials', { public_key: SSH_KEY })).status, 201);
+        const filtered = await send('GET', `/api_keys?filter=${encodeURIComponent("obj.description.startsWith('x')")}`);
+        assert.equal(filtered.status, 200);
+        const loaded = new Set(readFileSync(loads, 'utf8').split('\n'));
+        assert.deepEqual(['yaml', '@marcbachmann/cel-js', 're2js', 'sshpk'].filter((name) => !loaded.has(name)), []);
+      } finally {
+        await server.stop();
+      }
+    });
+
+    // The issue's start-up target (#32), in the test that installs the package as users get it:
+    // paired rounds share the machine's load of their moment, and the median of the differences
+    // keeps one slow round from deciding. On a machine so loaded that the bare server alone takes
+    // more than twice its quiet time, 100 ms is inside the noise: the test then says so, with the
+    // figures, instead of passing or failing on them (npm run bench reports them too).
+    test(`answers its first request at most ${STARTUP_BUDGET_MS} ms later than a bare node http server (median of ${STARTUP_ROUNDS} alternating rounds)`, async (t) => {
+      const bare: number[] = [];
+      const burrow: number[] = [];
+      for (let round = 0; round < STARTUP_ROUNDS; round++) {
+        bare.push(await timeToFirstAnswer(process.execPath, ['-e', BARE_SERVER], '/'));
+        burrow.push(await timeToFirstAnswer(app.bin, ['--port', '0', '--quiet'], '/_burrow/health'));
+      }
+      const extra = median(burrow.map((ms, i) => ms - bare[i]!));
+      const figures = `installed burrow ${burrow.map(Math.round).join(', ')} ms, bare node ${bare.map(Math.round).join(', ')} ms (medians ${Math.round(median(burrow))} and ${Math.round(median(bare))}, median difference ${Math.round(extra)}); load average ${loadavg().map((n) => n.toFixed(1)).join(' ')}`;
+      if (median(bare) > 2 * BARE_QUIET_MS) return t.skip(`the machine is too loaded to measure start-up: the bare server took a median ${Math.round(median(bare))} ms, more than twice its ${BARE_QUIET_MS} ms on a quiet machine; ${figures}`);
+      assert.ok(extra <= STARTUP_BUDGET_MS, `the installed burrow's first answer came a median ${Math.round(extra)} ms after the bare server's, over the ${STARTUP_BUDGET_MS} ms budget: ${figures}`);
     });
 
     for (const args of [['--port', '0'], ['serve', '--port', '0']]) {

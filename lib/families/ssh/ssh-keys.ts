@@ -1,13 +1,18 @@
 import { generateKeyPair, randomBytes, sign, type KeyObject, createPrivateKey, createPublicKey } from 'node:crypto';
-import sshpk from 'sshpk';
+import { createRequire } from 'node:module';
+import type sshpkModule from 'sshpk';
+import { onFirstUse } from '../../conventions/on-first-use.ts';
 
 /**
  * SSH key handling: parsing users' public keys (sshpk), generating CA key pairs (node:crypto) and
  * signing OpenSSH certificates. Certificates are built in the wire format of OpenSSH's
  * PROTOCOL.certkeys by hand, because that format is small and fixed and we need exact control over
  * critical options, extensions and the signature algorithm (RSA CAs sign with rsa-sha2-512, which
- * current OpenSSH requires). This is the only module that touches key material.
+ * current OpenSSH requires). This is the only module that touches key material, and the only one
+ * that imports sshpk, on the first key it reads (lib/conventions/on-first-use.ts).
  */
+
+const sshpk = onFirstUse(() => createRequire(import.meta.url)('sshpk') as typeof sshpkModule);
 
 export const SSH_KEY_TYPES = ['rsa', 'ecdsa', 'ed25519'] as const;
 export type SshKeyType = (typeof SSH_KEY_TYPES)[number];
@@ -33,13 +38,13 @@ export function parseSshPublicKey(text: string): ParsedPublicKey {
   const trimmed = text.trim();
   if (/PRIVATE KEY/.test(trimmed)) throw new SshKeyError('a private key was given; send only the public key');
   if (/-cert-v01@openssh\.com/.test(trimmed)) throw new SshKeyError('an SSH certificate was given; send the plain public key');
-  let key: sshpk.Key;
+  let key: sshpkModule.Key;
   try {
-    key = sshpk.parseKey(trimmed, 'auto');
+    key = sshpk().parseKey(trimmed, 'auto');
   } catch {
     throw new SshKeyError('is not a valid SSH public key (expected an authorized_keys line such as "ssh-ed25519 AAAA…" or a PEM public key)');
   }
-  if (sshpk.PrivateKey.isPrivateKey(key, [1, 0])) throw new SshKeyError('a private key was given; send only the public key');
+  if (sshpk().PrivateKey.isPrivateKey(key, [1, 0])) throw new SshKeyError('a private key was given; send only the public key');
   const keyType = SUPPORTED_KEY_TYPES[key.type];
   if (keyType === undefined) throw new SshKeyError(`key type '${key.type}' is not supported (use rsa, ecdsa or ed25519)`);
   if (keyType === 'rsa' && key.size < 2048) throw new SshKeyError(`RSA keys must be at least 2048 bits (got ${key.size})`);
@@ -127,7 +132,7 @@ export function deriveCaKeyPair(options: { keyType: 'ed25519' | 'ecdsa'; curve?:
 export function publicKeyLine(privateKey: KeyObject | string): string {
   const object = typeof privateKey === 'string' ? createPrivateKey(privateKey) : privateKey;
   const spki = createPublicKey(object).export({ type: 'spki', format: 'pem' }).toString();
-  const line = sshpk.parseKey(spki, 'pem').toString('ssh').split(' ');
+  const line = sshpk().parseKey(spki, 'pem').toString('ssh').split(' ');
   return `${line[0]} ${line[1]}`;
 }
 
