@@ -2,7 +2,7 @@ import type { Principal } from './context.ts';
 import { fail } from './conventions/errors.ts';
 import { hashToken } from './conventions/ids.ts';
 import { inactiveOwnerError, isInactive, OWNER_KINDS, ownerKind } from './owners.ts';
-import { INSTANCE_SCOPE, type StoredRecord, type StoreReader, type StoreTransaction } from './store.ts';
+import { getMany, INSTANCE_SCOPE, type StoredRecord, type StoreReader, type StoreTransaction } from './store.ts';
 
 /**
  * Bearer tokens and owners.
@@ -45,16 +45,68 @@ export async function unindexToken(tx: StoreTransaction, tokenHash: string): Pro
 
 /** The index entry of a token, if any, after a constant-time comparison of the hashes. */
 export async function lookupToken(reader: StoreReader, token: string): Promise<TokenEntry | undefined> {
-  return (await resolveToken(reader, token))?.entry;
+  return (await resolveToken(reader, hashToken(token)))?.entry;
 }
 
 /** The index entry of a token and the record it belongs to, when the record still carries the token's hash. */
-async function resolveToken(reader: StoreReader, token: string): Promise<{ entry: TokenEntry; record: StoredRecord } | undefined> {
-  const hash = hashToken(token);
+async function resolveToken(reader: StoreReader, hash: string): Promise<{ entry: TokenEntry; record: StoredRecord } | undefined> {
   const entry = (await reader.get(TOKEN_INDEX, hash)) as TokenEntry | undefined;
   if (!entry) return undefined;
   const record = await reader.get({ account: entry.account, kind: entry.kind }, entry.record_id);
-  return record && typeof record.token_hash === 'string' && equalInConstantTime(record.token_hash, hash) ? { entry, record } : undefined;
+  return record && holdsToken(record, hash) ? { entry, record } : undefined;
+}
+
+const holdsToken = (record: StoredRecord, hash: string) => typeof record.token_hash === 'string' && equalInConstantTime(record.token_hash, hash);
+
+const ownerScope = (account: string, ownerId: string) => ({ account, kind: OWNER_KINDS[ownerKind(ownerId)].kind });
+
+/** Where a token's records were: its index entry (fixed for a hash) and its key's owner when last read. */
+interface TokenAddress {
+  readonly entry: TokenEntry;
+  readonly ownerId: string;
+}
+
+/** Token addresses kept at most; past it the memory starts over. */
+const MAX_TOKEN_ADDRESSES = 10_000;
+
+/**
+ * Where the records of recently seen API keys are, so that authenticating a key seen before reads
+ * its index entry, the key and its owner in one round trip (`getMany`: one statement on
+ * PostgreSQL) instead of three in a row. Only addresses are kept, never a verdict: every request
+ * reads the three records afresh and checks them as on a first sight, so a deleted key or an
+ * owner made inactive fails at once, on every server sharing the store.
+ */
+export class TokenAddresses {
+  readonly #byHash = new Map<string, TokenAddress>();
+
+  get(hash: string): TokenAddress | undefined {
+    return this.#byHash.get(hash);
+  }
+
+  set(hash: string, address: TokenAddress): void {
+    if (this.#byHash.size >= MAX_TOKEN_ADDRESSES) this.#byHash.clear();
+    this.#byHash.set(hash, address);
+  }
+
+  delete(hash: string): void {
+    this.#byHash.delete(hash);
+  }
+}
+
+/** An API key's index entry, the key and its owner, read together when their addresses are known. */
+async function resolveKnownKey(reader: StoreReader, hash: string, addresses: TokenAddresses): Promise<{ entry: TokenEntry; key: StoredRecord; owner: StoredRecord | undefined } | undefined> {
+  const known = addresses.get(hash);
+  if (!known) return undefined;
+  const { entry } = known;
+  const [current, key, owner] = await getMany(reader, [
+    { scope: TOKEN_INDEX, id: hash },
+    { scope: { account: entry.account, kind: entry.kind }, id: entry.record_id },
+    { scope: ownerScope(entry.account, known.ownerId), id: known.ownerId },
+  ]);
+  const same = current !== undefined && current.account === entry.account && current.kind === entry.kind && current.record_id === entry.record_id;
+  if (same && key && holdsToken(key, hash) && key.owner_id === known.ownerId) return { entry, key, owner };
+  addresses.delete(hash);
+  return undefined;
 }
 
 /** Compares two hex digests without an early exit (no Buffers: this runs on every request). */
@@ -67,8 +119,11 @@ function equalInConstantTime(a: string, b: string): boolean {
 
 const TOKEN_SHAPE = /^[\x21-\x7e]{1,512}$/;
 
-/** Resolves an `Authorization` header to the caller, or throws the matching 401. */
-export async function authenticate(reader: StoreReader, authorization: string | null | undefined): Promise<Principal> {
+/**
+ * Resolves an `Authorization` header to the caller, or throws the matching 401. With `addresses`,
+ * a key seen before is read in one round trip (TokenAddresses).
+ */
+export async function authenticate(reader: StoreReader, authorization: string | null | undefined, addresses?: TokenAddresses): Promise<Principal> {
   if (!authorization) fail('AUTH_MISSING', 'the Authorization header is missing; send "Authorization: Bearer <API key>"');
   const match = /^(\S+)\s+(.*)$/.exec(authorization.trim());
   if (!match || match[1]!.toLowerCase() !== 'bearer') {
@@ -79,14 +134,22 @@ export async function authenticate(reader: StoreReader, authorization: string | 
   if (/^ak_[0-9A-Za-z]{27}$/.test(token)) {
     fail('AUTH_KEY_ID', 'an API key id was sent instead of the API key token; use the token returned when the key was created');
   }
-  const found = await resolveToken(reader, token);
-  if (!found) fail('AUTH_UNKNOWN', 'the API key is not valid: it is unknown or was deleted');
-  const { entry, record: key } = found;
-  if (entry.kind === 'credential') {
-    fail('AUTH_AGENT_TOKEN', 'a tunnel credential (agent authtoken) was sent instead of an API key');
+  const hash = hashToken(token);
+  const known = addresses && (await resolveKnownKey(reader, hash, addresses));
+  let entry: TokenEntry, key: StoredRecord, owner: StoredRecord | undefined;
+  if (known) ({ entry, key, owner } = known);
+  else {
+    const found = await resolveToken(reader, hash);
+    if (!found) fail('AUTH_UNKNOWN', 'the API key is not valid: it is unknown or was deleted');
+    ({ entry, record: key } = found);
+    if (entry.kind === 'credential') {
+      fail('AUTH_AGENT_TOKEN', 'a tunnel credential (agent authtoken) was sent instead of an API key');
+    }
+    const ownerId = String(key.owner_id ?? '');
+    owner = await reader.get(ownerScope(entry.account, ownerId), ownerId);
+    addresses?.set(hash, { entry, ownerId });
   }
   const ownerId = String(key.owner_id ?? '');
-  const owner = await reader.get({ account: entry.account, kind: OWNER_KINDS[ownerKind(ownerId)].kind }, ownerId);
   if (isInactive(owner)) throw inactiveOwnerError(ownerId, `API key '${entry.record_id}'`);
   return { account: entry.account, ownerId, admin: owner?.admin === true, apiKeyId: entry.record_id };
 }

@@ -1,5 +1,5 @@
 import { createAccount, createOwner, ensureDefaultAccount, issueApiKey, type CreatedAccount } from './accounts.ts';
-import { authenticate } from './auth.ts';
+import { authenticate, TokenAddresses } from './auth.ts';
 import { CORE_CONTROL_OPERATIONS, resetAccounts, restoreCheckpoint } from './control.ts';
 import { operatorIn, type Actor, type CheckpointInfo, type Checkpoints, type ControlOperation, type Instance, type Operation, type OperationContext, type OperationInput, type Principal, type RequestGuard, type RequestMeta, type ResourceKind, type Services } from './context.ts';
 import { systemClock, type Clock } from './conventions/clock.ts';
@@ -25,7 +25,7 @@ import { TRAFFIC_JOURNAL_CONTROL_OPERATIONS } from './traffic-journal-control.ts
 import { DEFAULT_TRAFFIC_JOURNAL_SIZE, TrafficJournal } from './traffic-journal.ts';
 import type { BaseResponse, ResourceDefinition } from './resource.ts';
 import { DEFAULT_SIMULATION, type SimulationSettings } from './simulation.ts';
-import type { Store, StoreReader, StoreTransaction } from './store.ts';
+import type { RecordKey, Store, StoreReader, StoreTransaction } from './store.ts';
 import type * as v from 'valibot';
 
 /** Options of every Burrow instance. Only `store` is required; families add their own (lib/index.ts). */
@@ -93,6 +93,8 @@ export class BurrowCore<K extends FamilyKinds = FamilyKinds> implements Instance
   readonly #store: Store;
   /** The store as the `tx` of read operations. */
   readonly #reader: StoreTransaction;
+  /** Where known keys' records are, for a store that reads several in one round trip (lib/auth.ts). */
+  readonly #tokenAddresses: TokenAddresses | undefined;
   declare readonly kindsType?: K;
 
   constructor(options: CoreOptions & Record<string, unknown>, families: readonly Family[]) {
@@ -101,6 +103,7 @@ export class BurrowCore<K extends FamilyKinds = FamilyKinds> implements Instance
     this.store = options.store;
     this.#store = guardKeys(options.store);
     this.#reader = readOnly(this.#store);
+    this.#tokenAddresses = this.#store.getMany ? new TokenAddresses() : undefined;
     this.clock = options.clock ?? systemClock;
     const now = () => this.clock.now();
     // Seeded: accounts from the instance's stream, operation ids from a stream of their own (every
@@ -181,7 +184,7 @@ export class BurrowCore<K extends FamilyKinds = FamilyKinds> implements Instance
 
   /** Resolves an Authorization header value to its caller, or throws a 401 ApiError. */
   authenticate(authorization: string | null | undefined): Promise<Principal> {
-    return authenticate(this.#store, authorization);
+    return authenticate(this.#store, authorization, this.#tokenAddresses);
   }
 
   /**
@@ -306,6 +309,7 @@ function readOnly(reader: StoreReader): StoreTransaction {
   return {
     get: (scope, id) => reader.get(scope, id),
     page: (scope, query) => reader.page(scope, query),
+    ...(reader.getMany ? { getMany: (keys: readonly RecordKey[]) => reader.getMany!(keys) } : {}),
     put: refuse,
     insert: refuse,
     delete: refuse,

@@ -51,12 +51,29 @@ export interface PageQuery {
   readonly limit: number;
 }
 
+/** A record's address: its scope and id. */
+export interface RecordKey {
+  readonly scope: Scope;
+  readonly id: string;
+}
+
 /** Reads, available both on the store and inside a transaction. */
 export interface StoreReader {
   /** The record with this id in this scope, or undefined. */
   get(scope: Scope, id: string): Promise<StoredRecord | undefined>;
   /** Up to `limit` records of the scope with id < `beforeId`, highest id first. */
   page(scope: Scope, query: PageQuery): Promise<StoredRecord[]>;
+  /**
+   * Optional, for a store a round trip away: the records at `keys` (undefined where none), read
+   * together in one snapshot (a SQL store: one statement). lib/ reads through `getMany` below,
+   * which falls back to one `get` each.
+   */
+  getMany?(keys: readonly RecordKey[]): Promise<(StoredRecord | undefined)[]>;
+}
+
+/** The records at `keys`, in one round trip where the store can (StoreReader.getMany). */
+export function getMany(reader: StoreReader, keys: readonly RecordKey[]): Promise<(StoredRecord | undefined)[]> {
+  return reader.getMany ? reader.getMany(keys) : Promise.all(keys.map((key) => reader.get(key.scope, key.id)));
 }
 
 /** Reads and writes inside one transaction; reads see the transaction's own writes. */

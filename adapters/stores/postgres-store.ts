@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
+import { availableParallelism } from 'node:os';
 import pg from 'pg';
-import { StoreUnavailableError, type PageQuery, type Scope, type Store, type StoreChannel, type StoreReader, type StoreTransaction, type StoredRecord } from '../../lib/store.ts';
+import { StoreUnavailableError, type PageQuery, type RecordKey, type Scope, type Store, type StoreChannel, type StoreReader, type StoreTransaction, type StoredRecord } from '../../lib/store.ts';
 import { openPostgresChannel, type ChannelClient } from './postgres/channel.ts';
 import { MIGRATIONS } from './postgres/migrations.ts';
 
@@ -25,13 +26,24 @@ export interface PostgresStoreOptions {
   readonly url: string;
   /** Schema holding Burrow's tables (default: the URL's `schema` parameter, else `burrow`). */
   readonly schema?: string;
-  /** Connections this store keeps open at most (default 10). */
+  /**
+   * Connections this store keeps open at most for requests (default: twice the machine's cores, at
+   * least 10). The channel between servers (openChannel) holds one more, with its advisory lock.
+   */
   readonly poolSize?: number;
   /** Runs of a transaction that keeps hitting serialization failures before giving up (default 12). */
   readonly maxAttempts?: number;
   /** How long to wait for a connection before answering "unavailable" (default 5000 ms). */
   readonly connectTimeoutMs?: number;
 }
+
+/**
+ * A request holds a connection only for its statements, so two per core keep the machine busy
+ * while some wait on the network or on a lock, and at least 10 keep a small machine's writes from
+ * queueing behind one held write; every server's pool (plus its channel connection) counts against
+ * the database's max_connections (100 by default).
+ */
+const defaultPoolSize = () => Math.max(10, 2 * availableParallelism());
 
 /** How long `close` waits for calls already running. */
 const CLOSE_WAIT_MS = 5000;
@@ -78,7 +90,7 @@ export class PostgresStore implements Store {
     this.#url = url.toString();
     this.#pool = new pg.Pool({
       connectionString: this.#url,
-      max: options.poolSize ?? 10,
+      max: options.poolSize ?? defaultPoolSize(),
       connectionTimeoutMillis: options.connectTimeoutMs ?? 5000,
       allowExitOnIdle: true,
       application_name: 'burrow',
@@ -105,6 +117,10 @@ export class PostgresStore implements Store {
     return this.#read((reader) => reader.page(scope, query));
   }
 
+  async getMany(keys: readonly RecordKey[]): Promise<(StoredRecord | undefined)[]> {
+    return this.#read((reader) => reader.getMany(keys));
+  }
+
   async scopes(): Promise<Scope[]> {
     return this.#read(async () => (await this.#pool.query<Scope>(this.#sql.scopes)).rows);
   }
@@ -129,7 +145,7 @@ export class PostgresStore implements Store {
     const contended = new Set<string>();
     for (let attempt = 1; ; attempt++) {
       const client = await this.#connect();
-      const tx = new SqlTransaction((text, values) => client.query(text, values), this.#sql);
+      const tx = new SqlTransaction((query) => client.query(query), this.#sql);
       let broken: Error | undefined;
       let began = false;
       let locked = false;
@@ -202,13 +218,13 @@ export class PostgresStore implements Store {
   }
 
   /** Runs reads on the pool; a dropped connection is retried once (reads are idempotent). */
-  #read<T>(read: (reader: StoreReader) => Promise<T>): Promise<T> {
+  #read<T>(read: (reader: SqlTransaction) => Promise<T>): Promise<T> {
     return this.#tracked(() => this.#readOnce(read));
   }
 
-  async #readOnce<T>(read: (reader: StoreReader) => Promise<T>): Promise<T> {
+  async #readOnce<T>(read: (reader: SqlTransaction) => Promise<T>): Promise<T> {
     await this.open();
-    const reader = new SqlTransaction((text, values) => this.#pool.query(text, values), this.#sql);
+    const reader = new SqlTransaction((query) => this.#pool.query(query), this.#sql);
     try {
       return await read(reader);
     } catch (error) {
@@ -280,10 +296,23 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
 
 type Statements = ReturnType<typeof statements>;
 
+/** Upserts of up to this many records go as prepared statements (a request writes a few; imports write thousands). */
+const PREPARED_PUT_ROWS = 4;
+
 function statements(schema: string) {
+  const sql = statementTexts(schema);
+  // Each connection parses and plans these once, then only binds values: a request's statements
+  // skip PostgreSQL's parse and plan steps (named prepared statements).
+  const texts = [sql.get, sql.getMany, sql.first, sql.before, sql.insert, sql.delete, ...Array.from({ length: PREPARED_PUT_ROWS }, (_, n) => sql.put(n + 1))];
+  return { ...sql, prepared: new Map(texts.map((text, n) => [text, `burrow_${n}`])) };
+}
+
+function statementTexts(schema: string) {
   const table = `${schema}.records`;
   return {
     get: `SELECT data FROM ${table} WHERE account = $1 AND kind = $2 AND id = $3`,
+    /** The records at the keys given as three arrays (accounts, kinds, ids), with the key's position (1-based). */
+    getMany: `SELECT key.n, data FROM unnest($1::text[], $2::text[], $3::text[]) WITH ORDINALITY AS key (account, kind, id, n) JOIN ${table} USING (account, kind, id)`,
     first: `SELECT data FROM ${table} WHERE account = $1 AND kind = $2 ORDER BY id DESC LIMIT $3`,
     before: `SELECT data FROM ${table} WHERE account = $1 AND kind = $2 AND id < $3 ORDER BY id DESC LIMIT $4`,
     /** An upsert of `rows` records (parameters account, kind, id, data of each in turn). */
@@ -319,7 +348,7 @@ function lockKeys(schema: string, records: Iterable<string>): string[] {
   return keys.sort((a, b) => (a < b ? -1 : a > b ? 1 : 0)).slice(0, MAX_LOCKS).map(String);
 }
 
-type Query = (text: string, values: unknown[]) => Promise<pg.QueryResult>;
+type Query = (query: pg.QueryConfig) => Promise<pg.QueryResult>;
 
 /** Puts sent to the database in one statement at most (4 parameters each, of PostgreSQL's 65535). */
 const PUTS_PER_STATEMENT = 1000;
@@ -362,7 +391,8 @@ class SqlTransaction implements StoreTransaction {
 
   async #send(text: string, values: unknown[]): Promise<pg.QueryResult> {
     try {
-      return await this.#query(text, values);
+      const name = this.#sql.prepared.get(text);
+      return await this.#query(name === undefined ? { text, values } : { name, text, values });
     } catch (error) {
       this.failure ??= error;
       throw error;
@@ -372,6 +402,13 @@ class SqlTransaction implements StoreTransaction {
   async get(scope: Scope, id: string): Promise<StoredRecord | undefined> {
     const row = (await this.#run(this.#sql.get, [scope.account, scope.kind, id])).rows[0];
     return row && decode(row.data);
+  }
+
+  async getMany(keys: readonly RecordKey[]): Promise<(StoredRecord | undefined)[]> {
+    const { rows } = await this.#run(this.#sql.getMany, [keys.map((key) => key.scope.account), keys.map((key) => key.scope.kind), keys.map((key) => key.id)]);
+    const found: (StoredRecord | undefined)[] = keys.map(() => undefined);
+    for (const row of rows) found[Number(row.n) - 1] = decode(row.data);
+    return found;
   }
 
   async page(scope: Scope, query: PageQuery): Promise<StoredRecord[]> {

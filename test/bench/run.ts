@@ -36,6 +36,8 @@ const boundsOnly = process.argv.includes('--bounds');
 const checkpointsOnly = process.argv.includes('--checkpoints');
 // `-- --ingress` measures traffic through the ingress and the vendor's agent against direct, alone (test/bench/ingress.ts).
 const ingressOnly = process.argv.includes('--ingress');
+// `-- --postgres` measures the PostgreSQL store against the memory store (issue #32's targets), alone.
+const postgresOnly = process.argv.includes('--postgres');
 const DURATION = quick ? 1.5 : 4;
 const ROUNDS = quick ? 3 : 5;
 const CONNECTIONS = 32;
@@ -122,6 +124,10 @@ interface Load {
   path: string;
   method: 'GET' | 'POST' | 'PATCH';
   body?: unknown;
+  /** Connections (default 32). */
+  connections?: number;
+  /** A second server loaded at the same time, as much (the rate is both servers' together). */
+  alongside?: Server;
 }
 
 /**
@@ -130,24 +136,33 @@ interface Load {
  * non-2xx or a connection error stops the bench.
  */
 async function run(load: Load): Promise<{ rate: number; cpu: number; unavailable: number }> {
-  const pid = load.server.process.pid!;
-  const before = cpuMicros(pid);
-  const result = await autocannon({
-    url: `${load.server.url}${load.path}`,
-    method: load.method,
-    headers,
-    ...(load.body ? { body: JSON.stringify(load.body) } : {}),
-    connections: CONNECTIONS,
-    duration: DURATION,
-  });
-  const refused = (result.statusCodeStats as Record<string, { count: number }> | undefined)?.['503']?.count ?? 0;
-  if (result.non2xx > refused || result.errors > 0) throw new Error(`${load.method} ${load.path}: ${result.non2xx} non-2xx (${refused} of them 503), ${result.errors} errors`);
-  const answered = result.requests.total - refused;
-  return {
-    rate: Math.round((result.requests.average * answered) / Math.max(1, result.requests.total)),
-    cpu: Math.round(((cpuMicros(pid) - before) / result.requests.total) * 10) / 10,
-    unavailable: refused,
-  };
+  const servers = load.alongside ? [load.server, load.alongside] : [load.server];
+  const cpu = () => servers.reduce((sum, server) => sum + cpuMicros(server.process.pid!), 0);
+  const before = cpu();
+  const results = await Promise.all(
+    servers.map((server) =>
+      autocannon({
+        url: `${server.url}${load.path}`,
+        method: load.method,
+        headers,
+        ...(load.body ? { body: JSON.stringify(load.body) } : {}),
+        connections: load.connections ?? CONNECTIONS,
+        duration: DURATION,
+      }),
+    ),
+  );
+  const used = cpu() - before;
+  let rate = 0;
+  let total = 0;
+  let unavailable = 0;
+  for (const result of results) {
+    const refused = (result.statusCodeStats as Record<string, { count: number }> | undefined)?.['503']?.count ?? 0;
+    if (result.non2xx > refused || result.errors > 0) throw new Error(`${load.method} ${load.path}: ${result.non2xx} non-2xx (${refused} of them 503), ${result.errors} errors`);
+    rate += Math.round((result.requests.average * (result.requests.total - refused)) / Math.max(1, result.requests.total));
+    total += result.requests.total;
+    unavailable += refused;
+  }
+  return { rate, cpu: Math.round((used / Math.max(1, total)) * 10) / 10, unavailable };
 }
 
 const median = (values: readonly number[]) => {
@@ -378,6 +393,48 @@ async function storeScenarios() {
   }
 }
 
+/**
+ * The PostgreSQL store against the memory store as issue #32 measures them (`-- --postgres` alone,
+ * a few minutes): `burrow serve` on each, 1,000 IP policies seeded over HTTP, 16 connections, GET
+ * by id, a list of 20 and POST, in rounds that alternate the stores; then two servers on one
+ * database against one (the same GET, 16 connections on each server against 16 on one). The
+ * cluster is a local throwaway one with fsync off: this measures Burrow and its round trips.
+ */
+async function postgresScenarios() {
+  if (!postgresBinDir()) {
+    console.warn(`postgres figures skipped: ${POSTGRES_MISSING}`);
+    return;
+  }
+  const cluster = await startPostgresCluster();
+  const servers: Server[] = [];
+  try {
+    const url = await createDatabase(cluster, 'perf');
+    const memory = await startBurrow();
+    servers.push(memory);
+    const postgres = await startBurrow(['--quiet', '--data', url]);
+    servers.push(postgres);
+    const ids = { memory: await seedOverHttp(memory, KEYS, '/ip_policies', 'ip_policies'), postgres: await seedOverHttp(postgres, KEYS, '/ip_policies', 'ip_policies') };
+    const loads: Record<string, Load> = {};
+    for (const [op, method, path] of [['get', 'GET', ''], ['list', 'GET', '?limit=20'], ['post', 'POST', '']] as const) {
+      for (const [name, server] of [['memory', memory], ['postgres', postgres]] as const) {
+        loads[`pg_scenario_${name}_${op}`] = { server, method, path: `/ip_policies${op === 'get' ? `/${ids[name]}` : path}`, connections: 16, ...(method === 'POST' ? { body: { description: 'bench' } } : {}) };
+      }
+    }
+    await rounds(
+      loads,
+      (['get', 'list', 'post'] as const).map((op) => [`postgres_${op}_vs_memory`, `pg_scenario_postgres_${op}`, `pg_scenario_memory_${op}`]),
+      ROUNDS,
+    );
+    const second = await startBurrow(['--quiet', '--data', url]);
+    servers.push(second);
+    const get = { method: 'GET', path: `/ip_policies/${ids.postgres}`, connections: 16 } as const;
+    await rounds({ pg_one_server_get: { server: postgres, ...get }, pg_two_servers_get: { server: postgres, alongside: second, ...get } }, [['postgres_two_servers_vs_one', 'pg_two_servers_get', 'pg_one_server_get']], ROUNDS);
+  } finally {
+    await Promise.all(servers.map((server) => server.stop()));
+    await cluster.stop();
+  }
+}
+
 /** PostgreSQL serialization retries under contention, counted by the store itself (in-process). */
 async function contention(url: string) {
   const store = await openPostgresStore({ url });
@@ -584,8 +641,9 @@ let bounds: BoundFigure[] = [];
 
 try {
   const load = readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
-  const all = !startupOnly && !storesOnly && !boundsOnly && !checkpointsOnly && !ingressOnly;
+  const all = !startupOnly && !storesOnly && !boundsOnly && !checkpointsOnly && !ingressOnly && !postgresOnly;
   if (all) await httpScenarios();
+  if (all || postgresOnly) await postgresScenarios();
   if (all || storesOnly) await storeScenarios();
   // Before the in-process scenarios, so that the first in-process instance runs cold code.
   if (all || startupOnly) await startUp();
@@ -610,7 +668,11 @@ try {
     ['GET by id ≥ 10× json-server', r('get_vs_jsonserver') >= 10],
     ['JSON-file POST at 10k ≥ 10× json-server POST', r('file_post_vs_jsonserver') >= 10],
     ...(ratios.list_100k_vs_1k ? ([['list page at 100k within 1.5× the time of 1k', r('list_100k_vs_1k') >= 1 / 1.5]] as [string, boolean][]) : []),
-    ['installed bin: first answer ≤ 150 ms after a bare node -e server', r('startup_installed_minus_bare_ms') <= 150],
+    ['PostgreSQL GET by id ≥ 0.35 of the memory store', r('postgres_get_vs_memory') >= 0.35],
+    ['PostgreSQL list of 20 ≥ 0.3 of the memory store', r('postgres_list_vs_memory') >= 0.3],
+    ['PostgreSQL POST ≥ 0.2 of the memory store', r('postgres_post_vs_memory') >= 0.2],
+    ['two servers on one PostgreSQL database serve ≥ 1.6× the GETs of one', r('postgres_two_servers_vs_one') >= 1.6],
+    ['installed bin: first answer ≤ 100 ms after a bare node -e server', r('startup_installed_minus_bare_ms') <= 100],
     ['installed bin: ≤ 150 ms more CPU to its first answer than a bare node -e server', r('startup_installed_minus_bare_cpu_ms') <= 150],
     ['in-process instance ready < 5 ms', figures.embedded_startup_ms! < 5],
     ['reset and checkpoint restore at 1,000 records < 5 ms (memory store)', ['reset_removing_1k_ms', 'reset_to_1k_start_ms', 'restore_1k_checkpoint_ms'].every((name) => figures[name]! < 5)],
@@ -635,7 +697,7 @@ try {
     for (const b of bounds) console.log(`| ${b.input} | ${b.blockMs} | ${b.cpuMs} | ${b.coldMs} |`);
   }
   console.log('\n| target | met |\n|---|---|');
-  const shown = (name: string) => (startupOnly ? /start|instance|bare node -e/.test(name) : boundsOnly ? /bound/.test(name) : checkpointsOnly ? /checkpoint/.test(name) : ingressOnly ? /^ingress/.test(name) : !storesOnly);
+  const shown = (name: string) => (startupOnly ? /start|instance|bare node -e/.test(name) : boundsOnly ? /bound/.test(name) : checkpointsOnly ? /checkpoint/.test(name) : ingressOnly ? /^ingress/.test(name) : postgresOnly ? /PostgreSQL/.test(name) : !storesOnly);
   for (const [name, met] of targets) if (shown(name)) console.log(`| ${name} | ${met ? 'yes' : 'NO'} |`);
   console.log(`\n${JSON.stringify({ quick, figures, samples, ratios, unavailable, bounds, targets: Object.fromEntries(targets) })}`);
 } finally {

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { afterEach, beforeEach, describe, test } from 'node:test';
 import { addPair, claimUnique, findUnique, membersOf, releaseUnique, removePair } from '../../../lib/indexes.ts';
-import type { Store, StoredRecord } from '../../../lib/store.ts';
+import { getMany, type Store, type StoredRecord } from '../../../lib/store.ts';
 
 /**
  * The shared store suite: every Store runs it unchanged (adding a store = one call of this plus
@@ -49,6 +49,20 @@ export function runStoreConformance(name: string, factory: StoreFactory): void {
 
     test('a missing id is undefined', async () => {
       assert.equal(await store.get(KEYS, id(9)), undefined);
+    });
+
+    test('getMany (where a store has it) answers the records at the keys in order, undefined where none, in and out of a transaction', async () => {
+      const other = { account: 'ac_2', kind: 'api_key' };
+      await putAll(store, KEYS, [{ id: id(1), n: 1 }, { id: id(2), n: 2, odd: 'a\u0000b' }]);
+      await putAll(store, other, [{ id: id(1), n: 3 }]);
+      const keys = [{ scope: KEYS, id: id(2) }, { scope: KEYS, id: id(9) }, { scope: other, id: id(1) }, { scope: KEYS, id: id(1) }, { scope: KEYS, id: id(2) }];
+      const expected = [{ id: id(2), n: 2, odd: 'a\u0000b' }, undefined, { id: id(1), n: 3 }, { id: id(1), n: 1 }, { id: id(2), n: 2, odd: 'a\u0000b' }];
+      assert.deepEqual(await getMany(store, keys), expected);
+      assert.deepEqual(await getMany(store, []), []);
+      await store.transaction(async (tx) => {
+        await tx.put(KEYS, { id: id(9), n: 9 });
+        assert.deepEqual(await getMany(tx, keys), [expected[0], { id: id(9), n: 9 }, ...expected.slice(2)]);
+      });
     });
 
     test('changing an object after put, or one that get returned, never changes the stored record', async () => {
