@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict';
 import { execFile, spawn, spawnSync } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
-import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { after, before, describe, test } from 'node:test';
@@ -61,12 +60,6 @@ function checkScenario(stdout: string) {
 const LAZY_LIBRARIES = ['pg', 'yaml', '@marcbachmann/cel-js', 're2js', 'sshpk', 'ssh2', 'lowdb', '@valibot/to-json-schema'];
 const TOKEN = 'packed-admin-token-0123456789';
 const SSH_KEY = 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl packed@test';
-const STARTUP_BUDGET_MS = 100;
-const STARTUP_ROUNDS = 5;
-/** The bare server's first answer on a quiet 2-core machine (issue #32's measurement). */
-const BARE_QUIET_MS = 126;
-/** The floor of any Node server's start-up: node:http answering from `node -e`. */
-const BARE_SERVER = "require('node:http').createServer((q, s) => s.end('ok')).listen(0, '127.0.0.1', function () { console.log('listening on http://127.0.0.1:' + this.address().port); })";
 
 /**
  * A module for `node --import` that appends to `file` every package Burrow's own code loads: by
@@ -115,26 +108,6 @@ async function startServer(command: string, args: string[]): Promise<StartedServ
     throw error;
   }
 }
-
-/** Milliseconds from spawning a server to the end of its first answer to GET `path`. */
-async function timeToFirstAnswer(command: string, args: string[], path: string): Promise<number> {
-  const started = performance.now();
-  const server = await startServer(command, args);
-  try {
-    const response = await fetch(`${server.url}${path}`);
-    await response.text();
-    assert.equal(response.status, 200);
-    return performance.now() - started;
-  } finally {
-    await server.stop();
-  }
-}
-
-const median = (values: readonly number[]) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  const middle = sorted.length >> 1;
-  return sorted.length % 2 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
-};
 
 describe('the npm package', () => {
   test('ships the compiled code and its types, and no tests or TypeScript sources', () => {
@@ -288,24 +261,6 @@ server.close();
       } finally {
         await server.stop();
       }
-    });
-
-    // The issue's start-up target (#32), in the test that installs the package as users get it:
-    // paired rounds share the machine's load of their moment, and the median of the differences
-    // keeps one slow round from deciding. On a machine so loaded that the bare server alone takes
-    // more than twice its quiet time, 100 ms is inside the noise: the test then says so, with the
-    // figures, instead of passing or failing on them (npm run bench reports them too).
-    test(`answers its first request at most ${STARTUP_BUDGET_MS} ms later than a bare node http server (median of ${STARTUP_ROUNDS} alternating rounds)`, async (t) => {
-      const bare: number[] = [];
-      const burrow: number[] = [];
-      for (let round = 0; round < STARTUP_ROUNDS; round++) {
-        bare.push(await timeToFirstAnswer(process.execPath, ['-e', BARE_SERVER], '/'));
-        burrow.push(await timeToFirstAnswer(app.bin, ['--port', '0', '--quiet'], '/_burrow/health'));
-      }
-      const extra = median(burrow.map((ms, i) => ms - bare[i]!));
-      const figures = `installed burrow ${burrow.map(Math.round).join(', ')} ms, bare node ${bare.map(Math.round).join(', ')} ms (medians ${Math.round(median(burrow))} and ${Math.round(median(bare))}, median difference ${Math.round(extra)}); load average ${loadavg().map((n) => n.toFixed(1)).join(' ')}`;
-      if (median(bare) > 2 * BARE_QUIET_MS) return t.skip(`the machine is too loaded to measure start-up: the bare server took a median ${Math.round(median(bare))} ms, more than twice its ${BARE_QUIET_MS} ms on a quiet machine; ${figures}`);
-      assert.ok(extra <= STARTUP_BUDGET_MS, `the installed burrow's first answer came a median ${Math.round(extra)} ms after the bare server's, over the ${STARTUP_BUDGET_MS} ms budget: ${figures}`);
     });
 
     for (const args of [['--port', '0'], ['serve', '--port', '0']]) {
