@@ -8,8 +8,8 @@ import { answerUnparsedRequests, createNodeListener } from '../adapters/http/nod
 import { compileTrustProxy } from '../adapters/http/trust-proxy.ts';
 import { createHash, randomBytes } from 'node:crypto';
 import { isPostgresUrl, openStore } from '../adapters/stores/index.ts';
-import { hostPort, type RunningAgentGateway } from '../adapters/agent-gateway/index.ts';
-import { createIngress, type Ingress } from '../adapters/ingress/index.ts';
+import type { RunningAgentGateway } from '../adapters/agent-gateway/index.ts';
+import type { Ingress } from '../adapters/ingress/index.ts';
 import type { RunningSshGateway } from '../adapters/ssh-gateway/index.ts';
 import { checkCertificateAuthority, checkChosenToken, createBurrow, DEFAULT_SIMULATION, listenersOf, ManualClock, parseRateLimit, type CertificateAuthority, type Store } from '../lib/index.ts';
 import { watchLauncher } from './launcher-watch.ts';
@@ -399,59 +399,57 @@ async function serve(settings: ReturnType<typeof parseCli>, store: Store): Promi
     server.closeAllConnections();
     throw new Error(`cannot set up the default account: ${describeError(error)}`);
   }
-  let agentGateway: RunningAgentGateway | undefined;
-  if (settings.agentAddr) {
+  // The network edges beside the API, each imported only when asked for (TLS, the agent protocol,
+  // ssh2 and the ingress cost start-up otherwise). One that cannot start closes those started
+  // before it and the API server.
+  const started: { close(): Promise<void> }[] = [];
+  const startEdge = async <T extends { close(): Promise<void> }>(what: string, start: () => Promise<T>): Promise<T> => {
     try {
-      // Imported only when asked for (TLS and the agent protocol cost start-up otherwise).
-      const { startAgentGateway } = await import('../adapters/agent-gateway/index.ts');
-      agentGateway = await startAgentGateway(burrow, {
-        host: settings.agentAddr.host,
-        port: settings.agentAddr.port,
-        ...(settings.publicHost ? { publicHost: settings.publicHost } : {}),
-        ...(settings.region ? { region: settings.region } : {}),
-        onError: (error) => console.error('burrow: agent gateway error', error),
-      });
+      const edge = await start();
+      started.push(edge);
+      return edge;
     } catch (error) {
+      await Promise.all(started.map((edge) => edge.close().catch(() => undefined)));
       server.close();
       server.closeAllConnections();
-      throw new Error(`cannot start the agent gateway on ${settings.agentAddr.host}:${settings.agentAddr.port}: ${describeError(error)}`);
+      throw new Error(`cannot start ${what}: ${describeError(error)}`);
     }
-  }
-  let sshGateway: RunningSshGateway | undefined;
-  if (settings.sshAddr) {
-    try {
-      // Imported only when asked for (ssh2 costs start-up otherwise).
-      const { startSshGateway } = await import('../adapters/ssh-gateway/index.ts');
-      sshGateway = await startSshGateway(burrow, {
-        host: settings.sshAddr.host,
-        port: settings.sshAddr.port,
-        ...(settings.region ? { region: settings.region } : {}),
-        onError: (error) => console.error('burrow: SSH gateway error', error),
-      });
-    } catch (error) {
-      await agentGateway?.close().catch(() => undefined);
-      server.close();
-      server.closeAllConnections();
-      throw new Error(`cannot start the SSH gateway on ${settings.sshAddr.host}:${settings.sshAddr.port}: ${describeError(error)}`);
-    }
-  }
-  let ingress: Ingress | undefined;
-  if (settings.httpIngressAddr || settings.tlsIngressAddr) {
-    try {
-      ingress = await createIngress(burrow, {
-        sessions: () => agentGateway?.sessions() ?? [],
-        accountOf: (session) => session.context.account,
-        ...(settings.httpIngressAddr ? { http: settings.httpIngressAddr } : {}),
-        ...(settings.tlsIngressAddr ? { tls: settings.tlsIngressAddr } : {}),
-        onError: (error) => console.error('burrow: ingress error', error),
-      });
-    } catch (error) {
-      await Promise.all([agentGateway?.close(), sshGateway?.close()].map((closing) => closing?.catch(() => undefined)));
-      server.close();
-      server.closeAllConnections();
-      throw new Error(`cannot start the ingress: ${describeError(error)}`);
-    }
-  }
+  };
+  const agentAddr = settings.agentAddr;
+  const agentGateway: RunningAgentGateway | undefined = agentAddr
+    ? await startEdge(`the agent gateway on ${agentAddr.host}:${agentAddr.port}`, async () =>
+        (await import('../adapters/agent-gateway/index.ts')).startAgentGateway(burrow, {
+          host: agentAddr.host,
+          port: agentAddr.port,
+          ...(settings.publicHost ? { publicHost: settings.publicHost } : {}),
+          ...(settings.region ? { region: settings.region } : {}),
+          onError: (error) => console.error('burrow: agent gateway error', error),
+        }),
+      )
+    : undefined;
+  const sshAddr = settings.sshAddr;
+  const sshGateway: RunningSshGateway | undefined = sshAddr
+    ? await startEdge(`the SSH gateway on ${sshAddr.host}:${sshAddr.port}`, async () =>
+        (await import('../adapters/ssh-gateway/index.ts')).startSshGateway(burrow, {
+          host: sshAddr.host,
+          port: sshAddr.port,
+          ...(settings.region ? { region: settings.region } : {}),
+          onError: (error) => console.error('burrow: SSH gateway error', error),
+        }),
+      )
+    : undefined;
+  const ingress: Ingress | undefined =
+    settings.httpIngressAddr || settings.tlsIngressAddr
+      ? await startEdge('the ingress', async () =>
+          (await import('../adapters/ingress/index.ts')).createIngress(burrow, {
+            sessions: () => agentGateway?.sessions() ?? [],
+            accountOf: (session) => session.context.account,
+            ...(settings.httpIngressAddr ? { http: settings.httpIngressAddr } : {}),
+            ...(settings.tlsIngressAddr ? { tls: settings.tlsIngressAddr } : {}),
+            onError: (error) => console.error('burrow: ingress error', error),
+          }),
+        )
+      : undefined;
   answer = listener;
   ready!();
   if (account.token) say(`admin API key (shown once): ${account.token}`, { admin_api_key: account.token });
@@ -477,12 +475,14 @@ async function serve(settings: ReturnType<typeof parseCli>, store: Store): Promi
       ssh_host_key: sshGateway.hostKey,
     });
   }
+  // The ingress's addresses as it entered them in the listeners (host:port, IPv6 in brackets).
+  const listening = listenersOf(burrow);
   if (ingress?.http) {
-    const address = hostPort(ingress.http.host, ingress.http.port);
+    const address = listening.http_ingress!;
     say(`http ingress: ${address} (requests by Host to the endpoint of that name, e.g. curl -H 'Host: NAME' http://${address}/)`, { http_ingress: address });
   }
   if (ingress?.tls) {
-    const address = hostPort(ingress.tls.host, ingress.tls.port);
+    const address = listening.tls_ingress!;
     say(`tls ingress: ${address} (HTTPS and TLS endpoints by SNI, e.g. curl --cacert ca.pem --connect-to NAME:443:${address} https://NAME/)`, { tls_ingress: address });
   }
   if (settings.readyFile !== undefined) {
