@@ -14,6 +14,7 @@ import {
   type AgentUpdate,
   type BurrowCore,
 } from '../../lib/index.ts';
+import { hostPort } from '../addresses.ts';
 import { createAgentGateway, type AgentGateway, type AgentGatewayAddress } from './gateway.ts';
 import type { BindRequest } from './protocol.ts';
 import { AgentGatewayError, type AgentSession, type AgentSessionHandler } from './session-handler.ts';
@@ -67,8 +68,6 @@ export interface LiveContext {
 
 const DEFAULT_SWEEP_MS = 5000;
 
-/** `host:port`, with IPv6 hosts bracketed. */
-export const hostPort = (host: string, port: number) => `${host.includes(':') ? `[${host}]` : host}:${port}`;
 
 /** Starts the agent gateway of `burrow`; see the file comment. */
 export async function startAgentGateway(burrow: BurrowCore<any>, options: AgentGatewayStartOptions = {}): Promise<RunningAgentGateway> {

@@ -2,6 +2,7 @@ import { createServer, type Server, type Socket } from 'node:net';
 import { createSecureContext, TLSSocket, type SecureContext } from 'node:tls';
 import { ERRORS } from '../../lib/conventions/errors.ts';
 import { LIMITS, limitNote } from '../../lib/limits.ts';
+import { remoteAddress } from '../addresses.ts';
 import { LiveAgentSession } from './agent-session.ts';
 import { MUXADO_ERRORS } from './muxado/frames.ts';
 import { echoHeartbeats, startHeartbeat } from './muxado/heartbeat.ts';
@@ -142,11 +143,6 @@ export function createAgentGateway<C>(options: AgentGatewayOptions<C>): AgentGat
   };
 }
 
-/** IPv4 peers of a dual-stack listener appear as `::ffff:a.b.c.d`. */
-function remoteAddress(socket: Socket): RemoteAddress {
-  const ip = socket.remoteAddress ?? '';
-  return { ip: ip.startsWith('::ffff:') && ip.includes('.') ? ip.slice(7) : ip, port: socket.remotePort ?? 0 };
-}
 
 const MUXADO_END_KINDS: Record<MuxadoCloseReason['kind'], SessionEndReason['kind']> = {
   'remote-goaway': 'agent-closed',

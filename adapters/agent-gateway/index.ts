@@ -3,7 +3,8 @@
  * connects here over TLS and speaks its own protocol (docs/agent-protocol.md). Sessions, binds
  * and commands go through an AgentSessionHandler; see ./session-handler.ts for the seam.
  */
-export { startAgentGateway, hostPort, type AgentGatewayStartOptions, type LiveContext, type RunningAgentGateway } from './burrow-gateway.ts';
+export { hostPort } from '../addresses.ts';
+export { startAgentGateway, type AgentGatewayStartOptions, type LiveContext, type RunningAgentGateway } from './burrow-gateway.ts';
 export { createAgentGateway, type AgentGateway, type AgentGatewayAddress, type AgentGatewayOptions } from './gateway.ts';
 export {
   AgentGatewayError,

@@ -2,6 +2,7 @@ import { pipeline, type Duplex } from 'node:stream';
 import type { Socket } from 'node:net';
 import type { TLSSocket } from 'node:tls';
 import type { ConnectionFacts, TlsFacts } from '../../lib/policy/facts.ts';
+import { unmappedIp } from '../addresses.ts';
 
 /**
  * What the ingress knows of a client connection beyond its socket, kept by socket for its
@@ -20,9 +21,9 @@ export type Connections = WeakMap<Socket, ConnectionInfo>;
 /** What the policy engine is told about a client connection, from its socket. */
 export function connectionFacts(socket: Socket, startedAt: Date, tls?: TlsFacts): ConnectionFacts {
   return {
-    clientIp: plainIp(socket.remoteAddress),
+    clientIp: unmappedIp(socket.remoteAddress),
     clientPort: socket.remotePort ?? 0,
-    serverIp: plainIp(socket.localAddress),
+    serverIp: unmappedIp(socket.localAddress),
     serverPort: socket.localPort ?? 0,
     startedAt,
     ...(tls ? { tls } : {}),
@@ -41,12 +42,6 @@ export function tlsFacts(socket: TLSSocket, serverCertificate: string): TlsFacts
     serverCertificate,
   };
 }
-
-/** IPv4 peers of a dual-stack listener appear as `::ffff:a.b.c.d`. */
-const plainIp = (ip: string | undefined) => (ip?.startsWith('::ffff:') && ip.includes('.') ? ip.slice(7) : (ip ?? ''));
-
-/** `ip:port`, IPv6 addresses bracketed (the agent's proxy header takes it so). */
-export const hostPort = (ip: string, port: number) => (ip.includes(':') ? `[${ip}]:${port}` : `${ip}:${port}`);
 
 /** Carries bytes both ways between a client and an agent's proxy stream until either side ends; then both close. */
 export function joinStreams(client: Duplex, upstream: Duplex): void {

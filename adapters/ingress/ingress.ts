@@ -1,7 +1,8 @@
 import type { AddressInfo, Server as NetServer, Socket } from 'node:net';
 import type { BurrowCore } from '../../lib/burrow.ts';
 import type { AgentSession } from '../agent-gateway/index.ts';
-import { hostPort, type Connections } from './connections.ts';
+import { hostPort } from '../addresses.ts';
+import type { Connections } from './connections.ts';
 import { createIngressCertificates } from './certificates.ts';
 import { createHttpIngress } from './http-ingress.ts';
 import { createIngressPolicies } from './policies.ts';

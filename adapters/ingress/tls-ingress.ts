@@ -9,7 +9,8 @@ import type { TlsTermination } from '../../lib/policy/decisions.ts';
 import { isDnsName } from '../../lib/conventions/acl.ts';
 import type { IngressCertificates, ServedCertificate } from './certificates.ts';
 import { CLIENT_HELLO_MAX_BYTES, ClientHelloError, serverNameOf } from './client-hello.ts';
-import { connectionFacts, hostPort, joinStreams, tlsFacts, type Connections } from './connections.ts';
+import { hostPort } from '../addresses.ts';
+import { connectionFacts, joinStreams, tlsFacts, type Connections } from './connections.ts';
 import type { IngressPolicies } from './policies.ts';
 import type { AgentTarget, IngressRoutes, IngressTarget } from './routes.ts';
 

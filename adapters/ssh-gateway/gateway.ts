@@ -3,6 +3,7 @@ import { createServer, type Server, type Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import ssh2, { type AuthContext, type ClientInfo, type Connection, type KeyboardAuthContext, type ParsedKey, type PublicKeyAuthContext, type ServerChannel, type Session, type TcpipBindInfo } from 'ssh2';
 import { LIMITS, limitNote } from '../../lib/limits.ts';
+import { remoteAddress } from '../addresses.ts';
 import { REAL_TIMERS, type RemoteAddress, type Timers } from '../agent-gateway/index.ts';
 import { parseTunnelCommand, SshCommandError, type RemoteForward } from './command.ts';
 import {
@@ -140,11 +141,6 @@ function peerKey(ip: string | undefined, port: number | undefined): string {
   return `${ip ?? ''}|${port ?? 0}`;
 }
 
-/** IPv4 peers of a dual-stack listener appear as `::ffff:a.b.c.d`. */
-function remoteAddress(socket: Socket): RemoteAddress {
-  const ip = socket.remoteAddress ?? '';
-  return { ip: ip.startsWith('::ffff:') && ip.includes('.') ? ip.slice(7) : ip, port: socket.remotePort ?? 0 };
-}
 
 /** `SHA256:<base64 without padding>` of a key blob, as ssh-keygen -l prints it. */
 export function keyFingerprint(blob: Buffer): string {
