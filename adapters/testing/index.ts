@@ -1,7 +1,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, watch } from 'node:fs';
-import { createServer, type Server } from 'node:http';
+import { createServer, request as httpRequest, type IncomingMessage, type Server } from 'node:http';
+import { request as httpsRequest } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -39,6 +40,38 @@ export interface StartBurrowOptions {
   readonly burrowOptions?: Omit<BurrowOptions, 'store' | 'clock' | 'seed'>;
   /** As a process only: more arguments for `burrow serve` (`--data FILE`, `--rate-limit 10/1s`…). */
   readonly args?: readonly string[];
+  /**
+   * Also serve the vendor's agent protocol on a free loopback port (`--agent-addr`), so the real
+   * agent (@ngrok/ngrok) connects: `ngrok.forward({ addr, ...(await burrow.agentConfig()) })`.
+   */
+  readonly agents?: boolean;
+  /**
+   * Also serve endpoints' traffic (`--http-ingress-addr` and `--tls-ingress-addr` on free loopback
+   * ports), reached with `burrow.fetch(url)`. Implies `agents`.
+   */
+  readonly ingress?: boolean;
+}
+
+/** The agent's settings for this Burrow, as `ngrok.forward` and the vendor's config name them. */
+export interface AgentConfig {
+  /** A new tunnel credential's token of the default account. */
+  readonly authtoken: string;
+  /** The agent gateway, `localhost:PORT`. */
+  readonly server_addr: string;
+  /** PEM of Burrow's CA, which signs the agent gateway's certificate. */
+  readonly session_ca_cert: string;
+  /**
+   * `ngrok.forward` otherwise reuses the one session it opened first (perhaps another Burrow's, or
+   * another credential's): each config opens its own.
+   */
+  readonly force_new_session: true;
+}
+
+/** What `fetch` sends: a subset of fetch's RequestInit. */
+export interface IngressRequestInit {
+  readonly method?: string;
+  readonly headers?: Readonly<Record<string, string>>;
+  readonly body?: string | Uint8Array;
 }
 
 /** Fault rules of the running Burrow (lib/faults.ts; docs/testing.md). */
@@ -75,6 +108,18 @@ export interface RunningBurrow {
    * tunnel session.
    */
   connectAgent(input?: AgentConnect): Promise<Record<string, any>>;
+  /**
+   * Settings for the vendor's real agent (needs `agents` or `ingress`), each call with a new tunnel
+   * credential of the default account: `ngrok.forward({ addr: 3000, ...(await burrow.agentConfig()) })`.
+   */
+  agentConfig(): Promise<AgentConfig>;
+  /**
+   * A request to an endpoint's URL through the ingress (needs `ingress`): `http://` URLs go to the
+   * HTTP listener with the URL's host as `Host`, `https://` ones to the TLS listener with it as SNI,
+   * trusting Burrow's CA. Answers a fetch `Response`; `init` takes `method`, `headers` and a string
+   * or bytes `body`.
+   */
+  fetch(url: string | URL, init?: IngressRequestInit): Promise<Response>;
   readonly faults: FaultControls;
   /** Stops the server (and the child process) and closes the store; safe to call twice. */
   close(): Promise<void>;
@@ -95,9 +140,14 @@ interface Controls {
   faults: FaultControls;
 }
 
-function handle(fields: Omit<RunningBurrow, 'reset' | 'checkpoint' | 'restore' | 'connectAgent' | 'faults' | 'close' | typeof Symbol.asyncDispose>, controls: Controls, stop: () => Promise<void>): RunningBurrow {
+function handle(fields: Omit<RunningBurrow, 'reset' | 'checkpoint' | 'restore' | 'connectAgent' | 'agentConfig' | 'fetch' | 'faults' | 'close' | typeof Symbol.asyncDispose>, controls: Controls, stop: () => Promise<void>): RunningBurrow {
   let closing: Promise<void> | undefined;
   const close = () => (closing ??= stop());
+  const listener = (name: string, option: string) => {
+    const address = fields.listeners[name];
+    if (!address) throw new Error(`burrow/testing: start Burrow with { ${option}: true } for this (no ${name} listener)`);
+    return address;
+  };
   return {
     ...fields,
     reset: async (accountId) => void (await controls.reset(accountId)),
@@ -108,10 +158,46 @@ function handle(fields: Omit<RunningBurrow, 'reset' | 'checkpoint' | 'restore' |
       const credential = await apiCall(fields.url, fields.apiKey, 'POST', '/credentials', { description: 'simulated agent' });
       return controls.connectAgent({ ...input, token: credential.token });
     },
+    async agentConfig() {
+      const address = listener('agent', 'agents');
+      const credential = await apiCall(fields.url, fields.apiKey, 'POST', '/credentials', { description: 'burrow/testing agent' });
+      // The gateway's certificate names localhost, which the agent verifies.
+      return { authtoken: credential.token, server_addr: `localhost:${portOf(address)}`, session_ca_cert: fields.ca, force_new_session: true };
+    },
+    async fetch(url, init = {}) {
+      const target = new URL(url);
+      if (target.protocol !== 'http:' && target.protocol !== 'https:') throw new TypeError(`burrow/testing fetch: ${target.protocol} URLs are not HTTP (use a socket for tcp:// and tls://)`);
+      const tls = target.protocol === 'https:';
+      const address = listener(tls ? 'tls_ingress' : 'http_ingress', 'ingress');
+      return ingressFetch(target, init, portOf(address), tls ? fields.ca : undefined);
+    },
     faults: controls.faults,
     close,
     [Symbol.asyncDispose]: close,
   };
+}
+
+/** The port of a listener's `host:port`. */
+const portOf = (address: string) => Number(address.slice(address.lastIndexOf(':') + 1));
+
+/** One request to the ingress on loopback `port`, addressed to `target`'s host (Host, and SNI with `ca`). */
+async function ingressFetch(target: URL, init: IngressRequestInit, port: number, ca: string | undefined): Promise<Response> {
+  const options = { host: '127.0.0.1', port, method: init.method ?? 'GET', path: `${target.pathname}${target.search}`, headers: { host: target.host, ...init.headers }, agent: false as const };
+  const req = ca === undefined ? httpRequest(options) : httpsRequest({ ...options, ca, servername: target.hostname });
+  const answered = new Promise<IncomingMessage>((resolve, reject) => {
+    req.once('response', resolve);
+    req.once('error', reject);
+  });
+  req.end(init.body);
+  const res = await answered;
+  const chunks: Buffer[] = [];
+  for await (const chunk of res) chunks.push(chunk as Buffer);
+  const headers = new Headers();
+  for (let i = 0; i < res.rawHeaders.length; i += 2) headers.append(res.rawHeaders[i]!, res.rawHeaders[i + 1]!);
+  const status = res.statusCode ?? 0;
+  // A Response cannot carry a body with these statuses.
+  const body = status === 204 || status === 304 || init.method === 'HEAD' ? null : Buffer.concat(chunks);
+  return new Response(body, { status, statusText: res.statusMessage ?? '', headers });
 }
 
 async function startInProcess(options: StartBurrowOptions): Promise<RunningBurrow> {
@@ -125,11 +211,13 @@ async function startInProcess(options: StartBurrowOptions): Promise<RunningBurro
   const operatorToken = options.operatorToken ?? randomBytes(24).toString('base64url');
   const server = createServer({ requireHostHeader: false }, createNodeListener(burrow, { operatorToken }));
   answerUnparsedRequests(server, burrow);
+  let edges: { close(): Promise<void> } | undefined;
   try {
     const account = await burrow.ensureDefaultAccount(options.apiKey);
     await burrow.captureStart();
     const url = await listen(server);
     burrow.services.listeners.set('api', new URL(url).host);
+    edges = await startEdges(burrow, options);
     const listeners = listenersOf(burrow);
     const ca = (await burrow.services.ca()).certificatePem;
     const controls: Controls = {
@@ -145,7 +233,9 @@ async function startInProcess(options: StartBurrowOptions): Promise<RunningBurro
       },
     };
     const apiKey = account.token ?? options.apiKey!;
+    const started = edges;
     return handle({ url, apiKey, operatorToken, accountId: account.accountId, ca, listeners, burrow }, controls, async () => {
+      await started.close();
       await new Promise<void>((resolve) => {
         server.close(() => resolve());
         server.closeAllConnections();
@@ -153,10 +243,36 @@ async function startInProcess(options: StartBurrowOptions): Promise<RunningBurro
       await burrow.close();
     });
   } catch (error) {
+    await edges?.close();
     server.close();
     await burrow.close();
     throw error;
   }
+}
+
+/**
+ * The agent gateway and the ingress that `options` ask for, on free loopback ports, each imported
+ * only then (as `burrow serve` does); `close()` stops them, the ingress first.
+ */
+async function startEdges(burrow: Burrow, options: StartBurrowOptions): Promise<{ close(): Promise<void> }> {
+  const started: { close(): Promise<void> }[] = [];
+  const close = async () => {
+    for (const edge of started.splice(0).reverse()) await edge.close();
+  };
+  try {
+    if (options.agents || options.ingress) {
+      const gateway = await (await import('../agent-gateway/index.ts')).startAgentGateway(burrow);
+      started.push(gateway);
+      if (options.ingress) {
+        const { createIngress } = await import('../ingress/index.ts');
+        started.push(await createIngress(burrow, { sessions: () => gateway.sessions(), accountOf: (session) => session.context.account, http: {}, tls: {} }));
+      }
+    }
+  } catch (error) {
+    await close();
+    throw error;
+  }
+  return { close };
 }
 
 function listen(server: Server): Promise<string> {
@@ -202,6 +318,8 @@ async function startProcess(options: StartBurrowOptions): Promise<RunningBurrow>
     ...(options.apiKey !== undefined ? [`--api-key=${options.apiKey}`] : []),
     ...(options.seed !== undefined ? [`--seed=${options.seed}`] : []),
     ...(options.clock !== undefined ? [`--clock=${options.clock}`] : []),
+    ...(options.agents || options.ingress ? ['--agent-addr=127.0.0.1:0'] : []),
+    ...(options.ingress ? ['--http-ingress-addr=127.0.0.1:0', '--tls-ingress-addr=127.0.0.1:0'] : []),
     ...(options.args ?? []),
   ];
   const child = spawn(process.execPath, args, { stdio: ['ignore', 'ignore', 'pipe'] });

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { execFile, spawn, spawnSync } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { after, before, describe, test } from 'node:test';
@@ -298,7 +298,18 @@ server.close();
     before(() => {
       // The vendor's client, as the user's project would have it (with its own dependencies).
       mkdirSync(join(app.dir, 'node_modules', '@ngrok'), { recursive: true });
+      // And the vendor's agent SDK with its native binary for this machine.
+      for (const name of readdirSync(join(REPO, 'node_modules', '@ngrok'))) {
+        if (name !== 'ngrok-api') symlinkSync(join(REPO, 'node_modules', '@ngrok', name), join(app.dir, 'node_modules', '@ngrok', name));
+      }
       symlinkSync(join(REPO, 'node_modules', '@ngrok', 'ngrok-api'), join(app.dir, 'node_modules', '@ngrok', 'ngrok-api'));
+    });
+
+    test("the README's traffic policy example: the vendor's agent through burrow/testing's ingress", async () => {
+      copyFileSync(join(REPO, 'test', 'examples', 'traffic-policy.test.mjs'), join(app.dir, 'traffic-policy.test.mjs'));
+      const { stdout } = await node(['--test', 'traffic-policy.test.mjs']);
+      assert.match(stdout, /# pass 2\n/);
+      assert.match(stdout, /# fail 0\n/);
     });
 
     test("the quick start: the official client against burrow/testing, in plain JavaScript under node:test", async () => {

@@ -15,6 +15,10 @@ for (const example of ['test/examples/quick-start.test.mjs', 'test/examples/vend
   });
 }
 
+test('test/examples/traffic-policy.test.mjs appears in the README and docs/testing.md verbatim', () => {
+  for (const doc of ['README.md', 'docs/testing.md']) assert.ok(read(doc).includes(read('test/examples/traffic-policy.test.mjs').trim()), `${doc} lacks the current text of the traffic-policy example`);
+});
+
 test('the quick start has at most ten lines of set-up before its first test', () => {
   const lines = read('test/examples/quick-start.test.mjs').split('\n');
   const setUp = lines.slice(0, lines.findIndex((line) => line.startsWith('test('))).filter((line) => line.trim() !== '' && !line.startsWith('//'));

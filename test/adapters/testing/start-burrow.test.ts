@@ -106,3 +106,54 @@ test('in-process with a seed and a manual clock: ids and times are deterministic
   }
   assert.deepEqual(ids.slice(3), ids.slice(0, 3));
 });
+
+/**
+ * With `ingress`, the vendor's real agent connects with `agentConfig()` and `fetch` reaches its
+ * endpoints, in each mode; requests for https:// names go to the TLS listener, trusting the CA.
+ */
+for (const mode of ['in-process', 'process'] as const) {
+  test(`startBurrow({ ingress: true }), ${mode}: the real agent forwards, fetch reaches it over HTTPS and HTTP`, async (t) => {
+    const { default: ngrok } = await import('@ngrok/ngrok');
+    const { createServer } = await import('node:http');
+    const burrow = await startBurrow({ process: mode === 'process', ingress: true });
+    // node:test runs after-hooks in the order they were added: the agent closes before Burrow.
+    const stops: (() => unknown)[] = [];
+    t.after(async () => {
+      for (const stop of stops.reverse()) await stop();
+    });
+    stops.push(() => burrow.close());
+    for (const name of ['agent', 'http_ingress', 'tls_ingress']) assert.match(burrow.listeners[name] ?? '', /^127\.0\.0\.1:\d+$/, name);
+    const app = createServer((req, res) => res.end(`${req.method} ${req.url} ${req.headers['x-test'] ?? ''}`)).listen(0);
+    stops.push(() => app.close());
+    await new Promise((resolve) => app.once('listening', resolve));
+    const config = await burrow.agentConfig();
+    assert.match(config.server_addr, /^localhost:\d+$/);
+    assert.notEqual((await burrow.agentConfig()).authtoken, config.authtoken, 'each call makes a credential');
+    const listener = await ngrok.forward({ addr: (app.address() as { port: number }).port, ...config, traffic_policy: 'on_http_response: [{ actions: [{ type: add-headers, config: { headers: { x-through: burrow } } }] }]' });
+    stops.push(() => listener.close());
+    const url = new URL(listener.url()!);
+    assert.equal(url.protocol, 'https:');
+
+    const answer = await burrow.fetch(`${url.origin}/path?q=1`, { method: 'POST', headers: { 'x-test': 'yes' }, body: 'ignored' });
+    assert.equal(answer.status, 200);
+    assert.equal(answer.headers.get('x-through'), 'burrow');
+    assert.equal(await answer.text(), 'POST /path?q=1 yes');
+
+    const plain = await burrow.fetch(`http://${url.host}/plain`);
+    assert.equal(await plain.text(), 'GET /plain ');
+    const nobody = await burrow.fetch('https://nobody.example.com/');
+    assert.equal(nobody.status, 404, 'a name no endpoint serves');
+    await assert.rejects(burrow.fetch('tcp://localhost:1/'), /not HTTP/);
+  });
+}
+
+test('agentConfig and fetch without the listeners they need say which option starts them', async (t) => {
+  const burrow = await startBurrow({ agents: true });
+  t.after(() => burrow.close());
+  assert.equal(burrow.listeners.http_ingress, null);
+  assert.match((await burrow.agentConfig()).server_addr, /^localhost:\d+$/);
+  await assert.rejects(burrow.fetch('http://app.example.com/'), /\{ ingress: true \}.*http_ingress/);
+  const bare = await startBurrow();
+  t.after(() => bare.close());
+  await assert.rejects(bare.agentConfig(), /\{ agents: true \}.*agent/);
+});
