@@ -1,4 +1,4 @@
-import { createServer, request as upstreamRequest, STATUS_CODES, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer, request as upstreamRequest, STATUS_CODES, type Agent, type ClientRequestArgs, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { pipeline, type Duplex, type Writable } from 'node:stream';
 import type { TLSSocket } from 'node:tls';
@@ -9,9 +9,11 @@ import type { HttpResponseOutcome, PolicyTerminal } from '../../lib/policy/decis
 import type { HttpExchange } from '../../lib/policy/engine.ts';
 import type { ConnectionFacts, HeaderList, HttpRequestFacts, HttpResponseFacts, RequestBody } from '../../lib/policy/facts.ts';
 import { hostPort } from '../addresses.ts';
+import { AgentRelayError } from '../agent-gateway/session-handler.ts';
 import { connectionFacts, joinStreams, type Connections } from './connections.ts';
 import type { EdgeTarget } from './edge-routes.ts';
 import { errorPage, INGRESS_CODES, type ErrorPage } from './error-page.ts';
+import { keptStreamsOf, type KeptStreamRequest } from './kept-streams.ts';
 import type { IngressPolicies } from './policies.ts';
 import { HttpTrace, traceOf } from './traffic-trace.ts';
 import { hostnameOf, type AgentTarget, type HttpScheme, type IngressRoutes } from './routes.ts';
@@ -65,6 +67,7 @@ interface Admitted {
 /** The HTTP server of the ingress (not listening: the ingress listens and hands it TLS sockets); see the file comment. */
 export function createHttpIngress(burrow: BurrowCore<any>, options: HttpIngressOptions): Server {
   const { routes, policies, onError } = options;
+  const keptStreams = new WeakMap<Socket, Agent>();
   const page = (status: number, code: number | string | undefined, message: string, headers: HeaderList = []) => errorPage(burrow.errorPrefix, status, code, message, headers);
 
   /**
@@ -119,19 +122,30 @@ export function createHttpIngress(burrow: BurrowCore<any>, options: HttpIngressO
     }
   }
 
-  /** The request as it goes down the agent's proxy stream; undefined (the client answered) when the stream cannot open. */
-  function upstreamOf(admitted: Admitted, reply: Reply, extraHeaders: HeaderList = []) {
+  /**
+   * The request as it goes down the agent's proxy stream; undefined (the client answered) when the
+   * stream cannot open. A request to an agent's tunnel (not an upgrade) takes a stream kept for
+   * the client's connection (kept-streams.ts) when `client` is given.
+   */
+  function upstreamOf(admitted: Admitted, reply: Reply, extraHeaders: HeaderList = [], client?: Socket) {
     const { target, facts, conn, authority, scheme } = admitted;
-    let stream: Duplex;
-    try {
-      const clientAddr = hostPort(conn.clientIp, conn.clientPort);
-      stream = target.kind === 'edge' ? target.open(clientAddr) : target.session.openProxy(target.tunnel.tunnelId, { clientAddr });
-    } catch (error) {
-      return void reply.send(page(404, INGRESS_CODES.endpointOffline, `The endpoint ${target.endpoint.url} is offline: ${(error as Error).message}`));
+    const clientAddr = hostPort(conn.clientIp, conn.clientPort);
+    const open = () => (target.kind === 'edge' ? target.open(clientAddr) : target.session.openProxy(target.tunnel.tunnelId, { clientAddr }));
+    let connection: Pick<ClientRequestArgs, 'agent' | 'createConnection'> & Partial<KeptStreamRequest>;
+    if (client && target.kind === 'agent' && !target.session.ended) {
+      connection = { agent: keptStreamsOf(keptStreams, client), streamKey: `${target.session.id} ${target.tunnel.tunnelId}`, openStream: open };
+    } else {
+      let stream: Duplex;
+      try {
+        stream = open();
+      } catch (error) {
+        return void reply.send(offline(target, error as Error));
+      }
+      connection = { createConnection: () => stream as unknown as Socket };
     }
     const url = new URL(facts.url);
     return upstreamRequest({
-      createConnection: () => stream as unknown as Socket,
+      ...connection,
       method: facts.method,
       path: `${url.pathname}${url.search}`,
       headers: flatten([...forwardable(facts.headers), ...extraHeaders, ['X-Forwarded-For', conn.clientIp], ['X-Forwarded-Host', authority], ['X-Forwarded-Proto', scheme]]),
@@ -140,7 +154,11 @@ export function createHttpIngress(burrow: BurrowCore<any>, options: HttpIngressO
   }
 
   const upstreamBroken = (admitted: Admitted, error: Error) =>
-    page(502, INGRESS_CODES.invalidUpstreamResponse, `The agent's answer for ${admitted.target.endpoint.url} was not a complete HTTP response: ${error.message}`);
+    error instanceof AgentRelayError
+      ? offline(admitted.target, error)
+      : page(502, INGRESS_CODES.invalidUpstreamResponse, `The agent's answer for ${admitted.target.endpoint.url} was not a complete HTTP response: ${error.message}`);
+  /** The agent's session or tunnel went before a proxy stream could open. */
+  const offline = (target: AgentTarget | EdgeTarget, error: Error) => page(404, INGRESS_CODES.endpointOffline, `The endpoint ${target.endpoint.url} is offline: ${error.message}`);
 
   const reportFailure = (admitted: Admitted) => void Promise.all(admitted.exchanges.map((exchange) => exchange.upstreamFailed())).catch(onError);
 
@@ -150,7 +168,7 @@ export function createHttpIngress(burrow: BurrowCore<any>, options: HttpIngressO
     const reply = responseReply(req, res);
     const admitted = await admit(req, reply, seen);
     if (!admitted) return;
-    const upstream = upstreamOf(admitted, reply);
+    const upstream = upstreamOf(admitted, reply, [], req.socket);
     if (!upstream) return;
     // A client that goes away takes its upstream request with it (the agent sees the stream reset).
     res.on('close', () => {

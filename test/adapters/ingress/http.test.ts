@@ -2,7 +2,7 @@ import ngrok, { type Session } from '@ngrok/ngrok';
 import assert from 'node:assert/strict';
 import { createHash, randomBytes } from 'node:crypto';
 import { once } from 'node:events';
-import { Agent, request, type IncomingMessage } from 'node:http';
+import { Agent, createServer, request, type IncomingMessage } from 'node:http';
 import { connect } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { describe, test, type TestContext } from 'node:test';
@@ -84,6 +84,42 @@ describe('HTTP ingress: routing to a live agent', () => {
     assert.equal(download.status, 200);
     assert.deepEqual(download.body, Buffer.alloc(1024 * 1024, 7));
     assert.deepEqual(errors, []);
+  });
+
+  test("a client connection's requests share one proxy stream, so the agent keeps one connection to the app; another client connection gets its own", async (t) => {
+    const { agent, port } = await setUp(t);
+    // The app answers the port its caller connected from: one agent connection, one port.
+    const app = createServer((req, res) => {
+      if (req.url === '/close') res.setHeader('Connection', 'close');
+      res.end(String(req.socket.remotePort));
+    });
+    await new Promise<void>((resolve) => app.listen(0, '127.0.0.1', resolve));
+    t.after(() => {
+      app.closeAllConnections();
+      app.close();
+    });
+    const session = await agent();
+    await session.httpEndpoint().domain(HOST).listenAndForward(`http://127.0.0.1:${(app.address() as { port: number }).port}`);
+    const clients = [new Agent({ keepAlive: true, maxSockets: 1 }), new Agent({ keepAlive: true, maxSockets: 1 })] as const;
+    t.after(() => clients.forEach((client) => client.destroy()));
+    const from = async (client: Agent, path = '/') => {
+      const answer = await call(port, { agent: client, path });
+      assert.equal(answer.status, 200);
+      return { port: answer.body.toString(), reused: answer.reusedSocket };
+    };
+
+    const first = await from(clients[0]);
+    const second = await from(clients[0], '/again');
+    assert.equal(second.reused, true);
+    assert.equal(second.port, first.port, 'the same client connection, the same connection to the app');
+    const other = await from(clients[1]);
+    assert.notEqual(other.port, first.port, 'another client connection has a stream of its own');
+    // The app ends its connection (Connection: close): the client's connection stays, and its next
+    // request takes a new stream, so a new connection to the app.
+    assert.equal((await from(clients[0], '/close')).port, first.port);
+    const next = await from(clients[0]);
+    assert.equal(next.reused, true, 'the client kept its connection');
+    assert.notEqual(next.port, first.port);
   });
 
   test('no endpoint for the Host, and an endpoint whose agent went away, answer the vendor\'s offline page (3200) with our prefix', async (t) => {
