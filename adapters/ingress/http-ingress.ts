@@ -1,6 +1,6 @@
 import { createServer, request as upstreamRequest, STATUS_CODES, type Agent, type ClientRequestArgs, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
-import { pipeline, type Duplex, type Writable } from 'node:stream';
+import { pipeline, type Duplex, type Readable, type Transform, type Writable } from 'node:stream';
 import type { TLSSocket } from 'node:tls';
 import { createBrotliCompress, createDeflate, createGzip } from 'node:zlib';
 import type { BurrowCore } from '../../lib/burrow.ts';
@@ -36,6 +36,27 @@ export interface HttpIngressOptions {
   /** What the listeners know of each connection (connections.ts). */
   readonly connections: Connections;
   readonly onError: (error: unknown) => void;
+}
+
+/**
+ * Sends the agent's answer body `from` to the client through `through` (a compressor), as
+ * stream.pipeline would, without the AbortController and DOMException it makes per call (a tenth of
+ * the ingress's time per request): a failure or an early end of either side cuts the client's
+ * answer; a client that goes away already takes the upstream request with it (serve).
+ */
+function relayBody(from: Readable, to: Writable, through?: Transform): void {
+  const cut = () => {
+    from.destroy();
+    through?.destroy();
+    to.destroy();
+  };
+  for (const stream of through ? [from, through] : [from]) {
+    stream.once('error', cut);
+    stream.once('close', () => {
+      if (!stream.readableEnded) cut();
+    });
+  }
+  (through ? from.pipe(through) : from).pipe(to);
 }
 
 /** Header fields that describe one connection, not the message (RFC 9110 §7.6.1), never forwarded. */
@@ -186,11 +207,7 @@ export function createHttpIngress(burrow: BurrowCore<any>, options: HttpIngressO
         if (outcome.compression) headers = [...headers.filter(([name]) => name.toLowerCase() !== 'content-length'), ['Content-Encoding', outcome.compression], ['Vary', 'Accept-Encoding']];
         seen.upstreamAnswered(outcome.response.status, headers, response, outcome.compression);
         res.writeHead(outcome.response.status, flatten(headers));
-        const done = (error: Error | null | undefined) => {
-          if (error) res.destroy();
-        };
-        if (compressor) pipeline(response, compressor, res, done);
-        else pipeline(response, res, done);
+        relayBody(response, res, compressor);
       }),
     );
     admitted.body.forward(upstream);

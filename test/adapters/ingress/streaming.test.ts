@@ -84,4 +84,36 @@ describe('HTTP ingress: bodies stream through', () => {
     assert.equal(await readAll(res, clientGotFirst.resolve), CHUNK.length * CHUNKS);
     assert.deepEqual(live.errors, []);
   });
+  test("an answer the app cuts short is cut short for the client too (never completed, never hung); the next request is served", { timeout: 120_000 }, async (t) => {
+    const live = await startLiveIngress(t, createBurrow({ store: new MemoryStore() }), {
+      app: (req, res) => {
+        if (req.url !== '/cut') return void res.end('whole');
+        res.writeHead(200, { 'Content-Length': String(CHUNK.length * 4) });
+        res.write(CHUNK, () => res.socket?.destroy());
+      },
+    });
+    const agent = await live.agent();
+    await agent.httpEndpoint().domain(live.domain).listenAndForward(live.appUrl);
+
+    const req = request({ host: '127.0.0.1', port: live.port, path: '/cut', headers: { host: live.domain }, agent: false });
+    req.end();
+    const [res] = (await once(req, 'response')) as [IncomingMessage];
+    assert.equal(res.statusCode, 200);
+    let received = 0;
+    await assert.rejects(
+      (async () => {
+        for await (const chunk of res) received += (chunk as Buffer).length;
+      })(),
+      /aborted|ECONNRESET|premature/i,
+    );
+    assert.ok(received < CHUNK.length * 4, `the client got ${received} bytes of an answer the app cut`);
+
+    const next = request({ host: '127.0.0.1', port: live.port, path: '/', headers: { host: live.domain }, agent: false });
+    next.end();
+    const [whole] = (await once(next, 'response')) as [IncomingMessage];
+    assert.equal(whole.statusCode, 200);
+    let text = '';
+    for await (const chunk of whole) text += String(chunk);
+    assert.equal(text, 'whole');
+  });
 });
