@@ -56,8 +56,8 @@ export function httpRequestComplete(traffic: HttpTraffic): Record<string, unknow
       },
       ...(response ? { response: { status_code: response.status, headers: headerMap(response.headers), body_length: response.bodyBytes } } : {}),
     },
-    // Each request goes down a proxy stream of its own on the agent's session.
-    ...(traffic.answeredBy === 'upstream' ? { backend: { connection_reused: false } } : {}),
+    // A client connection's requests share a proxy stream (adapters/ingress/kept-streams.ts).
+    ...(traffic.answeredBy === 'upstream' ? { backend: { connection_reused: response?.connectionReused ?? false } } : {}),
     ...(traffic.conn?.tls ? { tls: { version: traffic.conn.tls.version, cipher_suite: traffic.conn.tls.cipherSuite } } : {}),
     ...(response && traffic.rules.some((rule) => rule.actions.some((action) => action.type === 'compress-response')) ? { compression: { algorithm: response.compression ?? 'none' } } : {}),
     ...Object.fromEntries(Object.entries(decisions).map(([field, decision]) => [field, { decision, ...(field === 'basic_auth' && username !== undefined ? { username } : {}) }])),

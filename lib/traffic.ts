@@ -52,6 +52,8 @@ export interface HttpTraffic extends TrafficBase {
         /** Body bytes of the answer (the upstream's before any compression). */
         readonly bodyBytes: number;
         readonly compression?: 'gzip' | 'deflate' | 'br';
+        /** The upstream's answer came down a proxy stream an earlier request of the client's connection used. */
+        readonly connectionReused?: boolean;
       }
     | undefined;
 }

@@ -205,7 +205,7 @@ export function createHttpIngress(burrow: BurrowCore<any>, options: HttpIngressO
         let headers = forwardable(outcome.response.headers);
         const compressor = outcome.compression ? COMPRESSORS[outcome.compression]() : undefined;
         if (outcome.compression) headers = [...headers.filter(([name]) => name.toLowerCase() !== 'content-length'), ['Content-Encoding', outcome.compression], ['Vary', 'Accept-Encoding']];
-        seen.upstreamAnswered(outcome.response.status, headers, response, outcome.compression);
+        seen.upstreamAnswered(outcome.response.status, headers, response, outcome.compression, upstream.reusedSocket);
         res.writeHead(outcome.response.status, flatten(headers));
         relayBody(response, res, compressor);
       }),

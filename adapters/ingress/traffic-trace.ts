@@ -80,9 +80,9 @@ export class HttpTrace {
   }
 
   /** The client is sent the upstream's answer, its body streamed from `body` (counted as it flows). */
-  upstreamAnswered(status: number, headers: HeaderList, body: Readable, compression?: Answer['compression']): void {
+  upstreamAnswered(status: number, headers: HeaderList, body: Readable, compression: Answer['compression'], connectionReused: boolean): void {
     this.#upstream = true;
-    this.#answer = { status, headers, ...(compression ? { compression } : {}) };
+    this.#answer = { status, headers, ...(compression ? { compression } : {}), connectionReused };
     body.on('data', (chunk: Buffer) => (this.#answerBytes += chunk.length));
   }
 

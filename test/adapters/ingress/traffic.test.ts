@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test, type TestContext } from 'node:test';
+import { Agent, request, type IncomingMessage } from 'node:http';
 import { createFetchHandler } from '../../../adapters/http/index.ts';
 import { MemoryStore } from '../../../adapters/stores/memory-store.ts';
 import { createBurrow, type Delivery, type Traffic } from '../../../lib/index.ts';
@@ -194,5 +195,17 @@ describe('traffic events', () => {
 
     const outbox = await burrow.outbox(account.accountId, destination.id);
     assert.deepEqual(outbox.events.map((e) => e.event_type), ['http_request_complete.v0']);
+
+    // Two requests on one client connection: the second goes down the first one's proxy stream.
+    const keepAlive = new Agent({ keepAlive: true, maxSockets: 1 });
+    t.after(() => keepAlive.destroy());
+    for (const reused of [false, true]) {
+      const next = delivered('http_request_complete.v0');
+      const headers = { host: HOST, authorization: `Basic ${Buffer.from('user:password12').toString('base64')}` };
+      const res = await new Promise<IncomingMessage>((resolve, reject) => request({ host: '127.0.0.1', port, path: '/again', agent: keepAlive, headers }, resolve).on('error', reject).end());
+      assert.equal(res.statusCode, 200);
+      res.resume();
+      assert.deepEqual(((await next).event.object as any).backend, { connection_reused: reused });
+    }
   });
 });
