@@ -220,8 +220,9 @@ export function createHttpIngress(burrow: BurrowCore<any>, options: HttpIngressO
    */
   async function upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
     socket.on('error', () => socket.destroy());
+    const seen = new HttpTrace(req, socket, burrow.clock.now(), (traffic) => void burrow.traffic.record(traffic).catch(onError));
     const reply = socketReply(socket);
-    const admitted = await admit(req, reply);
+    const admitted = await admit(req, reply, seen);
     if (!admitted) return;
     const upstream = upstreamOf(admitted, reply, [
       ['Connection', 'Upgrade'],
@@ -235,6 +236,11 @@ export function createHttpIngress(burrow: BurrowCore<any>, options: HttpIngressO
     });
     upstream.on('upgrade', (response: IncomingMessage, tunnel: Duplex, tunnelHead: Buffer) =>
       relayAnswer(admitted, reply, response, tunnel, (outcome) => {
+        // The bytes each way after the switch are the exchange's bodies in the journal.
+        let fromClient = head.length;
+        socket.on('data', (chunk: Buffer) => (fromClient += chunk.length));
+        seen.requestBody(() => fromClient);
+        seen.upstreamAnswered(outcome.response.status, outcome.response.headers, tunnel, undefined, false);
         socket.write(rawHead(outcome.response.status, outcome.response.headers));
         if (tunnelHead.length > 0) socket.write(tunnelHead);
         if (head.length > 0) tunnel.write(head);
@@ -244,6 +250,7 @@ export function createHttpIngress(burrow: BurrowCore<any>, options: HttpIngressO
     upstream.on('response', (response: IncomingMessage) =>
       relayAnswer(admitted, reply, response, response, (outcome) => {
         // Not switching: the answer is relayed and the connection ends with it (no length to keep it alive by).
+        seen.upstreamAnswered(outcome.response.status, outcome.response.headers, response, undefined, false);
         socket.write(rawHead(outcome.response.status, [...forwardable(outcome.response.headers).filter(([name]) => name.toLowerCase() !== 'content-length'), ['Connection', 'close']]));
         pipeline(response, socket, () => socket.destroy());
       }),
@@ -419,7 +426,14 @@ const responseReply = (req: IncomingMessage, res: ServerResponse): Reply => ({ s
  * The reply on the socket node's HTTP server hands over with an upgrade (a net.Socket, or the TLS
  * ingress's TLSSocket); its answers are written raw, once.
  */
-const socketReply = (socket: Duplex): Reply => ({ send: (answer) => void socket.end(rawResponse(answer)), drop: () => socket.destroy(), begun: () => (socket as Socket).bytesWritten > 0 });
+const socketReply = (socket: Duplex): Reply => ({
+  send: (answer) => {
+    traceOf(socket)?.answered(answer.status, answer.headers, answer.body);
+    socket.end(rawResponse(answer));
+  },
+  drop: () => socket.destroy(),
+  begun: () => (socket as Socket).bytesWritten > 0,
+});
 
 function send(res: ServerResponse, answer: ErrorPage): void {
   traceOf(res)?.answered(answer.status, answer.headers, answer.body);

@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { performance } from 'node:perf_hooks';
-import type { Readable } from 'node:stream';
+import type { Duplex, Readable } from 'node:stream';
 import type { PolicyLogEntry, PolicyTerminal, RuleRecord } from '../../lib/policy/decisions.ts';
 import type { ConnectionFacts, HeaderList } from '../../lib/policy/facts.ts';
 import type { HttpTraffic, TrafficEndpoint } from '../../lib/traffic.ts';
@@ -22,10 +22,13 @@ interface PhaseOutcome {
 
 type Answer = NonNullable<HttpTraffic['response']>;
 
-const traces = new WeakMap<ServerResponse, HttpTrace>();
+/** What an exchange is answered on: node's response, or the socket of an upgrade. */
+type AnswerChannel = ServerResponse | Duplex;
 
-/** The trace of the exchange `res` answers, if one was started. */
-export const traceOf = (res: ServerResponse): HttpTrace | undefined => traces.get(res);
+const traces = new WeakMap<AnswerChannel, HttpTrace>();
+
+/** The trace of the exchange answered on `channel`, if one was started. */
+export const traceOf = (channel: AnswerChannel): HttpTrace | undefined => traces.get(channel);
 
 export class HttpTrace {
   readonly #startedAt: Date;
@@ -42,11 +45,14 @@ export class HttpTrace {
   #requestBytes: () => number = () => 0;
   #request: Omit<HttpTraffic['request'], 'bodyBytes'> | undefined;
 
-  /** Starts tracing the exchange of `req` and `res`; `report` gets it once `res` closes. */
-  constructor(req: IncomingMessage, res: ServerResponse, startedAt: Date, report: (traffic: HttpTraffic) => void) {
+  /**
+   * Starts tracing the exchange of `req`, answered on `channel` (its response, or an upgrade's
+   * socket, whose bytes after the switch count as the bodies); `report` gets it once `channel` closes.
+   */
+  constructor(req: IncomingMessage, channel: AnswerChannel, startedAt: Date, report: (traffic: HttpTraffic) => void) {
     this.#startedAt = startedAt;
-    traces.set(res, this);
-    res.once('close', () => report(this.#traffic(req)));
+    traces.set(channel, this);
+    channel.once('close', () => report(this.#traffic(req)));
   }
 
   /** The request reached `endpoint` (first by Host, then each forward-internal hop); the first one's account is the exchange's. */

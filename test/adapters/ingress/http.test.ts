@@ -8,7 +8,7 @@ import type { Duplex } from 'node:stream';
 import { describe, test, type TestContext } from 'node:test';
 import { createIngress } from '../../../adapters/ingress/index.ts';
 import { MemoryStore } from '../../../adapters/stores/memory-store.ts';
-import { createBurrow } from '../../../lib/index.ts';
+import { createBurrow, type HttpTraffic } from '../../../lib/index.ts';
 import { LIMITS } from '../../../lib/limits.ts';
 import { startGateway, type GatewayEvent } from '../agent-gateway/helpers.ts';
 import { callIngress, seen as appSaw, startApp, type Answer, type Call } from './helpers.ts';
@@ -49,7 +49,7 @@ async function setUp(t: TestContext) {
   };
   /** Leaves an agent the gateway disconnected unclosed: the SDK's close of such a session can wait forever. */
   const disconnected = (session: Session) => agents.splice(agents.indexOf(session), 1);
-  return { gateway, ingress, port: ingress.http!.port, appPort, errors, agent, disconnected };
+  return { burrow, gateway, ingress, port: ingress.http!.port, appPort, errors, agent, disconnected };
 }
 
 const json = appSaw;
@@ -272,7 +272,13 @@ function readUntil(socket: Duplex, text: string): Promise<string> {
 
 describe('HTTP ingress: WebSocket upgrades', () => {
   test('the handshake runs the request and response phases, then bytes flow both ways; refusals of the policy or the app are answered', async (t) => {
-    const { agent, port, appPort } = await setUp(t);
+    const { agent, port, appPort, burrow } = await setUp(t);
+    const journaled = (path: string) =>
+      new Promise<HttpTraffic>((resolve) => {
+        const stop = burrow.traffic.watch((traffic) => {
+          if (traffic.protocol === 'http' && new URL(traffic.request.url).pathname === path) resolve(traffic), stop();
+        });
+      });
     const session = await agent();
     const policy = JSON.stringify({
       on_http_request: [{ expressions: ["req.url.path == '/ws-denied'"], actions: [{ type: 'deny', config: { status_code: 403 } }] }],
@@ -291,10 +297,23 @@ describe('HTTP ingress: WebSocket upgrades', () => {
     assert.equal(await readUntil(opened.socket, 'HELLO THROUGH BURROW'), 'HELLO THROUGH BURROW');
     opened.socket.write('and back again');
     assert.equal(await readUntil(opened.socket, 'AND BACK AGAIN'), 'AND BACK AGAIN');
+    // The upgrade is journaled once its connection closes, the bytes each way as its bodies.
+    const upgraded = journaled('/ws');
+    opened.socket.end();
+    const traffic = await upgraded;
+    assert.equal(traffic.answeredBy, 'upstream');
+    assert.equal(traffic.response?.status, 101);
+    assert.equal(traffic.request.bodyBytes, 'hello through burrowand back again'.length);
+    assert.equal(traffic.response?.bodyBytes, 'hello through burrowand back again'.length);
+    assert.deepEqual(traffic.endpoints.map((endpoint) => endpoint.url), [`https://${HOST}`]);
 
+    const deniedSeen = journaled('/ws-denied');
     const denied = await upgradeCall(port, '/ws-denied');
     assert.ok('refused' in denied);
     assert.equal(denied.refused.status, 403);
+    const deniedTraffic = await deniedSeen;
+    assert.equal(deniedTraffic.answeredBy, 'policy');
+    assert.equal(deniedTraffic.response?.status, 403);
 
     const refused = await upgradeCall(port, '/elsewhere');
     assert.ok('refused' in refused);
