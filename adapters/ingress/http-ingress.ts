@@ -89,6 +89,8 @@ interface Admitted {
 export function createHttpIngress(burrow: BurrowCore<any>, options: HttpIngressOptions): Server {
   const { routes, policies, onError } = options;
   const keptStreams = new WeakMap<Socket, Agent>();
+  /** Every exchange is journaled once its answer is done (lib/traffic-journal.ts). */
+  const trace = (req: IncomingMessage, channel: ServerResponse | Duplex) => new HttpTrace(req, channel, burrow.clock.now(), (traffic) => void burrow.traffic.record(traffic).catch(onError));
   const page = (status: number, code: number | string | undefined, message: string, headers: HeaderList = []) => errorPage(burrow.errorPrefix, status, code, message, headers);
 
   /**
@@ -184,8 +186,7 @@ export function createHttpIngress(burrow: BurrowCore<any>, options: HttpIngressO
   const reportFailure = (admitted: Admitted) => void Promise.all(admitted.exchanges.map((exchange) => exchange.upstreamFailed())).catch(onError);
 
   async function serve(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    // Every exchange is journaled once its answer is done (lib/traffic-journal.ts).
-    const seen = new HttpTrace(req, res, burrow.clock.now(), (traffic) => void burrow.traffic.record(traffic).catch(onError));
+    const seen = trace(req, res);
     const reply = responseReply(req, res);
     const admitted = await admit(req, reply, seen);
     if (!admitted) return;
@@ -220,7 +221,7 @@ export function createHttpIngress(burrow: BurrowCore<any>, options: HttpIngressO
    */
   async function upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
     socket.on('error', () => socket.destroy());
-    const seen = new HttpTrace(req, socket, burrow.clock.now(), (traffic) => void burrow.traffic.record(traffic).catch(onError));
+    const seen = trace(req, socket);
     const reply = socketReply(socket);
     const admitted = await admit(req, reply, seen);
     if (!admitted) return;
