@@ -220,8 +220,10 @@ class AgentConnection<C> {
     this.#handshakeTimer?.cancel();
     this.#heartbeat?.stop();
     if (this.#mux && !this.#mux.closed) {
-      const error = reason.kind === 'protocol-error' ? MUXADO_ERRORS.protocol : MUXADO_ERRORS.none;
-      this.#mux.close(error, reason.message);
+      // A GOAWAY only tells a peer that broke the protocol why; every other end closes the
+      // connection (MuxadoSession.end says why the vendor's agent needs that).
+      if (reason.kind === 'protocol-error') this.#mux.close(MUXADO_ERRORS.protocol, reason.message);
+      else this.#mux.end(reason.message);
     } else {
       this.#tls.end();
     }

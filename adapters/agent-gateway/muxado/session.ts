@@ -108,6 +108,15 @@ export class MuxadoSession extends EventEmitter {
     this.#goAway(error, message, { kind: 'local-close', error, message: message || 'closed' });
   }
 
+  /**
+   * Ends the session by closing the connection, without a GOAWAY. The vendor's agent (muxado 0.5)
+   * reads nothing after a GOAWAY yet still opens streams, so its close() would wait forever on the
+   * answer to its Unbind; a closed connection fails those at once, as a network cut does.
+   */
+  end(message = 'closed'): void {
+    this.#end({ kind: 'local-close', message });
+  }
+
   #goAway(error: number, message: string, reason: MuxadoCloseReason): void {
     if (this.#closed) return;
     this.#write(encodeFrame({ type: 'goaway', streamId: 0, flags: 0, lastStreamId: this.#lastRemoteId, error, message: Buffer.from(message) }));

@@ -8,7 +8,7 @@ import { describe, test, type TestContext } from 'node:test';
 import { connect as tlsConnect, createServer as createTlsServer } from 'node:tls';
 import { AgentGatewayError } from '../../../adapters/agent-gateway/index.ts';
 import type { GatewayEvent } from './helpers.ts';
-import { connectAgent, manualTimers, Recorder, REFUSED_CODE, REFUSED_MESSAGE, REFUSED_TOKEN, startGateway, startRelay, testPki } from './helpers.ts';
+import { connectAgent, connectRawAgent, manualTimers, Recorder, REFUSED_CODE, REFUSED_MESSAGE, REFUSED_TOKEN, startGateway, startRelay, testPki } from './helpers.ts';
 
 /**
  * The vendor's own agent, the @ngrok/ngrok SDK (1.7.0, a native build of ngrok-rust), against the
@@ -336,6 +336,23 @@ describe('session end', () => {
     timers.advance(3000);
     assert.equal(fixture.gateway.sessions().length, 1);
     assert.equal(fixture.events.events.filter(isEnded).length, 0);
+  });
+
+  test('closed by the server, the connection just closes (no GOAWAY), so the SDK fails what it still asks instead of waiting; its close() returns', async (t) => {
+    const fixture = await startGateway(t);
+    const raw = await connectRawAgent(t, fixture);
+    await raw.auth();
+    fixture.gateway.sessions()[0]!.close('maintenance');
+    const reason = await raw.closed;
+    assert.equal(reason.kind, 'socket-closed', `the agent saw ${reason.kind}: ${reason.message}`);
+
+    const session = await connectAgent(t, fixture, (builder) => builder.handleDisconnection(() => false));
+    await session.httpEndpoint().listen(false);
+    await session.tcpEndpoint().listen(false);
+    const sdkSession = fixture.gateway.sessions().find((live) => live.ended === undefined)!;
+    sdkSession.close('maintenance');
+    await fixture.events.next((event) => event.kind === 'ended' && event.session === sdkSession);
+    await session.close().catch(() => undefined);
   });
 
   test('closed by the server, the agent reconnects with its session id and cookie and rebinds under its bind ids', async (t) => {
