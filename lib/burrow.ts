@@ -25,7 +25,7 @@ import { TRAFFIC_JOURNAL_CONTROL_OPERATIONS } from './traffic-journal-control.ts
 import { DEFAULT_TRAFFIC_JOURNAL_SIZE, TrafficJournal } from './traffic-journal.ts';
 import type { BaseResponse, ResourceDefinition } from './resource.ts';
 import { DEFAULT_SIMULATION, type SimulationSettings } from './simulation.ts';
-import type { RecordKey, Store, StoreReader, StoreTransaction } from './store.ts';
+import type { Read, Store, StoreReader, StoreTransaction } from './store.ts';
 import type * as v from 'valibot';
 
 /** Options of every Burrow instance. Only `store` is required; families add their own (lib/index.ts). */
@@ -103,7 +103,7 @@ export class BurrowCore<K extends FamilyKinds = FamilyKinds> implements Instance
     this.store = options.store;
     this.#store = guardKeys(options.store);
     this.#reader = readOnly(this.#store);
-    this.#tokenAddresses = this.#store.getMany ? new TokenAddresses() : undefined;
+    this.#tokenAddresses = this.#store.readMany ? new TokenAddresses() : undefined;
     this.clock = options.clock ?? systemClock;
     const now = () => this.clock.now();
     // Seeded: accounts from the instance's stream, operation ids from a stream of their own (every
@@ -309,7 +309,7 @@ function readOnly(reader: StoreReader): StoreTransaction {
   return {
     get: (scope, id) => reader.get(scope, id),
     page: (scope, query) => reader.page(scope, query),
-    ...(reader.getMany ? { getMany: (keys: readonly RecordKey[]) => reader.getMany!(keys) } : {}),
+    ...(reader.readMany ? { readMany: (reads: readonly Read[]) => reader.readMany!(reads) } : {}),
     put: refuse,
     insert: refuse,
     delete: refuse,

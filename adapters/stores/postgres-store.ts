@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { availableParallelism } from 'node:os';
 import pg from 'pg';
-import { StoreUnavailableError, type PageQuery, type RecordKey, type Scope, type Store, type StoreChannel, type StoreReader, type StoreTransaction, type StoredRecord } from '../../lib/store.ts';
+import { isPageRead, StoreUnavailableError, type PageQuery, type Read, type ReadResult, type RecordKey, type Scope, type Store, type StoreChannel, type StoreReader, type StoreTransaction, type StoredRecord } from '../../lib/store.ts';
 import { openPostgresChannel, type ChannelClient } from './postgres/channel.ts';
 import { MIGRATIONS } from './postgres/migrations.ts';
 
@@ -117,8 +117,8 @@ export class PostgresStore implements Store {
     return this.#read((reader) => reader.page(scope, query));
   }
 
-  async getMany(keys: readonly RecordKey[]): Promise<(StoredRecord | undefined)[]> {
-    return this.#read((reader) => reader.getMany(keys));
+  async readMany(reads: readonly Read[]): Promise<ReadResult[]> {
+    return this.#read((reader) => reader.readMany(reads));
   }
 
   async scopes(): Promise<Scope[]> {
@@ -303,16 +303,39 @@ function statements(schema: string) {
   const sql = statementTexts(schema);
   // Each connection parses and plans these once, then only binds values: a request's statements
   // skip PostgreSQL's parse and plan steps (named prepared statements).
-  const texts = [sql.get, sql.getMany, sql.first, sql.before, sql.insert, sql.delete, ...Array.from({ length: PREPARED_PUT_ROWS }, (_, n) => sql.put(n + 1))];
+  const texts = [
+    sql.get, sql.first, sql.before, sql.insert, sql.delete,
+    ...Array.from({ length: PREPARED_PUT_ROWS }, (_, n) => sql.put(n + 1)),
+    // readMany as a request sends it: records by key (the API key's), and a record or a page.
+    sql.readMany([]), sql.readMany([false]), sql.readMany([true]),
+  ];
   return { ...sql, prepared: new Map(texts.map((text, n) => [text, `burrow_${n}`])) };
 }
 
 function statementTexts(schema: string) {
   const table = `${schema}.records`;
+  /** readMany's texts by shape (which pages have a before id), made once. */
+  const readManyTexts = new Map<string, string>();
   return {
     get: `SELECT data FROM ${table} WHERE account = $1 AND kind = $2 AND id = $3`,
-    /** The records at the keys given as three arrays (accounts, kinds, ids), with the key's position (1-based). */
-    getMany: `SELECT key.n, data FROM unnest($1::text[], $2::text[], $3::text[]) WITH ORDINALITY AS key (account, kind, id, n) JOIN ${table} USING (account, kind, id)`,
+    /**
+     * Records by key and pages, in one statement (one snapshot): the keys as three arrays
+     * (accounts, kinds, ids; their rows numbered 1…), then each page's account, kind, before id
+     * (when `pages[i]` is true) and limit (its rows numbered -i), by number then id, highest first.
+     */
+    readMany: (pages: readonly boolean[]) => {
+      const shape = pages.map(Number).join('');
+      const known = readManyTexts.get(shape);
+      if (known !== undefined) return known;
+      let p = 3;
+      const parts = [`SELECT key.n, id, data FROM unnest($1::text[], $2::text[], $3::text[]) WITH ORDINALITY AS key (account, kind, id, n) JOIN ${table} USING (account, kind, id)`];
+      for (const [i, before] of pages.entries()) {
+        parts.push(`(SELECT ${-i}, id, data FROM ${table} WHERE account = $${++p} AND kind = $${++p}${before ? ` AND id < $${++p}` : ''} ORDER BY id DESC LIMIT $${++p})`);
+      }
+      const text = pages.length === 0 ? `SELECT n, data FROM (${parts[0]}) AS found` : `SELECT n, data FROM (${parts.join(' UNION ALL ')}) AS found ORDER BY n, id DESC`;
+      readManyTexts.set(shape, text);
+      return text;
+    },
     first: `SELECT data FROM ${table} WHERE account = $1 AND kind = $2 ORDER BY id DESC LIMIT $3`,
     before: `SELECT data FROM ${table} WHERE account = $1 AND kind = $2 AND id < $3 ORDER BY id DESC LIMIT $4`,
     /** An upsert of `rows` records (parameters account, kind, id, data of each in turn). */
@@ -404,11 +427,22 @@ class SqlTransaction implements StoreTransaction {
     return row && decode(row.data);
   }
 
-  async getMany(keys: readonly RecordKey[]): Promise<(StoredRecord | undefined)[]> {
-    const { rows } = await this.#run(this.#sql.getMany, [keys.map((key) => key.scope.account), keys.map((key) => key.scope.kind), keys.map((key) => key.id)]);
-    const found: (StoredRecord | undefined)[] = keys.map(() => undefined);
-    for (const row of rows) found[Number(row.n) - 1] = decode(row.data);
-    return found;
+  async readMany(reads: readonly Read[]): Promise<ReadResult[]> {
+    const keys = reads.filter((read): read is RecordKey => !isPageRead(read));
+    const pages = reads.filter(isPageRead);
+    const values: unknown[] = [keys.map((key) => key.scope.account), keys.map((key) => key.scope.kind), keys.map((key) => key.id)];
+    for (const { scope, page } of pages) values.push(scope.account, scope.kind, ...(page.beforeId === undefined ? [] : [page.beforeId]), page.limit);
+    const { rows } = await this.#run(this.#sql.readMany(pages.map((read) => read.page.beforeId !== undefined)), values);
+    const records: (StoredRecord | undefined)[] = keys.map(() => undefined);
+    const pageRows: StoredRecord[][] = pages.map(() => []);
+    for (const row of rows) {
+      const n = Number(row.n);
+      if (n > 0) records[n - 1] = decode(row.data);
+      else pageRows[-n]!.push(decode(row.data));
+    }
+    let key = 0;
+    let page = 0;
+    return reads.map((read) => (isPageRead(read) ? pageRows[page++]! : records[key++]));
   }
 
   async page(scope: Scope, query: PageQuery): Promise<StoredRecord[]> {
