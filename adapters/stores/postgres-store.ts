@@ -71,8 +71,12 @@ export class PostgresStore implements Store {
   /** Calls running now; `close` waits for them. */
   #running = 0;
   #idle: (() => void) | undefined;
-  /** Counters since the store was made: committed transactions, re-runs after a serialization failure, transactions that gave up (503). */
-  readonly stats = { committed: 0, retried: 0, exhausted: 0 };
+  /**
+   * Counters since the store was made: committed transactions, re-runs after a serialization
+   * failure, transactions that gave up (503), and round trips to the database (each a wait for
+   * its answer) made by reads and transactions.
+   */
+  readonly stats = { committed: 0, retried: 0, exhausted: 0, roundTrips: 0 };
 
   constructor(options: PostgresStoreOptions) {
     let url: URL;
@@ -145,7 +149,8 @@ export class PostgresStore implements Store {
     const contended = new Set<string>();
     for (let attempt = 1; ; attempt++) {
       const client = await this.#connect();
-      const tx = new SqlTransaction((query) => client.query(query), this.#sql);
+      const send = (query: string | pg.QueryConfig) => (this.stats.roundTrips++, client.query(query));
+      const tx = new SqlTransaction(send, this.#sql);
       let broken: Error | undefined;
       let began = false;
       let locked = false;
@@ -154,23 +159,23 @@ export class PostgresStore implements Store {
         if (contended.size > 0) {
           // Taken before BEGIN, so this run's snapshot starts after the holder before it committed.
           locked = true;
-          await client.query(this.#sql.lock, [lockKeys(this.#schema, contended)]);
+          await send({ text: this.#sql.lock, values: [lockKeys(this.#schema, contended)] });
         }
-        await client.query('BEGIN ISOLATION LEVEL SERIALIZABLE');
+        await send('BEGIN ISOLATION LEVEL SERIALIZABLE');
         began = true;
         const result = await work(tx);
         await tx.flush();
         if (tx.failure) throw tx.failure;
-        await client.query('COMMIT');
+        await send('COMMIT');
         this.stats.committed++;
         return result;
       } catch (thrown) {
         // A database error that the callback caught still dooms the transaction.
         failure = tx.failure ?? thrown;
         if (isUnreachable(failure)) broken = failure as Error;
-        else if (began) await client.query('ROLLBACK').catch((rollback: Error) => void (broken = rollback));
+        else if (began) await send('ROLLBACK').catch((rollback: Error) => void (broken = rollback));
       } finally {
-        if (locked && !broken) await client.query('SELECT pg_advisory_unlock_all()').catch((unlock: Error) => void (broken = unlock));
+        if (locked && !broken) await send('SELECT pg_advisory_unlock_all()').catch((unlock: Error) => void (broken = unlock));
         client.release(broken);
       }
       const conflict = RETRYABLE.has(codeOf(failure));
@@ -224,7 +229,7 @@ export class PostgresStore implements Store {
 
   async #readOnce<T>(read: (reader: SqlTransaction) => Promise<T>): Promise<T> {
     await this.open();
-    const reader = new SqlTransaction((query) => this.#pool.query(query), this.#sql);
+    const reader = new SqlTransaction((query) => (this.stats.roundTrips++, this.#pool.query(query)), this.#sql);
     try {
       return await read(reader);
     } catch (error) {

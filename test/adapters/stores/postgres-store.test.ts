@@ -134,6 +134,42 @@ describe('postgres: transactions', { skip }, () => {
   });
 });
 
+describe('postgres: round trips per request', { skip }, () => {
+  test('with a key seen before, a GET, a list and a filtered list are one statement each, and answer what is committed', async () => {
+    const store = await openPostgresStore({ url: cluster!.url, schema: freshSchema() });
+    try {
+      const burrow = createBurrow({ store });
+      const { token } = await burrow.createAccount();
+      const policies = burrow.client(token).resource('ip_policies');
+      const first = await policies.create({ description: 'one' });
+      const second = await policies.create({ description: 'two' });
+      const trips = async <T>(call: () => Promise<T>): Promise<[number, T]> => {
+        const before = store.stats.roundTrips;
+        const answer = await call();
+        return [store.stats.roundTrips - before, answer];
+      };
+      assert.deepEqual(await trips(() => policies.get(first.id)), [1, first]);
+      const [listTrips, page] = await trips(() => policies.list({ limit: '1' }));
+      assert.equal(listTrips, 1);
+      assert.deepEqual(page.ip_policies.map((p: { id: string }) => p.id), [second.id]);
+      const [beforeTrips, older] = await trips(() => policies.list({ before_id: second.id }));
+      assert.equal(beforeTrips, 1);
+      assert.deepEqual(older.ip_policies.map((p: { id: string }) => p.id), [first.id]);
+      const [filterTrips, filtered] = await trips(() => policies.list({ filter: "obj.description == 'one'" }));
+      assert.equal(filterTrips, 1);
+      assert.deepEqual(filtered.ip_policies.map((p: { id: string }) => p.id), [first.id]);
+      // The prefetch is no cache: a deleted record, a deleted key are seen by the next request.
+      await policies.delete(first.id);
+      await assert.rejects(policies.get(first.id), { status: 404 });
+      const key = (await burrow.client(token).resource('api_keys').list()).keys[0];
+      await burrow.client(token).resource('api_keys').delete(key.id);
+      await assert.rejects(policies.get(second.id), { status: 401 });
+    } finally {
+      await store.close();
+    }
+  });
+});
+
 describe('postgres: schema', { skip }, () => {
   test('servers opening an empty database at once create the schema once, as an ordinary role', async () => {
     const url = await createDatabase(cluster!, 'migrate');
