@@ -98,7 +98,9 @@ export class PostgresStore implements Store {
       connectionTimeoutMillis: options.connectTimeoutMs ?? 5000,
       allowExitOnIdle: true,
       application_name: 'burrow',
-    });
+      // A transaction's statements that wait on nothing go together: one round trip (#batch).
+      pipeline: true,
+    } as pg.PoolConfig);
     // A server that goes away kills idle and busy connections alike; the next call reports it.
     this.#pool.on('error', () => undefined);
     this.#pool.on('connect', (client) => void client.on('error', () => undefined));
@@ -149,37 +151,30 @@ export class PostgresStore implements Store {
     const contended = new Set<string>();
     for (let attempt = 1; ; attempt++) {
       const client = await this.#connect();
-      const send = (query: string | pg.QueryConfig) => (this.stats.roundTrips++, client.query(query));
-      const tx = new SqlTransaction(send, this.#sql);
+      const batch = (statements: readonly Statement[]) => this.#batch(statements, (statement) => client.query(statement));
+      // The run opens with its first statement, in that statement's round trip; a re-run first
+      // takes the locks, so that its snapshot starts after the holder before it committed.
+      const opening: Statement[] = contended.size > 0 ? [{ text: this.#sql.lock, values: [lockKeys(this.#schema, contended)] }] : [];
+      const tx = new SqlTransaction(batch, this.#sql, [...opening, 'BEGIN ISOLATION LEVEL SERIALIZABLE']);
       let broken: Error | undefined;
-      let began = false;
-      let locked = false;
       let failure: unknown;
       try {
-        if (contended.size > 0) {
-          // Taken before BEGIN, so this run's snapshot starts after the holder before it committed.
-          locked = true;
-          await send({ text: this.#sql.lock, values: [lockKeys(this.#schema, contended)] });
-        }
-        await send('BEGIN ISOLATION LEVEL SERIALIZABLE');
-        began = true;
         const result = await work(tx);
-        await tx.flush();
-        if (tx.failure) throw tx.failure;
-        await send('COMMIT');
+        await tx.commit();
         this.stats.committed++;
         return result;
       } catch (thrown) {
         // A database error that the callback caught still dooms the transaction.
         failure = tx.failure ?? thrown;
         if (isUnreachable(failure)) broken = failure as Error;
-        else if (began) await send('ROLLBACK').catch((rollback: Error) => void (broken = rollback));
+        else if (tx.began) await batch(['ROLLBACK']).catch((rollback: Error) => void (broken = rollback));
       } finally {
-        if (locked && !broken) await send('SELECT pg_advisory_unlock_all()').catch((unlock: Error) => void (broken = unlock));
+        if (opening.length > 0 && tx.began && !broken) await batch(['SELECT pg_advisory_unlock_all()']).catch((unlock: Error) => void (broken = unlock));
         client.release(broken);
       }
       const conflict = RETRYABLE.has(codeOf(failure));
-      if (!conflict && !(!began && isUnreachable(failure))) throw this.#translate(failure);
+      // A connection lost before COMMIT was sent took the transaction with it: run it again.
+      if (!conflict && !(isUnreachable(failure) && !tx.committing)) throw this.#translate(failure);
       if (attempt >= this.#maxAttempts) {
         if (conflict) this.stats.exhausted++;
         throw this.#translate(failure);
@@ -229,7 +224,7 @@ export class PostgresStore implements Store {
 
   async #readOnce<T>(read: (reader: SqlTransaction) => Promise<T>): Promise<T> {
     await this.open();
-    const reader = new SqlTransaction((query) => (this.stats.roundTrips++, this.#pool.query(query)), this.#sql);
+    const reader = new SqlTransaction((statements) => this.#batch(statements, (statement) => this.#pool.query(statement)), this.#sql);
     try {
       return await read(reader);
     } catch (error) {
@@ -240,6 +235,19 @@ export class PostgresStore implements Store {
         throw this.#translate(again);
       }
     }
+  }
+
+  /**
+   * Sends `statements` at once (the pool's connections pipeline: each is written without waiting
+   * for the answer to the one before) and waits for every answer: one round trip. Rejects with the
+   * first statement's error; the statements after a failed one fail too inside a transaction.
+   */
+  async #batch(statements: readonly Statement[], query: (statement: Statement) => Promise<pg.QueryResult>): Promise<pg.QueryResult[]> {
+    this.stats.roundTrips++;
+    const answers = await Promise.allSettled(statements.map(query));
+    const failed = answers.find((answer) => answer.status === 'rejected');
+    if (failed) throw failed.reason;
+    return answers.map((answer) => (answer as PromiseFulfilledResult<pg.QueryResult>).value);
   }
 
   async #connect(): Promise<pg.PoolClient> {
@@ -376,55 +384,86 @@ function lockKeys(schema: string, records: Iterable<string>): string[] {
   return keys.sort((a, b) => (a < b ? -1 : a > b ? 1 : 0)).slice(0, MAX_LOCKS).map(String);
 }
 
-type Query = (query: pg.QueryConfig) => Promise<pg.QueryResult>;
+type Statement = string | pg.QueryConfig;
+/** Sends statements together, in one round trip, and answers their results in order. */
+type Batch = (statements: readonly Statement[]) => Promise<pg.QueryResult[]>;
 
 /** Puts sent to the database in one statement at most (4 parameters each, of PostgreSQL's 65535). */
 const PUTS_PER_STATEMENT = 1000;
 
 /**
- * The contract's reads and writes as SQL; remembers the first database error it saw. Puts answer
- * nothing, so they wait in order and go as one multi-row upsert before the next statement that
- * could see them (any read, insert or delete) and before COMMIT: a snapshot import of 100,000
- * records costs 100 statements rather than 100,000 round trips, and a single put still costs one.
+ * The contract's reads and writes as SQL; remembers the first database error it saw. Nothing is
+ * sent until a statement needs an answer: the statements that open the transaction (BEGIN, and
+ * the locks of a re-run) go with its first statement, and puts, which answer nothing, wait and go
+ * as multi-row upserts ahead of the next statement (which may read them) or with COMMIT, all in
+ * that statement's round trip. A create that reads one thing is BEGIN + the read, then the puts +
+ * COMMIT: two round trips; a snapshot import of 100,000 records is 100 statements, not 100,000.
  */
 class SqlTransaction implements StoreTransaction {
   failure: unknown;
   /** The records this run wrote (`account kind id`, NUL-separated). */
   readonly written = new Set<string>();
-  readonly #query: Query;
+  /** Whether COMMIT was sent: a connection lost after that may have committed. */
+  committing = false;
+  readonly #batch: Batch;
   readonly #sql: Statements;
   /** Puts not yet sent, by record key (a later put of one record replaces the earlier). */
   readonly #puts = new Map<string, unknown[]>();
+  /** Statements that open the transaction, sent ahead of its first one. */
+  readonly #opening: Statement[];
 
-  constructor(query: Query, sql: Statements) {
-    this.#query = query;
+  constructor(batch: Batch, sql: Statements, opening: Statement[] = []) {
+    this.#batch = batch;
     this.#sql = sql;
+    this.#opening = opening;
   }
 
-  /** Sends the waiting puts. */
-  async flush(): Promise<void> {
-    if (this.#puts.size === 0) return;
+  /** Whether the transaction was opened (its first round trip sent). */
+  get began(): boolean {
+    return this.#opening.length === 0;
+  }
+
+  /** Sends the waiting puts and COMMIT in one round trip (nothing for a run that sent and wrote nothing). */
+  async commit(): Promise<void> {
+    if (this.failure) throw this.failure;
+    if (!this.began && this.#puts.size === 0) return;
+    this.committing = true;
+    const [done] = await this.#send(['COMMIT']);
+    // COMMIT of a transaction that an error aborted answers ROLLBACK, without an error of its own.
+    if (done!.command !== 'COMMIT') throw this.failure ?? new Error(`COMMIT answered ${done!.command}`);
+  }
+
+  /** The waiting puts as upserts. */
+  #takePuts(): Statement[] {
+    if (this.#puts.size === 0) return [];
     const rows = [...this.#puts.values()];
     this.#puts.clear();
+    const statements: Statement[] = [];
     for (let from = 0; from < rows.length; from += PUTS_PER_STATEMENT) {
       const chunk = rows.slice(from, from + PUTS_PER_STATEMENT);
-      await this.#send(this.#sql.put(chunk.length), chunk.flat());
+      statements.push(this.#statement(this.#sql.put(chunk.length), chunk.flat()));
     }
+    return statements;
   }
 
-  async #run(text: string, values: unknown[]): Promise<pg.QueryResult> {
-    await this.flush();
-    return this.#send(text, values);
-  }
-
-  async #send(text: string, values: unknown[]): Promise<pg.QueryResult> {
+  /** Sends `statements` behind the opening ones and the waiting puts, in one round trip; answers theirs. */
+  async #send(statements: Statement[]): Promise<pg.QueryResult[]> {
+    const ahead = [...this.#opening.splice(0), ...this.#takePuts()];
     try {
-      const name = this.#sql.prepared.get(text);
-      return await this.#query(name === undefined ? { text, values } : { name, text, values });
+      return (await this.#batch([...ahead, ...statements])).slice(ahead.length);
     } catch (error) {
       this.failure ??= error;
       throw error;
     }
+  }
+
+  async #run(text: string, values: unknown[]): Promise<pg.QueryResult> {
+    return (await this.#send([this.#statement(text, values)]))[0]!;
+  }
+
+  #statement(text: string, values: unknown[]): pg.QueryConfig {
+    const name = this.#sql.prepared.get(text);
+    return name === undefined ? { text, values } : { name, text, values };
   }
 
   async get(scope: Scope, id: string): Promise<StoredRecord | undefined> {
