@@ -134,6 +134,13 @@ describe('postgres: transactions', { skip }, () => {
   });
 });
 
+/** The round trips `call` made to the database, and its answer. */
+async function roundTrips<T>(store: PostgresStore, call: () => Promise<T>): Promise<[number, T]> {
+  const before = store.stats.roundTrips;
+  const answer = await call();
+  return [store.stats.roundTrips - before, answer];
+}
+
 describe('postgres: round trips per request', { skip }, () => {
   test('with a key seen before, a GET, a list and a filtered list are one statement each, and answer what is committed', async () => {
     const store = await openPostgresStore({ url: cluster!.url, schema: freshSchema() });
@@ -143,11 +150,7 @@ describe('postgres: round trips per request', { skip }, () => {
       const policies = burrow.client(token).resource('ip_policies');
       const first = await policies.create({ description: 'one' });
       const second = await policies.create({ description: 'two' });
-      const trips = async <T>(call: () => Promise<T>): Promise<[number, T]> => {
-        const before = store.stats.roundTrips;
-        const answer = await call();
-        return [store.stats.roundTrips - before, answer];
-      };
+      const trips = <T>(call: () => Promise<T>) => roundTrips(store, call);
       assert.deepEqual(await trips(() => policies.get(first.id)), [1, first]);
       const [listTrips, page] = await trips(() => policies.list({ limit: '1' }));
       assert.equal(listTrips, 1);
@@ -175,11 +178,7 @@ describe('postgres: a transaction\'s round trips', { skip }, () => {
   test('statements go together: BEGIN with the first, puts with the next statement or COMMIT', async () => {
     const store = await openPostgresStore({ url: cluster!.url, schema: freshSchema() });
     try {
-      const trips = async (work: Parameters<typeof store.transaction>[0]) => {
-        const before = store.stats.roundTrips;
-        await store.transaction(work);
-        return store.stats.roundTrips - before;
-      };
+      const trips = async (work: Parameters<typeof store.transaction>[0]) => (await roundTrips(store, () => store.transaction(work)))[0];
       assert.equal(await trips(async (tx) => tx.put(SCOPE, { id: 'a', n: 1 })), 1, 'BEGIN, the put and COMMIT');
       assert.equal(await trips(async (tx) => void (await tx.get(SCOPE, 'a'))), 2, 'BEGIN and the read; COMMIT');
       assert.equal(await trips(async () => undefined), 0);
