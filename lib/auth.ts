@@ -72,7 +72,7 @@ const MAX_TOKEN_ADDRESSES = 10_000;
 
 /**
  * Where the records of recently seen API keys are, so that authenticating a key seen before reads
- * its index entry, the key and its owner in one round trip (`getMany`: one statement on
+ * its index entry, the key and its owner in one round trip (`readMany`: one statement on
  * PostgreSQL) instead of three in a row. Only addresses are kept, never a verdict: every request
  * reads the three records afresh and checks them as on a first sight, so a deleted key or an
  * owner made inactive fails at once, on every server sharing the store.
