@@ -1,8 +1,9 @@
 import type { Principal } from './context.ts';
 import { fail } from './conventions/errors.ts';
 import { hashToken } from './conventions/ids.ts';
+import { Prefetched } from './prefetch.ts';
 import { inactiveOwnerError, isInactive, OWNER_KINDS, ownerKind } from './owners.ts';
-import { getMany, INSTANCE_SCOPE, type StoredRecord, type StoreReader, type StoreTransaction } from './store.ts';
+import { INSTANCE_SCOPE, readMany, type Read, type ReadResult, type StoredRecord, type StoreReader, type StoreTransaction } from './store.ts';
 
 /**
  * Bearer tokens and owners.
@@ -71,7 +72,7 @@ const MAX_TOKEN_ADDRESSES = 10_000;
 
 /**
  * Where the records of recently seen API keys are, so that authenticating a key seen before reads
- * its index entry, the key and its owner in one round trip (`getMany`: one statement on
+ * its index entry, the key and its owner in one round trip (`readMany`: one statement on
  * PostgreSQL) instead of three in a row. Only addresses are kept, never a verdict: every request
  * reads the three records afresh and checks them as on a first sight, so a deleted key or an
  * owner made inactive fails at once, on every server sharing the store.
@@ -93,18 +94,30 @@ export class TokenAddresses {
   }
 }
 
-/** An API key's index entry, the key and its owner, read together when their addresses are known. */
-async function resolveKnownKey(reader: StoreReader, hash: string, addresses: TokenAddresses): Promise<{ entry: TokenEntry; key: StoredRecord; owner: StoredRecord | undefined } | undefined> {
+/**
+ * An API key's index entry, the key and its owner, read together when their addresses are known,
+ * with the reads `also` asks for in the key's account (answered only when the key checks out).
+ */
+async function resolveKnownKey(
+  reader: StoreReader,
+  hash: string,
+  addresses: TokenAddresses,
+  also: ((account: string) => readonly Read[]) | undefined,
+): Promise<{ entry: TokenEntry; key: StoredRecord; owner: StoredRecord | undefined; prefetched?: Prefetched } | undefined> {
   const known = addresses.get(hash);
   if (!known) return undefined;
   const { entry } = known;
-  const [current, key, owner] = await getMany(reader, [
+  const extra = also?.(entry.account) ?? [];
+  const [current, key, owner, ...answers] = (await readMany(reader, [
     { scope: TOKEN_INDEX, id: hash },
     { scope: { account: entry.account, kind: entry.kind }, id: entry.record_id },
     { scope: ownerScope(entry.account, known.ownerId), id: known.ownerId },
-  ]);
+    ...extra,
+  ])) as [StoredRecord | undefined, StoredRecord | undefined, StoredRecord | undefined, ...ReadResult[]];
   const same = current !== undefined && current.account === entry.account && current.kind === entry.kind && current.record_id === entry.record_id;
-  if (same && key && holdsToken(key, hash) && key.owner_id === known.ownerId) return { entry, key, owner };
+  if (same && key && holdsToken(key, hash) && key.owner_id === known.ownerId) {
+    return { entry, key, owner, ...(extra.length > 0 ? { prefetched: new Prefetched(extra, answers) } : {}) };
+  }
   addresses.delete(hash);
   return undefined;
 }
@@ -124,6 +137,19 @@ const TOKEN_SHAPE = /^[\x21-\x7e]{1,512}$/;
  * a key seen before is read in one round trip (TokenAddresses).
  */
 export async function authenticate(reader: StoreReader, authorization: string | null | undefined, addresses?: TokenAddresses): Promise<Principal> {
+  return (await authenticateAndRead(reader, authorization, addresses)).principal;
+}
+
+/**
+ * `authenticate`, and for a key seen before the reads `also` names in the caller's account, in the
+ * same round trip (one statement on PostgreSQL): a read operation's first reads (Operation.reads).
+ */
+export async function authenticateAndRead(
+  reader: StoreReader,
+  authorization: string | null | undefined,
+  addresses?: TokenAddresses,
+  also?: (account: string) => readonly Read[],
+): Promise<{ principal: Principal; prefetched?: Prefetched }> {
   if (!authorization) fail('AUTH_MISSING', 'the Authorization header is missing; send "Authorization: Bearer <API key>"');
   const match = /^(\S+)\s+(.*)$/.exec(authorization.trim());
   if (!match || match[1]!.toLowerCase() !== 'bearer') {
@@ -135,7 +161,7 @@ export async function authenticate(reader: StoreReader, authorization: string | 
     fail('AUTH_KEY_ID', 'an API key id was sent instead of the API key token; use the token returned when the key was created');
   }
   const hash = hashToken(token);
-  const known = addresses && (await resolveKnownKey(reader, hash, addresses));
+  const known = addresses && (await resolveKnownKey(reader, hash, addresses, also));
   let entry: TokenEntry, key: StoredRecord, owner: StoredRecord | undefined;
   if (known) ({ entry, key, owner } = known);
   else {
@@ -151,5 +177,6 @@ export async function authenticate(reader: StoreReader, authorization: string | 
   }
   const ownerId = String(key.owner_id ?? '');
   if (isInactive(owner)) throw inactiveOwnerError(ownerId, `API key '${entry.record_id}'`);
-  return { account: entry.account, ownerId, admin: owner?.admin === true, apiKeyId: entry.record_id };
+  const principal = { account: entry.account, ownerId, admin: owner?.admin === true, apiKeyId: entry.record_id };
+  return known?.prefetched ? { principal, prefetched: known.prefetched } : { principal };
 }

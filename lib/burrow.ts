@@ -1,5 +1,6 @@
 import { createAccount, createOwner, ensureDefaultAccount, issueApiKey, type CreatedAccount } from './accounts.ts';
-import { authenticate, TokenAddresses } from './auth.ts';
+import { authenticate, authenticateAndRead, TokenAddresses } from './auth.ts';
+import type { Prefetched } from './prefetch.ts';
 import { CORE_CONTROL_OPERATIONS, resetAccounts, restoreCheckpoint } from './control.ts';
 import { operatorIn, type Actor, type CheckpointInfo, type Checkpoints, type ControlOperation, type Instance, type Operation, type OperationContext, type OperationInput, type Principal, type RequestGuard, type RequestMeta, type ResourceKind, type Services } from './context.ts';
 import { systemClock, type Clock } from './conventions/clock.ts';
@@ -25,7 +26,7 @@ import { TRAFFIC_JOURNAL_CONTROL_OPERATIONS } from './traffic-journal-control.ts
 import { DEFAULT_TRAFFIC_JOURNAL_SIZE, TrafficJournal } from './traffic-journal.ts';
 import type { BaseResponse, ResourceDefinition } from './resource.ts';
 import { DEFAULT_SIMULATION, type SimulationSettings } from './simulation.ts';
-import type { RecordKey, Store, StoreReader, StoreTransaction } from './store.ts';
+import type { Read, Store, StoreReader, StoreTransaction } from './store.ts';
 import type * as v from 'valibot';
 
 /** Options of every Burrow instance. Only `store` is required; families add their own (lib/index.ts). */
@@ -103,7 +104,7 @@ export class BurrowCore<K extends FamilyKinds = FamilyKinds> implements Instance
     this.store = options.store;
     this.#store = guardKeys(options.store);
     this.#reader = readOnly(this.#store);
-    this.#tokenAddresses = this.#store.getMany ? new TokenAddresses() : undefined;
+    this.#tokenAddresses = this.#store.readMany ? new TokenAddresses() : undefined;
     this.clock = options.clock ?? systemClock;
     const now = () => this.clock.now();
     // Seeded: accounts from the instance's stream, operation ids from a stream of their own (every
@@ -188,11 +189,20 @@ export class BurrowCore<K extends FamilyKinds = FamilyKinds> implements Instance
   }
 
   /**
+   * `authenticate` for a request to `operation`: a read operation's first reads (Operation.reads)
+   * go in the round trip that checks the key, where the store reads several at once.
+   */
+  authenticateFor(authorization: string | null | undefined, operation: Operation, input: Pick<OperationInput, 'params' | 'query'>): Promise<{ principal: Principal; prefetched?: Prefetched }> {
+    const reads = operation.mutates || !operation.reads || !this.#tokenAddresses ? undefined : operation.reads;
+    return authenticateAndRead(this.#store, authorization, this.#tokenAddresses, reads && ((account) => reads(account, input)));
+  }
+
+  /**
    * The perform stage of the pipeline: guards, the body parsed once with the operation's schema,
    * `prepare` outside the transaction, then the operation — a write through `perform`, a read on
    * committed state.
    */
-  async execute(principal: Principal, operation: Operation, input: OperationInput, meta: RequestMeta): Promise<OperationResult> {
+  async execute(principal: Principal, operation: Operation, input: OperationInput, meta: RequestMeta, prefetched?: Prefetched): Promise<OperationResult> {
     const headers: Record<string, string> = {};
     for (const guard of this.guards) {
       const added = await guard(this.#store, principal, meta);
@@ -202,7 +212,7 @@ export class BurrowCore<K extends FamilyKinds = FamilyKinds> implements Instance
     const prepared = operation.prepare ? { ...parsed, prepared: await operation.prepare(parsed, { principal, reader: this.#store, services: this.services }) } : parsed;
     const body = operation.mutates
       ? await this.perform(principal, (ctx) => operation.run(ctx, prepared), meta.baseUrl)
-      : await operation.run(this.#context(this.#reader, principal, meta.baseUrl, refuseEmit, refuseAfterCommit), prepared);
+      : await operation.run(this.#context(prefetched ? prefetched.over(this.#reader) : this.#reader, principal, meta.baseUrl, refuseEmit, refuseAfterCommit), prepared);
     return { status: operation.status, body, headers };
   }
 
@@ -309,7 +319,7 @@ function readOnly(reader: StoreReader): StoreTransaction {
   return {
     get: (scope, id) => reader.get(scope, id),
     page: (scope, query) => reader.page(scope, query),
-    ...(reader.getMany ? { getMany: (keys: readonly RecordKey[]) => reader.getMany!(keys) } : {}),
+    ...(reader.readMany ? { readMany: (reads: readonly Read[]) => reader.readMany!(reads) } : {}),
     put: refuse,
     insert: refuse,
     delete: refuse,

@@ -8,7 +8,7 @@ import type { SimulationSettings } from './simulation.ts';
 import type { RequestJournal } from './request-journal.ts';
 import type { TrafficJournal } from './traffic-journal.ts';
 import type { Faults } from './faults.ts';
-import type { Scope, StoredRecord, StoreReader, StoreTransaction } from './store.ts';
+import type { Read, Scope, StoredRecord, StoreReader, StoreTransaction } from './store.ts';
 
 /** Who is calling: the owner (user or bot) behind an API key, or the operator. */
 export interface Principal {
@@ -253,6 +253,13 @@ export interface Operation {
    * that other writes are not held up; its result reaches `run` as `input.prepared`.
    */
   prepare?(input: OperationInput, caller: Caller): Promise<unknown>;
+  /**
+   * A read operation's first reads for a caller of `account` (the record its path names, the page
+   * a list starts with; [] when the input is not valid). A store a round trip away answers them in
+   * the statement that checks the API key (lib/auth.ts), and `run`'s first read of each is answered
+   * from there. Only a prefetch: `run` reads as it always does.
+   */
+  reads?(account: string, input: Pick<OperationInput, 'params' | 'query'>): readonly Read[];
   run(ctx: OperationContext, input: OperationInput): Promise<unknown>;
 }
 

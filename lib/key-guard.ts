@@ -1,6 +1,6 @@
 import { fail } from './conventions/errors.ts';
 import { isStorableKey } from './conventions/ids.ts';
-import type { PageQuery, Scope, Store, StoreReader, StoreTransaction, StoredRecord } from './store.ts';
+import { isPageRead, type PageQuery, type Read, type ReadResult, type Scope, type Store, type StoreReader, type StoreTransaction, type StoredRecord } from './store.ts';
 
 /**
  * The store as lib/ uses it: every account, kind and id that reaches a store is storable text
@@ -19,6 +19,7 @@ export function guardKeys(store: Store): Store {
     },
     get: (scope, id) => guardedGet(store, scope, id),
     page: (scope, query) => guardedPage(store, scope, query),
+    ...(store.readMany ? { readMany: (reads: readonly Read[]) => guardedReadMany(store, reads) } : {}),
     scopes: () => store.scopes(),
     close: () => store.close(),
     transaction: (work) => store.transaction((tx) => work(guardTransaction(tx))),
@@ -38,6 +39,18 @@ function guardedPage(reader: StoreReader, scope: Scope, query: PageQuery): Promi
   return storable(scope) ? reader.page(scope, query) : Promise.resolve([]);
 }
 
+/** Sends the storable reads together; an unstorable key finds nothing, as in `get` and `page`. */
+async function guardedReadMany(reader: StoreReader, reads: readonly Read[]): Promise<ReadResult[]> {
+  const sent: Read[] = [];
+  for (const read of reads) {
+    if (isPageRead(read) && read.page.beforeId !== undefined && !isStorableKey(read.page.beforeId)) refuse(read.page.beforeId);
+    if (isPageRead(read) ? storable(read.scope) : storable(read.scope, read.id)) sent.push(read);
+  }
+  const answers = sent.length === 0 ? [] : await reader.readMany!(sent);
+  let next = 0;
+  return reads.map((read) => (read === sent[next] ? answers[next++] : isPageRead(read) ? [] : undefined));
+}
+
 function guardTransaction(tx: StoreTransaction): StoreTransaction {
   const write = (scope: Scope, id: string) => {
     if (!storable(scope, id)) refuse(storable(scope) ? id : `${scope.account} ${scope.kind}`);
@@ -45,6 +58,7 @@ function guardTransaction(tx: StoreTransaction): StoreTransaction {
   return {
     get: (scope, id) => guardedGet(tx, scope, id),
     page: (scope, query) => guardedPage(tx, scope, query),
+    ...(tx.readMany ? { readMany: (reads: readonly Read[]) => guardedReadMany(tx, reads) } : {}),
     put: async (scope, record) => {
       write(scope, record.id);
       return tx.put(scope, record);

@@ -3,7 +3,7 @@ import { compileFilter, FilterProblem, type CompiledFilter } from './conventions
 import { ApiError, ERRORS } from './conventions/errors.ts';
 import type { PageRequest } from './conventions/paging.ts';
 import { LIMITS, limitNote } from './limits.ts';
-import type { Scope, StoredRecord } from './store.ts';
+import type { PageQuery, Scope, StoredRecord } from './store.ts';
 
 /**
  * The `filter` list parameter of the vendor's newer API: a CEL expression over `obj`, the resource
@@ -84,6 +84,9 @@ export function filteredPage<R extends StoredRecord>(
  * a compiled filter or a Kubernetes operator's endpoint selectors); `what` names the condition in
  * the 400 of a page that runs out of budget before a match.
  */
+/** The store page a scan reads below `cursor` (the first: below the page's before id). */
+export const scanQuery = (cursor: string | undefined): PageQuery => (cursor === undefined ? { limit: SCAN_BATCH } : { beforeId: cursor, limit: SCAN_BATCH });
+
 export async function scanPage<R extends StoredRecord>(
   ctx: OperationContext,
   scope: Scope,
@@ -100,7 +103,7 @@ export async function scanPage<R extends StoredRecord>(
   let scanned = 0;
   let lastScanned: string | undefined;
   for (;;) {
-    const rows = (await ctx.tx.page(scope, cursor === undefined ? { limit: SCAN_BATCH } : { beforeId: cursor, limit: SCAN_BATCH })) as R[];
+    const rows = (await ctx.tx.page(scope, scanQuery(cursor))) as R[];
     for (const record of rows) {
       if ((scanned + 1) * perRecord > budget) {
         if (items.length > 0) return { items, lastId, hasMore: true };

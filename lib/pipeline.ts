@@ -5,6 +5,7 @@ import type { QueryParams } from './conventions/paging.ts';
 import { StoreUnavailableError, StoreWriteError } from './store.ts';
 import { DROPPED, type RequestJournal } from './request-journal.ts';
 import { ConnectionDroppedError, type Faults, type Strike } from './faults.ts';
+import type { Prefetched } from './prefetch.ts';
 
 /**
  * The one request pipeline: every API request takes it, whoever sends it — the HTTP adapters, the
@@ -90,9 +91,10 @@ export interface PipelineHost extends Instance {
   readonly options: { readonly requireVersionHeader?: boolean };
   newOperationId(): string;
   operation(id: string): Operation | undefined;
-  authenticate(authorization: string | null | undefined): Promise<Principal>;
+  /** The caller, and the operation's first reads where the store sent them with the key check (lib/prefetch.ts). */
+  authenticateFor(authorization: string | null | undefined, operation: Operation, input: Pick<OperationInput, 'params' | 'query'>): Promise<{ principal: Principal; prefetched?: Prefetched }>;
   /** Guards, parse, prepare and the operation (the perform stage). */
-  execute(principal: Principal, operation: Operation, input: OperationInput, meta: RequestMeta): Promise<OperationResult>;
+  execute(principal: Principal, operation: Operation, input: OperationInput, meta: RequestMeta, prefetched?: Prefetched): Promise<OperationResult>;
 }
 
 /** The request pipeline of one Burrow instance. */
@@ -169,7 +171,7 @@ export class Pipeline {
     const operation = this.#route(request);
     trace.operation = operation;
     checkVersion(request, this.#burrow.options.requireVersionHeader === true);
-    const principal: Principal = await this.#burrow.authenticate(request.header('authorization'));
+    const { principal, prefetched } = await this.#burrow.authenticateFor(request.header('authorization'), operation, { params: request.target.params, query: request.query });
     trace.account = principal.account;
     const strike = this.#burrow.faults.strike({ method: request.method, path: request.path, operation: operation.id, account: principal.account });
     if (strike) {
@@ -179,7 +181,7 @@ export class Pipeline {
       if (strike.drop) throw new ConnectionDroppedError(strike.fault);
     }
     const input: OperationInput = { params: request.target.params, query: request.query, body: operation.body ? await request.body() : undefined };
-    return this.#burrow.execute(principal, operation, input, { baseUrl: request.baseUrl, ...(request.sourceIp ? { sourceIp: request.sourceIp } : {}) });
+    return this.#burrow.execute(principal, operation, input, { baseUrl: request.baseUrl, ...(request.sourceIp ? { sourceIp: request.sourceIp } : {}) }, prefetched);
   }
 
   #route(request: PipelineRequest): Operation {

@@ -3,12 +3,12 @@ import type { Caller, Operation, OperationContext, OperationInput, ResourceKind,
 import { formatTime } from './conventions/clock.ts';
 import { ApiError, fail, notFound, type ErrorSpec } from './conventions/errors.ts';
 import { parseInput, type Schema } from './conventions/fields.ts';
-import { FILTERED_PAGING_PARAMS, listEnvelope, parsePageRequest } from './conventions/paging.ts';
+import { FILTERED_PAGING_PARAMS, listEnvelope, parsePageRequest, type PageRequest } from './conventions/paging.ts';
 import { absoluteUri, makeRef, type Ref } from './conventions/refs.ts';
 import { claimUnique, releaseUnique } from './indexes.ts';
-import { filteredPage } from './list-filter.ts';
+import { filteredPage, scanQuery } from './list-filter.ts';
 import { referrerPage, refuseIfReferenced, updateReferences } from './references.ts';
-import { readAll, type StoredRecord } from './store.ts';
+import { readAll, type PageQuery, type Read, type StoredRecord } from './store.ts';
 
 /**
  * The generic resource engine. A resource kind is a definition (prefix, path, list key, schemas,
@@ -313,12 +313,12 @@ export async function deleteRecord<R extends BaseRecord>(ctx: OperationContext, 
 
 /** One page of the records of `def`, newest first, in the list envelope. */
 export async function listRecords<R extends BaseRecord>(ctx: OperationContext, def: ResourceDefinition<R>, query: OperationInput['query']): Promise<Record<string, unknown>> {
-  const page = def.filterable ? parsePageRequest(query, FILTERED_PAGING_PARAMS) : parsePageRequest(query);
+  const page = listPageRequest(def, query);
   if (page.filter !== undefined) {
     const { items, lastId, hasMore } = await filteredPage<R>(ctx, scopeOf(ctx, def.kind), { ...page, filter: page.filter }, (record) => respond(ctx, def, record));
     return listEnvelope(def.listKey, items, absoluteUri(ctx.baseUrl, def.path), page, lastId, hasMore);
   }
-  const rows = await ctx.tx.page(scopeOf(ctx, def.kind), { ...page, limit: page.limit + 1 });
+  const rows = await ctx.tx.page(scopeOf(ctx, def.kind), firstListQuery(page));
   const items = rows.slice(0, page.limit) as unknown as R[];
   return listEnvelope(
     def.listKey,
@@ -328,6 +328,22 @@ export async function listRecords<R extends BaseRecord>(ctx: OperationContext, d
     items[items.length - 1]?.id,
     rows.length > page.limit,
   );
+}
+
+const listPageRequest = (def: ResourceDefinition<any, any, any>, query: OperationInput['query']) =>
+  def.filterable ? parsePageRequest(query, FILTERED_PAGING_PARAMS) : parsePageRequest(query);
+
+/** The store page a list reads first: one record more than the page (to know whether more follow), or a filter's first scan. */
+const firstListQuery = (page: PageRequest): PageQuery =>
+  page.filter === undefined ? { ...(page.beforeId === undefined ? {} : { beforeId: page.beforeId }), limit: page.limit + 1 } : scanQuery(page.beforeId);
+
+/** A list's first read (Operation.reads); none for a query the list refuses. */
+function firstListReads(def: ResourceDefinition<any, any, any>, account: string, query: OperationInput['query']): Read[] {
+  try {
+    return [{ scope: { account, kind: def.kind }, page: firstListQuery(listPageRequest(def, query)) }];
+  } catch {
+    return [];
+  }
 }
 
 /** One page of the records of `def` that reference the record `parentId` of `parent`, newest first. */
@@ -370,6 +386,7 @@ const CRUD_BUILDERS: Record<CrudOperation, (def: ResourceDefinition<any, any, an
     operationOf(def, 'get', 'GET', `${def.path}/:id`, 200, {
       mutates: false,
       summary: `Get a ${def.label}`,
+      reads: (account, input) => [{ scope: { account, kind: def.kind }, id: input.params.id! }],
       run: async (ctx, input) => respond(ctx, def, await getRecord(ctx, def, input.params.id!)),
     }),
   list: (def) =>
@@ -377,6 +394,7 @@ const CRUD_BUILDERS: Record<CrudOperation, (def: ResourceDefinition<any, any, an
       mutates: false,
       query: def.filterable ? ['before_id', 'limit', 'filter'] : ['before_id', 'limit'],
       summary: `List ${def.label}s`,
+      reads: (account, input) => firstListReads(def, account, input.query),
       run: (ctx, input) => listRecords(ctx, def, input.query),
     }),
   update: (def) =>

@@ -64,16 +64,42 @@ export interface StoreReader {
   /** Up to `limit` records of the scope with id < `beforeId`, highest id first. */
   page(scope: Scope, query: PageQuery): Promise<StoredRecord[]>;
   /**
-   * Optional, for a store a round trip away: the records at `keys` (undefined where none), read
-   * together in one snapshot (a SQL store: one statement). lib/ reads through `getMany` below,
-   * which falls back to one `get` each.
+   * Optional, for a store a round trip away: several reads answered together, in one snapshot (a
+   * SQL store: one statement), in the order asked — a record (undefined where none) for a key, the
+   * records of a page for a page read. lib/ reads through `readMany` below, which falls back to one
+   * `get` or `page` each.
    */
-  getMany?(keys: readonly RecordKey[]): Promise<(StoredRecord | undefined)[]>;
+  readMany?(reads: readonly Read[]): Promise<ReadResult[]>;
 }
 
-/** The records at `keys`, in one round trip where the store can (StoreReader.getMany). */
+/** A read of a batch (StoreReader.readMany): the record at a key, or a page of a scope. */
+export type Read = RecordKey | PageRead;
+
+/** A page of a scope, as one read of a batch. */
+export interface PageRead {
+  readonly scope: Scope;
+  readonly page: PageQuery;
+}
+
+/** What a read of a batch answers: a record or undefined for a key, the records for a page. */
+export type ReadResult = StoredRecord | undefined | StoredRecord[];
+
+/** What each read of `reads` answers, by its type. */
+export type ReadResults<R extends readonly Read[]> = { -readonly [I in keyof R]: R[I] extends PageRead ? StoredRecord[] : StoredRecord | undefined };
+
+export const isPageRead = (read: Read): read is PageRead => 'page' in read;
+
+/** Several reads in one round trip where the store can (StoreReader.readMany), else one after another. */
+export function readMany<const R extends readonly Read[]>(reader: StoreReader, reads: R): Promise<ReadResults<R>> {
+  const answers = reader.readMany
+    ? reader.readMany(reads)
+    : Promise.all(reads.map((read) => (isPageRead(read) ? reader.page(read.scope, read.page) : reader.get(read.scope, read.id))));
+  return answers as Promise<ReadResults<R>>;
+}
+
+/** The records at `keys` (undefined where none), in one round trip where the store can. */
 export function getMany(reader: StoreReader, keys: readonly RecordKey[]): Promise<(StoredRecord | undefined)[]> {
-  return reader.getMany ? reader.getMany(keys) : Promise.all(keys.map((key) => reader.get(key.scope, key.id)));
+  return readMany(reader, keys) as Promise<(StoredRecord | undefined)[]>;
 }
 
 /** Reads and writes inside one transaction; reads see the transaction's own writes. */

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { availableParallelism } from 'node:os';
 import pg from 'pg';
-import { StoreUnavailableError, type PageQuery, type RecordKey, type Scope, type Store, type StoreChannel, type StoreReader, type StoreTransaction, type StoredRecord } from '../../lib/store.ts';
+import { isPageRead, StoreUnavailableError, type PageQuery, type Read, type ReadResult, type RecordKey, type Scope, type Store, type StoreChannel, type StoreReader, type StoreTransaction, type StoredRecord } from '../../lib/store.ts';
 import { openPostgresChannel, type ChannelClient } from './postgres/channel.ts';
 import { MIGRATIONS } from './postgres/migrations.ts';
 
@@ -71,8 +71,12 @@ export class PostgresStore implements Store {
   /** Calls running now; `close` waits for them. */
   #running = 0;
   #idle: (() => void) | undefined;
-  /** Counters since the store was made: committed transactions, re-runs after a serialization failure, transactions that gave up (503). */
-  readonly stats = { committed: 0, retried: 0, exhausted: 0 };
+  /**
+   * Counters since the store was made: committed transactions, re-runs after a serialization
+   * failure, transactions that gave up (503), and round trips to the database (each a wait for
+   * its answer) made by reads and transactions.
+   */
+  readonly stats = { committed: 0, retried: 0, exhausted: 0, roundTrips: 0 };
 
   constructor(options: PostgresStoreOptions) {
     let url: URL;
@@ -94,7 +98,9 @@ export class PostgresStore implements Store {
       connectionTimeoutMillis: options.connectTimeoutMs ?? 5000,
       allowExitOnIdle: true,
       application_name: 'burrow',
-    });
+      // A transaction's statements that wait on nothing go together: one round trip (#batch).
+      pipeline: true,
+    } as pg.PoolConfig);
     // A server that goes away kills idle and busy connections alike; the next call reports it.
     this.#pool.on('error', () => undefined);
     this.#pool.on('connect', (client) => void client.on('error', () => undefined));
@@ -117,8 +123,8 @@ export class PostgresStore implements Store {
     return this.#read((reader) => reader.page(scope, query));
   }
 
-  async getMany(keys: readonly RecordKey[]): Promise<(StoredRecord | undefined)[]> {
-    return this.#read((reader) => reader.getMany(keys));
+  async readMany(reads: readonly Read[]): Promise<ReadResult[]> {
+    return this.#read((reader) => reader.readMany(reads));
   }
 
   async scopes(): Promise<Scope[]> {
@@ -145,36 +151,30 @@ export class PostgresStore implements Store {
     const contended = new Set<string>();
     for (let attempt = 1; ; attempt++) {
       const client = await this.#connect();
-      const tx = new SqlTransaction((query) => client.query(query), this.#sql);
+      const batch = (statements: readonly Statement[]) => this.#batch(statements, (statement) => client.query(statement));
+      // The run opens with its first statement, in that statement's round trip; a re-run first
+      // takes the locks, so that its snapshot starts after the holder before it committed.
+      const opening: Statement[] = contended.size > 0 ? [{ text: this.#sql.lock, values: [lockKeys(this.#schema, contended)] }] : [];
+      const tx = new SqlTransaction(batch, this.#sql, [...opening, 'BEGIN ISOLATION LEVEL SERIALIZABLE']);
       let broken: Error | undefined;
-      let began = false;
-      let locked = false;
       let failure: unknown;
       try {
-        if (contended.size > 0) {
-          // Taken before BEGIN, so this run's snapshot starts after the holder before it committed.
-          locked = true;
-          await client.query(this.#sql.lock, [lockKeys(this.#schema, contended)]);
-        }
-        await client.query('BEGIN ISOLATION LEVEL SERIALIZABLE');
-        began = true;
         const result = await work(tx);
-        await tx.flush();
-        if (tx.failure) throw tx.failure;
-        await client.query('COMMIT');
+        await tx.commit();
         this.stats.committed++;
         return result;
       } catch (thrown) {
         // A database error that the callback caught still dooms the transaction.
         failure = tx.failure ?? thrown;
         if (isUnreachable(failure)) broken = failure as Error;
-        else if (began) await client.query('ROLLBACK').catch((rollback: Error) => void (broken = rollback));
+        else if (tx.began) await batch(['ROLLBACK']).catch((rollback: Error) => void (broken = rollback));
       } finally {
-        if (locked && !broken) await client.query('SELECT pg_advisory_unlock_all()').catch((unlock: Error) => void (broken = unlock));
+        if (opening.length > 0 && tx.began && !broken) await batch(['SELECT pg_advisory_unlock_all()']).catch((unlock: Error) => void (broken = unlock));
         client.release(broken);
       }
       const conflict = RETRYABLE.has(codeOf(failure));
-      if (!conflict && !(!began && isUnreachable(failure))) throw this.#translate(failure);
+      // A connection lost before COMMIT was sent took the transaction with it: run it again.
+      if (!conflict && !(isUnreachable(failure) && !tx.committing)) throw this.#translate(failure);
       if (attempt >= this.#maxAttempts) {
         if (conflict) this.stats.exhausted++;
         throw this.#translate(failure);
@@ -224,7 +224,7 @@ export class PostgresStore implements Store {
 
   async #readOnce<T>(read: (reader: SqlTransaction) => Promise<T>): Promise<T> {
     await this.open();
-    const reader = new SqlTransaction((query) => this.#pool.query(query), this.#sql);
+    const reader = new SqlTransaction((statements) => this.#batch(statements, (statement) => this.#pool.query(statement)), this.#sql);
     try {
       return await read(reader);
     } catch (error) {
@@ -235,6 +235,19 @@ export class PostgresStore implements Store {
         throw this.#translate(again);
       }
     }
+  }
+
+  /**
+   * Sends `statements` at once (the pool's connections pipeline: each is written without waiting
+   * for the answer to the one before) and waits for every answer: one round trip. Rejects with the
+   * first statement's error; the statements after a failed one fail too inside a transaction.
+   */
+  async #batch(statements: readonly Statement[], query: (statement: Statement) => Promise<pg.QueryResult>): Promise<pg.QueryResult[]> {
+    this.stats.roundTrips++;
+    const answers = await Promise.allSettled(statements.map(query));
+    const failed = answers.find((answer) => answer.status === 'rejected');
+    if (failed) throw failed.reason;
+    return answers.map((answer) => (answer as PromiseFulfilledResult<pg.QueryResult>).value);
   }
 
   async #connect(): Promise<pg.PoolClient> {
@@ -303,16 +316,39 @@ function statements(schema: string) {
   const sql = statementTexts(schema);
   // Each connection parses and plans these once, then only binds values: a request's statements
   // skip PostgreSQL's parse and plan steps (named prepared statements).
-  const texts = [sql.get, sql.getMany, sql.first, sql.before, sql.insert, sql.delete, ...Array.from({ length: PREPARED_PUT_ROWS }, (_, n) => sql.put(n + 1))];
+  const texts = [
+    sql.get, sql.first, sql.before, sql.insert, sql.delete,
+    ...Array.from({ length: PREPARED_PUT_ROWS }, (_, n) => sql.put(n + 1)),
+    // readMany as a request sends it: records by key (the API key's), and a record or a page.
+    sql.readMany([]), sql.readMany([false]), sql.readMany([true]),
+  ];
   return { ...sql, prepared: new Map(texts.map((text, n) => [text, `burrow_${n}`])) };
 }
 
 function statementTexts(schema: string) {
   const table = `${schema}.records`;
+  /** readMany's texts by shape (which pages have a before id), made once. */
+  const readManyTexts = new Map<string, string>();
   return {
     get: `SELECT data FROM ${table} WHERE account = $1 AND kind = $2 AND id = $3`,
-    /** The records at the keys given as three arrays (accounts, kinds, ids), with the key's position (1-based). */
-    getMany: `SELECT key.n, data FROM unnest($1::text[], $2::text[], $3::text[]) WITH ORDINALITY AS key (account, kind, id, n) JOIN ${table} USING (account, kind, id)`,
+    /**
+     * Records by key and pages, in one statement (one snapshot): the keys as three arrays
+     * (accounts, kinds, ids; their rows numbered 1…), then each page's account, kind, before id
+     * (when `pages[i]` is true) and limit (its rows numbered -i), by number then id, highest first.
+     */
+    readMany: (pages: readonly boolean[]) => {
+      const shape = pages.map(Number).join('');
+      const known = readManyTexts.get(shape);
+      if (known !== undefined) return known;
+      let p = 3;
+      const parts = [`SELECT key.n, id, data FROM unnest($1::text[], $2::text[], $3::text[]) WITH ORDINALITY AS key (account, kind, id, n) JOIN ${table} USING (account, kind, id)`];
+      for (const [i, before] of pages.entries()) {
+        parts.push(`(SELECT ${-i}, id, data FROM ${table} WHERE account = $${++p} AND kind = $${++p}${before ? ` AND id < $${++p}` : ''} ORDER BY id DESC LIMIT $${++p})`);
+      }
+      const text = pages.length === 0 ? `SELECT n, data FROM (${parts[0]}) AS found` : `SELECT n, data FROM (${parts.join(' UNION ALL ')}) AS found ORDER BY n, id DESC`;
+      readManyTexts.set(shape, text);
+      return text;
+    },
     first: `SELECT data FROM ${table} WHERE account = $1 AND kind = $2 ORDER BY id DESC LIMIT $3`,
     before: `SELECT data FROM ${table} WHERE account = $1 AND kind = $2 AND id < $3 ORDER BY id DESC LIMIT $4`,
     /** An upsert of `rows` records (parameters account, kind, id, data of each in turn). */
@@ -348,55 +384,86 @@ function lockKeys(schema: string, records: Iterable<string>): string[] {
   return keys.sort((a, b) => (a < b ? -1 : a > b ? 1 : 0)).slice(0, MAX_LOCKS).map(String);
 }
 
-type Query = (query: pg.QueryConfig) => Promise<pg.QueryResult>;
+type Statement = string | pg.QueryConfig;
+/** Sends statements together, in one round trip, and answers their results in order. */
+type Batch = (statements: readonly Statement[]) => Promise<pg.QueryResult[]>;
 
 /** Puts sent to the database in one statement at most (4 parameters each, of PostgreSQL's 65535). */
 const PUTS_PER_STATEMENT = 1000;
 
 /**
- * The contract's reads and writes as SQL; remembers the first database error it saw. Puts answer
- * nothing, so they wait in order and go as one multi-row upsert before the next statement that
- * could see them (any read, insert or delete) and before COMMIT: a snapshot import of 100,000
- * records costs 100 statements rather than 100,000 round trips, and a single put still costs one.
+ * The contract's reads and writes as SQL; remembers the first database error it saw. Nothing is
+ * sent until a statement needs an answer: the statements that open the transaction (BEGIN, and
+ * the locks of a re-run) go with its first statement, and puts, which answer nothing, wait and go
+ * as multi-row upserts ahead of the next statement (which may read them) or with COMMIT, all in
+ * that statement's round trip. A create that reads one thing is BEGIN + the read, then the puts +
+ * COMMIT: two round trips; a snapshot import of 100,000 records is 100 statements, not 100,000.
  */
 class SqlTransaction implements StoreTransaction {
   failure: unknown;
   /** The records this run wrote (`account kind id`, NUL-separated). */
   readonly written = new Set<string>();
-  readonly #query: Query;
+  /** Whether COMMIT was sent: a connection lost after that may have committed. */
+  committing = false;
+  readonly #batch: Batch;
   readonly #sql: Statements;
   /** Puts not yet sent, by record key (a later put of one record replaces the earlier). */
   readonly #puts = new Map<string, unknown[]>();
+  /** Statements that open the transaction, sent ahead of its first one. */
+  readonly #opening: Statement[];
 
-  constructor(query: Query, sql: Statements) {
-    this.#query = query;
+  constructor(batch: Batch, sql: Statements, opening: Statement[] = []) {
+    this.#batch = batch;
     this.#sql = sql;
+    this.#opening = opening;
   }
 
-  /** Sends the waiting puts. */
-  async flush(): Promise<void> {
-    if (this.#puts.size === 0) return;
+  /** Whether the transaction was opened (its first round trip sent). */
+  get began(): boolean {
+    return this.#opening.length === 0;
+  }
+
+  /** Sends the waiting puts and COMMIT in one round trip (nothing for a run that sent and wrote nothing). */
+  async commit(): Promise<void> {
+    if (this.failure) throw this.failure;
+    if (!this.began && this.#puts.size === 0) return;
+    this.committing = true;
+    const [done] = await this.#send(['COMMIT']);
+    // COMMIT of a transaction that an error aborted answers ROLLBACK, without an error of its own.
+    if (done!.command !== 'COMMIT') throw this.failure ?? new Error(`COMMIT answered ${done!.command}`);
+  }
+
+  /** The waiting puts as upserts. */
+  #takePuts(): Statement[] {
+    if (this.#puts.size === 0) return [];
     const rows = [...this.#puts.values()];
     this.#puts.clear();
+    const statements: Statement[] = [];
     for (let from = 0; from < rows.length; from += PUTS_PER_STATEMENT) {
       const chunk = rows.slice(from, from + PUTS_PER_STATEMENT);
-      await this.#send(this.#sql.put(chunk.length), chunk.flat());
+      statements.push(this.#statement(this.#sql.put(chunk.length), chunk.flat()));
     }
+    return statements;
   }
 
-  async #run(text: string, values: unknown[]): Promise<pg.QueryResult> {
-    await this.flush();
-    return this.#send(text, values);
-  }
-
-  async #send(text: string, values: unknown[]): Promise<pg.QueryResult> {
+  /** Sends `statements` behind the opening ones and the waiting puts, in one round trip; answers theirs. */
+  async #send(statements: Statement[]): Promise<pg.QueryResult[]> {
+    const ahead = [...this.#opening.splice(0), ...this.#takePuts()];
     try {
-      const name = this.#sql.prepared.get(text);
-      return await this.#query(name === undefined ? { text, values } : { name, text, values });
+      return (await this.#batch([...ahead, ...statements])).slice(ahead.length);
     } catch (error) {
       this.failure ??= error;
       throw error;
     }
+  }
+
+  async #run(text: string, values: unknown[]): Promise<pg.QueryResult> {
+    return (await this.#send([this.#statement(text, values)]))[0]!;
+  }
+
+  #statement(text: string, values: unknown[]): pg.QueryConfig {
+    const name = this.#sql.prepared.get(text);
+    return name === undefined ? { text, values } : { name, text, values };
   }
 
   async get(scope: Scope, id: string): Promise<StoredRecord | undefined> {
@@ -404,11 +471,22 @@ class SqlTransaction implements StoreTransaction {
     return row && decode(row.data);
   }
 
-  async getMany(keys: readonly RecordKey[]): Promise<(StoredRecord | undefined)[]> {
-    const { rows } = await this.#run(this.#sql.getMany, [keys.map((key) => key.scope.account), keys.map((key) => key.scope.kind), keys.map((key) => key.id)]);
-    const found: (StoredRecord | undefined)[] = keys.map(() => undefined);
-    for (const row of rows) found[Number(row.n) - 1] = decode(row.data);
-    return found;
+  async readMany(reads: readonly Read[]): Promise<ReadResult[]> {
+    const keys = reads.filter((read): read is RecordKey => !isPageRead(read));
+    const pages = reads.filter(isPageRead);
+    const values: unknown[] = [keys.map((key) => key.scope.account), keys.map((key) => key.scope.kind), keys.map((key) => key.id)];
+    for (const { scope, page } of pages) values.push(scope.account, scope.kind, ...(page.beforeId === undefined ? [] : [page.beforeId]), page.limit);
+    const { rows } = await this.#run(this.#sql.readMany(pages.map((read) => read.page.beforeId !== undefined)), values);
+    const records: (StoredRecord | undefined)[] = keys.map(() => undefined);
+    const pageRows: StoredRecord[][] = pages.map(() => []);
+    for (const row of rows) {
+      const n = Number(row.n);
+      if (n > 0) records[n - 1] = decode(row.data);
+      else pageRows[-n]!.push(decode(row.data));
+    }
+    let key = 0;
+    let page = 0;
+    return reads.map((read) => (isPageRead(read) ? pageRows[page++]! : records[key++]));
   }
 
   async page(scope: Scope, query: PageQuery): Promise<StoredRecord[]> {

@@ -1,6 +1,6 @@
 /**
- * `node --import tsx test/bench/profile.ts [seconds] [--bare]`: where the microseconds of one request go.
- * Starts the CLI (`burrow serve`, memory store) under `--cpu-prof`, creates 1,000 API keys, drives
+ * `node --import tsx test/bench/profile.ts [seconds] [--bare] [--data=URL|FILE]`: where the microseconds
+ * of one request go. Starts the CLI (`burrow serve`, memory store unless `--data` names another) under `--cpu-prof`, creates 1,000 API keys, drives
  * GET /api_keys/{id} and then POST /api_keys with autocannon (each in its own server process), and
  * prints per request: the server's CPU time (from /proc, steadier than req/s on a shared machine)
  * and top-down and bottom-up tables of the CPU profile in µs per request.
@@ -13,6 +13,8 @@ import autocannon from 'autocannon';
 import { tempDir } from '../fixtures/openssh.ts';
 
 const seconds = Number(process.argv.find((a) => /^\d+$/.test(a)) ?? 5);
+// `--data=URL|FILE`: the store to profile (default the memory store), e.g. a PostgreSQL database.
+const data = process.argv.find((a) => a.startsWith('--data='))?.slice('--data='.length);
 const TOKEN = 'bench-admin-token-0123456789';
 const root = new URL('../../', import.meta.url).pathname;
 const headers = { Authorization: `Bearer ${TOKEN}`, 'Content-Type': 'application/json', 'Service-Version': '2' };
@@ -39,7 +41,7 @@ export function cpuMicros(pid: number): number {
 
 async function startServer(profileDir: string): Promise<{ url: string; child: ChildProcess }> {
   const profiling = !process.argv.includes('--no-profile');
-  const args = [...(profiling ? ['--cpu-prof', '--cpu-prof-interval', '200', '--cpu-prof-dir', profileDir] : []), '--import', 'tsx', 'bin/burrow.ts', 'serve', '--port', '0', ...(process.argv.includes('--log') ? [] : ['--quiet']), '--api-key', TOKEN];
+  const args = [...(profiling ? ['--cpu-prof', '--cpu-prof-interval', '200', '--cpu-prof-dir', profileDir] : []), '--import', 'tsx', 'bin/burrow.ts', 'serve', '--port', '0', ...(data ? ['--data', data] : []), ...(process.argv.includes('--log') ? [] : ['--quiet']), '--api-key', TOKEN];
   const child = spawn(process.execPath, args, { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] });
   const url = await new Promise<string>((resolve, reject) => {
     createInterface({ input: child.stdout! }).on('line', (line) => {

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { afterEach, beforeEach, describe, test } from 'node:test';
 import { addPair, claimUnique, findUnique, membersOf, releaseUnique, removePair } from '../../../lib/indexes.ts';
-import { getMany, type Store, type StoredRecord } from '../../../lib/store.ts';
+import { getMany, readMany, type Store, type StoredRecord } from '../../../lib/store.ts';
 
 /**
  * The shared store suite: every Store runs it unchanged (adding a store = one call of this plus
@@ -51,17 +51,28 @@ export function runStoreConformance(name: string, factory: StoreFactory): void {
       assert.equal(await store.get(KEYS, id(9)), undefined);
     });
 
-    test('getMany (where a store has it) answers the records at the keys in order, undefined where none, in and out of a transaction', async () => {
+    test('readMany (where a store has it) answers records and pages in the order asked, undefined or [] where none, in and out of a transaction', async () => {
       const other = { account: 'ac_2', kind: 'api_key' };
-      await putAll(store, KEYS, [{ id: id(1), n: 1 }, { id: id(2), n: 2, odd: 'a\u0000b' }]);
-      await putAll(store, other, [{ id: id(1), n: 3 }]);
+      const empty = { account: 'ac_3', kind: 'api_key' };
+      await putAll(store, KEYS, [{ id: id(1), n: 1 }, { id: id(2), n: 2, odd: 'a\u0000b' }, { id: id(3), n: 3 }]);
+      await putAll(store, other, [{ id: id(1), n: 4 }]);
+      const [one, two, three, four] = [{ id: id(1), n: 1 }, { id: id(2), n: 2, odd: 'a\u0000b' }, { id: id(3), n: 3 }, { id: id(1), n: 4 }];
       const keys = [{ scope: KEYS, id: id(2) }, { scope: KEYS, id: id(9) }, { scope: other, id: id(1) }, { scope: KEYS, id: id(1) }, { scope: KEYS, id: id(2) }];
-      const expected = [{ id: id(2), n: 2, odd: 'a\u0000b' }, undefined, { id: id(1), n: 3 }, { id: id(1), n: 1 }, { id: id(2), n: 2, odd: 'a\u0000b' }];
-      assert.deepEqual(await getMany(store, keys), expected);
+      assert.deepEqual(await getMany(store, keys), [two, undefined, four, one, two]);
       assert.deepEqual(await getMany(store, []), []);
+      const reads = [
+        { scope: KEYS, page: { limit: 2 } },
+        { scope: other, id: id(1) },
+        { scope: KEYS, page: { beforeId: id(3), limit: 5 } },
+        { scope: empty, page: { limit: 5 } },
+        { scope: KEYS, id: id(9) },
+        { scope: other, page: { beforeId: id(1), limit: 5 } },
+      ] as const;
+      assert.deepEqual(await readMany(store, reads), [[three, two], four, [two, one], [], undefined, []]);
       await store.transaction(async (tx) => {
         await tx.put(KEYS, { id: id(9), n: 9 });
-        assert.deepEqual(await getMany(tx, keys), [expected[0], { id: id(9), n: 9 }, ...expected.slice(2)]);
+        assert.deepEqual(await getMany(tx, keys), [two, { id: id(9), n: 9 }, four, one, two]);
+        assert.deepEqual(await readMany(tx, reads), [[{ id: id(9), n: 9 }, three], four, [two, one], [], { id: id(9), n: 9 }, []]);
       });
     });
 

@@ -134,6 +134,78 @@ describe('postgres: transactions', { skip }, () => {
   });
 });
 
+/** The round trips `call` made to the database, and its answer. */
+async function roundTrips<T>(store: PostgresStore, call: () => Promise<T>): Promise<[number, T]> {
+  const before = store.stats.roundTrips;
+  const answer = await call();
+  return [store.stats.roundTrips - before, answer];
+}
+
+describe('postgres: round trips per request', { skip }, () => {
+  test('with a key seen before, a GET, a list and a filtered list are one statement each, and answer what is committed', async () => {
+    const store = await openPostgresStore({ url: cluster!.url, schema: freshSchema() });
+    try {
+      const burrow = createBurrow({ store });
+      const { token } = await burrow.createAccount();
+      const policies = burrow.client(token).resource('ip_policies');
+      const first = await policies.create({ description: 'one' });
+      const second = await policies.create({ description: 'two' });
+      const trips = <T>(call: () => Promise<T>) => roundTrips(store, call);
+      assert.deepEqual(await trips(() => policies.get(first.id)), [1, first]);
+      const [listTrips, page] = await trips(() => policies.list({ limit: '1' }));
+      assert.equal(listTrips, 1);
+      assert.deepEqual(page.ip_policies.map((p: { id: string }) => p.id), [second.id]);
+      const [beforeTrips, older] = await trips(() => policies.list({ before_id: second.id }));
+      assert.equal(beforeTrips, 1);
+      assert.deepEqual(older.ip_policies.map((p: { id: string }) => p.id), [first.id]);
+      const [filterTrips, filtered] = await trips(() => policies.list({ filter: "obj.description == 'one'" }));
+      assert.equal(filterTrips, 1);
+      assert.deepEqual(filtered.ip_policies.map((p: { id: string }) => p.id), [first.id]);
+      assert.equal((await trips(() => policies.create({ description: 'three' })))[0], 3, 'the key; BEGIN, the record and what the write reads; COMMIT');
+      // The prefetch is no cache: a deleted record, a deleted key are seen by the next request.
+      await policies.delete(first.id);
+      await assert.rejects(policies.get(first.id), { status: 404 });
+      const key = (await burrow.client(token).resource('api_keys').list()).keys[0];
+      await burrow.client(token).resource('api_keys').delete(key.id);
+      await assert.rejects(policies.get(second.id), { status: 401 });
+    } finally {
+      await store.close();
+    }
+  });
+});
+
+describe('postgres: a transaction\'s round trips', { skip }, () => {
+  test('statements go together: BEGIN with the first, puts with the next statement or COMMIT', async () => {
+    const store = await openPostgresStore({ url: cluster!.url, schema: freshSchema() });
+    try {
+      const trips = async (work: Parameters<typeof store.transaction>[0]) => (await roundTrips(store, () => store.transaction(work)))[0];
+      assert.equal(await trips(async (tx) => tx.put(SCOPE, { id: 'a', n: 1 })), 1, 'BEGIN, the put and COMMIT');
+      assert.equal(await trips(async (tx) => void (await tx.get(SCOPE, 'a'))), 2, 'BEGIN and the read; COMMIT');
+      assert.equal(await trips(async () => undefined), 0);
+      assert.equal(
+        await trips(async (tx) => {
+          const a = await tx.get(SCOPE, 'a');
+          await tx.put(SCOPE, { id: 'a', n: Number(a!.n) + 1 });
+          await tx.put(SCOPE, { id: 'b', n: 1 });
+          assert.equal((await tx.get(SCOPE, 'a'))!.n, 2, 'a read sees the puts sent ahead of it');
+          await tx.put(SCOPE, { id: 'c', n: 1 });
+        }),
+        3,
+      );
+      assert.deepEqual((await store.page(SCOPE, { limit: 5 })).map((r) => [r.id, r.n]), [['c', 1], ['b', 1], ['a', 2]]);
+      // A failed statement fails the statements sent behind it and the transaction: nothing is kept.
+      await assert.rejects(store.transaction(async (tx) => {
+        await tx.put(SCOPE, { id: 'd', n: 1 });
+        await tx.page(SCOPE, { beforeId: 'z', limit: -1 });
+      }));
+      assert.equal(await store.get(SCOPE, 'd'), undefined);
+      assert.equal((await store.get(SCOPE, 'a'))!.n, 2);
+    } finally {
+      await store.close();
+    }
+  });
+});
+
 describe('postgres: schema', { skip }, () => {
   test('servers opening an empty database at once create the schema once, as an ordinary role', async () => {
     const url = await createDatabase(cluster!, 'migrate');
