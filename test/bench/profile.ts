@@ -10,6 +10,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import autocannon from 'autocannon';
+import { cpuMicros } from '../fixtures/first-answer.ts';
 import { tempDir } from '../fixtures/openssh.ts';
 
 const seconds = Number(process.argv.find((a) => /^\d+$/.test(a)) ?? 5);
@@ -29,12 +30,6 @@ interface Profile {
   endTime: number;
   samples: number[];
   timeDeltas: number[];
-}
-
-/** The server's user + system CPU time in µs (Linux /proc; clock ticks of 10 ms). */
-export function cpuMicros(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-  return (Number(fields[11]) + Number(fields[12])) * 10_000;
 }
 
 async function startServer(profileDir: string): Promise<{ url: string; child: ChildProcess }> {

@@ -19,6 +19,7 @@ import { openJsonFileStore } from '../../adapters/stores/json-file-store.ts';
 import { MemoryStore } from '../../adapters/stores/memory-store.ts';
 import { openPostgresStore } from '../../adapters/stores/postgres-store.ts';
 import { createBurrow, INSTANCE_SCOPE, StoreUnavailableError } from '../../lib/index.ts';
+import { BARE_STARTUP, cpuMicros, firstAnswer, median } from '../fixtures/first-answer.ts';
 import { tempDir } from '../fixtures/openssh.ts';
 import { installPackedBurrow } from '../package/packed.ts';
 import { measureBounds, type BoundFigure } from './bounds.ts';
@@ -115,11 +116,6 @@ async function startJsonServer(count: number): Promise<Server> {
 
 const headers = { Authorization: `Bearer ${TOKEN}`, 'Content-Type': 'application/json', 'Service-Version': '2' };
 
-/** The user + system CPU time of a process in µs (Linux /proc; 10 ms ticks). */
-function cpuMicros(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-  return (Number(fields[11]) + Number(fields[12])) * 10_000;
-}
 
 interface Load {
   server: Server;
@@ -167,11 +163,6 @@ async function run(load: Load): Promise<{ rate: number; cpu: number; unavailable
   return { rate, cpu: Math.round((used / Math.max(1, total)) * 10) / 10, unavailable };
 }
 
-const median = (values: readonly number[]) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = sorted.length >> 1;
-  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
-};
 const round2 = (n: number) => Math.round(n * 100) / 100;
 
 function record(name: string, values: number[]): void {
@@ -576,38 +567,21 @@ async function checkpointScenarios() {
   await burrow.close();
 }
 
-/** A bare node:http server started with `node -e`: the floor of any Node server's start-up. */
-const BARE_STARTUP = "require('node:http').createServer((q, s) => s.end('ok')).listen(0, '127.0.0.1', function () { console.log('listening on http://127.0.0.1:' + this.address().port); })";
-
-/**
- * From spawning a server process to the end of its first answer: wall milliseconds, and the CPU
- * milliseconds the process used until then (which moves far less with the machine's load).
- */
-async function timeToFirstAnswer(start: () => Promise<Server>, path: string): Promise<{ wall: number; cpu: number }> {
-  const started = performance.now();
-  const server = await start();
-  await (await fetch(`${server.url}${path}`)).text();
-  const wall = performance.now() - started;
-  const cpu = cpuMicros(server.process.pid!) / 1000;
-  await server.stop();
-  return { wall, cpu };
-}
-
 async function startUp() {
   // The installed package, as users run it: plain node over the compiled dist/ (no loader).
   const installed = await installPackedBurrow();
-  const starters: Record<string, () => Promise<Server>> = {
-    bare_node: () => startProcess(process.execPath, ['-e', BARE_STARTUP], /listening on (\S+)/),
-    installed_bin: () => startProcess(installed.bin, ['--port', '0', '--quiet', '--api-key', TOKEN], /listening on (\S+)/),
-    npm_start: () => startBurrow(),
+  const starters: Record<string, [string, string[], string]> = {
+    bare_node: [process.execPath, ['-e', BARE_STARTUP], '/'],
+    installed_bin: [installed.bin, ['--port', '0', '--quiet', '--api-key', TOKEN], '/_burrow/health'],
+    npm_start: [process.execPath, burrowArgs(['--quiet']), '/_burrow/health'],
   };
   const series: Record<string, number[]> = {};
   try {
     for (let i = 0; i < (quick ? 5 : 9); i++) {
       // Alternated, so that each pair shares the machine's load of its moment.
-      for (const [name, start] of Object.entries(starters)) {
+      for (const [name, [command, args, path]] of Object.entries(starters)) {
         if (name === 'npm_start' && i >= 3) continue;
-        const { wall, cpu } = await timeToFirstAnswer(start, name === 'bare_node' ? '/' : '/_burrow/health');
+        const { wall, cpu } = await firstAnswer(command, args, { path, cwd: root });
         (series[`startup_${name}_ms`] ??= []).push(Math.round(wall));
         (series[`startup_${name}_cpu_ms`] ??= []).push(Math.round(cpu));
       }
