@@ -178,7 +178,8 @@ function readBody(req: IncomingMessage, limit: BodyLimit): Promise<string> {
       }
       chunks.push(chunk);
     });
-    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    // A small body comes in one chunk: decoded as it is, not copied into a new Buffer first.
+    req.on('end', () => resolve(chunks.length === 1 ? chunks[0]!.toString('utf8') : Buffer.concat(chunks).toString('utf8')));
     req.on('error', reject);
   });
 }
