@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { after, before, describe, test } from 'node:test';
 import { promisify } from 'node:util';
-import { BARE_STARTUP, firstAnswer, median, type FirstAnswer } from '../fixtures/first-answer.ts';
+import { BARE_STARTUP, firstAnswer, median, spawnServer, type FirstAnswer } from '../fixtures/first-answer.ts';
 import { holdConnection, whenFileExists } from '../fixtures/waits.ts';
 import { installPackedBurrow, REPO, type PackedInstall } from './packed.ts';
 
@@ -76,38 +76,6 @@ const load = Module._load;
 Module._load = function (request, parent, isMain) { record(request, parent?.filename); return load.call(this, request, parent, isMain); };
 register('data:text/javascript,' + encodeURIComponent(${JSON.stringify(resolveHook)}));
 `;
-}
-
-interface StartedServer {
-  url: string;
-  stop(): Promise<void>;
-}
-
-/** Spawns a server and waits for its `listening on URL` line; stop() ends it and waits for its exit. */
-async function startServer(command: string, args: string[]): Promise<StartedServer> {
-  const child = spawn(command, args, { env: ENV, stdio: ['ignore', 'pipe', 'pipe'] });
-  let errors = '';
-  child.stderr.on('data', (chunk) => (errors += chunk));
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  try {
-    const url = await new Promise<string>((resolve, reject) => {
-      void exited.then(() => reject(new Error(`${command} ${args.join(' ')} exited before listening: ${errors}`)));
-      createInterface({ input: child.stdout }).on('line', (line) => {
-        const listening = /listening on (\S+)/.exec(line);
-        if (listening) resolve(listening[1]!.replace(/\/$/, ''));
-      });
-    });
-    return {
-      url,
-      stop: () => {
-        child.kill('SIGTERM');
-        return exited;
-      },
-    };
-  } catch (error) {
-    child.kill('SIGKILL');
-    throw error;
-  }
 }
 
 describe('the npm package', () => {
@@ -246,7 +214,7 @@ server.close();
       writeFileSync(loads, '');
       const hooks = join(app.dir, 'record-loads.mjs');
       writeFileSync(hooks, recordLoadsHook(loads));
-      const server = await startServer(process.execPath, ['--import', hooks, app.bin, '--port', '0', '--api-key', TOKEN]);
+      const server = await spawnServer(process.execPath, ['--import', hooks, app.bin, '--port', '0', '--api-key', TOKEN], { env: ENV });
       try {
         assert.equal((await fetch(`${server.url}/_burrow/health`)).status, 200);
         const atStart = new Set(readFileSync(loads, 'utf8').split('\n'));
