@@ -13,19 +13,7 @@ import { isPageRead, type PageQuery, type Read, type ReadResult, type Scope, typ
  *   paging is parsed, so this is a safety net for keys built from user text).
  */
 export function guardKeys(store: Store): Store {
-  return {
-    get name() {
-      return store.name;
-    },
-    get: (scope, id) => guardedGet(store, scope, id),
-    page: (scope, query) => guardedPage(store, scope, query),
-    ...(store.readMany ? { readMany: (reads: readonly Read[]) => guardedReadMany(store, reads) } : {}),
-    scopes: () => store.scopes(),
-    close: () => store.close(),
-    transaction: (work) => store.transaction((tx) => work(guardTransaction(tx))),
-    // The channel carries no keys: passed through as it is.
-    ...(store.openChannel ? { openChannel: () => store.openChannel!() } : {}),
-  };
+  return new GuardedStore(store);
 }
 
 const storable = (scope: Scope, id?: string) => isStorableKey(scope.account) && isStorableKey(scope.kind) && (id === undefined || isStorableKey(id));
@@ -51,25 +39,85 @@ async function guardedReadMany(reader: StoreReader, reads: readonly Read[]): Pro
   return reads.map((read) => (read === sent[next] ? answers[next++] : isPageRead(read) ? [] : undefined));
 }
 
-function guardTransaction(tx: StoreTransaction): StoreTransaction {
-  const write = (scope: Scope, id: string) => {
-    if (!storable(scope, id)) refuse(storable(scope) ? id : `${scope.account} ${scope.kind}`);
-  };
-  return {
-    get: (scope, id) => guardedGet(tx, scope, id),
-    page: (scope, query) => guardedPage(tx, scope, query),
-    ...(tx.readMany ? { readMany: (reads: readonly Read[]) => guardedReadMany(tx, reads) } : {}),
-    put: async (scope, record) => {
-      write(scope, record.id);
-      return tx.put(scope, record);
-    },
-    insert: async (scope, record) => {
-      write(scope, record.id);
-      return tx.insert(scope, record);
-    },
-    delete: async (scope, id) => (storable(scope, id) ? tx.delete(scope, id) : false),
-    deleteAccount: async (account) => (isStorableKey(account) ? tx.deleteAccount(account) : undefined),
-  };
+// Classes rather than objects of closures: a store is read several times and a transaction opened
+// on every request, and methods cost nothing per instance.
+class GuardedStore implements Store {
+  readonly #store: Store;
+  readonly openChannel?: Store['openChannel'];
+
+  readonly readMany?: Store['readMany'];
+
+  constructor(store: Store) {
+    this.#store = store;
+    if (store.readMany) this.readMany = (reads) => guardedReadMany(store, reads);
+    // The channel carries no keys: passed through as it is.
+    if (store.openChannel) this.openChannel = () => store.openChannel!();
+  }
+
+  get name() {
+    return this.#store.name;
+  }
+
+  get(scope: Scope, id: string) {
+    return guardedGet(this.#store, scope, id);
+  }
+
+  page(scope: Scope, query: PageQuery) {
+    return guardedPage(this.#store, scope, query);
+  }
+
+  scopes() {
+    return this.#store.scopes();
+  }
+
+  close() {
+    return this.#store.close();
+  }
+
+  transaction<T>(work: (tx: StoreTransaction) => Promise<T>): Promise<T> {
+    return this.#store.transaction((tx) => work(new GuardedTransaction(tx)));
+  }
+}
+
+class GuardedTransaction implements StoreTransaction {
+  readonly #tx: StoreTransaction;
+  readonly readMany?: StoreTransaction['readMany'];
+
+  constructor(tx: StoreTransaction) {
+    this.#tx = tx;
+    if (tx.readMany) this.readMany = (reads) => guardedReadMany(tx, reads);
+  }
+
+  get(scope: Scope, id: string) {
+    return guardedGet(this.#tx, scope, id);
+  }
+
+  page(scope: Scope, query: PageQuery) {
+    return guardedPage(this.#tx, scope, query);
+  }
+
+  async put(scope: Scope, record: StoredRecord) {
+    writable(scope, record.id);
+    return this.#tx.put(scope, record);
+  }
+
+  async insert(scope: Scope, record: StoredRecord) {
+    writable(scope, record.id);
+    return this.#tx.insert(scope, record);
+  }
+
+  async delete(scope: Scope, id: string) {
+    return storable(scope, id) ? this.#tx.delete(scope, id) : false;
+  }
+
+  async deleteAccount(account: string) {
+    return isStorableKey(account) ? this.#tx.deleteAccount(account) : undefined;
+  }
+}
+
+/** Refuses a write under an unstorable key. */
+function writable(scope: Scope, id: string): void {
+  if (!storable(scope, id)) refuse(storable(scope) ? id : `${scope.account} ${scope.kind}`);
 }
 
 function refuse(text: string): never {

@@ -1,7 +1,11 @@
-import ipaddr from 'ipaddr.js';
+import type * as IpAddr from 'ipaddr.js';
+import { createRequire } from 'node:module';
+import { onFirstUse } from './on-first-use.ts';
 
 /**
  * CIDR parsing (ipaddr.js) and the pure evaluation of IP policy rules against an address.
+ * ipaddr.js is loaded on the first address parsed (lib/conventions/on-first-use.ts): a server
+ * without IP policies never needs it.
  *
  * Evaluation semantics, the same for every restriction type:
  * - the rule with the longest matching prefix decides;
@@ -10,6 +14,9 @@ import ipaddr from 'ipaddr.js';
  * - IPv4-mapped IPv6 addresses (`::ffff:10.0.0.1`, as dual-stack sockets report IPv4 callers)
  *   are evaluated as the IPv4 address they carry. IPv4 rules never match other IPv6 addresses.
  */
+
+const ipaddr = onFirstUse(() => createRequire(import.meta.url)('ipaddr.js') as typeof IpAddr);
+type Address = IpAddr.IPv4 | IpAddr.IPv6;
 
 export type IpFamily = 'ipv4' | 'ipv6';
 export type RuleAction = 'allow' | 'deny';
@@ -34,9 +41,9 @@ export class CidrError extends Error {
   }
 }
 
-function parseAddress(text: string): ipaddr.IPv4 | ipaddr.IPv6 | undefined {
-  if (ipaddr.IPv4.isValidFourPartDecimal(text)) return ipaddr.IPv4.parse(text);
-  if (text.includes(':') && !text.includes('%') && ipaddr.IPv6.isValid(text)) return ipaddr.IPv6.parse(text);
+function parseAddress(text: string): Address | undefined {
+  if (ipaddr().IPv4.isValidFourPartDecimal(text)) return ipaddr().IPv4.parse(text);
+  if (text.includes(':') && !text.includes('%') && ipaddr().IPv6.isValid(text)) return ipaddr().IPv6.parse(text);
   return undefined;
 }
 
@@ -71,7 +78,7 @@ export function parseCidr(input: string): Cidr {
   const prefix = Number(prefixText);
   const bytes = address.toByteArray();
   const network = maskBytes(bytes, prefix);
-  const networkText = ipaddr.fromByteArray(network).toString();
+  const networkText = ipaddr().fromByteArray(network).toString();
   if (network.some((byte, i) => byte !== bytes[i])) {
     const suggestion = `${networkText}/${prefix}`;
     throw new CidrError('host_bits', `${JSON.stringify(input)} has host bits set; the network address is ${suggestion}`, suggestion);
@@ -146,7 +153,7 @@ function cachedCidr(text: string): Cidr | undefined {
 
 /** Whether `text` is an IP address or an address/prefix (host bits allowed), as sshd's source-address reads them. */
 export function isAddressOrCidr(text: string): boolean {
-  return text.includes('/') ? ipaddr.isValidCIDR(text) : ipaddr.isValid(text);
+  return text.includes('/') ? ipaddr().isValidCIDR(text) : ipaddr().isValid(text);
 }
 
 /**
@@ -174,12 +181,12 @@ export function inNetworks(networks: readonly Cidr[], address: string): boolean 
 }
 
 /** A caller's address as sockets and proxies report it (`[v6]`, zone ids, mapped IPv4). */
-export function parseClientAddress(address: string): ipaddr.IPv4 | ipaddr.IPv6 | undefined {
+export function parseClientAddress(address: string): Address | undefined {
   const bare = address.trim().replace(/^\[(.*)\]$/, '$1').replace(/%.*$/, '');
   return unmapped(parseAddress(bare));
 }
 
 /** An IPv4-mapped IPv6 address as the IPv4 address it carries; any other address as it is. */
-function unmapped(address: ipaddr.IPv4 | ipaddr.IPv6 | undefined): ipaddr.IPv4 | ipaddr.IPv6 | undefined {
-  return address?.kind() === 'ipv6' && (address as ipaddr.IPv6).isIPv4MappedAddress() ? (address as ipaddr.IPv6).toIPv4Address() : address;
+function unmapped(address: Address | undefined): Address | undefined {
+  return address?.kind() === 'ipv6' && (address as IpAddr.IPv6).isIPv4MappedAddress() ? (address as IpAddr.IPv6).toIPv4Address() : address;
 }

@@ -1,4 +1,5 @@
 import { createHash, createPublicKey, sign, verify, type KeyObject } from 'node:crypto';
+import { onFirstUse } from './on-first-use.ts';
 
 /**
  * X.509 v3 certificates built in DER (RFC 5280), with keys and signatures from node:crypto, which
@@ -198,7 +199,8 @@ export function certificateSubject(certificateDer: Buffer): Buffer {
   return certificateDer.subarray(subject.start, subject.end);
 }
 
-const SUBJECT_KEY_IDENTIFIER_OID = objectIdentifier('2.5.29.14');
+// Tables of encoded OIDs are made on first use: a server that handles no certificate runs no X.509 code.
+const subjectKeyIdentifierOid = onFirstUse(() => objectIdentifier('2.5.29.14'));
 
 /** A certificate's subjectKeyIdentifier, if it has one. */
 export function certificateKeyIdentifier(certificateDer: Buffer): Buffer | undefined {
@@ -207,7 +209,7 @@ export function certificateKeyIdentifier(certificateDer: Buffer): Buffer | undef
   for (const ext of children(certificateDer, element(certificateDer, extensions.contentStart).start)) {
     const parts = children(certificateDer, ext.start);
     const id = certificateDer.subarray(parts[0]!.start, parts[0]!.end);
-    if (!id.equals(SUBJECT_KEY_IDENTIFIER_OID)) continue;
+    if (!id.equals(subjectKeyIdentifierOid())) continue;
     const value = parts[parts.length - 1]!;
     const inner = element(certificateDer, value.contentStart);
     return certificateDer.subarray(inner.contentStart, inner.end);
@@ -273,7 +275,7 @@ export interface CertificationRequest {
 }
 
 /** The signature algorithms a request may be signed with, by OID: their digests. */
-const REQUEST_SIGNATURES: ReadonlyMap<string, string | null> = new Map([
+const requestSignatures = onFirstUse((): ReadonlyMap<string, string | null> => new Map([
   ['1.2.840.10045.4.3.2', 'sha256'],
   ['1.2.840.10045.4.3.3', 'sha384'],
   ['1.2.840.10045.4.3.4', 'sha512'],
@@ -281,7 +283,7 @@ const REQUEST_SIGNATURES: ReadonlyMap<string, string | null> = new Map([
   ['1.2.840.113549.1.1.12', 'sha384'],
   ['1.2.840.113549.1.1.13', 'sha512'],
   ['1.3.101.112', null],
-].map(([oid, digest]) => [objectIdentifier(oid!).toString('hex'), digest ?? null]));
+].map(([oid, digest]) => [objectIdentifier(oid!).toString('hex'), digest ?? null])));
 
 /**
  * Reads a PEM certificate signing request and checks its self-signature (the requester holds the
@@ -305,7 +307,7 @@ export function readCertificationRequest(pem: string): CertificationRequest {
   } catch (error) {
     throw new TypeError(`not a PKCS#10 certificate request (${(error as Error).message})`);
   }
-  const digest = REQUEST_SIGNATURES.get(der.subarray(oid.start, oid.end).toString('hex'));
+  const digest = requestSignatures().get(der.subarray(oid.start, oid.end).toString('hex'));
   if (digest === undefined) throw new TypeError('signed with an unsupported algorithm (use ECDSA, RSA with SHA-256/384/512, or Ed25519)');
   let publicKey: KeyObject;
   try {

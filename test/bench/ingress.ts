@@ -1,10 +1,10 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { readFileSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import autocannon from 'autocannon';
 import type { AgentPart, BurrowPart, MemoryReport } from './ingress-parts.ts';
+import { cpuMicros } from '../fixtures/first-answer.ts';
 
 /**
  * Traffic through Burrow (`npm run bench -- --ingress`, and part of the whole bench): a load
@@ -49,12 +49,6 @@ const median = (values: readonly number[]) => {
 };
 const percentile = (values: readonly number[], p: number) => [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.floor(p * values.length))]!;
 const round = (n: number, places = 2) => Math.round(n * 10 ** places) / 10 ** places;
-
-/** The user + system CPU time of a process in µs (Linux /proc; 10 ms ticks). */
-function cpuMicros(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-  return (Number(fields[11]) + Number(fields[12])) * 10_000;
-}
 
 function forkPart(role: 'burrow' | 'agent'): ChildProcess {
   return fork(new URL('./ingress-parts.ts', import.meta.url).pathname, [role], { execArgv: ['--import', 'tsx', '--expose-gc'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });

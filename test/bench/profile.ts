@@ -1,7 +1,7 @@
 /**
  * `node --import tsx test/bench/profile.ts [seconds] [--bare] [--data=URL|FILE]`: where the microseconds
- * of one request go. Starts the CLI (`burrow serve`, memory store unless `--data` names another) under `--cpu-prof`, creates 1,000 API keys, drives
- * GET /api_keys/{id} and then POST /api_keys with autocannon (each in its own server process), and
+ * of one request go. Starts the CLI (`burrow serve`, memory store unless `--data` names another) under `--cpu-prof`, creates 1,000 IP policies, drives
+ * GET /ip_policies/{id} and then POST /ip_policies with autocannon (each in its own server process), and
  * prints per request: the server's CPU time (from /proc, steadier than req/s on a shared machine)
  * and top-down and bottom-up tables of the CPU profile in µs per request.
  */
@@ -10,6 +10,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import autocannon from 'autocannon';
+import { cpuMicros } from '../fixtures/first-answer.ts';
 import { tempDir } from '../fixtures/openssh.ts';
 
 const seconds = Number(process.argv.find((a) => /^\d+$/.test(a)) ?? 5);
@@ -31,12 +32,6 @@ interface Profile {
   endTime: number;
   samples: number[];
   timeDeltas: number[];
-}
-
-/** The server's user + system CPU time in µs (Linux /proc; clock ticks of 10 ms). */
-export function cpuMicros(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-  return (Number(fields[11]) + Number(fields[12])) * 10_000;
 }
 
 async function startServer(profileDir: string): Promise<{ url: string; child: ChildProcess }> {
@@ -157,9 +152,9 @@ async function scenario(title: string, drive: (url: string, pid: number) => Prom
 }
 
 async function seed(url: string): Promise<string> {
-  await autocannon({ url: `${url}/api_keys`, method: 'POST', headers, body: '{"description":"seed"}', connections: 16, amount: 1000 });
-  const list = (await (await fetch(`${url}/api_keys?limit=1`, { headers })).json()) as { keys: { id: string }[] };
-  return list.keys[0]!.id;
+  await autocannon({ url: `${url}/ip_policies`, method: 'POST', headers, body: '{"description":"seed"}', connections: 16, amount: 1000 });
+  const list = (await (await fetch(`${url}/ip_policies?limit=1`, { headers })).json()) as { ip_policies: { id: string }[] };
+  return list.ip_policies[0]!.id;
 }
 
 /** Warms the JIT, then measures one autocannon run: requests, its time window and the server's CPU. */
@@ -181,7 +176,7 @@ async function bare(): Promise<void> {
   const child = spawn(process.execPath, ['--import', 'tsx', 'test/bench/bare-server.ts', '1000'], { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] });
   try {
     const url = await new Promise<string>((resolve) => createInterface({ input: child.stdout! }).on('line', (line) => resolve(line.split(' ').pop()!)));
-    for (const [method, path, body] of [['GET', `/api_keys/ipp_${'5'.padStart(27, '0')}`], ['POST', '/api_keys', '{"description":"bench"}']] as const) {
+    for (const [method, path, body] of [['GET', `/ip_policies/ipp_${'5'.padStart(27, '0')}`], ['POST', '/ip_policies', '{"description":"bench"}']] as const) {
       const window = await load(url, child.pid!, method, path, body);
       console.log(`bare ${method}: server CPU ${(window.cpu / window.requests).toFixed(1)} µs per request (/proc, user + system)`);
     }
@@ -191,8 +186,8 @@ async function bare(): Promise<void> {
 }
 
 if (process.argv.includes('--bare')) await bare();
-await scenario('GET /api_keys/{id}', async (url, pid) => load(url, pid, 'GET', `/api_keys/${await seed(url)}`));
-await scenario('POST /api_keys', async (url, pid) => {
+await scenario('GET /ip_policies/{id}', async (url, pid) => load(url, pid, 'GET', `/ip_policies/${await seed(url)}`));
+await scenario('POST /ip_policies', async (url, pid) => {
   await seed(url);
-  return load(url, pid, 'POST', '/api_keys', '{"description":"bench"}');
+  return load(url, pid, 'POST', '/ip_policies', '{"description":"bench"}');
 });
