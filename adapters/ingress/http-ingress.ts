@@ -14,7 +14,7 @@ import type { EdgeTarget } from './edge-routes.ts';
 import { errorPage, INGRESS_CODES, type ErrorPage } from './error-page.ts';
 import type { IngressPolicies } from './policies.ts';
 import { HttpTrace, traceOf } from './traffic-trace.ts';
-import { hostnameOf, type AgentTarget, type HttpScheme, type IngressRoutes } from './routes.ts';
+import { hostnameOf, openStream, type AgentTarget, type HttpScheme, type IngressRoutes } from './routes.ts';
 
 /**
  * The HTTP ingress: HTTP/1.1 (keep-alive) routed by Host to the endpoint that serves the name,
@@ -125,7 +125,7 @@ export function createHttpIngress(burrow: BurrowCore<any>, options: HttpIngressO
     let stream: Duplex;
     try {
       const clientAddr = hostPort(conn.clientIp, conn.clientPort);
-      stream = target.kind === 'edge' ? target.open(clientAddr) : target.session.openProxy(target.tunnel.tunnelId, { clientAddr });
+      stream = openStream(target, clientAddr);
     } catch (error) {
       return void reply.send(page(404, INGRESS_CODES.endpointOffline, `The endpoint ${target.endpoint.url} is offline: ${(error as Error).message}`));
     }
