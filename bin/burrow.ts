@@ -83,7 +83,7 @@ Options:
                      free port (env BURROW_TLS_INGRESS_ADDR; off unless given): HTTPS with the
                      domain's certificate, else one Burrow's CA signs (GET /_burrow/ca.pem)
   --public-host NAME another name agents reach the agent gateway by (env BURROW_PUBLIC_HOST);
-                     its certificate is valid for it too
+                     its certificate is valid for it too; also the host of TCP endpoints' URLs
   --region REGION    the region of real agents' sessions (default us; env BURROW_REGION)
   --ca-cert FILE, --ca-key FILE
                      Burrow's CA (PEM certificate and private key) instead of the one it keeps
@@ -450,6 +450,7 @@ async function serve(settings: ReturnType<typeof parseCli>, store: Store): Promi
             accountOf: (session) => session.context.account,
             ...(settings.httpIngressAddr ? { http: settings.httpIngressAddr } : {}),
             ...(settings.tlsIngressAddr ? { tls: settings.tlsIngressAddr } : {}),
+            ...(settings.publicHost ? { publicHost: settings.publicHost } : {}),
             onError: (error) => console.error('burrow: ingress error', error),
           }),
         )

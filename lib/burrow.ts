@@ -26,6 +26,7 @@ import { TRAFFIC_JOURNAL_CONTROL_OPERATIONS } from './traffic-journal-control.ts
 import { DEFAULT_TRAFFIC_JOURNAL_SIZE, TrafficJournal } from './traffic-journal.ts';
 import type { BaseResponse, ResourceDefinition } from './resource.ts';
 import { DEFAULT_SIMULATION, type SimulationSettings } from './simulation.ts';
+import { TcpPorts } from './tcp-ports.ts';
 import type { Read, Store, StoreReader, StoreTransaction } from './store.ts';
 import type * as v from 'valibot';
 
@@ -139,6 +140,7 @@ export class BurrowCore<K extends FamilyKinds = FamilyKinds> implements Instance
       ca: instanceCertificateAuthority(this.#store, () => new Date(Math.min(Date.now(), this.clock.now().getTime())), options.certificateAuthority),
       liveAgents: new LiveAgents(this.#store),
       listeners: new Map(),
+      tcpPorts: new TcpPorts(),
     };
     const seeded = (stream: string) => (options.seed === undefined ? undefined : seededRandom(`${options.seed}\u0000${stream}`));
     const faultDraws = seeded('faults');

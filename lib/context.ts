@@ -7,6 +7,7 @@ import type { Schema } from './conventions/fields.ts';
 import type { SimulationSettings } from './simulation.ts';
 import type { RequestJournal } from './request-journal.ts';
 import type { TrafficJournal } from './traffic-journal.ts';
+import type { TcpPorts } from './tcp-ports.ts';
 import type { Faults } from './faults.ts';
 import type { Read, Scope, StoredRecord, StoreReader, StoreTransaction } from './store.ts';
 
@@ -69,6 +70,8 @@ export interface Services {
   readonly liveAgents: LiveAgents;
   /** The addresses this instance listens on, by listener (`api`, `agent`, `ssh`…), for the health report. */
   readonly listeners: Map<string, string>;
+  /** Real listening ports of TCP endpoints, when this process runs an ingress (lib/tcp-ports.ts). */
+  readonly tcpPorts: TcpPorts;
 }
 
 /** Finds the instance's resource kinds; families use it instead of importing each other. */

@@ -128,6 +128,7 @@ export { findSshCredentialAccounts } from './families/ssh/index.ts';
 export { findCloudEndpoint, isInternalHost, type CloudEndpointAddress, type EndpointRecord } from './families/endpoints/index.ts';
 export { findDomainCertificate, type DomainCertificate } from './families/domains/index.ts';
 export { AgentRelayFailure, LiveAgents, type AgentCommand, type AgentCommandReply, type AgentUpdate, type HeldSession } from './live-agents.ts';
+export { TcpPorts, type TcpPortLease, type TcpPortListener } from './tcp-ports.ts';
 export { checkCertificateAuthority, generateCertificateAuthority, signServerCertificate, type CertificateAuthority, type SignedCertificate } from './certificate-authority.ts';
 export { DEFAULT_SIMULATION, type SimulationSettings } from './simulation.ts';
 
@@ -141,7 +142,7 @@ export { evaluateRestriction, type RestrictionVerdict } from './families/ip-poli
 export { listenersOf } from './control.ts';
 
 // Live traffic: where a request to an edge goes, and the account records traffic policies read
-export { routeEdgeTraffic, type AppliedModules, type EdgeTraffic } from './families/edges/index.ts';
+export { routeEdgeTraffic, tcpEdgeHostports, type AppliedModules, type EdgeTraffic } from './families/edges/index.ts';
 export { pickUpstream, type Upstream, type UpstreamChoice } from './families/backends/index.ts';
 export { rulesOfPolicies } from './families/ip-policies/index.ts';
 export { certificateAuthorityPems } from './families/certificate-authorities/index.ts';

@@ -31,6 +31,25 @@ export async function findByUnique(reader: StoreReader, account: string, kind: s
 }
 
 /**
+ * The values of `field` of `kind` (a range of the `_unique` ids) and the ids of the records holding
+ * them, by value descending; at most `atMost`.
+ */
+export async function uniqueEntries(reader: StoreReader, account: string, kind: string, field: string, atMost: number): Promise<{ readonly value: string; readonly recordId: string }[]> {
+  const prefix = uniqueId(kind, field, '');
+  const out: { value: string; recordId: string }[] = [];
+  // ':' + 1 is ';': every id of the range sorts below it.
+  for (let before = `${kind}.${field};`; ; ) {
+    const page = await reader.page({ account, kind: UNIQUE }, { beforeId: before, limit: PAGE });
+    for (const entry of page) {
+      if (!entry.id.startsWith(prefix) || out.length >= atMost) return out;
+      out.push({ value: entry.id.slice(prefix.length), recordId: String(entry.record_id) });
+    }
+    if (page.length < PAGE) return out;
+    before = page[page.length - 1]!.id;
+  }
+}
+
+/**
  * Claims `value` of `field` for record `recordId`. Answers the id of another record that holds it
  * already (and claims nothing then), or undefined once claimed.
  */

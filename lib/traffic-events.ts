@@ -69,7 +69,7 @@ export function tcpConnectionClosed(traffic: TcpTraffic): Record<string, unknown
   const ended = new Date(traffic.startedAt.getTime() + traffic.durationMs);
   const ipPolicy = decisionsOf(traffic.rules).ip_policy;
   return {
-    conn: { ...connOf(traffic.conn, traffic.conn.tls?.sni ?? ''), bytes_in: traffic.bytesIn, bytes_out: traffic.bytesOut, end_ts: formatTime(ended) },
+    conn: { ...connOf(traffic.conn, traffic.serverName), bytes_in: traffic.bytesIn, bytes_out: traffic.bytesOut, end_ts: formatTime(ended) },
     ...(ipPolicy ? { ip_policy: { decision: ipPolicy } } : {}),
     ...logsOf(traffic),
   };

@@ -65,6 +65,8 @@ export interface TcpTraffic extends TrafficBase {
   /** Bytes from the client, and to it. */
   readonly bytesIn: number;
   readonly bytesOut: number;
+  /** The server name the client asked for (a TLS connection's SNI), '' for plain TCP. */
+  readonly serverName: string;
 }
 
 export type Traffic = HttpTraffic | TcpTraffic;

@@ -158,7 +158,8 @@ export async function startAgentGateway(burrow: BurrowCore<any>, options: AgentG
 function bindOf(request: BindRequest): AgentBind {
   const common = { ...(request.forwardsTo ? { forwards_to: request.forwardsTo } : {}), metadata: request.metadata };
   if (request.kind === 'labeled') return { proto: 'labeled', labels: request.labels, ...common };
-  if (request.proto === 'tcp') return { proto: 'tcp', ...(request.options.addr ? { addr: request.options.addr } : {}), ...common };
+  // The ingress routes this gateway's sessions: a TCP bind gets a real port when one runs.
+  if (request.proto === 'tcp') return { proto: 'tcp', ...(request.options.addr ? { addr: request.options.addr } : {}), listened: true, ...common };
   const hostname = request.options.hostname || request.options.domain;
   return { proto: request.proto, ...(hostname ? { hostname } : {}), ...(request.options.subdomain ? { subdomain: request.options.subdomain } : {}), ...common };
 }

@@ -13,13 +13,14 @@ import type { AgentSession, AgentTunnel } from '../agent-gateway/index.ts';
 import { LruCache } from './lru-cache.ts';
 
 /**
- * Requests to edges: the store says where a request to an HTTPS edge's hostport goes
- * (lib/families/edges/traffic.ts: edge, route, modules, the upstream its backend picks); this file
- * turns that into a target the HTTP ingress serves like an agent endpoint (routes.ts): the edge's
- * and the route's modules as the endpoint's policy (lib/policy/sources.ts), and a stream to the
- * upstream: a proxy stream of the chosen labeled tunnel, a connection to a static address, or the
- * HTTP response backend's answer. Nothing online (no route, no online tunnel, no backend) is the
- * "endpoint offline" page, naming why.
+ * Traffic to edges: the store says where a request to an HTTPS edge's hostport, or a connection to
+ * a TCP or TLS edge's, goes (lib/families/edges/traffic.ts: edge, route, modules, the upstream its
+ * backend picks); this file turns that into a target the ingress serves like an agent endpoint
+ * (routes.ts): the edge's and the route's modules as the endpoint's policy (lib/policy/sources.ts),
+ * and a stream to the upstream: a proxy stream of the chosen labeled tunnel (told the edge type),
+ * a connection to a static address, or the HTTP response backend's answer. Nothing online (no
+ * route, no online tunnel, no backend) is the "endpoint offline" page for a request, naming why,
+ * and a closed connection for TCP and TLS.
  *
  * Policies are compiled once per set of modules as read (edge and route together), kept for at
  * most `ingress_edge_policies` sets (least recently used dropped), so a changed module applies
@@ -27,7 +28,12 @@ import { LruCache } from './lru-cache.ts';
  * one, so a deterministic run repeats its choices.
  */
 
-/** A request to an HTTPS edge: the policy of its modules and the way to the upstream its route's backend picked. */
+/** The kinds of edge, as the agent is told on a proxy stream. */
+type EdgeKind = 'https' | 'tcp' | 'tls';
+
+const HOLDER_OF: Readonly<Record<EdgeKind, EdgeTraffic['holder']>> = { https: 'https_edge', tcp: 'tcp_edge', tls: 'tls_edge' };
+
+/** Traffic to an edge: the policy of its modules and the way to the upstream its (route's) backend picked. */
 export interface EdgeTarget {
   readonly kind: 'edge';
   readonly endpoint: EndpointFacts;
@@ -36,13 +42,15 @@ export interface EdgeTarget {
   readonly sources: readonly RuleSource[];
   /** What the compiled policy is kept under: the same object while the modules stay as they are. */
   readonly policyKey: object;
-  /** Opens the stream the request travels to the upstream; throws, naming why, when nothing is online. */
-  open(clientAddr: string): Duplex;
+  /** Opens the stream the traffic travels to the upstream; throws, naming why, when nothing is online. */
+  open(clientAddr: string, passthroughTls?: boolean): Duplex;
 }
 
 export interface EdgeRoutes {
-  /** The edge target of a request for `hostname` and `target` (the request target), or undefined when no edge holds the host. */
+  /** The edge target of a request for `hostname` and `target` (the request target), or undefined when no HTTPS edge holds the host. */
   route(hostname: string, target: string): Promise<EdgeTarget | undefined>;
+  /** The edge target of a connection to `hostport` (canonical `host:port`), or undefined when no edge of `kind` holds it. */
+  connection(hostport: string, kind: 'tcp' | 'tls'): Promise<EdgeTarget | undefined>;
 }
 
 /** A live tunnel and its session. */
@@ -61,39 +69,49 @@ export function createEdgeRoutes(burrow: BurrowCore<any>, sessions: () => readon
   const sourcesOf = (traffic: EdgeTraffic): readonly RuleSource[] =>
     policies.get(JSON.stringify(traffic.modules), () => traffic.modules.flatMap(({ holder, id, modules }) => edgeModuleSources(holder, id, modules).map((source) => ({ ...source, source: `${id} ${source.source}` }))));
 
+  /** The target of `hostport` if an edge of `kind` holds it; `path` selects an HTTPS edge's route; `url` is the endpoint's URL. */
+  async function targetOf(kind: EdgeKind, hostport: string, path: string, url: string): Promise<EdgeTarget | undefined> {
+    const live = new Map<string, LiveTunnel>();
+    for (const session of sessions()) if (!session.ended) for (const tunnel of session.tunnels()) live.set(tunnel.tunnelId, { session, tunnel });
+    const traffic = await routeEdgeTraffic(burrow.reader, hostport, path, { isOnline: (id) => live.has(id), random });
+    if (!traffic || traffic.holder !== HOLDER_OF[kind]) return undefined;
+    const sources = sourcesOf(traffic);
+    return {
+      kind: 'edge',
+      endpoint: { id: traffic.edgeId, url, account: traffic.account },
+      account: traffic.account,
+      sources,
+      policyKey: sources,
+      open: (clientAddr, passthroughTls = false) => openUpstream(traffic.upstream, live, { clientAddr, edgeType: kind, passthroughTls }),
+    };
+  }
+
   return {
-    async route(hostname, target) {
-      const live = new Map<string, LiveTunnel>();
-      for (const session of sessions()) if (!session.ended) for (const tunnel of session.tunnels()) live.set(tunnel.tunnelId, { session, tunnel });
+    route(hostname, target) {
       const path = URL.canParse(target, 'http://edge') ? new URL(target, 'http://edge').pathname : target;
       // HTTPS edges hold port 443 only (the plain HTTP ingress serves them by Host, as it serves HTTPS endpoints).
-      const traffic = await routeEdgeTraffic(burrow.reader, `${hostname}:443`, path, { isOnline: (id) => live.has(id), random });
-      if (!traffic) return undefined;
-      const sources = sourcesOf(traffic);
-      return {
-        kind: 'edge',
-        endpoint: { id: traffic.edgeId, url: `https://${hostname}`, account: traffic.account },
-        account: traffic.account,
-        sources,
-        policyKey: sources,
-        open: (clientAddr) => openUpstream(traffic.upstream, live, clientAddr),
-      };
+      return targetOf('https', `${hostname}:443`, path, `https://${hostname}`);
+    },
+    connection(hostport, kind) {
+      // A TLS edge's URL names its host (port 443 is implied), a TCP edge's its hostport.
+      return targetOf(kind, hostport, '', kind === 'tls' ? `tls://${hostport.replace(/:443$/, '')}` : `tcp://${hostport}`);
     },
   };
 }
 
-/** The stream one request travels to `upstream`; throws, naming why, when nothing is online. */
-function openUpstream(upstream: Upstream, live: ReadonlyMap<string, LiveTunnel>, clientAddr: string): Duplex {
+/** The stream one request or connection travels to `upstream`; throws, naming why, when nothing is online. */
+function openUpstream(upstream: Upstream, live: ReadonlyMap<string, LiveTunnel>, proxy: { readonly clientAddr: string; readonly edgeType: EdgeKind; readonly passthroughTls: boolean }): Duplex {
   switch (upstream.kind) {
     case 'offline':
       throw new Error(upstream.reason);
     case 'tunnel': {
       const chosen = live.get(upstream.tunnelId);
       if (!chosen) throw new Error(`tunnel '${upstream.tunnelId}' of backend '${upstream.backendId}' went offline`);
-      return chosen.session.openProxy(upstream.tunnelId, { clientAddr, edgeType: 'https' });
+      return chosen.session.openProxy(upstream.tunnelId, proxy);
     }
     case 'static':
-      return upstream.tls ? connectTls({ host: upstream.host, port: upstream.port, servername: upstream.host }) : connectTcp({ host: upstream.host, port: upstream.port });
+      // TLS passed through is already the client's own TLS session: the bytes go as they are.
+      return upstream.tls && !proxy.passthroughTls ? connectTls({ host: upstream.host, port: upstream.port, servername: upstream.host }) : connectTcp({ host: upstream.host, port: upstream.port });
     case 'http_response':
       return new FixedResponse(upstream);
   }

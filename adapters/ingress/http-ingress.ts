@@ -16,7 +16,7 @@ import { errorPage, INGRESS_CODES, type ErrorPage } from './error-page.ts';
 import { keptStreamsOf, type KeptStreamRequest } from './kept-streams.ts';
 import type { IngressPolicies } from './policies.ts';
 import { HttpTrace, traceOf } from './traffic-trace.ts';
-import { hostnameOf, type AgentTarget, type HttpScheme, type IngressRoutes } from './routes.ts';
+import { hostnameOf, openStream, type AgentTarget, type HttpScheme, type IngressRoutes } from './routes.ts';
 
 /**
  * The HTTP ingress: HTTP/1.1 (keep-alive) routed by Host to the endpoint that serves the name,
@@ -153,7 +153,7 @@ export function createHttpIngress(burrow: BurrowCore<any>, options: HttpIngressO
   function upstreamOf(admitted: Admitted, reply: Reply, extraHeaders: HeaderList = [], client?: Socket) {
     const { target, facts, conn, authority, scheme } = admitted;
     const clientAddr = hostPort(conn.clientIp, conn.clientPort);
-    const open = () => (target.kind === 'edge' ? target.open(clientAddr) : target.session.openProxy(target.tunnel.tunnelId, { clientAddr }));
+    const open = () => openStream(target, clientAddr);
     let connection: Pick<ClientRequestArgs, 'agent' | 'createConnection'> & Partial<KeptStreamRequest>;
     if (client && target.kind === 'agent' && !target.session.ended) {
       connection = { agent: keptStreamsOf(keptStreams, client), streamKey: `${target.session.id} ${target.tunnel.tunnelId}`, openStream: open };

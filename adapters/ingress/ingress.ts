@@ -5,14 +5,18 @@ import { hostPort } from '../addresses.ts';
 import type { Connections } from './connections.ts';
 import { createIngressCertificates } from './certificates.ts';
 import { createHttpIngress } from './http-ingress.ts';
+import { createCarrier } from './carry.ts';
 import { createIngressPolicies } from './policies.ts';
 import { IngressRoutes } from './routes.ts';
+import { createTcpIngress } from './tcp-ingress.ts';
 import { createTlsIngress } from './tls-ingress.ts';
 
 /**
  * The ingress of a Burrow instance: the listeners clients' traffic enters by (docs/ingress.md),
  * over one routing table (routes.ts) and one policy engine (policies.ts). Each listener it opens is
- * named in the instance's listeners (`GET /_burrow/health`).
+ * named in the instance's listeners (`GET /_burrow/health`). Its TCP ports (tcp-ingress.ts: one
+ * per agent TCP endpoint and per TCP edge port) open on the HTTP listener's host (else the TLS
+ * listener's) and are offered to the session path through `services.tcpPorts` while it runs.
  */
 
 export interface ListenAddress {
@@ -39,6 +43,8 @@ export interface IngressOptions<C = unknown> {
    * endpoints. Default: every session is one account's.
    */
   readonly accountOf?: (session: AgentSession<C>) => string;
+  /** The name clients reach the ingress host by, in agents' TCP URLs (`tcp://NAME:PORT`; default localhost for a loopback or wildcard host). */
+  readonly publicHost?: string;
   /** A failure while traffic was served (default: ignored; the client got its error page). */
   readonly onError?: (error: unknown) => void;
 }
@@ -48,6 +54,8 @@ export interface Ingress {
   readonly http: BoundAddress | undefined;
   /** Where the TLS listener listens, when it was asked for. */
   readonly tls: BoundAddress | undefined;
+  /** Listens on TCP edges' ports as the store has them now (it also looks after this process's changes, and now and then). */
+  syncTcpEdges(): Promise<void>;
   /** Stops listening and closes every connection. */
   close(): Promise<void>;
 }
@@ -58,6 +66,7 @@ export async function createIngress<C>(burrow: BurrowCore<any>, options: Ingress
   const accountOf = options.accountOf ?? (() => '');
   const routes = new IngressRoutes(burrow, options.sessions as () => readonly AgentSession<unknown>[], (session) => accountOf(session as AgentSession<C>));
   const policies = createIngressPolicies(burrow);
+  const carrier = createCarrier(burrow, policies, onError);
   const connections: Connections = new WeakMap();
   const httpServer = createHttpIngress(burrow, { routes, policies, connections, onError });
   const sockets = new Set<Socket>();
@@ -67,10 +76,20 @@ export async function createIngress<C>(burrow: BurrowCore<any>, options: Ingress
     socket.once('close', () => sockets.delete(socket));
   };
   httpServer.on('connection', track);
+  const tcp = createTcpIngress(burrow, {
+    host: options.http?.host ?? options.tls?.host ?? '127.0.0.1',
+    ...(options.publicHost ? { publicHost: options.publicHost } : {}),
+    routes,
+    carrier,
+    track,
+    onError,
+  });
+  const detach = burrow.services.tcpPorts.attach(tcp);
   const servers: { name: string; server: NetServer }[] = [];
   const close = async () => {
+    detach();
     for (const { name } of servers) burrow.services.listeners.delete(name);
-    const closed = Promise.all(servers.map(({ server }) => closeServer(server)));
+    const closed = Promise.all([...servers.map(({ server }) => closeServer(server)), tcp.close()]);
     for (const socket of sockets) socket.destroy();
     await closed;
   };
@@ -85,11 +104,12 @@ export async function createIngress<C>(burrow: BurrowCore<any>, options: Ingress
     const http = options.http || !options.tls ? await open('http_ingress', httpServer, options.http ?? {}) : undefined;
     let tls: BoundAddress | undefined;
     if (options.tls) {
-      const tlsServer = createTlsIngress(burrow, { routes, policies, certificates: createIngressCertificates(burrow), http: httpServer, connections, onError });
+      const tlsServer = createTlsIngress(burrow, { routes, carrier, certificates: createIngressCertificates(burrow), http: httpServer, connections, onError });
       tlsServer.on('connection', track);
       tls = await open('tls_ingress', tlsServer, options.tls);
     }
-    return { http, tls, close };
+    await tcp.syncEdges();
+    return { http, tls, syncTcpEdges: () => tcp.syncEdges(), close };
   } catch (error) {
     await close();
     throw error;

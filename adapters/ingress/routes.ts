@@ -1,3 +1,4 @@
+import type { Duplex } from 'node:stream';
 import type { AgentSession, AgentTunnel } from '../agent-gateway/index.ts';
 import { findCloudEndpoint, isInternalHost, type BurrowCore } from '../../lib/index.ts';
 import type { EndpointFacts } from '../../lib/policy/facts.ts';
@@ -34,6 +35,19 @@ export interface CloudTarget {
 
 /** What serves a name: the ingress applies its policy and, for an agent or edge target, proxies to it. */
 export type IngressTarget = AgentTarget | CloudTarget | EdgeTarget;
+
+/** A target traffic reaches as a stream of bytes: an agent's tunnel, or an edge's upstream. */
+export type StreamTarget = AgentTarget | EdgeTarget;
+
+/**
+ * Opens the stream traffic to `target` travels (a proxy stream of the agent's tunnel, or the
+ * edge's upstream), told the client's address and whether the bytes are TLS passed through
+ * (default: as the agent's bind says); throws, naming why, when it cannot.
+ */
+export function openStream(target: StreamTarget, clientAddr: string, passthroughTls?: boolean): Duplex {
+  if (target.kind === 'edge') return target.open(clientAddr, passthroughTls);
+  return target.session.openProxy(target.tunnel.tunnelId, { clientAddr, ...(passthroughTls === undefined ? {} : { passthroughTls }) });
+}
 
 /** The live sessions the ingress routes to (an agent gateway's `sessions`). */
 export type LiveSessions = () => readonly AgentSession<unknown>[];
@@ -93,6 +107,16 @@ export class IngressRoutes {
   /** The live agent tunnel bound to the TCP URL `url` (`tcp://host:port`), if one serves it. */
   tcp(url: string): AgentTarget | undefined {
     return this.#find((tunnel) => tunnel.request.kind === 'endpoint' && tunnel.request.proto === 'tcp' && tunnel.url === url, () => true);
+  }
+
+  /** The TCP edge holding `hostport` (canonical `host:port`), if one does. */
+  tcpEdge(hostport: string): Promise<EdgeTarget | undefined> {
+    return this.#edges.connection(hostport, 'tcp');
+  }
+
+  /** The TLS edge holding `hostname:443`, if one does. */
+  tlsEdge(hostname: string): Promise<EdgeTarget | undefined> {
+    return this.#edges.connection(`${hostname}:443`, 'tls');
   }
 
   #isInternal(hostname: string): boolean {

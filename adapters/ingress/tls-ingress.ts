@@ -9,19 +9,21 @@ import type { TlsTermination } from '../../lib/policy/decisions.ts';
 import { isDnsName } from '../../lib/conventions/acl.ts';
 import type { IngressCertificates, ServedCertificate } from './certificates.ts';
 import { CLIENT_HELLO_MAX_BYTES, ClientHelloError, serverNameOf } from './client-hello.ts';
-import { hostPort } from '../addresses.ts';
-import { connectionFacts, joinStreams, tlsFacts, type Connections } from './connections.ts';
-import type { IngressPolicies } from './policies.ts';
-import type { AgentTarget, IngressRoutes, IngressTarget } from './routes.ts';
+import type { Carrier } from './carry.ts';
+import { connectionFacts, tlsFacts, type Connections } from './connections.ts';
+import type { IngressRoutes, IngressTarget, StreamTarget } from './routes.ts';
 
 /**
  * The TLS ingress: TLS connections routed by their server name (SNI), read from the ClientHello
  * before any TLS is spoken (client-hello.ts).
  *
- * - A TLS endpoint of the name (an agent's `tls://` bind): its on_tcp_connect runs; unless it
- *   decides to terminate (terminate-tls, the agent's own termination options), the connection's
- *   bytes, ClientHello included, go down a proxy stream untouched and the agent's service
- *   terminates TLS itself; terminated here, the plain bytes go down instead.
+ * - A TLS endpoint of the name (an agent's `tls://` bind), else a TLS edge holding `name:443`:
+ *   its on_tcp_connect runs (carry.ts; an edge's modules: ip_restriction, tls_termination at the
+ *   edge with mutual_tls, policy, traffic_policy); unless it decides to terminate (terminate-tls,
+ *   the agent's own termination options, an edge's tls_termination at `edge`), the connection's
+ *   bytes, ClientHello included, go to the agent's tunnel or the edge's upstream untouched and the
+ *   service terminates TLS itself; terminated here, the plain bytes go instead. Either way the
+ *   connection is journaled (`tcp_connection_closed.v0`, server name the SNI).
  * - Any other name: Burrow terminates TLS with the name's certificate (certificates.ts) and hands
  *   the connection to the HTTP ingress, which routes its requests by Host to HTTPS endpoints; the
  *   on_tcp_connect of the name's HTTPS endpoint runs once, before the handshake, and decides its
@@ -33,7 +35,8 @@ import type { AgentTarget, IngressRoutes, IngressTarget } from './routes.ts';
 
 export interface TlsIngressOptions {
   readonly routes: IngressRoutes;
-  readonly policies: IngressPolicies;
+  /** Connections carried as bytes (carry.ts): on_tcp_connect runs through it for every name. */
+  readonly carrier: Carrier;
   readonly certificates: IngressCertificates;
   /** The HTTP ingress's server: terminated connections are handed to it. */
   readonly http: HttpServer;
@@ -43,7 +46,7 @@ export interface TlsIngressOptions {
 
 /** The TLS ingress's server (not listening); see the file comment. */
 export function createTlsIngress(burrow: BurrowCore<any>, options: TlsIngressOptions): Server {
-  const { routes, policies, certificates, onError } = options;
+  const { routes, carrier, certificates, onError } = options;
 
   async function accept(socket: Socket): Promise<void> {
     const startedAt = burrow.clock.now();
@@ -52,38 +55,30 @@ export function createTlsIngress(burrow: BurrowCore<any>, options: TlsIngressOpt
     const hello = await readClientHello(socket);
     if (!hello || !isDnsName(hello.name)) return void socket.destroy();
     const name = hello.name;
-    const passthrough = routes.tls(name);
+    // A TLS endpoint or edge takes the connection's bytes; any other name is served as HTTPS.
+    const stream: StreamTarget | undefined = routes.tls(name) ?? (await routes.tlsEdge(name));
     // Before the handshake only the name is known: an HTTPS edge's connection rules are its own, whatever the route.
-    const target: IngressTarget | undefined = passthrough ?? (await routes.http(name, ['https'], '/'));
+    const target: IngressTarget | undefined = stream ?? (await routes.http(name, ['https'], '/'));
+    const carried = stream ? carrier.start(socket, startedAt, name) : undefined;
     let termination: TlsTermination | undefined;
     if (target) {
-      const connected = await policies.engine.connect(policies.of(target), target.endpoint, connectionFacts(socket, startedAt));
-      // A refusal on a TLS connection can only close it (deny, restrict-ips, close-connection…).
-      if (connected.terminal) return void socket.destroy();
+      const connected = await carrier.admit(socket, target, carried?.conn ?? connectionFacts(socket, startedAt), carried?.trace);
+      if (!connected) return;
       termination = connected.tls;
     }
     socket.unshift(hello.bytes);
-    if (passthrough && !termination) return forward(socket, passthrough, socket, true);
+    if (stream && carried && !termination) {
+      socket.setTimeout(0);
+      return carrier.join(socket, stream, carried.conn, carried.trace, true);
+    }
     const served = termination?.serverCertificate && termination.serverPrivateKey ? ownCertificate(termination) : await certificates.for(name);
     const secure = await terminate(socket, served, termination);
     if (!secure) return;
     socket.setTimeout(0);
+    if (stream && carried) return carrier.join(secure, stream, carried.conn, carried.trace, false);
     const info = { startedAt, tls: tlsFacts(secure, served.certificatePem), ...(target ? { connectRanFor: target.endpoint.id } : {}) };
-    if (passthrough) return forward(secure, passthrough, socket, false);
     options.connections.set(secure as unknown as Socket, info);
     options.http.emit('connection', secure);
-  }
-
-  /** The connection's bytes down a proxy stream of the agent's TLS endpoint. */
-  function forward(client: Socket | TLSSocket, target: AgentTarget, raw: Socket, passthroughTls: boolean): void {
-    raw.setTimeout(0);
-    const conn = connectionFacts(raw, burrow.clock.now());
-    try {
-      joinStreams(client, target.session.openProxy(target.tunnel.tunnelId, { clientAddr: hostPort(conn.clientIp, conn.clientPort), passthroughTls }));
-    } catch {
-      // The agent went away meanwhile: the endpoint is offline.
-      client.destroy();
-    }
   }
 
   /** The TLS session on `socket` as `termination` asks, once its handshake (and client certificate check) passed. */

@@ -1,16 +1,18 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import type { Duplex, Readable } from 'node:stream';
 import type { PolicyLogEntry, PolicyTerminal, RuleRecord } from '../../lib/policy/decisions.ts';
 import type { ConnectionFacts, HeaderList } from '../../lib/policy/facts.ts';
-import type { HttpTraffic, TrafficEndpoint } from '../../lib/traffic.ts';
+import type { HttpTraffic, TcpTraffic, TrafficEndpoint } from '../../lib/traffic.ts';
 
 /**
- * What the HTTP ingress saw of one exchange, gathered as it is served and reported once, when the
- * client's response closes (answered, or its connection gone), as the plain `HttpTraffic` the
- * traffic journal keeps (lib/traffic-journal.ts). The ingress tells it where the request went
- * (`routed`), what each policy phase decided (`decided`) and what the client was sent
- * (`answered`); bodies are counted as they stream, never held.
+ * What the ingress saw of one HTTP exchange (`HttpTrace`) or one TCP/TLS connection carried as
+ * bytes (`TcpTrace`), gathered as it is served and reported once as the plain `HttpTraffic` or
+ * `TcpTraffic` the traffic journal keeps (lib/traffic-journal.ts): an exchange when the client's
+ * response closes (answered, or its connection gone), a connection when its socket closes. The
+ * ingress tells it where the traffic went (`routed`), what each policy phase decided (`decided`)
+ * and what the client was sent; bodies and bytes are counted as they stream, never held.
  */
 
 /** What a policy phase answered the ingress (lib/policy/decisions.ts), as far as the trace reads it. */
@@ -110,3 +112,55 @@ export class HttpTrace {
 }
 
 const scheme = (req: IncomingMessage) => ((req.socket as { encrypted?: boolean }).encrypted ? 'https' : 'http');
+
+/**
+ * One client connection carried as bytes (TCP endpoints and edges, TLS passed through or
+ * terminated for a TLS endpoint or edge), reported when its socket closes. Bytes are the socket's
+ * own counts (with TLS, the TLS records).
+ */
+export class TcpTrace {
+  readonly #started = performance.now();
+  #endpoint: TrafficEndpoint | undefined;
+  #account: string | undefined;
+  readonly #rules: RuleRecord[] = [];
+  readonly #logs: PolicyLogEntry[] = [];
+  #answeredBy: TcpTraffic['answeredBy'] = 'ingress';
+
+  /** Starts tracing the connection on `socket` (`conn` as the policy sees it); `report` gets it once the socket closes. */
+  constructor(socket: Socket, conn: ConnectionFacts, serverName: string, report: (traffic: TcpTraffic) => void) {
+    socket.once('close', () =>
+      report({
+        protocol: 'tcp',
+        account: this.#account,
+        endpoints: this.#endpoint ? [this.#endpoint] : [],
+        conn,
+        rules: this.#rules,
+        logs: this.#logs,
+        answeredBy: this.#answeredBy,
+        startedAt: conn.startedAt,
+        durationMs: Math.round((performance.now() - this.#started) * 1000) / 1000,
+        bytesIn: socket.bytesRead,
+        bytesOut: socket.bytesWritten,
+        serverName,
+      }),
+    );
+  }
+
+  /** The connection reached `endpoint` of `account`. */
+  routed(endpoint: TrafficEndpoint, account: string): void {
+    this.#endpoint = { id: endpoint.id, url: endpoint.url };
+    this.#account = account || undefined;
+  }
+
+  /** on_tcp_connect ran; one that closed the connection ends it for the policy. */
+  decided(outcome: PhaseOutcome): void {
+    this.#rules.push(...outcome.rules);
+    this.#logs.push(...outcome.logs);
+    if (outcome.terminal) this.#answeredBy = 'policy';
+  }
+
+  /** The connection's bytes go to the upstream from now on. */
+  carried(): void {
+    this.#answeredBy = 'upstream';
+  }
+}

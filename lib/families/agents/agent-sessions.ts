@@ -7,6 +7,7 @@ import { addPair, claimUnique, findByUnique, findUnique, membersOf, removePair, 
 import { inactiveOwnerError, isInactive, OWNER_KINDS, ownerKind } from '../../owners.ts';
 import { respond, scopeOf } from '../../resource.ts';
 import { INSTANCE_SCOPE, readAll, type StoreReader } from '../../store.ts';
+import type { TcpPortLease, TcpPorts } from '../../tcp-ports.ts';
 import { CREDENTIAL_KIND } from '../credentials/index.ts';
 import { findReservedDomain } from '../domains/index.ts';
 import { isInternalHost } from '../endpoints/index.ts';
@@ -40,6 +41,14 @@ import { endTunnel, startTunnel, TUNNEL_KIND, type TunnelProto, type TunnelRecor
  * forward-internal); a tcp bind with an address needs the account's reserved address, and without
  * one gets a free `0.tcp.<region>.<service zone>:<port>` (hosts 1–9 are reserved
  * addresses'). A URL is bound by one tunnel at a time across the instance.
+ *
+ * A tcp bind the ingress of this process carries (`listened`, when an ingress is attached to
+ * `services.tcpPorts`) gets a real listening port first, outside the transaction (listening is not
+ * work to repeat): without an address any free port, and the URL is the address clients dial
+ * (`tcp://localhost:PORT`, or the ingress's public host); with a reserved address, that address's
+ * own port on the ingress host, and the URL stays the reserved address. A port that cannot be
+ * listened on refuses the bind (9019, naming the port). The port is released when the bind is
+ * refused, and when the tunnel or its session ends.
  */
 
 /** How an agent proves who it is: a tunnel credential's token, or an SSH key registered in an account. */
@@ -83,6 +92,8 @@ interface NamedBind extends BindCommon {
 interface AddressBind extends BindCommon {
   readonly proto: 'tcp';
   readonly addr?: string;
+  /** Whether this process's ingress routes the transport's sessions: then the bind gets a real listening port (see the file comment). */
+  readonly listened?: boolean;
 }
 interface LabeledBind extends BindCommon {
   readonly proto: 'labeled';
@@ -197,6 +208,44 @@ const FREE_ADDR_PROBES = 64;
 
 /** Starts one tunnel (and its endpoint) on a live session: see the file comment for the rules. */
 export async function bindAgentTunnel(instance: Instance, account: string, sessionId: string, bind: AgentBind): Promise<BoundTunnel> {
+  for (let attempt = 1; ; attempt++) {
+    const lease = bind.proto === 'tcp' && bind.listened ? await listenFor(instance.services.tcpPorts, bind.addr) : undefined;
+    let bound: BoundTunnel;
+    try {
+      bound = await startBoundTunnel(instance, account, sessionId, bind, lease);
+    } catch (error) {
+      lease?.release();
+      // Another server of the store (on another host) may have the same free port's URL: take another port.
+      const taken = error instanceof ApiError && error.code === AGENTS_ERRORS.AGENT_URL_BOUND.code;
+      if (lease && bind.proto === 'tcp' && !bind.addr && taken && attempt < FREE_PORT_ATTEMPTS) continue;
+      throw error;
+    }
+    if (lease) {
+      lease.serve(bound.url!);
+      instance.services.tcpPorts.hold(sessionId, bound.tunnelId, lease);
+    }
+    return bound;
+  }
+}
+
+/** Free ports tried for one TCP bind whose URL another server's tunnel holds. */
+const FREE_PORT_ATTEMPTS = 4;
+
+/** The port the ingress listens on for a TCP bind (a reserved address's own, else any free one), or undefined without an ingress. */
+async function listenFor(ports: TcpPorts, addr: string | undefined): Promise<TcpPortLease | undefined> {
+  const listener = ports.listener;
+  if (!listener) return undefined;
+  const port = addr === undefined ? 0 : Number(/:(\d{1,5})$/.exec(addr)?.[1] ?? NaN);
+  // An address without a port is no reserved address: the transaction refuses it.
+  if (!Number.isInteger(port)) return undefined;
+  try {
+    return await listener.listen(port);
+  } catch (error) {
+    throw new ApiError(AGENTS_ERRORS.AGENT_PORT_UNAVAILABLE, `${addr === undefined ? 'tcp' : `addr: ${addr}`}: the ingress cannot listen: ${(error as Error).message}`, { port: String(port) });
+  }
+}
+
+async function startBoundTunnel(instance: Instance, account: string, sessionId: string, bind: AgentBind, lease: TcpPortLease | undefined): Promise<BoundTunnel> {
   return instance.perform(operatorIn(account), async (ctx) => {
     const session = await liveSession(ctx, sessionId);
     const credentialRecord = await ctx.tx.get({ account, kind: session.credential.kind }, session.credential.id);
@@ -212,7 +261,7 @@ export async function bindAgentTunnel(instance: Instance, account: string, sessi
     const zone = ctx.services.simulation.serviceZone;
     let url: string;
     if (bind.proto === 'tcp') {
-      const addr = bind.addr ? bind.addr.toLowerCase() : await freeAddress(ctx, session.region);
+      const addr = bind.addr ? bind.addr.toLowerCase() : (lease?.address ?? (await freeAddress(ctx, session.region)));
       if (bind.addr && !(await findReservedAddr(ctx, addr))) {
         throw new ApiError(AGENTS_ERRORS.AGENT_ADDR_NOT_RESERVED, `addr: ${addr} is not a reserved address of this account; reserve it (POST /reserved_addrs) or bind without an address for a free one`);
       }
@@ -253,10 +302,13 @@ export async function unbindAgentTunnel(instance: Instance, account: string, ses
     const record = (await ctx.tx.get(scopeOf(ctx, TUNNEL_KIND), tunnelId)) as TunnelRecord | undefined;
     if (record?.session_id === sessionId) await endTunnel(ctx, record);
   });
+  instance.services.tcpPorts.releaseTunnel(tunnelId);
 }
 
 /** Ends a session whose agent went (disconnect, heartbeat timeout); answers false when it had ended already. */
 export async function closeAgentSession(instance: Instance, account: string, sessionId: string): Promise<boolean> {
+  // The session's ports go whether or not its records had gone already (a deleted credential ends them first).
+  instance.services.tcpPorts.releaseSession(sessionId);
   return instance.perform(operatorIn(account), async (ctx) => {
     const session = (await ctx.tx.get(scopeOf(ctx, TUNNEL_SESSION_KIND), sessionId)) as TunnelSessionRecord | undefined;
     if (!session) return false;

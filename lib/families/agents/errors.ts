@@ -21,4 +21,5 @@ export const AGENTS_ERRORS = {
   AGENT_ADDR_NOT_RESERVED: errorSpec(9016, 403),
   AGENT_URL_BOUND: errorSpec(9017, 409),
   AGENT_SESSION_ENDED: errorSpec(9018, 409),
+  AGENT_PORT_UNAVAILABLE: errorSpec(9019, 409),
 } as const satisfies Record<string, ErrorSpec>;

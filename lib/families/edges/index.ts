@@ -22,7 +22,7 @@ export const edgesFamily = defineFamily({
 
 export { httpsEdges, routePath, type HttpsEdgeRecord } from './https.ts';
 export type { StoredModule } from './modules.ts';
-export { findEdgeByHostport } from './shared.ts';
+export { findEdgeByHostport, tcpEdgeHostports } from './shared.ts';
 export { routeEdgeTraffic, selectRoute, type AppliedModules, type EdgeModuleHolder, type EdgeTraffic } from './traffic.ts';
 
 export { EDGES_ERRORS } from './errors.ts';

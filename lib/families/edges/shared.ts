@@ -3,7 +3,8 @@ import type { OperationContext } from '../../context.ts';
 import { ApiError, ERRORS, fail } from '../../conventions/errors.ts';
 import { INSTANCE_SCOPE, type StoreReader } from '../../store.ts';
 import { description, metadata, storedId } from '../../conventions/fields.ts';
-import { claimUnique, findUnique, releaseUnique } from '../../indexes.ts';
+import { claimUnique, findUnique, releaseUnique, uniqueEntries } from '../../indexes.ts';
+import { LIMITS } from '../../limits.ts';
 import { defineResource, keepIndexes, scopeOf, stripPathIds, type BaseRecord, type ResourceDefinition } from '../../resource.ts';
 import { parseHostPort } from '../backends/index.ts';
 import { findReservedAddr } from '../reserved-addrs/index.ts';
@@ -60,6 +61,16 @@ export async function findEdgeByHostport(reader: StoreReader, hostport: string):
   return { account: holder.slice(0, cut), edgeId: holder.slice(cut + 1) };
 }
 
+/**
+ * The hostports TCP edges hold, in every account, with their edge: what an ingress listens for
+ * (one range read of the instance-wide hostport index, at most `ingress_tcp_edge_ports` of them).
+ */
+export async function tcpEdgeHostports(reader: StoreReader): Promise<{ readonly hostport: string; readonly account: string; readonly edgeId: string }[]> {
+  const held = await uniqueEntries(reader, INSTANCE_SCOPE, 'edge', 'hostport', Number.POSITIVE_INFINITY);
+  const tcp = held.filter((entry) => entry.recordId.includes('/edgtcp_')).slice(0, LIMITS.ingress_tcp_edge_ports.value);
+  return tcp.map(({ value, recordId }) => ({ hostport: value, account: recordId.slice(0, recordId.indexOf('/')), edgeId: recordId.slice(recordId.indexOf('/') + 1) }));
+}
+
 const EDGE_LABELS: Record<string, string> = { edgtcp: 'TCP edge', edgtls: 'TLS edge', edghts: 'HTTPS edge' };
 
 /** A kind-specific hostport rule (HTTPS edges: port 443). */
@@ -69,7 +80,7 @@ export type HostportRule = (host: string, port: number, field: string) => void;
  * Claims `requested` for `edgeId` (which held `previous`): validates each, refuses duplicates and
  * hostports another edge holds, and moves the index entries. Returns the canonical list.
  */
-async function claimHostports(ctx: OperationContext, edgeId: string, previous: readonly string[], requested: readonly string[], rule?: HostportRule): Promise<string[]> {
+async function claimHostports(ctx: OperationContext, edgeId: string, previous: readonly string[], requested: readonly string[], rule?: HostportRule, listened?: boolean): Promise<string[]> {
   const next: string[] = [];
   for (const [index, text] of requested.entries()) {
     const field = `hostports[${index}]`;
@@ -99,6 +110,8 @@ async function claimHostports(ctx: OperationContext, edgeId: string, previous: r
     }
   }
   await syncEdgeEndpoints(ctx, edgeId, next);
+  // The ingress of this process listens on TCP edges' ports: it looks again once the change is committed.
+  if (listened && (next.length !== previous.length || next.some((hostport, i) => hostport !== previous[i]))) ctx.afterCommit(() => ctx.services.tcpPorts.edgesChanged());
   return next;
 }
 
@@ -118,6 +131,8 @@ export interface EdgeKindOptions<R extends EdgeRecord> {
   readonly listKey: string;
   readonly modules: readonly ModuleSpec[];
   readonly hostportRule?: HostportRule;
+  /** Whether an ingress listens on the hostports' ports (TCP edges), so it is told of changes. */
+  readonly listened?: boolean;
   readonly checkModules?: (record: R, changed: readonly string[]) => void;
   /** Fields a new edge starts with besides hostports and modules (HTTPS: `routes: []`). */
   readonly initial?: () => Record<string, unknown>;
@@ -158,7 +173,7 @@ export function defineEdge<R extends EdgeRecord>(options: EdgeKindOptions<R>): E
       const modules = await storeModules(ctx, options.modules, input);
       const record = { ...base, ...options.initial?.(), ...modules, hostports: [] as string[] } as unknown as R;
       options.checkModules?.(record, Object.keys(modules).filter((name) => modules[name] !== null));
-      const hostports = await claimHostports(ctx, base.id, [], (input.hostports as string[] | null | undefined) ?? [], options.hostportRule);
+      const hostports = await claimHostports(ctx, base.id, [], (input.hostports as string[] | null | undefined) ?? [], options.hostportRule, options.listened);
       return { ...record, hostports, reservations: await reservationsOf(ctx, hostports) };
     },
     async update(ctx, record, patch) {
@@ -166,7 +181,7 @@ export function defineEdge<R extends EdgeRecord>(options: EdgeKindOptions<R>): E
       const next = { ...record, ...modules } as R;
       options.checkModules?.(next, Object.keys(modules));
       if (patch.hostports === undefined) return next;
-      const hostports = await claimHostports(ctx, record.id, record.hostports, (patch.hostports as string[] | null) ?? [], options.hostportRule);
+      const hostports = await claimHostports(ctx, record.id, record.hostports, (patch.hostports as string[] | null) ?? [], options.hostportRule, options.listened);
       return { ...next, hostports, reservations: await reservationsOf(ctx, hostports) };
     },
     toResponse: (ctx, record, base) => ({
@@ -176,7 +191,7 @@ export function defineEdge<R extends EdgeRecord>(options: EdgeKindOptions<R>): E
       ...options.respondExtra?.(ctx, record),
     }),
     async beforeDelete(ctx, record) {
-      await claimHostports(ctx, record.id, record.hostports, []);
+      await claimHostports(ctx, record.id, record.hostports, [], undefined, options.listened);
       await options.onDelete?.(ctx, record);
     },
   });

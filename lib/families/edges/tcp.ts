@@ -5,6 +5,7 @@ import { defineEdge } from './shared.ts';
 /**
  * TCP edges (/edges/tcp): hostports (any `host:port`) plus the backend, ip_restriction, policy and
  * traffic_policy modules (its phase: on_tcp_connect). TCP traffic is never decrypted, so there is nothing like TLS termination here.
+ * An ingress listens on each hostport's port on its own host (adapters/ingress/tcp-ingress.ts).
  */
 export const tcpEdges = defineEdge({
   prefix: 'edgtcp',
@@ -14,4 +15,5 @@ export const tcpEdges = defineEdge({
   path: '/edges/tcp',
   listKey: 'tcp_edges',
   modules: [BACKEND_MODULE, IP_RESTRICTION_MODULE, POLICY_MODULE, trafficPolicyModule(CONNECTION_PHASES)],
+  listened: true,
 });

@@ -78,3 +78,14 @@ export async function startApp(t: TestContext, name = 'app'): Promise<number> {
   });
   return (server.address() as { port: number }).port;
 }
+
+/** Waits for the next value `take` accepts among those `subscribe` hands out. */
+export function next<T>(subscribe: (listener: (value: T) => void) => () => void, take: (value: T) => boolean = () => true): Promise<T> {
+  return new Promise((resolve) => {
+    const stop = subscribe((value) => {
+      if (!take(value)) return;
+      stop();
+      resolve(value);
+    });
+  });
+}

@@ -5,6 +5,7 @@ import { createFetchHandler } from '../../../adapters/http/index.ts';
 import { MemoryStore } from '../../../adapters/stores/memory-store.ts';
 import { createBurrow, type Delivery, type Traffic } from '../../../lib/index.ts';
 import { callIngress, startLiveIngress } from '../../fixtures/live-ingress.ts';
+import { next } from './helpers.ts';
 
 /**
  * Seen, not guessed: every exchange through the ingress lands in the traffic journal with the
@@ -16,17 +17,6 @@ import { callIngress, startLiveIngress } from '../../fixtures/live-ingress.ts';
 
 const OPERATOR = 'traffic-test-operator';
 const HOST = 'app.example.com';
-
-/** Waits for the next value `take` accepts among those `subscribe` hands out. */
-function next<T>(subscribe: (listener: (value: T) => void) => () => void, take: (value: T) => boolean = () => true): Promise<T> {
-  return new Promise((resolve) => {
-    const stop = subscribe((value) => {
-      if (!take(value)) return;
-      stop();
-      resolve(value);
-    });
-  });
-}
 
 async function setUp(t: TestContext) {
   const deliveries = new Set<(delivery: Delivery) => void>();
