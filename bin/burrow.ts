@@ -446,7 +446,8 @@ async function serve(settings: ReturnType<typeof parseCli>, store: Store): Promi
     settings.httpIngressAddr || settings.tlsIngressAddr
       ? await startEdge('the ingress', async () =>
           (await import('../adapters/ingress/index.ts')).createIngress(burrow, {
-            sessions: () => agentGateway?.sessions() ?? [],
+            // SSH sessions serve their endpoints as agents do (adapters/ssh-gateway/routable.ts).
+            sessions: () => [...(agentGateway?.sessions() ?? []), ...(sshGateway?.routableSessions() ?? [])],
             accountOf: (session) => session.context.account,
             ...(settings.httpIngressAddr ? { http: settings.httpIngressAddr } : {}),
             ...(settings.tlsIngressAddr ? { tls: settings.tlsIngressAddr } : {}),

@@ -13,6 +13,8 @@ import {
 import type { Timers } from '../agent-gateway/index.ts';
 import { hostPort } from '../agent-gateway/index.ts';
 import type { SshBindRequest } from './command.ts';
+import { routableSession } from './routable.ts';
+import type { AgentSession } from '../agent-gateway/session-handler.ts';
 import { createSshGateway, type SshGateway, type SshGatewayAddress } from './gateway.ts';
 import { SshGatewayError, type SshPublicKey, type SshSession, type SshSessionHandler } from './session-handler.ts';
 
@@ -51,6 +53,8 @@ export interface RunningSshGateway {
   readonly hostKey: string;
   /** The sessions this gateway holds now. */
   sessions(): SshSession<SshLiveContext>[];
+  /** The same sessions as the ingress routes to them, beside the agent gateway's (routable.ts). */
+  routableSessions(): AgentSession<SshLiveContext>[];
   /** Stops listening and ends every session (their records go); resolves once all are recorded. */
   close(): Promise<void>;
 }
@@ -137,6 +141,7 @@ export async function startSshGateway(burrow: BurrowCore<any>, options: SshGatew
     serverAddr,
     hostKey: running.hostKeys()[0]!,
     sessions: () => running.sessions(),
+    routableSessions: () => running.sessions().map(routableSession),
     async close() {
       services.listeners.delete('ssh');
       await running.close();

@@ -19,3 +19,4 @@ export {
 } from './session-handler.ts';
 export { COMMAND_SYNTAX_VERSION, type BasicAuthCredential, type RemoteForward, type SshBindRequest } from './command.ts';
 export { startSshGateway, type RunningSshGateway, type SshGatewayStartOptions, type SshLiveContext } from './burrow-gateway.ts';
+export { routableSession } from './routable.ts';

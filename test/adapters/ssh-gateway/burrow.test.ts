@@ -5,6 +5,8 @@ import { parseCli } from '../../../bin/burrow.ts';
 import { sshKeygen, tempDir } from '../../fixtures/openssh.ts';
 import { startServer, type RunningServer } from '../../helpers.ts';
 import { until } from '../agent-gateway/helpers.ts';
+import { callIngress } from '../../fixtures/live-ingress.ts';
+import { createServer } from 'node:http';
 import { OPENSSH_MISSING, runSsh, type SshKey, type SshTarget } from './helpers.ts';
 import { keyFingerprint } from '../../../adapters/ssh-gateway/index.ts';
 
@@ -29,7 +31,7 @@ function key(name: string): SshKey {
 
 before(async () => {
   if (skip) return;
-  server = await startServer(['--quiet', '--ssh-addr', '127.0.0.1:0']);
+  server = await startServer(['--quiet', '--ssh-addr', '127.0.0.1:0', '--http-ingress-addr', '127.0.0.1:0']);
   client = new Ngrok({ apiToken: server.token!, baseUrl: server.url });
   const health = await server.request('GET', '/_burrow/health', undefined, { token: null });
   const [host, port] = String(health.body.listeners.ssh).split(':');
@@ -75,6 +77,36 @@ describe('burrow serve --ssh-addr', { skip }, () => {
     await until(sessions, (list) => list.length === 0, 'the session gone');
     assert.deepEqual(await client.tunnels.list(), []);
     await client.sshCredentials.delete(credential.id).catch(() => undefined);
+  });
+
+  test('its endpoint serves traffic through the ingress, down the ssh client to its local service, with the header flags applied; gone with the session', async (t) => {
+    const mine = key('traffic');
+    const credential = await client.sshCredentials.create({ publicKey: mine.publicKey });
+    t.after(() => client.sshCredentials.delete(credential.id).catch(() => undefined));
+    const app = createServer((req, res) => res.end(`${req.method} ${req.url} for ${req.headers['x-forwarded-for']} ${req.headers['x-from-flag'] ?? ''}`));
+    await new Promise<void>((resolve) => app.listen(0, '127.0.0.1', resolve));
+    t.after(() => {
+      app.closeAllConnections();
+      app.close();
+    });
+    const health = await server.request('GET', '/_burrow/health', undefined, { token: null });
+    const ingressPort = Number(String(health.body.listeners.http_ingress).split(':')[1]);
+    const local = (app.address() as { port: number }).port;
+    const ssh = runSsh(t, { ...target, key: mine }, ['-R', `0:localhost:${local}`, 'v2@127.0.0.1', 'http', '--request-header-add', 'x-from-flag:yes']);
+    const [, url] = await ssh.waitForStdout(/Forwarding  (https:\/\/\S+)\n/);
+    const host = new URL(url!).host;
+
+    for (const path of ['/one', '/two?x=1']) {
+      const answer = await callIngress(ingressPort, host, path, { method: 'POST', body: Buffer.from('body') });
+      assert.equal(answer.status, 200, answer.text);
+      assert.equal(answer.text, `POST ${path} for 127.0.0.1 yes`);
+    }
+
+    ssh.child.kill('SIGTERM');
+    await until(sessions, (list) => list.length === 0, 'the session gone');
+    const offline = await callIngress(ingressPort, host, '/one');
+    assert.equal(offline.status, 404);
+    assert.equal(offline.headers['ngrok-error-code'], 'ERR_BURROW_3200');
   });
 
   test("the credential's ACL applies to the bind; deleting the credential ends the session and the user reads why", async (t) => {
