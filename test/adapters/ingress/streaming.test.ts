@@ -32,6 +32,14 @@ async function readAll(res: IncomingMessage, onFirst?: () => void): Promise<numb
   return total;
 }
 
+/** A GET of `path` for the live ingress's domain, on a connection of its own; resolves with the answer's head. */
+async function get(live: { port: number; domain: string }, path: string): Promise<IncomingMessage> {
+  const req = request({ host: '127.0.0.1', port: live.port, path, headers: { host: live.domain }, agent: false });
+  req.end();
+  const [res] = (await once(req, 'response')) as [IncomingMessage];
+  return res;
+}
+
 describe('HTTP ingress: bodies stream through', () => {
   test('an upload: the app sees the first bytes before the client has sent the last', { timeout: 120_000 }, async (t) => {
     const live = await startLiveIngress(t, createBurrow({ store: new MemoryStore() }), {
@@ -77,13 +85,12 @@ describe('HTTP ingress: bodies stream through', () => {
     const session = await live.agent();
     await session.httpEndpoint().domain(live.domain).listenAndForward(live.appUrl);
 
-    const req = request({ host: '127.0.0.1', port: live.port, path: '/download', headers: { host: live.domain }, agent: false });
-    req.end();
-    const [res] = (await once(req, 'response')) as [IncomingMessage];
+    const res = await get(live, '/download');
     assert.equal(res.statusCode, 200);
     assert.equal(await readAll(res, clientGotFirst.resolve), CHUNK.length * CHUNKS);
     assert.deepEqual(live.errors, []);
   });
+
   test("an answer the app cuts short is cut short for the client too (never completed, never hung); the next request is served", { timeout: 120_000 }, async (t) => {
     const live = await startLiveIngress(t, createBurrow({ store: new MemoryStore() }), {
       app: (req, res) => {
@@ -95,9 +102,7 @@ describe('HTTP ingress: bodies stream through', () => {
     const agent = await live.agent();
     await agent.httpEndpoint().domain(live.domain).listenAndForward(live.appUrl);
 
-    const req = request({ host: '127.0.0.1', port: live.port, path: '/cut', headers: { host: live.domain }, agent: false });
-    req.end();
-    const [res] = (await once(req, 'response')) as [IncomingMessage];
+    const res = await get(live, '/cut');
     assert.equal(res.statusCode, 200);
     let received = 0;
     await assert.rejects(
@@ -108,9 +113,7 @@ describe('HTTP ingress: bodies stream through', () => {
     );
     assert.ok(received < CHUNK.length * 4, `the client got ${received} bytes of an answer the app cut`);
 
-    const next = request({ host: '127.0.0.1', port: live.port, path: '/', headers: { host: live.domain }, agent: false });
-    next.end();
-    const [whole] = (await once(next, 'response')) as [IncomingMessage];
+    const whole = await get(live, '/');
     assert.equal(whole.statusCode, 200);
     let text = '';
     for await (const chunk of whole) text += String(chunk);
