@@ -58,7 +58,7 @@ export function createHttpHandler(burrow: BurrowCore<any>, options: HttpHandlerO
   // The base of every uri: where the client reached Burrow (origin, host mount path, basePath).
   const baseUrlOf = (request: HttpRequest) => burrow.options.baseUrl ?? `${request.origin}${request.mountPath ?? ''}${basePath}`;
   return async (sent) => {
-    const started = performance.now();
+    const started = options.log ? performance.now() : 0;
     const requestId = burrow.newOperationId();
     const request = basePath === '' ? sent : withinBasePath(sent, basePath);
     let response: HttpResponse;
