@@ -232,7 +232,10 @@ export class BurrowCore<K extends FamilyKinds = FamilyKinds> implements Instance
       await sequence?.save();
       return { body, results, actions };
     });
-    for (const [i, hook] of hooks.entries()) await hook.committed?.(results[i], this.services);
+    for (const [i, hook] of hooks.entries()) {
+      const delivered = hook.committed?.(results[i], this.services);
+      if (delivered) await delivered;
+    }
     for (const action of actions) action();
     return body;
   }

@@ -59,7 +59,7 @@ export interface WriteHook {
   /** Inside the transaction, after the operation's work, with the events it emitted (may be none). */
   inside(ctx: OperationContext, emitted: readonly EmittedEvent[]): Promise<unknown>;
   /** After the transaction committed, with what `inside` answered in the run that committed. */
-  committed?(result: unknown, services: Services): Promise<void>;
+  committed?(result: unknown, services: Services): Promise<void> | undefined;
   /**
    * Whether an event of `type` emitted in `account` would be kept (absent: it may be), so a
    * producer of frequent events (the ingress's traffic events) skips the write when nobody asks.

@@ -26,8 +26,8 @@ export async function findUnique(reader: StoreReader, account: string, kind: str
 
 /** The record of `kind` whose `field` is `value`, or undefined (two reads). */
 export async function findByUnique(reader: StoreReader, account: string, kind: string, field: string, value: string) {
-  const id = await findUnique(reader, account, kind, field, value);
-  return id === undefined ? undefined : reader.get({ account, kind }, id);
+  const entry = await reader.get({ account, kind: UNIQUE }, uniqueId(kind, field, value));
+  return entry ? reader.get({ account, kind }, String(entry.record_id)) : undefined;
 }
 
 /**

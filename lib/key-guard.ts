@@ -1,4 +1,4 @@
-import { fail } from './conventions/errors.ts';
+import { ApiError, ERRORS } from './conventions/errors.ts';
 import { isStorableKey } from './conventions/ids.ts';
 import { isPageRead, type PageQuery, type Read, type ReadResult, type Scope, type Store, type StoreReader, type StoreTransaction, type StoredRecord } from './store.ts';
 
@@ -96,9 +96,9 @@ class GuardedTransaction implements StoreTransaction {
     return guardedPage(this.#tx, scope, query);
   }
 
-  async put(scope: Scope, record: StoredRecord) {
-    writable(scope, record.id);
-    return this.#tx.put(scope, record);
+  // Not async (a write of every POST): an unstorable key still rejects rather than throws.
+  put(scope: Scope, record: StoredRecord) {
+    return storable(scope, record.id) ? this.#tx.put(scope, record) : Promise.reject(unstorable(scope, record.id));
   }
 
   async insert(scope: Scope, record: StoredRecord) {
@@ -117,9 +117,18 @@ class GuardedTransaction implements StoreTransaction {
 
 /** Refuses a write under an unstorable key. */
 function writable(scope: Scope, id: string): void {
-  if (!storable(scope, id)) refuse(storable(scope) ? id : `${scope.account} ${scope.kind}`);
+  if (!storable(scope, id)) throw unstorable(scope, id);
+}
+
+/** The refusal of a write under an unstorable key. */
+function unstorable(scope: Scope, id: string): ApiError {
+  return refusal(storable(scope) ? id : `${scope.account} ${scope.kind}`);
 }
 
 function refuse(text: string): never {
-  fail('INVALID_FIELD', `${JSON.stringify(text)} holds NUL or an unpaired surrogate, which no id or name may hold`);
+  throw refusal(text);
+}
+
+function refusal(text: string): ApiError {
+  return new ApiError(ERRORS.INVALID_FIELD, `${JSON.stringify(text)} holds NUL or an unpaired surrogate, which no id or name may hold`);
 }

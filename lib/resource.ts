@@ -243,8 +243,13 @@ export function respond<R extends BaseRecord>(ctx: OperationContext, def: Resour
   return def.toResponse(ctx, record, baseResponse(ctx, def, record));
 }
 
-/** Runs the reactions other families registered to this write of a record of `def` (lib/family.ts). */
-async function react(ctx: OperationContext, def: ResourceDefinition<any>, on: 'created' | 'updated' | 'deleted', before: BaseRecord | undefined, after: BaseRecord | undefined): Promise<void> {
+/**
+ * What follows a write of a record of `def`: its indexes (where it has unique fields or
+ * references), then the reactions other families registered to it (lib/family.ts). A kind with
+ * neither costs one call.
+ */
+async function afterWrite(ctx: OperationContext, def: ResourceDefinition<any>, on: 'created' | 'updated' | 'deleted', before: BaseRecord | undefined, after: BaseRecord | undefined): Promise<void> {
+  if (def.unique || def.references) await keepIndexes(ctx, def, before, after);
   for (const reaction of ctx.services.kinds.reactionsTo(def.kind)) if (reaction.on.includes(on)) await reaction.run(ctx, before, after);
 }
 
@@ -268,8 +273,7 @@ export async function createRecord<R extends BaseRecord>(ctx: OperationContext, 
   });
   const { record, reveal } = unwrapCreated(await def.create(ctx, parsed, base, prepared));
   await ctx.tx.put(scopeOf(ctx, def.kind), record);
-  await keepIndexes(ctx, def, undefined, record);
-  await react(ctx, def, 'created', undefined, record);
+  await afterWrite(ctx, def, 'created', undefined, record);
   const response = respond(ctx, def, record);
   emitAudit(ctx, def, 'created', response);
   return reveal ? Object.assign({}, response, reveal) : response;
@@ -293,8 +297,7 @@ export async function updateRecord<R extends BaseRecord>(ctx: OperationContext, 
 /** Stores `next` in place of `current` with its indexes and emits `<event>_updated`; answers the response. */
 export async function replaceRecord<R extends BaseRecord>(ctx: OperationContext, def: ResourceDefinition<R>, current: R, next: R): Promise<Record<string, unknown>> {
   await ctx.tx.put(scopeOf(ctx, def.kind), next);
-  await keepIndexes(ctx, def, current, next);
-  await react(ctx, def, 'updated', current, next);
+  await afterWrite(ctx, def, 'updated', current, next);
   const response = respond(ctx, def, next);
   emitAudit(ctx, def, 'updated', response);
   return response;
@@ -306,8 +309,7 @@ export async function deleteRecord<R extends BaseRecord>(ctx: OperationContext, 
   await refuseIfReferenced(ctx, def.label, record.id, def.inUseError);
   await def.beforeDelete?.(ctx, record);
   await ctx.tx.delete(scopeOf(ctx, def.kind), record.id);
-  await keepIndexes(ctx, def, record, undefined);
-  await react(ctx, def, 'deleted', record, undefined);
+  await afterWrite(ctx, def, 'deleted', record, undefined);
   emitAudit(ctx, def, 'deleted', respond(ctx, def, record));
 }
 

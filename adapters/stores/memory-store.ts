@@ -105,7 +105,8 @@ export class MemoryStore implements Store {
     return undefined;
   }
   readonly #scopes: ByScope<ScopeData> = new Map();
-  #queue: Promise<unknown> = Promise.resolve();
+  #locked = false;
+  readonly #waiting: (() => void)[] = [];
 
   async get(scope: Scope, id: string): Promise<StoredRecord | undefined> {
     return this.committed(scope, id);
@@ -120,30 +121,60 @@ export class MemoryStore implements Store {
   }
 
   async transaction<T>(work: (tx: StoreTransaction) => Promise<T>): Promise<T> {
-    const run = this.#queue.then(async () => {
+    const turn = this.#lock();
+    if (turn) await turn;
+    let result: T;
+    let durable: Promise<void> | undefined;
+    try {
       const tx = new OverlayTransaction(this);
-      const result = await work(tx);
+      result = await work(tx);
       const changes = this.#apply(tx.writes());
       // Registered in the same step as the apply, so a failed persist can find every change.
-      const durable = changes.length > 0 ? this.afterCommit(changes) : undefined;
-      durable?.catch(() => undefined);
-      return { result, durable };
-    });
-    this.#queue = run.catch(() => undefined);
-    const { result, durable } = await run;
-    await durable;
+      durable = changes.length > 0 ? this.afterCommit(changes) : undefined;
+    } finally {
+      this.#unlock();
+    }
+    if (durable) await durable;
     return result;
   }
 
   /** Runs `work` between transactions (no transaction is mid-flight while it runs). */
-  protected exclusive<T>(work: () => T | Promise<T>): Promise<T> {
-    const run = this.#queue.then(work);
-    this.#queue = run.catch(() => undefined);
-    return run;
+  protected async exclusive<T>(work: () => T | Promise<T>): Promise<T> {
+    const turn = this.#lock();
+    if (turn) await turn;
+    try {
+      return await work();
+    } finally {
+      this.#unlock();
+    }
   }
 
-  /** Called after a transaction's changes are applied in memory; the transaction resolves after it. */
-  protected async afterCommit(_changes: readonly Change[]): Promise<void> {}
+  /**
+   * Takes the store's one lock: at once when it is free (no promise chained per transaction),
+   * else after those waiting before, in order.
+   */
+  #lock(): Promise<void> | undefined {
+    if (!this.#locked) {
+      this.#locked = true;
+      return undefined;
+    }
+    return new Promise((resolve) => this.#waiting.push(resolve));
+  }
+
+  /** Hands the lock to the next waiter, or frees it. */
+  #unlock(): void {
+    const next = this.#waiting.shift();
+    if (next) next();
+    else this.#locked = false;
+  }
+
+  /**
+   * Called after a transaction's changes are applied in memory; the transaction resolves after
+   * the promise it answers (none: nothing to wait for).
+   */
+  protected afterCommit(_changes: readonly Change[]): Promise<void> | undefined {
+    return undefined;
+  }
 
   /** Undoes applied changes, newest first. Call only from `exclusive`. */
   protected revert(changes: readonly Change[]): void {
@@ -164,7 +195,7 @@ export class MemoryStore implements Store {
   }
 
   async close(): Promise<void> {
-    await this.#queue;
+    await this.exclusive(() => undefined);
   }
 
   /** @internal reads of the committed state for transactions. */

@@ -39,6 +39,22 @@ describe('ids', () => {
     assert.equal(new Set(made).size, made.length);
   });
 
+  test('made by adding one to the last id, spell the next number, carries included', () => {
+    const clock = new ManualClock('2014-05-13T16:53:20Z');
+    // Random bytes of zero: every id after the first is the one before plus one.
+    const zeros = (size: number) => new Uint8Array(size);
+    const decode = (ksuid: string) => [...ksuid].reduce((n, ch) => n * 62n + BigInt('0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz'.indexOf(ch)), 0n);
+    const bytesOf = (n: bigint) => Uint8Array.from({ length: 20 }, (_, i) => Number((n >> BigInt(8 * (19 - i))) & 0xffn));
+    // Three below a multiple of 62³: the ids end in zy, zz, then the carry makes three zeros.
+    const start = 62n ** 20n * 5n + 62n ** 3n * 1234n - 3n;
+    const ids = new IdFactory(zeros, () => clock.now(), { last: bytesOf(start) });
+    const made = Array.from({ length: 6 }, () => ids.ksuid());
+    assert.deepEqual(made.map(decode), [1n, 2n, 3n, 4n, 5n, 6n].map((k) => start + k));
+    assert.equal(decode(made.at(-1)!), [...ids.lastKsuid].reduce((n, byte) => n * 256n + BigInt(byte), 0n));
+    assert.match(made[1]!, /z{3}$/);
+    assert.match(made[2]!, /000$/);
+  });
+
   test('sort by time across seconds', () => {
     const clock = new ManualClock();
     const ids = new IdFactory(seededRandom(3), () => clock.now());

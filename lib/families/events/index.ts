@@ -27,7 +27,7 @@ export const eventsFamily = defineFamily({
   setup: (options, kinds) => eventSettings(options as EventOptions, kinds),
   writeHook: {
     inside: (ctx, emitted) => recordEvents(ctx, emitted, eventsOf(ctx).outboxLimit),
-    committed: (deliveries, services) => deliver(eventsOf(services), deliveries as readonly Delivery[]),
+    committed: (deliveries, services) => ((deliveries as readonly Delivery[]).length === 0 ? undefined : deliver(eventsOf(services), deliveries as readonly Delivery[])),
     listens: subscribedTo,
   },
   examples: {

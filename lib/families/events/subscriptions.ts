@@ -1,5 +1,5 @@
 import * as v from 'valibot';
-import { addPair, membersOf, removePair, type PairIndex } from '../../indexes.ts';
+import { addPair, membersOf, pairsOf, removePair, type PairIndex } from '../../indexes.ts';
 import { existingIds } from '../../references.ts';
 import type { OperationContext } from '../../context.ts';
 import type { StoreReader } from '../../store.ts';
@@ -89,8 +89,8 @@ export async function subscribedTo(reader: StoreReader, account: string, type: s
 /** The subscriptions of the caller's account that have a source of `type`, oldest first. */
 export async function subscriptionsWithSource(ctx: OperationContext, type: string): Promise<EventSubscriptionRecord[]> {
   const out: EventSubscriptionRecord[] = [];
-  for (const id of await membersOf(ctx.tx, sourceIndex(ctx.account), type)) {
-    const record = await ctx.tx.get(scopeOf(ctx, SUBSCRIPTION_KIND), id);
+  for (const { member } of await pairsOf(ctx.tx, sourceIndex(ctx.account), type)) {
+    const record = await ctx.tx.get(scopeOf(ctx, SUBSCRIPTION_KIND), member);
     if (record) out.push(record as unknown as EventSubscriptionRecord);
   }
   return out;

@@ -20,6 +20,7 @@ export interface IpRestrictionRecord extends BaseRecord {
 }
 
 /** The account's restriction of `type`, if any (O(1)). */
-export async function restrictionOfType(reader: StoreReader, account: string, type: RestrictionType): Promise<IpRestrictionRecord | undefined> {
-  return (await findByUnique(reader, account, IP_RESTRICTION_KIND, 'type', type)) as IpRestrictionRecord | undefined;
+export function restrictionOfType(reader: StoreReader, account: string, type: RestrictionType): Promise<IpRestrictionRecord | undefined> {
+  // Not async: every API request asks (the `api` restriction guard), and a layer of await is a turn.
+  return findByUnique(reader, account, IP_RESTRICTION_KIND, 'type', type) as Promise<IpRestrictionRecord | undefined>;
 }
