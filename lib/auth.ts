@@ -182,7 +182,10 @@ export async function authenticateAndRead(
   also?: (account: string) => readonly Read[],
 ): Promise<{ principal: Principal; prefetched?: Prefetched }> {
   if (!authorization) fail('AUTH_MISSING', 'the Authorization header is missing; send "Authorization: Bearer <API key>"');
+  // Taken out while this request checks it, put back (as the newest) once it authenticated: a value
+  // whose key was deleted is forgotten by its first refusal.
   const remembered = knownHashes.get(authorization);
+  if (remembered !== undefined) knownHashes.delete(authorization);
   const hash = remembered ?? tokenHashOf(authorization);
   const known = addresses && (await resolveKnownKey(reader, hash, addresses, also));
   let entry: TokenEntry, key: StoredRecord, owner: StoredRecord | undefined;
@@ -201,6 +204,6 @@ export async function authenticateAndRead(
   const ownerId = String(key.owner_id ?? '');
   if (isInactive(owner)) throw inactiveOwnerError(ownerId, `API key '${entry.record_id}'`);
   const principal = { account: entry.account, ownerId, admin: owner?.admin === true, apiKeyId: entry.record_id };
-  if (remembered === undefined) rememberHash(authorization, hash);
+  rememberHash(authorization, hash);
   return known?.prefetched ? { principal, prefetched: known.prefetched } : { principal };
 }
