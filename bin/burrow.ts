@@ -12,7 +12,7 @@ import type { RunningAgentGateway } from '../adapters/agent-gateway/index.ts';
 import type { Ingress } from '../adapters/ingress/index.ts';
 import type { RunningSshGateway } from '../adapters/ssh-gateway/index.ts';
 import { checkCertificateAuthority, checkChosenToken, createBurrow, DEFAULT_SIMULATION, listenersOf, ManualClock, parseRateLimit, type CertificateAuthority, type Store } from '../lib/index.ts';
-import { watchLauncher } from './launcher-watch.ts';
+import { captureLauncher, type Launcher } from './launcher-watch.ts';
 import { removeReadyFile, writeReadyFile } from './ready-file.ts';
 import { isRfc3339 } from '../lib/conventions/fields.ts';
 import { errorPrefixProblem } from '../lib/conventions/errors.ts';
@@ -278,6 +278,8 @@ const SHUTDOWN_GRACE_MS = 2000;
 const describeError = (error: unknown) => (error instanceof Error ? error.message : String(error)).replace(/^burrow: /, '');
 
 async function main(): Promise<void> {
+  // Before anything slow: a launcher that dies while the server starts still counts (launcher-watch.ts).
+  const launcher = captureLauncher();
   let settings: ReturnType<typeof parseCli>;
   try {
     settings = parseCli(process.argv.slice(2), process.env);
@@ -304,7 +306,7 @@ async function main(): Promise<void> {
     console.error(`burrow: ${describeError(error)}`);
     process.exit(1);
   }
-  const code = await serve(settings, store).then(
+  const code = await serve(settings, store, launcher).then(
     () => undefined,
     (error) => {
       console.error(`burrow: ${describeError(error)}`);
@@ -326,7 +328,7 @@ class UsageError extends Error {}
  * account whose generated key nobody saw. Connections accepted meanwhile are answered once the
  * account exists.
  */
-async function serve(settings: ReturnType<typeof parseCli>, store: Store): Promise<void> {
+async function serve(settings: ReturnType<typeof parseCli>, store: Store, launcher: Launcher): Promise<void> {
   const say = (text: string, fields: Record<string, unknown> = {}) =>
     console.log(settings.logFormat === 'json' ? JSON.stringify({ time: new Date().toISOString(), msg: text, ...fields }) : text);
   const requestLog = batchedLines(process.stdout);
@@ -536,7 +538,7 @@ async function serve(settings: ReturnType<typeof parseCli>, store: Store): Promi
   };
   process.on('SIGINT', () => stop('SIGINT received'));
   process.on('SIGTERM', () => stop('SIGTERM received'));
-  if (!settings.keepRunning) watchLauncher(() => stop('the process that launched it exited'));
+  if (!settings.keepRunning) launcher.watch(() => stop('the process that launched it exited'));
 }
 
 // Run only as the program (npm installs the bin as a symlink), not when a test imports parseCli.

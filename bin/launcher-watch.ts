@@ -53,20 +53,32 @@ function chainToLauncher(): Link[] {
   return links;
 }
 
+/** The launcher as the server found it when it started; `watch` once it serves. */
+export interface Launcher {
+  /** Calls `onGone` once when the launcher has gone (at the first look if it went already); answers a function that stops watching. */
+  watch(onGone: () => void): () => void;
+}
+
 /**
- * Calls `onGone` once when the launcher goes away; answers a function that stops watching. Does
- * nothing when the server's parent is pid 1 (or none).
+ * Reads the chain to the launcher now, at the very start: a launcher killed while the server was
+ * still starting (a slow store, a loaded machine) must still count as gone, and a chain first read
+ * after that would already end at pid 1 through the shell, with no launcher left to lose. Nothing
+ * is watched when the server's parent is pid 1 (or none).
  */
-export function watchLauncher(onGone: () => void): () => void {
+export function captureLauncher(): Launcher {
   const parent = process.ppid;
-  if (parent <= 1) return () => {};
-  const links = chainToLauncher();
-  const gone = () => process.ppid !== parent || links.slice(0, -1).some((link) => stat(link.pid)?.ppid !== link.ppid);
-  const timer = setInterval(() => {
-    if (!gone()) return;
-    clearInterval(timer);
-    onGone();
-  }, LAUNCHER_POLL_MS);
-  timer.unref();
-  return () => clearInterval(timer);
+  const links = parent <= 1 ? undefined : chainToLauncher();
+  return {
+    watch(onGone) {
+      if (!links) return () => {};
+      const gone = () => process.ppid !== parent || links.slice(0, -1).some((link) => stat(link.pid)?.ppid !== link.ppid);
+      const timer = setInterval(() => {
+        if (!gone()) return;
+        clearInterval(timer);
+        onGone();
+      }, LAUNCHER_POLL_MS);
+      timer.unref();
+      return () => clearInterval(timer);
+    },
+  };
 }

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { createInterface } from 'node:readline';
 import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -67,6 +68,35 @@ describe('the launcher watch', () => {
       assert.equal(existsSync(file), false, 'the server stopped as on a signal: it removed its ready file');
     } finally {
       launcher.kill('SIGKILL');
+    }
+  });
+  // The timeout only guards against a hang (a watch that never fires); the test waits on the lines.
+  test('a launcher killed while the server is still starting counts too: the chain is read at the start, not when it serves', { timeout: 120_000 }, async () => {
+    const fixture = new URL('../fixtures/launcher-capture.ts', import.meta.url).pathname;
+    const command = `'${process.execPath}' --import tsx '${fixture}'; true`;
+    const launcher = spawn(process.execPath, ['-e', `require('node:child_process').spawn('sh', ['-c', ${JSON.stringify(command)}], { stdio: 'inherit' }); setInterval(() => {}, 1 << 30);`], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const launcherExited = new Promise((resolve) => launcher.once('exit', resolve));
+    // The stand-in's stdout is the launcher's, inherited: it stays open after the launcher dies.
+    const lines = createInterface({ input: launcher.stdout! })[Symbol.asyncIterator]();
+    let pid = 0;
+    try {
+      const captured = (await lines.next()).value as string;
+      assert.match(captured, /^captured \d+$/);
+      pid = Number(captured.split(' ')[1]);
+      launcher.kill('SIGKILL');
+      await launcherExited;
+      // Only now does it start watching, as a server that became ready after its launcher died.
+      process.kill(pid, 'SIGUSR2');
+      assert.equal((await lines.next()).value, 'gone');
+    } finally {
+      launcher.kill('SIGKILL');
+      if (pid) {
+        try {
+          process.kill(pid, 'SIGKILL');
+        } catch {
+          // already gone
+        }
+      }
     }
   });
 });
