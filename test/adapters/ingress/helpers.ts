@@ -1,8 +1,9 @@
-import { createHash } from 'node:crypto';
+import { createHash, X509Certificate } from 'node:crypto';
 import { once } from 'node:events';
 import { createServer, request, type Agent, type IncomingHttpHeaders, type IncomingMessage, type OutgoingHttpHeaders } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { TestContext } from 'node:test';
+import { connect as tlsConnect, type TLSSocket } from 'node:tls';
 
 /** The ingress tests' client and upstream app: node's HTTP client by Host, a local app that answers what it received. */
 
@@ -88,4 +89,21 @@ export function next<T>(subscribe: (listener: (value: T) => void) => () => void,
       resolve(value);
     });
   });
+}
+
+/** The SHA-256 fingerprint of a PEM certificate, to compare with `TlsClient.certificate`. */
+export const fingerprintOf = (pem: string) => new X509Certificate(pem).fingerprint256;
+
+export interface TlsClient {
+  readonly socket: TLSSocket;
+  /** The fingerprint of the certificate the ingress (or the service behind it) presented. */
+  readonly certificate: string;
+}
+
+/** A TLS connection to the ingress on `port` for `servername`, trusting `ca`, destroyed after the test; resolves once its handshake is done. */
+export async function connectTls(t: TestContext, port: number, servername: string, ca: string): Promise<TlsClient> {
+  const socket = tlsConnect({ host: '127.0.0.1', port, servername, ca });
+  t.after(() => socket.destroy());
+  await once(socket, 'secureConnect');
+  return { socket, certificate: new X509Certificate(socket.getPeerCertificate().raw).fingerprint256 };
 }

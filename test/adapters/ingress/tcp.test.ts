@@ -13,7 +13,7 @@ import type { Delivery, TcpTraffic, Traffic } from '../../../lib/index.ts';
 import { createTestInstance, type TestInstance } from '../../helpers.ts';
 import { until } from '../agent-gateway/helpers.ts';
 import { listenLocally, startIngressServer } from './fixtures.ts';
-import { next } from './helpers.ts';
+import { connectTls, fingerprintOf, next } from './helpers.ts';
 
 /**
  * TCP endpoints with real listening ports, and TCP and TLS edges, with the real parts: the
@@ -298,10 +298,8 @@ describe('TLS edges', () => {
     const tlsPort = ingress.tls!.port;
 
     const journaled = recorded();
-    const through = tlsConnect({ host: '127.0.0.1', port: tlsPort, servername: 'vault.burrow.test', ca: ownCa.certificatePem });
-    t.after(() => through.destroy());
-    await once(through, 'secureConnect');
-    assert.equal(new X509Certificate(through.getPeerCertificate().raw).fingerprint256, new X509Certificate(serviceCertificate.certificatePem).fingerprint256);
+    const { socket: through, certificate } = await connectTls(t, tlsPort, 'vault.burrow.test', ownCa.certificatePem);
+    assert.equal(certificate, fingerprintOf(serviceCertificate.certificatePem));
     through.write('secret');
     assert.equal(await firstChunk(through), 'tls service: secret');
     through.destroy();

@@ -10,6 +10,7 @@ import { parseCli } from '../../../bin/burrow.ts';
 import { generateCertificateAuthority, signServerCertificate, type CertificateAuthority } from '../../../lib/certificate-authority.ts';
 import type { RunningServer } from '../../helpers.ts';
 import { listenLocally, startIngressServer, startJsonApp, type IngressServer } from './fixtures.ts';
+import { connectTls, fingerprintOf } from './helpers.ts';
 
 /**
  * `burrow serve --tls-ingress-addr …`: TLS connections routed by SNI. HTTPS endpoints are
@@ -99,7 +100,7 @@ describe('HTTPS endpoints through the TLS ingress', () => {
     await session.httpEndpoint().domain('own.example.com').listenAndForward(`http://127.0.0.1:${app.port}`);
     const answered = await httpsCall('own.example.com', ownCa.certificatePem, '/mine');
     assert.equal(answered.status, 200);
-    assert.equal(new X509Certificate(answered.certificate.raw).fingerprint256, new X509Certificate(own.certificatePem).fingerprint256);
+    assert.equal(new X509Certificate(answered.certificate.raw).fingerprint256, fingerprintOf(own.certificatePem));
     assert.equal(JSON.parse(answered.body).url, '/mine');
   });
 
@@ -129,10 +130,8 @@ describe('TLS endpoints through the TLS ingress', () => {
     const listener = await session.tlsEndpoint().domain('pass.example.com').listenAndForward(`tcp://127.0.0.1:${tlsAppPort}`);
     assert.equal(listener.url(), 'tls://pass.example.com');
 
-    const client = tlsConnect({ host: '127.0.0.1', port: tlsPort, servername: 'pass.example.com', ca: ownCa.certificatePem });
-    t.after(() => client.destroy());
-    await once(client, 'secureConnect');
-    assert.equal(new X509Certificate(client.getPeerCertificate().raw).fingerprint256, new X509Certificate(appCertificate.certificatePem).fingerprint256);
+    const { socket: client, certificate } = await connectTls(t, tlsPort, 'pass.example.com', ownCa.certificatePem);
+    assert.equal(certificate, fingerprintOf(appCertificate.certificatePem));
     client.write('ping');
     const [echoed] = (await once(client, 'data')) as [Buffer];
     assert.equal(String(echoed), 'echo: ping');
@@ -154,10 +153,8 @@ describe('TLS endpoints through the TLS ingress', () => {
     await session.tlsEndpoint().domain('edge.example.com').termination(Buffer.from(edgeCertificate.certificatePem), Buffer.from(edgeCertificate.privateKeyPem)).listenAndForward(target);
     await session.tlsEndpoint().domain('closed.example.com').allowCidr('10.0.0.0/8').listenAndForward(target);
 
-    const client = tlsConnect({ host: '127.0.0.1', port: tlsPort, servername: 'edge.example.com', ca: ownCa.certificatePem });
-    t.after(() => client.destroy());
-    await once(client, 'secureConnect');
-    assert.equal(new X509Certificate(client.getPeerCertificate().raw).fingerprint256, new X509Certificate(edgeCertificate.certificatePem).fingerprint256);
+    const { socket: client, certificate } = await connectTls(t, tlsPort, 'edge.example.com', ownCa.certificatePem);
+    assert.equal(certificate, fingerprintOf(edgeCertificate.certificatePem));
     client.write('hi');
     const [answered] = (await once(client, 'data')) as [Buffer];
     assert.equal(String(answered), 'plain: hi');
