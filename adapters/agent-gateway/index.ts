@@ -10,6 +10,7 @@ export {
   AgentGatewayError,
   AgentRelayError,
   type AgentSession,
+  type RoutableSession,
   type AgentSessionAuth,
   type AgentSessionHandler,
   type AgentTunnel,

@@ -126,6 +126,13 @@ export interface AgentSession<C> {
   close(message?: string): void;
 }
 
+/**
+ * What traffic needs of a live session: its id, context, end, tunnels and proxy streams. The
+ * ingress routes to these; an agent's session is one, and the SSH gateway shows its sessions as
+ * ones (adapters/ssh-gateway/routable.ts).
+ */
+export type RoutableSession<C> = Pick<AgentSession<C>, 'id' | 'context' | 'ended' | 'tunnels' | 'openProxy'>;
+
 /** What the gateway asks of the core. Each call may throw an AgentGatewayError to refuse. */
 export interface AgentSessionHandler<C> {
   /** An agent's Auth, from `remote`. */

@@ -9,7 +9,7 @@ import { LIMITS } from '../../lib/limits.ts';
 import type { EndpointFacts } from '../../lib/policy/facts.ts';
 import type { RuleSource } from '../../lib/policy/program.ts';
 import { edgeModuleSources } from '../../lib/policy/sources.ts';
-import type { AgentSession, AgentTunnel } from '../agent-gateway/index.ts';
+import type { AgentTunnel, RoutableSession } from '../agent-gateway/index.ts';
 import { LruCache } from './lru-cache.ts';
 
 /**
@@ -55,11 +55,11 @@ export interface EdgeRoutes {
 
 /** A live tunnel and its session. */
 interface LiveTunnel {
-  readonly session: AgentSession<unknown>;
+  readonly session: RoutableSession<unknown>;
   readonly tunnel: AgentTunnel;
 }
 
-export function createEdgeRoutes(burrow: BurrowCore<any>, sessions: () => readonly AgentSession<unknown>[]): EdgeRoutes {
+export function createEdgeRoutes(burrow: BurrowCore<any>, sessions: () => readonly RoutableSession<unknown>[]): EdgeRoutes {
   const seed = burrow.options.seed;
   const draws = seed === undefined ? undefined : seededRandom(`${seed}\u0000ingress`);
   const random = draws ? () => Buffer.from(draws(4)).readUInt32BE(0) / 2 ** 32 : Math.random;

@@ -1,6 +1,6 @@
 import type { AddressInfo, Server as NetServer, Socket } from 'node:net';
 import type { BurrowCore } from '../../lib/burrow.ts';
-import type { AgentSession } from '../agent-gateway/index.ts';
+import type { RoutableSession } from '../agent-gateway/index.ts';
 import { hostPort } from '../addresses.ts';
 import type { Connections } from './connections.ts';
 import { createIngressCertificates } from './certificates.ts';
@@ -33,7 +33,7 @@ export interface BoundAddress {
 
 export interface IngressOptions<C = unknown> {
   /** The live agent sessions to route to (an agent gateway's `sessions`). */
-  readonly sessions: () => readonly AgentSession<C>[];
+  readonly sessions: () => readonly RoutableSession<C>[];
   /** The HTTP listener (plain HTTP, routed by Host). Default, when `tls` is not given either: 127.0.0.1, any free port. */
   readonly http?: ListenAddress;
   /** The TLS listener (HTTPS and TLS endpoints, routed by SNI; tls-ingress.ts). Off unless given. */
@@ -42,7 +42,7 @@ export interface IngressOptions<C = unknown> {
    * The account a session belongs to: forward-internal reaches only the same account's internal
    * endpoints. Default: every session is one account's.
    */
-  readonly accountOf?: (session: AgentSession<C>) => string;
+  readonly accountOf?: (session: RoutableSession<C>) => string;
   /** The name clients reach the ingress host by, in agents' TCP URLs (`tcp://NAME:PORT`; default localhost for a loopback or wildcard host). */
   readonly publicHost?: string;
   /** A failure while traffic was served (default: ignored; the client got its error page). */
@@ -64,7 +64,7 @@ export interface Ingress {
 export async function createIngress<C>(burrow: BurrowCore<any>, options: IngressOptions<C>): Promise<Ingress> {
   const onError = options.onError ?? (() => undefined);
   const accountOf = options.accountOf ?? (() => '');
-  const routes = new IngressRoutes(burrow, options.sessions as () => readonly AgentSession<unknown>[], (session) => accountOf(session as AgentSession<C>));
+  const routes = new IngressRoutes(burrow, options.sessions as () => readonly RoutableSession<unknown>[], (session) => accountOf(session as RoutableSession<C>));
   const policies = createIngressPolicies(burrow);
   const carrier = createCarrier(burrow, policies, onError);
   const connections: Connections = new WeakMap();

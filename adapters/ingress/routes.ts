@@ -1,5 +1,5 @@
 import type { Duplex } from 'node:stream';
-import type { AgentSession, AgentTunnel } from '../agent-gateway/index.ts';
+import type { AgentTunnel, RoutableSession } from '../agent-gateway/index.ts';
 import { findCloudEndpoint, isInternalHost, type BurrowCore } from '../../lib/index.ts';
 import type { EndpointFacts } from '../../lib/policy/facts.ts';
 import { agentBindSources, type AgentBindOptions } from '../../lib/policy/sources.ts';
@@ -19,7 +19,7 @@ export interface AgentTarget {
   readonly kind: 'agent';
   readonly endpoint: EndpointFacts;
   readonly account: string;
-  readonly session: AgentSession<unknown>;
+  readonly session: RoutableSession<unknown>;
   readonly tunnel: AgentTunnel;
   /** The rules of the endpoint's policy: the options the agent set on its bind. */
   readonly sources: readonly RuleSource[];
@@ -50,7 +50,7 @@ export function openStream(target: StreamTarget, clientAddr: string, passthrough
 }
 
 /** The live sessions the ingress routes to (an agent gateway's `sessions`). */
-export type LiveSessions = () => readonly AgentSession<unknown>[];
+export type LiveSessions = () => readonly RoutableSession<unknown>[];
 
 /** The host name of a URL or a Host header, lower case, without port or trailing dot. */
 export function hostnameOf(authority: string): string {
@@ -65,10 +65,10 @@ export type HttpScheme = 'http' | 'https';
 export class IngressRoutes {
   readonly #burrow: BurrowCore<any>;
   readonly #sessions: LiveSessions;
-  readonly #accountOf: (session: AgentSession<unknown>) => string;
+  readonly #accountOf: (session: RoutableSession<unknown>) => string;
   readonly #edges: EdgeRoutes;
 
-  constructor(burrow: BurrowCore<any>, sessions: LiveSessions, accountOf: (session: AgentSession<unknown>) => string) {
+  constructor(burrow: BurrowCore<any>, sessions: LiveSessions, accountOf: (session: RoutableSession<unknown>) => string) {
     this.#burrow = burrow;
     this.#sessions = sessions;
     this.#accountOf = accountOf;
@@ -123,7 +123,7 @@ export class IngressRoutes {
     return isInternalHost(hostname, this.#burrow.services.simulation.serviceZone);
   }
 
-  #agent(hostname: string, schemes: readonly HttpScheme[], reaches: (session: AgentSession<unknown>) => boolean): AgentTarget | undefined {
+  #agent(hostname: string, schemes: readonly HttpScheme[], reaches: (session: RoutableSession<unknown>) => boolean): AgentTarget | undefined {
     for (const scheme of schemes) {
       const found = this.#find((tunnel) => tunnel.request.kind === 'endpoint' && tunnel.request.proto === scheme && urlHost(tunnel.url) === hostname, reaches);
       if (found) return found;
@@ -131,7 +131,7 @@ export class IngressRoutes {
     return undefined;
   }
 
-  #find(matches: (tunnel: AgentTunnel) => boolean, reaches: (session: AgentSession<unknown>) => boolean): AgentTarget | undefined {
+  #find(matches: (tunnel: AgentTunnel) => boolean, reaches: (session: RoutableSession<unknown>) => boolean): AgentTarget | undefined {
     for (const session of this.#sessions()) {
       if (session.ended || !reaches(session)) continue;
       for (const tunnel of session.tunnels()) {

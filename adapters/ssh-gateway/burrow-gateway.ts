@@ -14,7 +14,7 @@ import type { Timers } from '../agent-gateway/index.ts';
 import { hostPort } from '../agent-gateway/index.ts';
 import type { SshBindRequest } from './command.ts';
 import { routableSession } from './routable.ts';
-import type { AgentSession } from '../agent-gateway/session-handler.ts';
+import type { RoutableSession } from '../agent-gateway/session-handler.ts';
 import { createSshGateway, type SshGateway, type SshGatewayAddress } from './gateway.ts';
 import { SshGatewayError, type SshPublicKey, type SshSession, type SshSessionHandler } from './session-handler.ts';
 
@@ -54,7 +54,7 @@ export interface RunningSshGateway {
   /** The sessions this gateway holds now. */
   sessions(): SshSession<SshLiveContext>[];
   /** The same sessions as the ingress routes to them, beside the agent gateway's (routable.ts). */
-  routableSessions(): AgentSession<SshLiveContext>[];
+  routableSessions(): RoutableSession<SshLiveContext>[];
   /** Stops listening and ends every session (their records go); resolves once all are recorded. */
   close(): Promise<void>;
 }

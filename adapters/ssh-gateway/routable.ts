@@ -1,22 +1,20 @@
 import { Duplex } from 'node:stream';
 import type { EndpointBindRequest } from '../agent-gateway/protocol.ts';
-import { AgentRelayError, type AgentSession, type AgentTunnel, type ProxyOptions } from '../agent-gateway/session-handler.ts';
+import { AgentRelayError, type AgentTunnel, type ProxyOptions, type RoutableSession } from '../agent-gateway/session-handler.ts';
 import type { SshSession, SshTunnel } from './session-handler.ts';
 
 /**
- * An SSH session as the ingress routes to it: the ingress finds endpoints among live agent
- * sessions (adapters/ingress/routes.ts), and an `ssh -R … http` session serves its endpoint the
- * same way, through a `forwarded-tcpip` channel instead of a proxy stream. This view answers what
- * the ingress reads of a session — its id, account, end, tunnels (the bind's protocol, URL, basic
- * auth and header policy as the vendor's agent options name them) and `openProxy` — and nothing
- * else: commands and StopTunnel are the SSH gateway's own (the API's stop reaches it there).
+ * An SSH session as the ingress routes to it (a RoutableSession, as an agent's session is): an
+ * `ssh -R … http` session serves its endpoint through a `forwarded-tcpip` channel instead of a
+ * proxy stream. Its tunnel reads as an agent's bind: the protocol, URL, basic auth and header
+ * policy under the vendor's agent option names.
  */
 
-const views = new WeakMap<SshSession<unknown>, AgentSession<unknown>>();
+const views = new WeakMap<SshSession<unknown>, RoutableSession<unknown>>();
 
 /** The ingress's view of `session`, the same object for the same session. */
-export function routableSession<C>(session: SshSession<C>): AgentSession<C> {
-  let view = views.get(session) as AgentSession<C> | undefined;
+export function routableSession<C>(session: SshSession<C>): RoutableSession<C> {
+  let view = views.get(session) as RoutableSession<C> | undefined;
   if (!view) {
     view = {
       id: session.id,
@@ -29,10 +27,7 @@ export function routableSession<C>(session: SshSession<C>): AgentSession<C> {
         return tunnel ? [agentTunnel(tunnel)] : [];
       },
       openProxy: (tunnelId: string, options: ProxyOptions) => new OpeningStream(openChannel(session, tunnelId, options.clientAddr)),
-      command: () => Promise.reject(new AgentRelayError('an SSH session takes no agent commands')),
-      stopTunnel: () => session.close('the tunnel was stopped'),
-      close: (message?: string) => session.close(message),
-    } as unknown as AgentSession<C>;
+    };
     views.set(session, view);
   }
   return view;
