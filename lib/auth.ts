@@ -67,6 +67,29 @@ interface TokenAddress {
   readonly ownerId: string;
 }
 
+/** A map of recent things that starts over once it holds `limit` entries: a memory, never a verdict. */
+class BoundedMemory<K, V> {
+  readonly #entries = new Map<K, V>();
+  readonly #limit: number;
+
+  constructor(limit: number) {
+    this.#limit = limit;
+  }
+
+  get(key: K): V | undefined {
+    return this.#entries.get(key);
+  }
+
+  set(key: K, value: V): void {
+    if (this.#entries.size >= this.#limit) this.#entries.clear();
+    this.#entries.set(key, value);
+  }
+
+  delete(key: K): void {
+    this.#entries.delete(key);
+  }
+}
+
 /** Token addresses kept at most; past it the memory starts over. */
 const MAX_TOKEN_ADDRESSES = 10_000;
 
@@ -77,20 +100,9 @@ const MAX_TOKEN_ADDRESSES = 10_000;
  * reads the three records afresh and checks them as on a first sight, so a deleted key or an
  * owner made inactive fails at once, on every server sharing the store.
  */
-export class TokenAddresses {
-  readonly #byHash = new Map<string, TokenAddress>();
-
-  get(hash: string): TokenAddress | undefined {
-    return this.#byHash.get(hash);
-  }
-
-  set(hash: string, address: TokenAddress): void {
-    if (this.#byHash.size >= MAX_TOKEN_ADDRESSES) this.#byHash.clear();
-    this.#byHash.set(hash, address);
-  }
-
-  delete(hash: string): void {
-    this.#byHash.delete(hash);
+export class TokenAddresses extends BoundedMemory<string, TokenAddress> {
+  constructor() {
+    super(MAX_TOKEN_ADDRESSES);
   }
 }
 
@@ -132,12 +144,7 @@ const MAX_KNOWN_HASHES = 10_000;
  * and checked on every request, so a deleted key still fails at once. Only values that named a key
  * are remembered, so unknown tokens cannot push known ones out.
  */
-const knownHashes = new Map<string, string>();
-
-function rememberHash(authorization: string, hash: string): void {
-  if (knownHashes.size >= MAX_KNOWN_HASHES) knownHashes.clear();
-  knownHashes.set(authorization, hash);
-}
+const knownHashes = new BoundedMemory<string, string>(MAX_KNOWN_HASHES);
 
 /** The token hash of an Authorization value, or the 401 of a value that names no token. */
 function tokenHashOf(authorization: string): string {
@@ -182,8 +189,8 @@ export async function authenticateAndRead(
   also?: (account: string) => readonly Read[],
 ): Promise<{ principal: Principal; prefetched?: Prefetched }> {
   if (!authorization) fail('AUTH_MISSING', 'the Authorization header is missing; send "Authorization: Bearer <API key>"');
-  // Taken out while this request checks it, put back (as the newest) once it authenticated: a value
-  // whose key was deleted is forgotten by its first refusal.
+  // Taken out while this request checks it and put back once it authenticated, so a value whose key
+  // was deleted is forgotten at its first refusal.
   const remembered = knownHashes.get(authorization);
   if (remembered !== undefined) knownHashes.delete(authorization);
   const hash = remembered ?? tokenHashOf(authorization);
@@ -204,6 +211,6 @@ export async function authenticateAndRead(
   const ownerId = String(key.owner_id ?? '');
   if (isInactive(owner)) throw inactiveOwnerError(ownerId, `API key '${entry.record_id}'`);
   const principal = { account: entry.account, ownerId, admin: owner?.admin === true, apiKeyId: entry.record_id };
-  rememberHash(authorization, hash);
+  knownHashes.set(authorization, hash);
   return known?.prefetched ? { principal, prefetched: known.prefetched } : { principal };
 }
