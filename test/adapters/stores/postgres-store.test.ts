@@ -1,11 +1,12 @@
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { createServer, connect, type AddressInfo, type Server, type Socket } from 'node:net';
 import { describe, test } from 'node:test';
 import pg from 'pg';
 import { createFetchHandler } from '../../../adapters/http/fetch-handler.ts';
 import { MIGRATIONS } from '../../../adapters/stores/postgres/migrations.ts';
-import { openPostgresStore, PostgresStore } from '../../../adapters/stores/postgres-store.ts';
+import { openPostgresStore, PostgresStore, SESSION_SETTINGS } from '../../../adapters/stores/postgres-store.ts';
 import { createBurrow } from '../../../lib/index.ts';
 import { createDatabase, freshSchema, POSTGRES_MISSING, testCluster } from '../../fixtures/postgres-cluster.ts';
 import { assertError, sendRequest, startServer } from '../../helpers.ts';
@@ -168,6 +169,98 @@ describe('postgres: round trips per request', { skip }, () => {
       const key = (await burrow.client(token).resource('api_keys').list()).keys[0];
       await burrow.client(token).resource('api_keys').delete(key.id);
       await assert.rejects(policies.get(second.id), { status: 401 });
+    } finally {
+      await store.close();
+    }
+  });
+});
+
+describe('postgres: reads share pipelined connections', { skip }, () => {
+  const ids = Array.from({ length: 50 }, (_, i) => `rec_${String(i).padStart(2, '0')}`);
+  /** A store on a database of its own (its connections counted alone), holding `ids`. */
+  async function filledStore(poolSize?: number): Promise<{ url: string; schema: string; store: PostgresStore }> {
+    const url = await createDatabase(cluster!, 'reads');
+    const schema = freshSchema();
+    const store = await openPostgresStore({ url, schema, ...(poolSize ? { poolSize } : {}) });
+    await store.transaction(async (tx) => {
+      for (const [n, id] of ids.entries()) await tx.put(SCOPE, { id, n });
+    });
+    return { url, schema, store };
+  }
+  const burrowConnections = async (url: string) =>
+    (await query(url, "SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'burrow'")).rows[0].n as number;
+
+  test('reads of many requests at once go on a few connections, and each gets its own answer', async () => {
+    const { url, store } = await filledStore(20);
+    try {
+      const reads = Array.from({ length: 200 }, (_, i) =>
+        i % 4 === 3 ? store.page(SCOPE, { limit: 2, beforeId: ids[i % 50] }) : store.get(SCOPE, ids[i % 50]!),
+      );
+      for (const [i, answer] of (await Promise.all(reads)).entries()) {
+        if (i % 4 === 3) assert.deepEqual((answer as { id: string }[]).map((record) => record.id), ids.slice(Math.max(0, (i % 50) - 2), i % 50).reverse());
+        else assert.deepEqual(answer, { id: ids[i % 50], n: i % 50 });
+      }
+      // 200 reads at once on a pool of 20: the reads' few connections (at most 4) and the one the writes used.
+      assert.ok((await burrowConnections(url)) <= 5, `${await burrowConnections(url)} connections`);
+    } finally {
+      await store.close();
+    }
+  });
+
+  test('a read connection that dies under reads in flight is replaced, and every read answers', async () => {
+    const { url, store } = await filledStore();
+    try {
+      const reads = Promise.all(Array.from({ length: 2000 }, (_, i) => store.get(SCOPE, ids[i % 50]!)));
+      // The connection whose last statement is a read's (the writes' connection stays).
+      const { rows } = await query(url, "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'burrow' AND query LIKE 'SELECT data FROM %'");
+      assert.equal(rows.length, 1);
+      for (const [i, record] of (await reads).entries()) assert.equal(record?.id, ids[i % 50]);
+      assert.deepEqual(await store.get(SCOPE, ids[7]!), { id: ids[7], n: 7 });
+    } finally {
+      await store.close();
+    }
+  });
+
+  test('a store left open after its reads does not keep the process alive', { timeout: 60_000 }, async () => {
+    const { url, schema, store } = await filledStore();
+    await store.close();
+    const script = `
+      import { openPostgresStore } from ${JSON.stringify(new URL('../../../adapters/stores/postgres-store.ts', import.meta.url).pathname)};
+      const store = await openPostgresStore({ url: ${JSON.stringify(url)}, schema: ${JSON.stringify(schema)} });
+      const found = await Promise.all([store.get(${JSON.stringify(SCOPE)}, 'rec_01'), store.page(${JSON.stringify(SCOPE)}, { limit: 1 })]);
+      console.log(found[0].id, found[1][0].id);`;
+    const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
+    let output = '';
+    child.stdout!.on('data', (chunk) => (output += chunk));
+    const code = await new Promise((resolve) => child.on('exit', resolve));
+    assert.equal(code, 0);
+    assert.equal(output.trim(), 'rec_01 rec_49');
+  });
+
+  test('the statements keep an index plan, also one made while the table was small', async () => {
+    const { url, schema, store } = await filledStore();
+    try {
+      await store.readMany([{ scope: SCOPE, id: ids[1]! }, { scope: SCOPE, id: ids[2]! }]);
+      const sent = await query(url, "SELECT query FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'burrow' AND query LIKE '%unnest(%'");
+      const text = sent.rows[0]?.query as string;
+      assert.ok(text, 'the store sent its readMany statement');
+      const planOf = async (options: string) => {
+        const client = new pg.Client({ connectionString: url, options });
+        await client.connect();
+        try {
+          await client.query(`ANALYZE "${schema}".records`);
+          await client.query(`PREPARE reads AS ${text}`);
+          const { rows } = await client.query("EXPLAIN EXECUTE reads ('{ac_1}', '{counter}', '{rec_01}')");
+          return rows.map((row) => row['QUERY PLAN']).join('\n');
+        } finally {
+          await client.end();
+        }
+      };
+      // The control: a plan kept for any values, on 50 rows, scans the table.
+      assert.match(await planOf('-c plan_cache_mode=force_generic_plan'), /Seq Scan/);
+      const kept = await planOf(SESSION_SETTINGS);
+      assert.match(kept, /Index Scan using records_pkey/);
+      assert.doesNotMatch(kept, /Seq Scan/);
     } finally {
       await store.close();
     }
