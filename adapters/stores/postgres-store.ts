@@ -4,7 +4,7 @@ import pg from 'pg';
 import { isPageRead, StoreUnavailableError, type PageQuery, type Read, type ReadResult, type RecordKey, type Scope, type Store, type StoreChannel, type StoreReader, type StoreTransaction, type StoredRecord } from '../../lib/store.ts';
 import { openPostgresChannel, type ChannelClient } from './postgres/channel.ts';
 import { MIGRATIONS } from './postgres/migrations.ts';
-import { ReadLanes, socketOf } from './postgres/read-lanes.ts';
+import { ReadLanes, runOn, socketOf } from './postgres/read-lanes.ts';
 
 /**
  * The PostgreSQL store, for several Burrow servers over one shared state. Each record is a row of
@@ -173,7 +173,7 @@ export class PostgresStore implements Store {
     const contended = new Set<string>();
     for (let attempt = 1; ; attempt++) {
       const client = await this.#connect();
-      const batch = (statements: readonly Statement[]) => this.#batch(statements, (statement) => client.query(statement), client);
+      const batch = (statements: readonly Statement[]) => this.#batch(statements, (statement) => runOn(client, statement), client);
       // The run opens with its first statement, in that statement's round trip; a re-run first
       // takes the locks, so that its snapshot starts after the holder before it committed.
       const opening: Statement[] = contended.size > 0 ? [{ text: this.#sql.lock, values: [lockKeys(this.#schema, contended)] }] : [];

@@ -1,4 +1,4 @@
-import type pg from 'pg';
+import pg from 'pg';
 
 /**
  * The connections that every read shares (a read is one statement in its own implicit
@@ -61,6 +61,20 @@ export class ReadLanes {
 /** What is used of a pool connection beyond its types: its socket, and ref/unref as pg.Client has them. */
 type LaneClient = pg.PoolClient & { ref(): void; unref(): void; connection: { stream: { cork(): void; uncork(): void } } };
 
+/**
+ * Runs `statement` on `client` as client.query would, without the copy of its config that
+ * client.query makes (through property descriptors: ~5 µs, a twentieth of a GET's CPU).
+ */
+export function runOn(client: pg.PoolClient, statement: string | pg.QueryConfig): Promise<pg.QueryResult> {
+  if (typeof statement === 'string') return client.query(statement);
+  return new Promise((resolve, reject) => {
+    const Query = pg.Query as unknown as new (text: string, values: unknown[] | undefined, done: (error: Error | null, result: pg.QueryResult) => void) => pg.Submittable & { name?: string };
+    const query = new Query(statement.text, statement.values, (error, result) => (error ? reject(error) : resolve(result)));
+    if (statement.name !== undefined) query.name = statement.name;
+    client.query(query);
+  });
+}
+
 /** The socket of a connection, to cork while several statements are written to it. */
 export const socketOf = (client: pg.PoolClient) => (client as LaneClient).connection.stream;
 
@@ -93,7 +107,7 @@ class Lane {
       setImmediate(this.#flush);
     }
     try {
-      return await this.#client.query(statement);
+      return await runOn(this.#client, statement);
     } catch (error) {
       // Any error but a statement's (severity ERROR; a FATAL one ends the session, as does an
       // error of the socket) is the connection's: no later read may be sent on it, the store's
