@@ -1,4 +1,4 @@
-import { isPageRead, type Read, type ReadResult, type StoreTransaction } from './store.ts';
+import { isPageRead, readMany, type Read, type ReadResult, type StoreTransaction } from './store.ts';
 
 /**
  * Reads made before an operation runs, in the statement that checked its API key (lib/auth.ts,
@@ -16,27 +16,58 @@ export class Prefetched {
 
   /** `tx` with the prefetched answers in front. */
   over(tx: StoreTransaction): StoreTransaction {
-    const take = (key: string): ReadResult | null => {
-      if (!this.#answers.has(key)) return null;
-      const answer = this.#answers.get(key);
-      this.#answers.delete(key);
-      return answer;
-    };
-    return {
-      put: (scope, record) => tx.put(scope, record),
-      insert: (scope, record) => tx.insert(scope, record),
-      delete: (scope, id) => tx.delete(scope, id),
-      deleteAccount: (account) => tx.deleteAccount(account),
-      ...(tx.readMany ? { readMany: (reads: readonly Read[]) => tx.readMany!(reads) } : {}),
-      get: async (scope, id) => {
-        const answer = take(readKey({ scope, id }));
-        return answer === null ? tx.get(scope, id) : (answer as Awaited<ReturnType<StoreTransaction['get']>>);
-      },
-      page: async (scope, page) => {
-        const answer = take(readKey({ scope, page }));
-        return answer === null ? tx.page(scope, page) : (answer as Awaited<ReturnType<StoreTransaction['page']>>);
-      },
-    };
+    return new PrefetchedTransaction(tx, this.#answers);
+  }
+}
+
+type Get = Awaited<ReturnType<StoreTransaction['get']>>;
+type Page = Awaited<ReturnType<StoreTransaction['page']>>;
+
+/** A transaction whose first read of each prefetched key is answered from `answers` (a class: no closures per request). */
+class PrefetchedTransaction implements StoreTransaction {
+  readonly #tx: StoreTransaction;
+  readonly #answers: Map<string, ReadResult>;
+
+  constructor(tx: StoreTransaction, answers: Map<string, ReadResult>) {
+    this.#tx = tx;
+    this.#answers = answers;
+  }
+
+  /** The store's readMany where it has one (else each read in turn), past the prefetched answers. */
+  readMany(reads: readonly Read[]): Promise<ReadResult[]> {
+    return readMany(this.#tx, reads) as Promise<ReadResult[]>;
+  }
+
+  put(...args: Parameters<StoreTransaction['put']>) {
+    return this.#tx.put(...args);
+  }
+
+  insert(...args: Parameters<StoreTransaction['insert']>) {
+    return this.#tx.insert(...args);
+  }
+
+  delete(...args: Parameters<StoreTransaction['delete']>) {
+    return this.#tx.delete(...args);
+  }
+
+  deleteAccount(account: string) {
+    return this.#tx.deleteAccount(account);
+  }
+
+  async get(...[scope, id]: Parameters<StoreTransaction['get']>): Promise<Get> {
+    const key = readKey({ scope, id });
+    return this.#answers.has(key) ? (this.#take(key) as Get) : this.#tx.get(scope, id);
+  }
+
+  async page(...[scope, page]: Parameters<StoreTransaction['page']>): Promise<Page> {
+    const key = readKey({ scope, page });
+    return this.#answers.has(key) ? (this.#take(key) as Page) : this.#tx.page(scope, page);
+  }
+
+  #take(key: string): ReadResult {
+    const answer = this.#answers.get(key)!;
+    this.#answers.delete(key);
+    return answer;
   }
 }
 

@@ -247,7 +247,7 @@ export class PostgresStore implements Store {
 
   async #readOnce<T>(read: (reader: SqlTransaction) => Promise<T>): Promise<T> {
     await this.open();
-    const reader = new SqlTransaction((statements) => this.#batch(statements, (statement) => this.#reads.query(statement)), this.#sql);
+    const reader = new SqlTransaction(this.#readBatch, this.#sql);
     try {
       return await read(reader);
     } catch (error) {
@@ -259,6 +259,10 @@ export class PostgresStore implements Store {
       }
     }
   }
+
+  /** Reads' statements, on the read lanes (made once: no closures per read). */
+  readonly #readStatement = (statement: Statement) => this.#reads.query(statement);
+  readonly #readBatch = (statements: readonly Statement[]) => this.#batch(statements, this.#readStatement);
 
   /**
    * Sends `statements` at once (the pool's connections pipeline: each is written without waiting
