@@ -4,7 +4,7 @@ import pg from 'pg';
 import { isPageRead, StoreUnavailableError, type PageQuery, type Read, type ReadResult, type RecordKey, type Scope, type Store, type StoreChannel, type StoreReader, type StoreTransaction, type StoredRecord } from '../../lib/store.ts';
 import { openPostgresChannel, type ChannelClient } from './postgres/channel.ts';
 import { MIGRATIONS } from './postgres/migrations.ts';
-import { ReadLanes, runOn, socketOf } from './postgres/read-lanes.ts';
+import { ReadLanes, type LaneClient } from './postgres/read-lanes.ts';
 
 /**
  * The PostgreSQL store, for several Burrow servers over one shared state. Each record is a row of
@@ -75,7 +75,7 @@ export class PostgresStore implements Store {
   /** `user@host:port/database` (never the password), for messages. */
   readonly location: string;
   readonly #pool: pg.Pool;
-  readonly #reads: ReadLanes;
+  readonly #reads: ReadLanes<Connection, Statement, pg.QueryResult>;
   readonly #url: string;
   readonly #schema: string;
   readonly #channels = new Set<StoreChannel>();
@@ -125,7 +125,8 @@ export class PostgresStore implements Store {
     // A server that goes away kills idle and busy connections alike; the next call reports it.
     this.#pool.on('error', () => undefined);
     this.#pool.on('connect', (client) => void client.on('error', () => undefined));
-    this.#reads = new ReadLanes(this.#pool, readLanesFor(poolSize));
+    const pool = this.#pool;
+    this.#reads = new ReadLanes<Connection, Statement, pg.QueryResult>({ connect: () => pool.connect() as Promise<Connection>, query: (statement) => pool.query(statement), run: runOn, socketOf }, readLanesFor(poolSize));
   }
 
   /** Connects and creates or migrates the schema; every call does this first, once. */
@@ -421,6 +422,26 @@ function lockKeys(schema: string, records: Iterable<string>): string[] {
 }
 
 type Statement = string | pg.QueryConfig;
+
+/** A pool connection with what is used of it beyond its types: its socket, and ref/unref as pg.Client has them. */
+type Connection = pg.PoolClient & LaneClient & { connection: { stream: { cork(): void; uncork(): void } } };
+
+/**
+ * Runs `statement` on `client` as client.query would, without the copy of its config that
+ * client.query makes (through property descriptors: ~5 µs, a twentieth of a GET's CPU).
+ */
+function runOn(client: pg.PoolClient, statement: Statement): Promise<pg.QueryResult> {
+  if (typeof statement === 'string') return client.query(statement);
+  return new Promise((resolve, reject) => {
+    const Query = pg.Query as unknown as new (text: string, values: unknown[] | undefined, done: (error: Error | null, result: pg.QueryResult) => void) => pg.Submittable & { name?: string };
+    const query = new Query(statement.text, statement.values, (error, result) => (error ? reject(error) : resolve(result)));
+    if (statement.name !== undefined) query.name = statement.name;
+    client.query(query);
+  });
+}
+
+/** The socket of a connection, to cork while several statements are written to it. */
+const socketOf = (client: pg.PoolClient) => (client as Connection).connection.stream;
 /** Sends statements together, in one round trip, and answers their results in order. */
 type Batch = (statements: readonly Statement[]) => Promise<pg.QueryResult[]>;
 

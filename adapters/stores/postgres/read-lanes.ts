@@ -1,5 +1,3 @@
-import pg from 'pg';
-
 /**
  * The connections that every read shares (a read is one statement in its own implicit
  * transaction, so reads need no connection of their own). A lane is a pool connection held in
@@ -14,22 +12,22 @@ import pg from 'pg';
  * a read once) and is given back to the pool to be discarded. A lane with nothing in flight does
  * not keep the process alive, as an idle pool connection would not.
  */
-export class ReadLanes {
-  readonly #pool: pg.Pool;
+export class ReadLanes<C extends LaneClient, S, R> {
+  readonly #pool: LanePool<C, S, R>;
   readonly #size: number;
-  readonly #lanes: Lane[] = [];
-  #leasing: Promise<Lane> | undefined;
+  readonly #lanes: Lane<C, S, R>[] = [];
+  #leasing: Promise<Lane<C, S, R>> | undefined;
   #closed = false;
 
-  constructor(pool: pg.Pool, size: number) {
+  constructor(pool: LanePool<C, S, R>, size: number) {
     this.#pool = pool;
     this.#size = size;
   }
 
-  async query(statement: string | pg.QueryConfig): Promise<pg.QueryResult> {
+  async query(statement: S): Promise<R> {
     // A pool of one connection keeps it for transactions: reads take it in turn with them.
     if (this.#size === 0) return this.#pool.query(statement);
-    let lane: Lane | undefined;
+    let lane: Lane<C, S, R> | undefined;
     for (const candidate of this.#lanes) if (!lane || candidate.inFlight < lane.inFlight) lane = candidate;
     if (!lane || (lane.inFlight > 0 && this.#lanes.length < this.#size)) lane = await this.#lease(lane);
     return lane.query(statement);
@@ -42,11 +40,11 @@ export class ReadLanes {
   }
 
   /** A new lane; while one is being connected, reads wait for it (or take `busy`, if any). */
-  async #lease(busy: Lane | undefined): Promise<Lane> {
+  async #lease(busy: Lane<C, S, R> | undefined): Promise<Lane<C, S, R>> {
     if (this.#leasing) return busy ?? this.#leasing;
     this.#leasing = (async () => {
       const client = await this.#pool.connect();
-      const lane = new Lane(client, () => {
+      const lane = new Lane(this.#pool, client, () => {
         const at = this.#lanes.indexOf(lane);
         if (at >= 0) this.#lanes.splice(at, 1);
       });
@@ -58,39 +56,40 @@ export class ReadLanes {
   }
 }
 
-/** What is used of a pool connection beyond its types: its socket, and ref/unref as pg.Client has them. */
-type LaneClient = pg.PoolClient & { ref(): void; unref(): void; connection: { stream: { cork(): void; uncork(): void } } };
-
-/**
- * Runs `statement` on `client` as client.query would, without the copy of its config that
- * client.query makes (through property descriptors: ~5 µs, a twentieth of a GET's CPU).
- */
-export function runOn(client: pg.PoolClient, statement: string | pg.QueryConfig): Promise<pg.QueryResult> {
-  if (typeof statement === 'string') return client.query(statement);
-  return new Promise((resolve, reject) => {
-    const Query = pg.Query as unknown as new (text: string, values: unknown[] | undefined, done: (error: Error | null, result: pg.QueryResult) => void) => pg.Submittable & { name?: string };
-    const query = new Query(statement.text, statement.values, (error, result) => (error ? reject(error) : resolve(result)));
-    if (statement.name !== undefined) query.name = statement.name;
-    client.query(query);
-  });
+/** The part of a pool connection (pg.PoolClient) a lane uses: the store hands it over, as one module imports pg. */
+export interface LaneClient {
+  on(event: 'error' | 'end', listener: (error?: Error) => void): unknown;
+  /** Whether the connection keeps the process alive (pg.Client's ref/unref of its socket). */
+  ref(): void;
+  unref(): void;
+  /** Back to the pool: discarded with an error, else kept. */
+  release(error?: Error): void;
 }
 
-/** The socket of a connection, to cork while several statements are written to it. */
-export const socketOf = (client: pg.PoolClient) => (client as LaneClient).connection.stream;
+/** The pool as the lanes use it: connections to lease, how a statement runs on one, and its socket. */
+export interface LanePool<C extends LaneClient, S, R> {
+  connect(): Promise<C>;
+  /** A statement on a connection of the pool's choosing (lanes of size 0). */
+  query(statement: S): Promise<R>;
+  run(client: C, statement: S): Promise<R>;
+  socketOf(client: C): { cork(): void; uncork(): void };
+}
 
-class Lane {
+class Lane<C extends LaneClient, S, R> {
   inFlight = 0;
-  readonly #client: LaneClient;
+  readonly #pool: LanePool<C, S, R>;
+  readonly #client: C;
   readonly #gone: () => void;
   #corked = false;
   #released = false;
   readonly #flush = (): void => {
     this.#corked = false;
-    socketOf(this.#client).uncork();
+    this.#pool.socketOf(this.#client).uncork();
   };
 
-  constructor(client: pg.PoolClient, gone: () => void) {
-    this.#client = client as LaneClient;
+  constructor(pool: LanePool<C, S, R>, client: C, gone: () => void) {
+    this.#pool = pool;
+    this.#client = client;
     this.#gone = gone;
     this.#client.unref();
     const broken = (error?: Error) => this.release(error ?? new Error('the connection ended'));
@@ -98,16 +97,16 @@ class Lane {
     client.on('end', () => broken());
   }
 
-  async query(statement: string | pg.QueryConfig): Promise<pg.QueryResult> {
+  async query(statement: S): Promise<R> {
     if (this.#released) throw new Error('Connection terminated: the read connection was given back to the pool');
     if (this.inFlight++ === 0) this.#client.ref();
     if (!this.#corked) {
       this.#corked = true;
-      socketOf(this.#client).cork();
+      this.#pool.socketOf(this.#client).cork();
       setImmediate(this.#flush);
     }
     try {
-      return await runOn(this.#client, statement);
+      return await this.#pool.run(this.#client, statement);
     } catch (error) {
       // Any error but a statement's (severity ERROR; a FATAL one ends the session, as does an
       // error of the socket) is the connection's: no later read may be sent on it, the store's
