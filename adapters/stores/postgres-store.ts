@@ -4,6 +4,7 @@ import pg from 'pg';
 import { isPageRead, StoreUnavailableError, type PageQuery, type Read, type ReadResult, type RecordKey, type Scope, type Store, type StoreChannel, type StoreReader, type StoreTransaction, type StoredRecord } from '../../lib/store.ts';
 import { openPostgresChannel, type ChannelClient } from './postgres/channel.ts';
 import { MIGRATIONS } from './postgres/migrations.ts';
+import { MergedKeyReads, type KeyRow } from './postgres/key-reads.ts';
 import { ReadLanes, type LaneClient } from './postgres/read-lanes.ts';
 
 /**
@@ -248,7 +249,7 @@ export class PostgresStore implements Store {
 
   async #readOnce<T>(read: (reader: SqlTransaction) => Promise<T>): Promise<T> {
     await this.open();
-    const reader = new SqlTransaction(this.#readBatch, this.#sql);
+    const reader = new SqlTransaction(this.#readBatch, this.#sql, [], this.#keyReads);
     try {
       return await read(reader);
     } catch (error) {
@@ -264,6 +265,11 @@ export class PostgresStore implements Store {
   /** Reads' statements, on the read lanes (made once: no closures per read). */
   readonly #readStatement = (statement: Statement) => this.#reads.query(statement);
   readonly #readBatch = (statements: readonly Statement[]) => this.#batch(statements, this.#readStatement);
+  /** Reads by key of one turn, in one statement on a read lane (./postgres/key-reads.ts). */
+  readonly #keyReads = new MergedKeyReads<StoredData>(async (accounts, kinds, ids) => {
+    this.stats.roundTrips++;
+    return (await this.#reads.query(statementOf(this.#sql, this.#sql.readMany([]), [accounts, kinds, ids]))).rows as KeyRow<StoredData>[];
+  });
 
   /**
    * Sends `statements` at once (the pool's connections pipeline: each is written without waiting
@@ -410,7 +416,9 @@ const encode = (record: StoredRecord) => {
   const json = JSON.stringify(record);
   return UNSTORABLE.test(json) ? JSON.stringify({ id: record.id, [ESCAPED]: json }) : json;
 };
-const decode = (data: Record<string, unknown>) => (typeof data[ESCAPED] === 'string' ? JSON.parse(data[ESCAPED]) : data) as StoredRecord;
+/** A record as PostgreSQL answers its jsonb. */
+type StoredData = Record<string, unknown>;
+const decode = (data: StoredData) => (typeof data[ESCAPED] === 'string' ? JSON.parse(data[ESCAPED]) : data) as StoredRecord;
 
 /** At most this many record locks per run; beyond them, the run relies on retries alone. */
 const MAX_LOCKS = 32;
@@ -442,6 +450,12 @@ function runOn(client: pg.PoolClient, statement: Statement): Promise<pg.QueryRes
 
 /** The socket of a connection, to cork while several statements are written to it. */
 const socketOf = (client: pg.PoolClient) => (client as Connection).connection.stream;
+/** `text` with `values`, under its prepared statement's name where it has one. */
+function statementOf(sql: Statements, text: string, values: unknown[]): pg.QueryConfig {
+  const name = sql.prepared.get(text);
+  return name === undefined ? { text, values } : { name, text, values };
+}
+
 /** Sends statements together, in one round trip, and answers their results in order. */
 type Batch = (statements: readonly Statement[]) => Promise<pg.QueryResult[]>;
 
@@ -468,11 +482,14 @@ class SqlTransaction implements StoreTransaction {
   readonly #puts = new Map<string, unknown[]>();
   /** Statements that open the transaction, sent ahead of its first one. */
   readonly #opening: Statement[];
+  /** Outside a transaction: where reads by key alone go, to share a statement with other requests'. */
+  readonly #keyReads: MergedKeyReads<StoredData> | undefined;
 
-  constructor(batch: Batch, sql: Statements, opening: Statement[] = []) {
+  constructor(batch: Batch, sql: Statements, opening: Statement[] = [], keyReads?: MergedKeyReads<StoredData>) {
     this.#batch = batch;
     this.#sql = sql;
     this.#opening = opening;
+    this.#keyReads = keyReads;
   }
 
   /** Whether the transaction was opened (its first round trip sent). */
@@ -519,11 +536,14 @@ class SqlTransaction implements StoreTransaction {
   }
 
   #statement(text: string, values: unknown[]): pg.QueryConfig {
-    const name = this.#sql.prepared.get(text);
-    return name === undefined ? { text, values } : { name, text, values };
+    return statementOf(this.#sql, text, values);
   }
 
   async get(scope: Scope, id: string): Promise<StoredRecord | undefined> {
+    if (this.#keyReads) {
+      const [data] = await this.#keyReads.read([{ scope, id }]);
+      return data === undefined ? undefined : decode(data);
+    }
     const row = (await this.#run(this.#sql.get, [scope.account, scope.kind, id])).rows[0];
     return row && decode(row.data);
   }
@@ -531,6 +551,7 @@ class SqlTransaction implements StoreTransaction {
   async readMany(reads: readonly Read[]): Promise<ReadResult[]> {
     const keys = reads.filter((read): read is RecordKey => !isPageRead(read));
     const pages = reads.filter(isPageRead);
+    if (pages.length === 0 && this.#keyReads) return (await this.#keyReads.read(keys)).map((data) => (data === undefined ? undefined : decode(data)));
     const values: unknown[] = [keys.map((key) => key.scope.account), keys.map((key) => key.scope.kind), keys.map((key) => key.id)];
     for (const { scope, page } of pages) values.push(scope.account, scope.kind, ...(page.beforeId === undefined ? [] : [page.beforeId]), page.limit);
     const { rows } = await this.#run(this.#sql.readMany(pages.map((read) => read.page.beforeId !== undefined)), values);

@@ -7,7 +7,7 @@ import pg from 'pg';
 import { createFetchHandler } from '../../../adapters/http/fetch-handler.ts';
 import { MIGRATIONS } from '../../../adapters/stores/postgres/migrations.ts';
 import { openPostgresStore, PostgresStore, SESSION_SETTINGS } from '../../../adapters/stores/postgres-store.ts';
-import { createBurrow } from '../../../lib/index.ts';
+import { createBurrow, type StoredRecord } from '../../../lib/index.ts';
 import { createDatabase, freshSchema, POSTGRES_MISSING, testCluster } from '../../fixtures/postgres-cluster.ts';
 import { assertError, sendRequest, startServer } from '../../helpers.ts';
 import { runStoreConformance } from './conformance.ts';
@@ -207,14 +207,47 @@ describe('postgres: reads share pipelined connections', { skip }, () => {
     }
   });
 
+  test('reads by key asked in one turn are one statement, and each read gets its own records', async () => {
+    const { store } = await filledStore();
+    try {
+      const before = store.stats.roundTrips;
+      const [one, none, many, paged] = await Promise.all([
+        store.get(SCOPE, 'rec_07'),
+        store.get(SCOPE, 'rec_missing'),
+        store.readMany([{ scope: SCOPE, id: 'rec_03' }, { scope: SCOPE, id: 'rec_missing' }, { scope: { ...SCOPE, kind: 'other' }, id: 'rec_03' }, { scope: SCOPE, id: 'rec_01' }]),
+        store.readMany([{ scope: SCOPE, id: 'rec_02' }, { scope: SCOPE, page: { limit: 1 } }]),
+      ]);
+      assert.deepEqual([one, none], [{ id: 'rec_07', n: 7 }, undefined]);
+      assert.deepEqual(many, [{ id: 'rec_03', n: 3 }, undefined, undefined, { id: 'rec_01', n: 1 }]);
+      assert.deepEqual(paged, [{ id: 'rec_02', n: 2 }, [{ id: 'rec_49', n: 49 }]]);
+      // The three reads by key alone shared a statement; the one with a page went by itself.
+      assert.equal(store.stats.roundTrips - before, 2);
+      const reads = await Promise.all(Array.from({ length: 2500 }, (_, i) => store.get(SCOPE, ids[i % 50]!)));
+      for (const [i, record] of reads.entries()) assert.equal(record?.id, ids[i % 50]);
+      assert.equal(store.stats.roundTrips - before, 2 + 3, '2,500 keys: statements of at most 1,000');
+    } finally {
+      await store.close();
+    }
+  });
+
   test('a read connection that dies under reads in flight is replaced, and every read answers', async () => {
     const { url, store } = await filledStore();
     try {
-      const reads = Promise.all(Array.from({ length: 2000 }, (_, i) => store.get(SCOPE, ids[i % 50]!)));
+      // Reads keep coming, a statement of them each turn, until the read connection is gone.
+      const reads: Promise<StoredRecord | undefined>[] = [];
+      let terminated = false;
+      const reading = (async () => {
+        while (!terminated) {
+          for (let i = 0; i < 20; i++) reads.push(store.get(SCOPE, ids[reads.length % 50]!));
+          await new Promise(setImmediate);
+        }
+      })();
       // The connection whose last statement is a read's (the writes' connection stays).
-      const { rows } = await query(url, "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'burrow' AND query LIKE 'SELECT data FROM %'");
+      const { rows } = await query(url, "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'burrow' AND query LIKE 'SELECT n, data FROM %'");
+      terminated = true;
+      await reading;
       assert.equal(rows.length, 1);
-      for (const [i, record] of (await reads).entries()) assert.equal(record?.id, ids[i % 50]);
+      for (const [i, record] of (await Promise.all(reads)).entries()) assert.equal(record?.id, ids[i % 50]);
       assert.deepEqual(await store.get(SCOPE, ids[7]!), { id: ids[7], n: 7 });
     } finally {
       await store.close();
