@@ -268,7 +268,7 @@ export class PostgresStore implements Store {
   /** Reads by key of one turn, in one statement on a read lane (./postgres/key-reads.ts). */
   readonly #keyReads = new MergedKeyReads<StoredData>(async (accounts, kinds, ids) => {
     this.stats.roundTrips++;
-    return (await this.#reads.query(statementOf(this.#sql, this.#sql.readMany([]), [accounts, kinds, ids]))).rows as KeyRow<StoredData>[];
+    return (await this.#reads.query(statementOf(this.#sql, this.#sql.readMany([]), [accounts, kinds, ids]), true)).rows as KeyRow<StoredData>[];
   });
 
   /**

@@ -24,13 +24,13 @@ export class ReadLanes<C extends LaneClient, S, R> {
     this.#size = size;
   }
 
-  async query(statement: S): Promise<R> {
+  async query(statement: S, atOnce = false): Promise<R> {
     // A pool of one connection keeps it for transactions: reads take it in turn with them.
     if (this.#size === 0) return this.#pool.query(statement);
     let lane: Lane<C, S, R> | undefined;
     for (const candidate of this.#lanes) if (!lane || candidate.inFlight < lane.inFlight) lane = candidate;
     if (!lane || (lane.inFlight > 0 && this.#lanes.length < this.#size)) lane = await this.#lease(lane);
-    return lane.query(statement);
+    return lane.query(statement, atOnce);
   }
 
   /** Gives every lane back to the pool (before the pool ends: it waits for connections held). */
@@ -97,16 +97,22 @@ class Lane<C extends LaneClient, S, R> {
     client.on('end', () => broken());
   }
 
-  async query(statement: S): Promise<R> {
+  async query(statement: S, atOnce: boolean): Promise<R> {
     if (this.#released) throw new Error('Connection terminated: the read connection was given back to the pool');
     if (this.inFlight++ === 0) this.#client.ref();
-    if (!this.#corked) {
+    // A statement sent at once on a lane that waits for nothing is written on its own (corked
+    // while its messages are written); else it joins the turn's write.
+    const alone = atOnce && !this.#corked;
+    if (alone) this.#pool.socketOf(this.#client).cork();
+    else if (!this.#corked) {
       this.#corked = true;
       this.#pool.socketOf(this.#client).cork();
       setImmediate(this.#flush);
     }
     try {
-      return await this.#pool.run(this.#client, statement);
+      const answer = this.#pool.run(this.#client, statement);
+      if (alone) this.#pool.socketOf(this.#client).uncork();
+      return await answer;
     } catch (error) {
       // Any error but a statement's (severity ERROR; a FATAL one ends the session, as does an
       // error of the socket) is the connection's: no later read may be sent on it, the store's
