@@ -450,6 +450,7 @@ function runOn(client: pg.PoolClient, statement: Statement): Promise<pg.QueryRes
 
 /** The socket of a connection, to cork while several statements are written to it. */
 const socketOf = (client: pg.PoolClient) => (client as Connection).connection.stream;
+
 /** `text` with `values`, under its prepared statement's name where it has one. */
 function statementOf(sql: Statements, text: string, values: unknown[]): pg.QueryConfig {
   const name = sql.prepared.get(text);

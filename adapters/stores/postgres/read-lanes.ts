@@ -3,8 +3,9 @@
  * transaction, so reads need no connection of their own). A lane is a pool connection held in
  * pipeline mode: reads go on it without waiting for the answers before them, and those sent in
  * one turn of the event loop leave in one socket write at its end (the lane's socket is corked
- * until setImmediate). A busy server so wakes PostgreSQL once per turn and lane, not once per
- * read: on two cores, waking the backend (and being woken) was most of a GET's cost.
+ * until setImmediate; a statement sent `atOnce`, itself made at a turn's end, goes then). A busy
+ * server so wakes PostgreSQL once per turn and lane, not once per read: on two cores, waking the
+ * backend (and being woken) was most of a GET's cost.
  *
  * Each read goes to the lane with the fewest reads in flight; up to `size` lanes are taken from
  * the pool, a new one when all are busy (with `size` 0, reads take pool connections one at a
@@ -24,6 +25,7 @@ export class ReadLanes<C extends LaneClient, S, R> {
     this.#size = size;
   }
 
+  /** Runs `statement` on a lane: in the turn's write, or `atOnce` in a write of its own when the lane has none waiting. */
   async query(statement: S, atOnce = false): Promise<R> {
     // A pool of one connection keeps it for transactions: reads take it in turn with them.
     if (this.#size === 0) return this.#pool.query(statement);
