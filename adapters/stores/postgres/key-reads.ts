@@ -26,8 +26,9 @@ interface Waiter<R> {
  * statement at the turn's end rather than one statement each: PostgreSQL binds, starts and ends
  * one statement for all of them, and the store parses one answer. Each read still sees committed
  * state as of a moment after it was asked (the statement starts once the turn is over), as a
- * statement of its own would. A statement that fails fails every read in it (each read is
- * retried as the store retries reads).
+ * statement of its own would. When a statement of several reads fails, each read is sent again
+ * in a statement of its own, so that one read's keys cannot fail the others' (and a read that
+ * fails alone fails as it would have unmerged).
  */
 export class MergedKeyReads<R> {
   readonly #send: SendKeys<R>;
@@ -65,21 +66,31 @@ export class MergedKeyReads<R> {
   #sendWaiting(): void {
     const waiters = this.#waiters;
     if (waiters.length === 0) return;
-    const count = this.#ids.length;
-    const sent = this.#send(this.#accounts, this.#kinds, this.#ids);
+    const [accounts, kinds, ids] = [this.#accounts, this.#kinds, this.#ids];
     this.#accounts = [];
     this.#kinds = [];
     this.#ids = [];
     this.#waiters = [];
-    sent.then(
+    this.#send(accounts, kinds, ids).then(
       (rows) => {
-        const records = new Array<R | undefined>(count).fill(undefined);
-        for (const row of rows) records[Number(row.n) - 1] = row.data;
+        const records = recordsOf(rows, ids.length);
         for (const waiter of waiters) waiter.resolve(records.slice(waiter.from, waiter.from + waiter.count));
       },
       (error: unknown) => {
-        for (const waiter of waiters) waiter.reject(error);
+        if (waiters.length === 1) return waiters[0]!.reject(error);
+        // One read's keys must not fail the others': each is sent again in a statement of its own.
+        for (const waiter of waiters) {
+          const end = waiter.from + waiter.count;
+          this.#send(accounts.slice(waiter.from, end), kinds.slice(waiter.from, end), ids.slice(waiter.from, end)).then((rows) => waiter.resolve(recordsOf(rows, waiter.count)), waiter.reject);
+        }
       },
     );
   }
+}
+
+/** The records of `count` keys sent, from the rows found (undefined where none). */
+function recordsOf<R>(rows: readonly KeyRow<R>[], count: number): (R | undefined)[] {
+  const records = new Array<R | undefined>(count).fill(undefined);
+  for (const row of rows) records[Number(row.n) - 1] = row.data;
+  return records;
 }

@@ -230,6 +230,19 @@ describe('postgres: reads share pipelined connections', { skip }, () => {
     }
   });
 
+  test('a read whose keys PostgreSQL refuses fails alone: the reads that shared its statement answer', async () => {
+    const { store } = await filledStore();
+    try {
+      const [good, bad, alsoGood] = await Promise.allSettled([store.get(SCOPE, 'rec_05'), store.get(SCOPE, 'bad\u0000id'), store.readMany([{ scope: SCOPE, id: 'rec_06' }])]);
+      assert.deepEqual(good, { status: 'fulfilled', value: { id: 'rec_05', n: 5 } });
+      assert.equal(bad.status, 'rejected');
+      assert.match(String((bad as PromiseRejectedResult).reason), /0x00/);
+      assert.deepEqual(alsoGood, { status: 'fulfilled', value: [{ id: 'rec_06', n: 6 }] });
+    } finally {
+      await store.close();
+    }
+  });
+
   test('a read connection that dies under reads in flight is replaced, and every read answers', async () => {
     const { url, store } = await filledStore();
     try {
