@@ -22,6 +22,7 @@ import { STREAM_TYPES, STREAM_WINDOW_BYTES, type AgentAuth, type BindRequest } f
 import { readMessage } from '../../../adapters/agent-gateway/rpc.ts';
 import type { Timers } from '../../../adapters/agent-gateway/timers.ts';
 import { LIMITS } from '../../../lib/limits.ts';
+import { VendorAgents } from '../../fixtures/vendor-agents.ts';
 import { generateCertificateAuthority, signServerCertificate, type CertificateAuthority, type SignedCertificate } from '../../../lib/certificate-authority.ts';
 
 /** Timers that fire only when a test advances virtual time: no test waits on the wall clock. */
@@ -135,6 +136,8 @@ export interface GatewayFixture {
   readonly errors: unknown[];
   /** The gateway's timers: manual unless the test gave its own, so no timeout fires by itself. */
   readonly timers: Timers;
+  /** The vendor's agents connected to it (connectAgent). */
+  readonly agents: VendorAgents;
 }
 
 /**
@@ -190,30 +193,29 @@ export async function startGateway(t: TestContext, options: Partial<Omit<AgentGa
     onError: (error) => errors.push(error),
   });
   const { port } = await gateway.listen('127.0.0.1', 0);
-  t.after(() => gateway.close());
-  return { gateway, port, caPem: ca.certificatePem, events, handler, errors, timers };
+  // The vendor's agents are ended by the gateway's close, before the test's other servers go (VendorAgents).
+  const agents = new VendorAgents();
+  t.after(async () => {
+    agents.stop();
+    await gateway.close();
+    await agents.ended();
+  });
+  return { gateway, port, caPem: ca.certificatePem, events, handler, errors, timers, agents };
 }
 
 /**
  * The vendor's agent (the @ngrok/ngrok SDK) connected to `port` (the gateway's, or a relay's)
- * and trusting the test CA. It does not reconnect once the test ended.
+ * and trusting the test CA. It reconnects after a lost connection unless `reconnect` is false,
+ * and never once the test ends (the gateway's close ends it: VendorAgents).
  */
 export async function connectAgent(
   t: TestContext,
   fixture: GatewayFixture,
   configure: (builder: SessionBuilder) => SessionBuilder = (builder) => builder,
-  port = fixture.port,
+  { port = fixture.port, reconnect = true }: { port?: number; reconnect?: boolean } = {},
 ): Promise<Session> {
-  let done = false;
-  t.after(() => void (done = true));
-  const builder = new ngrok.SessionBuilder()
-    .authtoken('agent-token')
-    .serverAddr(`localhost:${port}`)
-    .caCert(Buffer.from(fixture.caPem))
-    .handleDisconnection(() => !done);
-  const session = await configure(builder).connect();
-  t.after(() => session.close().catch(() => {}));
-  return session;
+  const builder = new ngrok.SessionBuilder().authtoken('agent-token').serverAddr(`localhost:${port}`).caCert(Buffer.from(fixture.caPem));
+  return fixture.agents.connect(configure(builder), () => reconnect);
 }
 
 /** A TCP relay in front of the gateway that a test can freeze (stop forwarding) or cut. */

@@ -299,7 +299,7 @@ describe('session end', () => {
   test('when the connection drops, sessionEnded reports it with the tunnels still listed', async (t) => {
     const fixture = await startGateway(t);
     const relay = await startRelay(t, fixture.port);
-    const session = await connectAgent(t, fixture, (builder) => builder.handleDisconnection(() => false), relay.port);
+    const session = await connectAgent(t, fixture, undefined, { port: relay.port, reconnect: false });
     await session.httpEndpoint().listen(false);
     relay.cut();
     const ended = await fixture.events.next(isEnded);
@@ -312,7 +312,7 @@ describe('session end', () => {
     const timers = manualTimers();
     const fixture = await startGateway(t, { timers, heartbeatIntervalMs: 1000, heartbeatToleranceMs: 3000 });
     const relay = await startRelay(t, fixture.port);
-    await connectAgent(t, fixture, (builder) => builder.handleDisconnection(() => false), relay.port);
+    await connectAgent(t, fixture, undefined, { port: relay.port, reconnect: false });
     await timers.whenPending(1000);
     relay.freeze();
     timers.advance(1000);
@@ -346,7 +346,7 @@ describe('session end', () => {
     const reason = await raw.closed;
     assert.equal(reason.kind, 'socket-closed', `the agent saw ${reason.kind}: ${reason.message}`);
 
-    const session = await connectAgent(t, fixture, (builder) => builder.handleDisconnection(() => false));
+    const session = await connectAgent(t, fixture, undefined, { reconnect: false });
     await session.httpEndpoint().listen(false);
     await session.tcpEndpoint().listen(false);
     const sdkSession = fixture.gateway.sessions().find((live) => live.ended === undefined)!;
