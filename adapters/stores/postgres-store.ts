@@ -536,15 +536,17 @@ class SqlTransaction implements StoreTransaction {
     return (await this.#send([this.#statement(text, values)]))[0]!;
   }
 
+  /** Records by key through the statement the turn's reads share. */
+  async #readKeys(keyReads: MergedKeyReads<StoredData>, keys: readonly RecordKey[]): Promise<(StoredRecord | undefined)[]> {
+    return (await keyReads.read(keys)).map((data) => (data === undefined ? undefined : decode(data)));
+  }
+
   #statement(text: string, values: unknown[]): pg.QueryConfig {
     return statementOf(this.#sql, text, values);
   }
 
   async get(scope: Scope, id: string): Promise<StoredRecord | undefined> {
-    if (this.#keyReads) {
-      const [data] = await this.#keyReads.read([{ scope, id }]);
-      return data === undefined ? undefined : decode(data);
-    }
+    if (this.#keyReads) return (await this.#readKeys(this.#keyReads, [{ scope, id }]))[0];
     const row = (await this.#run(this.#sql.get, [scope.account, scope.kind, id])).rows[0];
     return row && decode(row.data);
   }
@@ -552,7 +554,7 @@ class SqlTransaction implements StoreTransaction {
   async readMany(reads: readonly Read[]): Promise<ReadResult[]> {
     const keys = reads.filter((read): read is RecordKey => !isPageRead(read));
     const pages = reads.filter(isPageRead);
-    if (pages.length === 0 && this.#keyReads) return (await this.#keyReads.read(keys)).map((data) => (data === undefined ? undefined : decode(data)));
+    if (pages.length === 0 && this.#keyReads) return this.#readKeys(this.#keyReads, keys);
     const values: unknown[] = [keys.map((key) => key.scope.account), keys.map((key) => key.scope.kind), keys.map((key) => key.id)];
     for (const { scope, page } of pages) values.push(scope.account, scope.kind, ...(page.beforeId === undefined ? [] : [page.beforeId]), page.limit);
     const { rows } = await this.#run(this.#sql.readMany(pages.map((read) => read.page.beforeId !== undefined)), values);
