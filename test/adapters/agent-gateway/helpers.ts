@@ -209,13 +209,12 @@ export async function startGateway(t: TestContext, options: Partial<Omit<AgentGa
  * and never once the test ends (the gateway's close ends it: VendorAgents).
  */
 export async function connectAgent(
-  t: TestContext,
   fixture: GatewayFixture,
   configure: (builder: SessionBuilder) => SessionBuilder = (builder) => builder,
   { port = fixture.port, reconnect = true }: { port?: number; reconnect?: boolean } = {},
 ): Promise<Session> {
   const builder = new ngrok.SessionBuilder().authtoken('agent-token').serverAddr(`localhost:${port}`).caCert(Buffer.from(fixture.caPem));
-  return fixture.agents.connect(configure(builder), () => reconnect);
+  return fixture.agents.connect(configure(builder), reconnect);
 }
 
 /** A TCP relay in front of the gateway that a test can freeze (stop forwarding) or cut. */

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import { connect } from 'node:net';
-import { describe, test, type TestContext } from 'node:test';
+import { describe, test } from 'node:test';
 import { AgentRelayError } from '../../../adapters/agent-gateway/index.ts';
 import { LIMITS } from '../../../lib/limits.ts';
 import { encodeHeader, MUXADO_ERRORS } from '../../../adapters/agent-gateway/muxado/frames.ts';
@@ -18,8 +18,8 @@ import { connectAgent, connectRawAgent, connectTls, framePeer, manualTimers, sta
  */
 
 /** An SDK session beside the hostile peer, and a check that it still gets answers. */
-async function bystander(t: TestContext, fixture: GatewayFixture) {
-  await connectAgent(t, fixture, (builder) => builder.authtoken('bystander').handleStopCommand(() => {}));
+async function bystander(fixture: GatewayFixture) {
+  await connectAgent(fixture, (builder) => builder.authtoken('bystander').handleStopCommand(() => {}));
   const session = fixture.gateway.sessions().find((live) => live.context.token === 'bystander')!;
   return async () => {
     assert.equal(session.ended, undefined);
@@ -32,7 +32,7 @@ const codeLine = (code: number) => `\n\nERR_BURROW_${code}\n`;
 describe('peers that do not speak the protocol', () => {
   test('plain text instead of TLS: the connection is closed, nothing reaches the handler', async (t) => {
     const fixture = await startGateway(t);
-    const stillServed = await bystander(t, fixture);
+    const stillServed = await bystander(fixture);
     const socket = connect(fixture.port, '127.0.0.1');
     socket.on('error', () => {});
     socket.end('GET / HTTP/1.1\r\nHost: burrow\r\n\r\n');
@@ -43,7 +43,7 @@ describe('peers that do not speak the protocol', () => {
 
   test('TLS, then bytes that are not muxado frames: a GOAWAY names the fault and the connection closes', async (t) => {
     const fixture = await startGateway(t);
-    const stillServed = await bystander(t, fixture);
+    const stillServed = await bystander(fixture);
     const peer = framePeer(await connectTls(t, fixture));
     peer.send(Buffer.from([0x00, 0x00, 0x04, 0x90, 0xde, 0xad, 0xbe, 0xef]));
     const goaway = await peer.goaway();
@@ -64,7 +64,7 @@ describe('peers that do not speak the protocol', () => {
 
   test('a truncated frame, then the peer hangs up: the session it had is reported ended, the gateway goes on', async (t) => {
     const fixture = await startGateway(t);
-    const stillServed = await bystander(t, fixture);
+    const stillServed = await bystander(fixture);
     const agent = await connectRawAgent(t, fixture);
     await agent.auth();
     agent.socket.write(encodeHeader('data', 0, 9, 100).subarray(0, 5));
@@ -147,7 +147,7 @@ describe('Auth from a hand-written agent', () => {
 
   test('an Auth over the message limit ends the session', async (t) => {
     const fixture = await startGateway(t);
-    const stillServed = await bystander(t, fixture);
+    const stillServed = await bystander(fixture);
     const agent = await connectRawAgent(t, fixture);
     void agent.call(STREAM_TYPES.auth, `{"Version":["3"],"Padding":"${'x'.repeat(LIMITS.agent_message_bytes.value)}"}`).catch(() => {});
     const reason = await agent.closed;

@@ -59,7 +59,7 @@ const isEnded = (event: GatewayEvent): event is Extract<GatewayEvent, { kind: 'e
 describe('Auth', () => {
   test('the handler receives the Auth the SDK sends; the session is live with its context', async (t) => {
     const fixture = await startGateway(t);
-    await connectAgent(t, fixture, (builder) => builder.authtoken('tok_123').metadata('agent metadata').handleStopCommand(() => {}));
+    await connectAgent(fixture, (builder) => builder.authtoken('tok_123').metadata('agent metadata').handleStopCommand(() => {}));
     const auth = await fixture.events.next((event) => event.kind === 'auth');
     assert.equal(auth.kind, 'auth');
     if (auth.kind !== 'auth') return;
@@ -84,7 +84,7 @@ describe('Auth', () => {
   test('a refused token reaches the SDK with the message and the code (ERR_BURROW_ prefix: the code stays in the message)', async (t) => {
     const fixture = await startGateway(t);
     await assert.rejects(
-      connectAgent(t, fixture, (builder) => builder.authtoken(REFUSED_TOKEN)),
+      connectAgent(fixture, (builder) => builder.authtoken(REFUSED_TOKEN)),
       (error: Error & { errorCode?: string }) => {
         assert.equal(error.message, `failed to connect session: ${REFUSED_MESSAGE}\nERR_BURROW_${REFUSED_CODE}`);
         assert.equal(error.errorCode, undefined, 'the SDK recognises only its vendor prefix');
@@ -97,7 +97,7 @@ describe('Auth', () => {
 
   test('with the vendor prefix, the SDK reports the code as errorCode', async (t) => {
     const fixture = await startGateway(t, { errorCodePrefix: 'ERR_NGROK_' });
-    await assert.rejects(connectAgent(t, fixture, (builder) => builder.authtoken(REFUSED_TOKEN)), (error: Error & { errorCode?: string }) => {
+    await assert.rejects(connectAgent(fixture, (builder) => builder.authtoken(REFUSED_TOKEN)), (error: Error & { errorCode?: string }) => {
       assert.equal(error.errorCode, `ERR_NGROK_${REFUSED_CODE}`);
       assert.equal(error.message, `failed to connect session: ${REFUSED_MESSAGE} error_code: ERR_NGROK_${REFUSED_CODE}`);
       return true;
@@ -108,7 +108,7 @@ describe('Auth', () => {
 describe('binds', () => {
   test('http, https, tcp and tls endpoints: the handler sees what the SDK asked for, the SDK learns the URLs chosen', async (t) => {
     const fixture = await startGateway(t);
-    const session = await connectAgent(t, fixture);
+    const session = await connectAgent(fixture);
     const https = await session
       .httpEndpoint()
       .domain('app.example.com')
@@ -152,7 +152,7 @@ describe('binds', () => {
 
   test('a labeled tunnel: the handler sees its labels, the SDK learns its id', async (t) => {
     const fixture = await startGateway(t);
-    const session = await connectAgent(t, fixture);
+    const session = await connectAgent(fixture);
     const listener = await session.labeledListener().label('edge', 'edghts_2abc').label('team', 'blue').metadata('labeled').listen(false);
     const bind = await fixture.events.next(isBind);
     assert.deepEqual(bind.request, { kind: 'labeled', labels: { edge: 'edghts_2abc', team: 'blue' }, forwardsTo: bind.request.forwardsTo, forwardsProto: '', metadata: 'labeled' });
@@ -165,7 +165,7 @@ describe('binds', () => {
     fixture.handler.bind = async (_session, request) => {
       throw new AgentGatewayError(9014, `${request.kind === 'endpoint' && 'domain' in request.options ? request.options.domain : request.kind}: the credential's ACL does not allow this bind`);
     };
-    const session = await connectAgent(t, fixture);
+    const session = await connectAgent(fixture);
     await assert.rejects(session.httpEndpoint().domain('forbidden.example.com').listen(false), (error: Error) => {
       assert.equal(error.message, "failed to start listener: forbidden.example.com: the credential's ACL does not allow this bind\nERR_BURROW_9014");
       return true;
@@ -174,7 +174,7 @@ describe('binds', () => {
 
   test('closing a listener unbinds its tunnel', async (t) => {
     const fixture = await startGateway(t);
-    const session = await connectAgent(t, fixture);
+    const session = await connectAgent(fixture);
     const listener = await session.httpEndpoint().listen(false);
     const bind = await fixture.events.next(isBind);
     await listener.close();
@@ -185,7 +185,7 @@ describe('binds', () => {
 
   test('StopTunnel from the server ends the SDK listener with the message and code', async (t) => {
     const fixture = await startGateway(t);
-    const session = await connectAgent(t, fixture);
+    const session = await connectAgent(fixture);
     const port = await startHttpService(t);
     const listener = await session.httpEndpoint().listenAndForward(`http://127.0.0.1:${port}`);
     const live = fixture.gateway.sessions()[0]!;
@@ -199,7 +199,7 @@ describe('binds', () => {
 describe('proxy streams', () => {
   test('carry HTTP to the local service the SDK forwards to, and its answer back (a 1 MiB body each way)', async (t) => {
     const fixture = await startGateway(t);
-    const session = await connectAgent(t, fixture);
+    const session = await connectAgent(fixture);
     const port = await startHttpService(t);
     const listener = await session.httpEndpoint().listenAndForward(`http://127.0.0.1:${port}`);
     const live = fixture.gateway.sessions()[0]!;
@@ -219,7 +219,7 @@ describe('proxy streams', () => {
 
   test('carry raw TCP bytes both ways', async (t) => {
     const fixture = await startGateway(t);
-    const session = await connectAgent(t, fixture);
+    const session = await connectAgent(fixture);
     const port = await listen(
       t,
       createTcpServer((socket) => {
@@ -236,7 +236,7 @@ describe('proxy streams', () => {
   test('carry TLS through to a TLS service (passthrough)', async (t) => {
     const fixture = await startGateway(t);
     const { server, ca } = await testPki();
-    const session = await connectAgent(t, fixture);
+    const session = await connectAgent(fixture);
     const port = await listen(
       t,
       createTlsServer({ cert: server.certificatePem, key: server.privateKeyPem }, (socket) => socket.end(`secret handshake via ${socket.servername}`)),
@@ -255,7 +255,7 @@ describe('proxy streams', () => {
 
   test('reach a labeled tunnel as an edge connection', async (t) => {
     const fixture = await startGateway(t);
-    const session = await connectAgent(t, fixture);
+    const session = await connectAgent(fixture);
     const port = await startHttpService(t);
     const listener = await session.labeledListener().label('edge', 'edghts_1').listenAndForward(`http://127.0.0.1:${port}`);
     const stream = fixture.gateway.sessions()[0]!.openProxy(listener.id(), { clientAddr: '198.51.100.3:5002', proto: 'https', edgeType: 'https' });
@@ -267,7 +267,7 @@ describe('commands', () => {
   test('stop, restart and update reach the SDK handlers, and their replies come back', async (t) => {
     const fixture = await startGateway(t);
     const calls = new Recorder<string>();
-    await connectAgent(t, fixture, (builder) =>
+    await connectAgent(fixture, (builder) =>
       builder
         .handleStopCommand(() => calls.push('stop'))
         .handleRestartCommand(() => calls.push('restart'))
@@ -284,7 +284,7 @@ describe('commands', () => {
 
   test('an SDK without handlers answers unsupported, with its own reason', async (t) => {
     const fixture = await startGateway(t);
-    await connectAgent(t, fixture);
+    await connectAgent(fixture);
     const live = fixture.gateway.sessions()[0]!;
     for (const kind of ['stop', 'restart'] as const) {
       const reply = await live.command(kind);
@@ -299,7 +299,7 @@ describe('session end', () => {
   test('when the connection drops, sessionEnded reports it with the tunnels still listed', async (t) => {
     const fixture = await startGateway(t);
     const relay = await startRelay(t, fixture.port);
-    const session = await connectAgent(t, fixture, undefined, { port: relay.port, reconnect: false });
+    const session = await connectAgent(fixture, undefined, { port: relay.port, reconnect: false });
     await session.httpEndpoint().listen(false);
     relay.cut();
     const ended = await fixture.events.next(isEnded);
@@ -312,7 +312,7 @@ describe('session end', () => {
     const timers = manualTimers();
     const fixture = await startGateway(t, { timers, heartbeatIntervalMs: 1000, heartbeatToleranceMs: 3000 });
     const relay = await startRelay(t, fixture.port);
-    await connectAgent(t, fixture, undefined, { port: relay.port, reconnect: false });
+    await connectAgent(fixture, undefined, { port: relay.port, reconnect: false });
     await timers.whenPending(1000);
     relay.freeze();
     timers.advance(1000);
@@ -327,7 +327,7 @@ describe('session end', () => {
   test('an agent that answers heartbeats keeps its session', async (t) => {
     const timers = manualTimers();
     const fixture = await startGateway(t, { timers, heartbeatIntervalMs: 1000, heartbeatToleranceMs: 3000 });
-    await connectAgent(t, fixture);
+    await connectAgent(fixture);
     for (let beat = 0; beat < 3; beat += 1) {
       await timers.whenPending(1000);
       timers.advance(1000);
@@ -346,7 +346,7 @@ describe('session end', () => {
     const reason = await raw.closed;
     assert.equal(reason.kind, 'socket-closed', `the agent saw ${reason.kind}: ${reason.message}`);
 
-    const session = await connectAgent(t, fixture, undefined, { reconnect: false });
+    const session = await connectAgent(fixture, undefined, { reconnect: false });
     await session.httpEndpoint().listen(false);
     await session.tcpEndpoint().listen(false);
     const sdkSession = fixture.gateway.sessions().find((live) => live.ended === undefined)!;
@@ -357,7 +357,7 @@ describe('session end', () => {
 
   test('closed by the server, the agent reconnects with its session id and cookie and rebinds under its bind ids', async (t) => {
     const fixture = await startGateway(t);
-    const session = await connectAgent(t, fixture);
+    const session = await connectAgent(fixture);
     const port = await startHttpService(t);
     const listener = await session.httpEndpoint().listenAndForward(`http://127.0.0.1:${port}`);
     fixture.gateway.sessions()[0]!.close('maintenance');
