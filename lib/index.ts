@@ -126,7 +126,7 @@ export {
 export { findSshCredentialAccounts } from './families/ssh/index.ts';
 // What the ingress reads of stored endpoints and domains
 export { findCloudEndpoint, isInternalHost, type CloudEndpointAddress, type EndpointRecord } from './families/endpoints/index.ts';
-export { findDomainCertificate, type DomainCertificate } from './families/domains/index.ts';
+export { findCoveringDomain, type CoveringDomain, type DomainCertificate } from './families/domains/index.ts';
 export { AgentRelayFailure, LiveAgents, type AgentCommand, type AgentCommandReply, type AgentUpdate, type HeldSession } from './live-agents.ts';
 export { TcpPorts, type TcpPortLease, type TcpPortListener } from './tcp-ports.ts';
 export { checkCertificateAuthority, generateCertificateAuthority, signServerCertificate, type CertificateAuthority, type SignedCertificate } from './certificate-authority.ts';

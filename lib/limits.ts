@@ -122,6 +122,7 @@ export const LIMITS = {
   // The ingress (adapters/ingress): a client past one of these gets the error page naming the limit, or loses its own connection.
   ingress_header_bytes: { value: 16 * KIB, unit: 'bytes', bounds: 'the head (request line and header fields) of one request to the ingress (longer: 431)', errors: [] },
   ingress_head_ms: { value: 10_000, unit: 'ms', bounds: 'the time a client of the ingress has to send a whole request head (slower: 408)', errors: [] },
+  ingress_handshake_ms: { value: 10_000, unit: 'ms', bounds: 'from a connection to the TLS ingress to its completed handshake (the ClientHello, the name\'s on_tcp_connect, the TLS handshake), however the bytes trickle in (slower: closed)', errors: [] },
   ingress_idle_ms: { value: 60_000, unit: 'ms', bounds: 'an ingress connection with no bytes either way, between or during requests (the connection is closed)', errors: [] },
   ingress_forward_hops: { value: 10, unit: 'hops', bounds: 'forward-internal from endpoint to endpoint for one request (more: 508)', errors: [] },
   ingress_document_bytes: { value: 1024 * KIB, unit: 'bytes', bounds: 'a JSON document a traffic policy fetches from this machine (an OIDC discovery document, a JWKS; longer: the action answers 5xx)', errors: [] },

@@ -59,6 +59,9 @@ function relayBody(from: Readable, to: Writable, through?: Transform): void {
   (through ? from.pipe(through) : from).pipe(to);
 }
 
+/** How often the server looks for connections past `ingress_head_ms`. */
+const HEAD_CHECK_MS = 500;
+
 /** Header fields that describe one connection, not the message (RFC 9110 §7.6.1), never forwarded. */
 const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'te', 'trailer', 'upgrade']);
 
@@ -100,6 +103,10 @@ export function createHttpIngress(burrow: BurrowCore<any>, options: HttpIngressO
   async function admit(req: IncomingMessage, reply: Reply, seen?: HttpTrace): Promise<Admitted | undefined> {
     const encrypted = (req.socket as Partial<TLSSocket>).encrypted === true;
     const scheme: HttpScheme = encrypted ? 'https' : 'http';
+    const coding = req.headers['transfer-encoding'];
+    if (coding !== undefined && coding.trim().toLowerCase() !== 'chunked') {
+      return void reply.send(page(501, undefined, `the request's Transfer-Encoding ${JSON.stringify(coding)} is not served: a request body is framed by chunked alone, or by a Content-Length`));
+    }
     const authority = req.headers.host ?? '';
     const hostname = hostnameOf(authority);
     let target = await routes.http(hostname, encrypted ? ['https'] : ['http', 'https'], req.url ?? '/');
@@ -150,7 +157,7 @@ export function createHttpIngress(burrow: BurrowCore<any>, options: HttpIngressO
    * stream cannot open. A request to an agent's tunnel (not an upgrade) takes a stream kept for
    * the client's connection (kept-streams.ts) when `client` is given.
    */
-  function upstreamOf(admitted: Admitted, reply: Reply, extraHeaders: HeaderList = [], client?: Socket) {
+  function upstreamOf(admitted: Admitted, reply: Reply, upgrading: boolean, extraHeaders: HeaderList = [], client?: Socket) {
     const { target, facts, conn, authority, scheme } = admitted;
     const clientAddr = hostPort(conn.clientIp, conn.clientPort);
     const open = () => openStream(target, clientAddr);
@@ -167,11 +174,15 @@ export function createHttpIngress(burrow: BurrowCore<any>, options: HttpIngressO
       connection = { createConnection: () => stream as unknown as Socket };
     }
     const url = new URL(facts.url);
+    // The body's framing is the one the ingress parsed, whatever the header list (a policy's, or a
+    // Connection that names Content-Length) says: the upstream must read the body the policy saw
+    // as one body, never as a second request.
+    const headers = forwardable(facts.headers).filter(([name]) => name.toLowerCase() !== 'content-length');
     return upstreamRequest({
       ...connection,
       method: facts.method,
       path: `${url.pathname}${url.search}`,
-      headers: flatten([...forwardable(facts.headers), ...extraHeaders, ['X-Forwarded-For', conn.clientIp], ['X-Forwarded-Host', authority], ['X-Forwarded-Proto', scheme]]),
+      headers: flatten([...headers, ...(upgrading ? [] : admitted.body.framing), ...extraHeaders, ['X-Forwarded-For', conn.clientIp], ['X-Forwarded-Host', authority], ['X-Forwarded-Proto', scheme]]),
       setHost: false,
     });
   }
@@ -190,7 +201,7 @@ export function createHttpIngress(burrow: BurrowCore<any>, options: HttpIngressO
     const reply = responseReply(req, res);
     const admitted = await admit(req, reply, seen);
     if (!admitted) return;
-    const upstream = upstreamOf(admitted, reply, [], req.socket);
+    const upstream = upstreamOf(admitted, reply, false, [], req.socket);
     if (!upstream) return;
     // A client that goes away takes its upstream request with it (the agent sees the stream reset).
     res.on('close', () => {
@@ -225,7 +236,8 @@ export function createHttpIngress(burrow: BurrowCore<any>, options: HttpIngressO
     const reply = socketReply(socket);
     const admitted = await admit(req, reply, seen);
     if (!admitted) return;
-    const upstream = upstreamOf(admitted, reply, [
+    // An upgrade's request has no body: what follows its head is the upgraded protocol's, sent on after a 101.
+    const upstream = upstreamOf(admitted, reply, true, [
       ['Connection', 'Upgrade'],
       ['Upgrade', req.headers.upgrade ?? ''],
     ]);
@@ -318,6 +330,9 @@ export function createHttpIngress(burrow: BurrowCore<any>, options: HttpIngressO
     {
       maxHeaderSize: LIMITS.ingress_header_bytes.value,
       headersTimeout: LIMITS.ingress_head_ms.value,
+      // Node looks for late heads every 30 s by default, so a dribbled head outlived its deadline by
+      // up to that long; looked for every half second, the 408 comes within 500 ms of it.
+      connectionsCheckingInterval: HEAD_CHECK_MS,
       // Bodies stream for as long as bytes keep moving; ingress_idle_ms ends a silent connection.
       requestTimeout: 0,
       keepAliveTimeout: LIMITS.ingress_idle_ms.value,
@@ -393,6 +408,18 @@ class HeldBody implements RequestBody {
     if (this.#ended) return void to.end();
     this.#req.on('data', (chunk: Buffer) => (this.#bytes += chunk.length));
     this.#req.pipe(to);
+  }
+
+  /**
+   * The framing the body had as the ingress parsed it, for the upstream request: chunked, a
+   * Content-Length, or none (no body). Node's client chunk-encodes what it is given under the
+   * first, and sends a request without either with no body at all.
+   */
+  get framing(): HeaderList {
+    const { headers } = this.#req;
+    if (headers['transfer-encoding'] !== undefined) return [['Transfer-Encoding', 'chunked']];
+    if (headers['content-length'] !== undefined) return [['Content-Length', headers['content-length']]];
+    return [];
   }
 
   /** Body bytes read from the client so far (held and forwarded). */

@@ -51,7 +51,10 @@ export function createTlsIngress(burrow: BurrowCore<any>, options: TlsIngressOpt
   async function accept(socket: Socket): Promise<void> {
     const startedAt = burrow.clock.now();
     socket.on('error', () => socket.destroy());
-    socket.setTimeout(LIMITS.ingress_head_ms.value, () => socket.destroy());
+    // A deadline from connect, not an idle timeout: a ClientHello or handshake dribbled a byte at a
+    // time must not hold the connection for longer than an honest slow client takes.
+    const deadline = setTimeout(() => socket.destroy(), LIMITS.ingress_handshake_ms.value);
+    socket.once('close', () => clearTimeout(deadline));
     const hello = await readClientHello(socket);
     if (!hello || !isDnsName(hello.name)) return void socket.destroy();
     const name = hello.name;
@@ -68,13 +71,13 @@ export function createTlsIngress(burrow: BurrowCore<any>, options: TlsIngressOpt
     }
     socket.unshift(hello.bytes);
     if (stream && carried && !termination) {
-      socket.setTimeout(0);
+      clearTimeout(deadline);
       return carrier.join(socket, stream, carried.conn, carried.trace, true);
     }
-    const served = termination?.serverCertificate && termination.serverPrivateKey ? ownCertificate(termination) : await certificates.for(name);
+    const served = termination?.serverCertificate && termination.serverPrivateKey ? ownCertificate(termination) : await certificates.for(name, target !== undefined);
     const secure = await terminate(socket, served, termination);
     if (!secure) return;
-    socket.setTimeout(0);
+    clearTimeout(deadline);
     if (stream && carried) return carrier.join(secure, stream, carried.conn, carried.trace, false);
     const info = { startedAt, tls: tlsFacts(secure, served.certificatePem), ...(target ? { connectRanFor: target.endpoint.id } : {}) };
     options.connections.set(secure as unknown as Socket, info);

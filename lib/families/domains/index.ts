@@ -15,6 +15,6 @@ export const domainsFamily = defineFamily({
   },
 });
 
-export { findDomainCertificate, findReservedDomain, type DomainCertificate } from './reserved-domains.ts';
+export { findCoveringDomain, findReservedDomain, type CoveringDomain, type DomainCertificate } from './reserved-domains.ts';
 
 export { DOMAINS_ERRORS } from './errors.ts';

@@ -286,13 +286,20 @@ export interface DomainCertificate {
   readonly privateKeyPem: string;
 }
 
+/** The reserved domain that covers a name, and its certificate when it has one. */
+export interface CoveringDomain {
+  /** The reserved name: the name itself, or a wildcard one label up (`*.example.com`). */
+  readonly domain: string;
+  readonly certificate: DomainCertificate | undefined;
+}
+
 /**
- * The certificate the ingress serves for `hostname`: that of the reserved domain covering it (of
- * any account, as reserved domains are unique in the instance; the exact name, then a wildcard one
- * label up), uploaded or issued (attachedCertificate); undefined when no domain covers the name
- * or its domain has no certificate. A few reads, whatever the number of accounts.
+ * The reserved domain covering `hostname` (of any account, as reserved domains are unique in the
+ * instance; the exact name, then a wildcard one label up) and the certificate the ingress serves
+ * for it, uploaded or issued (attachedCertificate); undefined when no domain covers the name.
+ * A few reads, whatever the number of accounts.
  */
-export async function findDomainCertificate(reader: StoreReader, hostname: string): Promise<DomainCertificate | undefined> {
+export async function findCoveringDomain(reader: StoreReader, hostname: string): Promise<CoveringDomain | undefined> {
   const name = hostname.toLowerCase().replace(/\.$/, '');
   const candidates = name.includes('.') ? [name, `*.${name.slice(name.indexOf('.') + 1)}`] : [name];
   for (const candidate of candidates) {
@@ -301,9 +308,8 @@ export async function findDomainCertificate(reader: StoreReader, hostname: strin
     const account = holder.slice(0, holder.indexOf('/'));
     const domain = (await reader.get({ account, kind: RESERVED_DOMAIN_KIND }, holder.slice(account.length + 1))) as ReservedDomainRecord | undefined;
     const certificateId = domain && attachedCertificate(domain);
-    if (!certificateId) return undefined;
-    const certificate = (await reader.get({ account, kind: TLS_CERTIFICATE_KIND }, certificateId)) as TlsCertificateRecord | undefined;
-    return certificate && { id: certificate.id, certificatePem: certificate.certificate_pem, privateKeyPem: certificate.private_key_pem };
+    const certificate = certificateId ? ((await reader.get({ account, kind: TLS_CERTIFICATE_KIND }, certificateId)) as TlsCertificateRecord | undefined) : undefined;
+    return { domain: candidate, certificate: certificate && { id: certificate.id, certificatePem: certificate.certificate_pem, privateKeyPem: certificate.private_key_pem } };
   }
   return undefined;
 }

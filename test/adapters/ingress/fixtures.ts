@@ -2,7 +2,6 @@ import ngrok, { type Session } from '@ngrok/ngrok';
 import assert from 'node:assert/strict';
 import { createServer as createHttpServer } from 'node:http';
 import type { Server, Socket } from 'node:net';
-import type { TestContext } from 'node:test';
 import { startServer, type RunningServer } from '../../helpers.ts';
 
 /**
@@ -17,16 +16,16 @@ export interface IngressServer {
   readonly ca: string;
   /** The port of each listener of health's `listeners` (`http_ingress`, `tls_ingress`…). */
   port(listener: string): number;
-  /** The vendor's agent with a new tunnel credential of the account `token` holds (default: the admin's); closed after the test. */
-  agent(t: TestContext, token?: string): Promise<Session>;
+  /** The vendor's agent with a new tunnel credential of the account `token` holds (default: the admin's); closed after the test (or suite: anything with `after`). */
+  agent(t: { after(end: () => unknown): void }, token?: string): Promise<Session>;
   /** Reserves `domain` in the default account, with the TLS certificate `certificateId`. */
   reserve(domain: string, certificateId?: string): Promise<void>;
   stop(): Promise<void>;
 }
 
-/** `burrow serve --agent-addr 127.0.0.1:0` plus `args` (the ingress listeners). */
-export async function startIngressServer(args: string[]): Promise<IngressServer> {
-  const server = await startServer(['--quiet', '--agent-addr', '127.0.0.1:0', ...args]);
+/** `burrow serve --agent-addr 127.0.0.1:0` plus `args` (the ingress listeners), with `env` added to its environment. */
+export async function startIngressServer(args: string[], env: Record<string, string> = {}): Promise<IngressServer> {
+  const server = await startServer(['--quiet', '--agent-addr', '127.0.0.1:0', ...args], env);
   const health = await server.request('GET', '/_burrow/health', undefined, { token: null });
   const listeners = health.body.listeners as Record<string, string | null>;
   const ca = await (await fetch(`${server.url}/_burrow/ca.pem`)).text();

@@ -85,10 +85,12 @@ describe('HTTPS endpoints through the TLS ingress', () => {
     assert.equal(answered.certificate.subject.CN, 'secure.example.com');
     assert.equal(new X509Certificate(answered.certificate.raw).checkIssued(new X509Certificate(burrowCa)), true);
 
-    // A name nobody serves is still answered over TLS: the offline page.
-    const offline = await httpsCall('nobody.example.com', burrowCa);
+    // A name of the service zone nobody serves is still answered over TLS, with the zone's one
+    // wildcard certificate: the offline page.
+    const offline = await httpsCall('nobody.burrow.internal', burrowCa);
     assert.equal(offline.status, 404);
     assert.equal(offline.headers['ngrok-error-code'], 'ERR_BURROW_3200');
+    assert.equal(offline.certificate.subject.CN, '*.burrow.internal');
   });
 
   test("the reserved domain's own certificate (POST /tls_certificates) is served for its name", async (t) => {
