@@ -340,6 +340,9 @@ export function createHttpIngress(burrow: BurrowCore<any>, options: HttpIngressO
     (req, res) => void serve(req, res).catch((error: unknown) => fail(responseReply(req, res), error)),
   );
   server.timeout = LIMITS.ingress_idle_ms.value;
+  // A client that ends its side once its request is sent (`printf … | nc`, a half-closing proxy)
+  // still gets its answers, as from the vendor's edge: node's server would drop requests in flight.
+  (server as Server & { httpAllowHalfOpen: boolean }).httpAllowHalfOpen = true;
   server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => void upgrade(req, socket, head).catch((error: unknown) => fail(socketReply(socket), error)));
   server.on('connection', (socket: Socket) => {
     if (!options.connections.has(socket)) options.connections.set(socket, { startedAt: burrow.clock.now() });

@@ -1,5 +1,6 @@
 import type { AddressInfo, Server as NetServer, Socket } from 'node:net';
 import type { BurrowCore } from '../../lib/burrow.ts';
+import { LIMITS } from '../../lib/limits.ts';
 import type { RoutableSession } from '../agent-gateway/index.ts';
 import { hostPort } from '../addresses.ts';
 import type { Connections } from './connections.ts';
@@ -94,6 +95,8 @@ export async function createIngress<C>(burrow: BurrowCore<any>, options: Ingress
     await closed;
   };
   const open = async (name: string, server: NetServer, address: ListenAddress) => {
+    // What one connection can hold is bounded (its head, its ClientHello, its deadlines); this bounds their number.
+    server.maxConnections = LIMITS.ingress_connections.value;
     const bound = await listen(server, address);
     servers.push({ name, server });
     burrow.services.listeners.set(name, hostPort(bound.host, bound.port));

@@ -1,15 +1,16 @@
 import type { Session } from '@ngrok/ngrok';
+import fc from 'fast-check';
 import assert from 'node:assert/strict';
 import { X509Certificate } from 'node:crypto';
 import { once } from 'node:events';
 import { createServer } from 'node:http';
-import { connect as netConnect } from 'node:net';
+import { createServer as createNetServer, connect as netConnect } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { connect as tlsConnect, type ConnectionOptions } from 'node:tls';
 import { LIMITS } from '../../../lib/limits.ts';
 import { exchange, parseResponses, type RawResponse } from '../../fixtures/raw-http.ts';
-import { EVENT_LOOP_MONITOR, fuzzUnderProbes } from '../../fixtures/raw-socket-fuzz.ts';
+import { EVENT_LOOP_MONITOR, eventLoopReport, fuzzUnderProbes, startHealthProber } from '../../fixtures/raw-socket-fuzz.ts';
 import { listenLocally, startIngressServer, type IngressServer } from './fixtures.ts';
 
 /**
@@ -134,6 +135,14 @@ describe('request smuggling: the app gets each body as the body the policy saw, 
     }
   });
 
+  test('a client that ends its side once its request is sent (printf … | nc) still gets its answer', async () => {
+    const responses = parseResponses(await exchange(httpPort, [`GET /half-closed HTTP/1.1\r\nHost: ${HOST}\r\n\r\n`]), ['GET']);
+    assert.deepEqual(
+      responses.map((response) => [response.status, response.body.toString()]),
+      [[200, 'seen GET /half-closed']],
+    );
+  });
+
   test('the policy still denies the path itself', async () => {
     const { responses } = await sendThenSentinel(SMUGGLED, overHttp);
     assert.equal(responses[0]!.status, 403);
@@ -216,5 +225,62 @@ describe('raw fuzz of the HTTP ingress', () => {
     assert.ok(loop.heldMs < 100, `the server's event loop was held ${loop.heldMs} ms`);
     assert.ok(!received.some((line) => line.includes('/forbidden')), 'nothing the policy denies reached the app');
     assert.equal((await sendThenSentinel('', overHttp)).responses[0]!.status, 200, 'the agent still serves');
+  });
+});
+
+describe('raw fuzz of the TLS ingress', () => {
+  const CASES = Number(process.env.FUZZ_RUNS ?? 12) * 5;
+
+  /** The ClientHello node's TLS client sends for `servername`, as the bytes on the wire. */
+  async function realClientHello(servername: string): Promise<Buffer> {
+    const catcher = createNetServer();
+    const caught = new Promise<Buffer>((resolve) => catcher.once('connection', (socket) => socket.once('data', (bytes: Buffer) => (resolve(bytes), socket.destroy()))));
+    await new Promise<void>((resolve) => catcher.listen(0, '127.0.0.1', resolve));
+    const client = tlsConnect({ host: '127.0.0.1', port: (catcher.address() as { port: number }).port, servername });
+    client.on('error', () => undefined);
+    const hello = await caught;
+    client.destroy();
+    catcher.close();
+    return hello;
+  }
+
+  test(`${CASES} ClientHellos cut, flipped, stretched and spliced: each connection ends, the server's loop is never held, health keeps answering, served names still verify`, async () => {
+    const hello = await realClientHello(HOST);
+    const mutation = fc.oneof(
+      fc.integer({ min: 0, max: hello.length }).map((at) => hello.subarray(0, at)),
+      fc.array(fc.tuple(fc.integer({ min: 0, max: hello.length - 1 }), fc.integer({ min: 0, max: 255 })), { minLength: 1, maxLength: 8 }).map((flips) => {
+        const bytes = Buffer.from(hello);
+        for (const [at, value] of flips) bytes[at] = value;
+        return bytes;
+      }),
+      // The length fields of the record, the handshake message and the extensions, set to anything.
+      fc.tuple(fc.constantFrom(3, 6, hello.length > 50 ? 50 : 6), fc.integer({ min: 0, max: 0xffff })).map(([at, value]) => {
+        const bytes = Buffer.from(hello);
+        bytes.writeUInt16BE(value, at);
+        return bytes;
+      }),
+      fc.uint8Array({ maxLength: 2000 }).map((random) => Buffer.concat([hello.subarray(0, 5), Buffer.from(random)])),
+      fc.uint8Array({ minLength: 1, maxLength: 2000 }).map((random) => Buffer.from(random)),
+      fc.integer({ min: 2, max: 40 }).map((records) => Buffer.concat(Array.from({ length: records }, () => Buffer.from([0x16, 0x03, 0x01, 0x00, 0x01, 0x01])))),
+    );
+    await eventLoopReport(ingress.server);
+    const prober = await startHealthProber(ingress.server.url);
+    let closed = 0;
+    try {
+      await fc.assert(
+        fc.asyncProperty(fc.array(mutation, { minLength: 1, maxLength: 6 }), async (hellos) => {
+          await Promise.all(hellos.map(async (bytes) => (await exchange(tlsPort, [bytes], { limitMs: 5_000 }), closed++)));
+        }),
+        { numRuns: CASES, seed: 20261128, endOnFailure: true },
+      );
+    } finally {
+      const probes = await prober.stop();
+      const loop = await eventLoopReport(ingress.server);
+      console.log(`# TLS ingress fuzz: ${closed} connections; health probes ${JSON.stringify(probes)}; server event loop ${JSON.stringify(loop)}`);
+      assert.deepEqual({ failed: probes.failed, failures: probes.failures }, { failed: 0, failures: [] });
+      assert.ok(loop.heldMs < 100, `the server's event loop was held ${loop.heldMs} ms`);
+    }
+    const still = (await overTls(`GET /after-fuzz HTTP/1.1\r\nHost: ${HOST}\r\nConnection: close\r\n\r\n`)).toString();
+    assert.match(still, /^HTTP\/1\.1 200 /);
   });
 });
