@@ -141,8 +141,10 @@ for (const mode of ['in-process', 'process'] as const) {
 
     const plain = await burrow.fetch(`http://${url.host}/plain`);
     assert.equal(await plain.text(), 'GET /plain ');
-    const nobody = await burrow.fetch('https://nobody.example.com/');
-    assert.equal(nobody.status, 404, 'a name no endpoint serves');
+    const nobody = await burrow.fetch('https://nobody.burrow.internal/');
+    assert.equal(nobody.status, 404, 'a name of the service zone no endpoint serves');
+    // A name no account configured gets the zone's certificate, which does not name it.
+    await assert.rejects(burrow.fetch('https://nobody.example.com/'), (error: Error) => /altnames/.test(`${error.message} ${String((error.cause as Error | undefined)?.message)}`));
     await assert.rejects(burrow.fetch('tcp://localhost:1/'), /not HTTP/);
   });
 }
