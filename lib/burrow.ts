@@ -1,32 +1,32 @@
-import { createAccount, createOwner, ensureDefaultAccount, issueApiKey, type CreatedAccount } from './accounts.ts';
-import { authenticate, authenticateAndRead, TokenAddresses } from './auth.ts';
-import type { Prefetched } from './prefetch.ts';
-import { CORE_CONTROL_OPERATIONS, resetAccounts, restoreCheckpoint } from './control.ts';
-import { operatorIn, type Actor, type CheckpointInfo, type Checkpoints, type ControlOperation, type Instance, type Operation, type OperationContext, type OperationInput, type Principal, type RequestGuard, type RequestMeta, type ResourceKind, type Services } from './context.ts';
+import { createAccount, createOwner, ensureDefaultAccount, issueApiKey, type CreatedAccount } from './engine/accounts.ts';
+import { authenticate, authenticateAndRead, TokenAddresses } from './engine/auth.ts';
+import type { Prefetched } from './engine/prefetch.ts';
+import { CORE_CONTROL_OPERATIONS, resetAccounts, restoreCheckpoint } from './control/operations.ts';
+import { operatorIn, type Actor, type CheckpointInfo, type Checkpoints, type ControlOperation, type Instance, type Operation, type OperationContext, type OperationInput, type Principal, type RequestGuard, type RequestMeta, type ResourceKind, type Services } from './engine/context.ts';
 import { systemClock, type Clock } from './conventions/clock.ts';
 import { ApiError, errorPrefixProblem, ERRORS } from './conventions/errors.ts';
 import { cryptoRandom, IdFactory, seededRandom } from './conventions/ids.ts';
-import type { CertificateAuthority } from './certificate-authority.ts';
-import { instanceCertificateAuthority } from './instance-ca.ts';
-import { guardKeys } from './key-guard.ts';
-import { LiveAgents } from './live-agents.ts';
+import type { CertificateAuthority } from './ca/certificate-authority.ts';
+import { instanceCertificateAuthority } from './ca/instance-ca.ts';
+import { guardKeys } from './engine/key-guard.ts';
+import { LiveAgents } from './traffic/live-agents.ts';
 import type { QueryParams } from './conventions/paging.ts';
 import type { Schema } from './conventions/fields.ts';
-import type { Family, FamilyKinds } from './family.ts';
-import { openAccountIds } from './id-sequence.ts';
-import { INSPECTION_CONTROL_OPERATIONS } from './inspection.ts';
-import { StateCheckpoints } from './checkpoints.ts';
-import { ConnectionDroppedError, Faults } from './faults.ts';
-import { Pipeline, type OperationResult } from './pipeline.ts';
-import { rateLimitGuard, type RateLimit } from './rate-limit.ts';
-import { Registry } from './registry.ts';
-import { REQUEST_JOURNAL_CONTROL_OPERATIONS } from './request-journal-control.ts';
-import { DEFAULT_JOURNAL_SIZE, RequestJournal } from './request-journal.ts';
-import { TRAFFIC_JOURNAL_CONTROL_OPERATIONS } from './traffic-journal-control.ts';
-import { DEFAULT_TRAFFIC_JOURNAL_SIZE, TrafficJournal } from './traffic-journal.ts';
-import type { BaseResponse, ResourceDefinition } from './resource.ts';
-import { DEFAULT_SIMULATION, type SimulationSettings } from './simulation.ts';
-import { TcpPorts } from './tcp-ports.ts';
+import type { Family, FamilyKinds } from './engine/family.ts';
+import { openAccountIds } from './simulation/id-sequence.ts';
+import { INSPECTION_CONTROL_OPERATIONS } from './control/inspection.ts';
+import { StateCheckpoints } from './control/checkpoints.ts';
+import { ConnectionDroppedError, Faults } from './simulation/faults.ts';
+import { Pipeline, type OperationResult } from './engine/pipeline.ts';
+import { rateLimitGuard, type RateLimit } from './engine/rate-limit.ts';
+import { Registry } from './engine/registry.ts';
+import { REQUEST_JOURNAL_CONTROL_OPERATIONS } from './control/request-journal-control.ts';
+import { DEFAULT_JOURNAL_SIZE, RequestJournal } from './journal/request-journal.ts';
+import { TRAFFIC_JOURNAL_CONTROL_OPERATIONS } from './control/traffic-journal-control.ts';
+import { DEFAULT_TRAFFIC_JOURNAL_SIZE, TrafficJournal } from './journal/traffic-journal.ts';
+import type { BaseResponse, ResourceDefinition } from './engine/resource.ts';
+import { DEFAULT_SIMULATION, type SimulationSettings } from './simulation/settings.ts';
+import { TcpPorts } from './traffic/tcp-ports.ts';
 import type { Read, Store, StoreReader, StoreTransaction } from './store.ts';
 import type * as v from 'valibot';
 
@@ -46,7 +46,7 @@ export interface CoreOptions {
   requireVersionHeader?: boolean;
   /**
    * Burrow's certificate authority, brought by the embedder (the CLI's `--ca-cert/--ca-key`);
-   * without it the instance keeps one of its own in the store (lib/instance-ca.ts).
+   * without it the instance keeps one of its own in the store (lib/ca/instance-ca.ts).
    */
   certificateAuthority?: CertificateAuthority;
   /** Per-account request limit, e.g. `{ requests: 120, windowSeconds: 60 }` (off by default). */
@@ -80,22 +80,22 @@ export class BurrowCore<K extends FamilyKinds = FamilyKinds> implements Instance
   readonly services: Services;
   /** The last API requests of each account, as the request pipeline recorded them. */
   readonly requests: RequestJournal;
-  /** What the ingress carried, exchange by exchange, and the traffic events it gives (lib/traffic-journal.ts). */
+  /** What the ingress carried, exchange by exchange, and the traffic events it gives (lib/journal/traffic-journal.ts). */
   readonly traffic: TrafficJournal;
-  /** The request pipeline every API request takes (lib/pipeline.ts). */
+  /** The request pipeline every API request takes (lib/engine/pipeline.ts). */
   readonly pipeline: Pipeline;
-  /** Fault rules: make matching API requests fail, wait or lose their connection (lib/faults.ts). */
+  /** Fault rules: make matching API requests fail, wait or lose their connection (lib/simulation/faults.ts). */
   readonly faults: Faults;
-  /** Each account's starting state (what a reset returns to) and named checkpoints (lib/checkpoints.ts). */
+  /** Each account's starting state (what a reset returns to) and named checkpoints (lib/control/checkpoints.ts). */
   readonly checkpoints: Checkpoints;
   /** Wall-clock start time (ms), for the health report's uptime. */
   readonly startedAt = Date.now();
   readonly #byId: Map<string, Operation>;
-  /** The store as lib/ uses it: only storable keys reach it (key-guard.ts). */
+  /** The store as lib/ uses it: only storable keys reach it (engine/key-guard.ts). */
   readonly #store: Store;
   /** The store as the `tx` of read operations. */
   readonly #reader: StoreTransaction;
-  /** Where known keys' records are, for a store that reads several in one round trip (lib/auth.ts). */
+  /** Where known keys' records are, for a store that reads several in one round trip (lib/engine/auth.ts). */
   readonly #tokenAddresses: TokenAddresses | undefined;
   declare readonly kindsType?: K;
 
@@ -109,7 +109,7 @@ export class BurrowCore<K extends FamilyKinds = FamilyKinds> implements Instance
     this.clock = options.clock ?? systemClock;
     const now = () => this.clock.now();
     // Seeded: accounts from the instance's stream, operation ids from a stream of their own (every
-    // request draws one), and each account's writes from its own sequence (lib/id-sequence.ts).
+    // request draws one), and each account's writes from its own sequence (lib/simulation/id-sequence.ts).
     this.ids = options.seed === undefined ? new IdFactory(cryptoRandom, now) : new IdFactory(seededRandom(options.seed), now, { deterministic: true });
     this.#operationIds = options.seed === undefined ? this.ids : new IdFactory(seededRandom(`${options.seed}\u0000operations`), now);
     this.errorPrefix = options.errorPrefix ?? 'ERR_BURROW_';
@@ -363,7 +363,7 @@ const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[
 
 /**
  * Calls operations in-process as the owner of one API key. Each call takes the request pipeline
- * (lib/pipeline.ts) as an HTTP request does — version, auth, guards, parse, perform, journal — and
+ * (lib/engine/pipeline.ts) as an HTTP request does — version, auth, guards, parse, perform, journal — and
  * throws the ApiError an HTTP client would get in the envelope.
  */
 export class BurrowClient<K extends FamilyKinds = FamilyKinds> {

@@ -13,8 +13,8 @@ import { BurrowCore, type CoreOptions, type CreateBodyOf, type UpdateBodyOf } fr
 import { FAMILIES, REGISTRY, type Kinds, type ResourceName } from './families/index.ts';
 import { clearOutbox, eventsOf, readOutbox, type EventOptions, type OutboxContents } from './families/events/index.ts';
 import { operatorKeyOf, readSecretValue, type VaultOptions } from './families/vaults/index.ts';
-import { operatorIn, type Operation } from './context.ts';
-import { Registry } from './registry.ts';
+import { operatorIn, type Operation } from './engine/context.ts';
+import { Registry } from './engine/registry.ts';
 
 /** Options of `createBurrow`. Only `store` is required. */
 export interface BurrowOptions extends CoreOptions, EventOptions, VaultOptions {}
@@ -65,13 +65,13 @@ export type UpdateBody<N extends ResourceName> = UpdateBodyOf<Kinds[N]>;
 // Instance
 export { BurrowClient, BurrowCore } from './burrow.ts';
 export type { CoreOptions, ListResponse, ResourceClient, ResourceResponse } from './burrow.ts';
-export type { Actor, Instance, Operation, OperationContext, OperationInput, Principal, RequestGuard, RequestMeta } from './context.ts';
-export type { CreatedAccount } from './accounts.ts';
+export type { Actor, Instance, Operation, OperationContext, OperationInput, Principal, RequestGuard, RequestMeta } from './engine/context.ts';
+export type { CreatedAccount } from './engine/accounts.ts';
 
 // Families and the registry
 export { FAMILIES, REGISTRY, type Kinds, type ResourceName };
 export { Registry };
-export { defineFamily, type Family } from './family.ts';
+export { defineFamily, type Family } from './engine/family.ts';
 const registry = new Registry(FAMILIES);
 /** Every resource kind, in routing order. */
 export const RESOURCES = registry.kinds;
@@ -81,19 +81,19 @@ export const allOperations = (): Operation[] => [...registry.operations];
 export const allErrors = () => registry.errors();
 
 // Request pipeline
-export { Pipeline, type ControlRequest, SUPPORTED_VERSIONS, routeMiss, toApiError, errorHeaders, type OperationResult, type PipelineAnswer, type PipelineRequest, type Target } from './pipeline.ts';
+export { Pipeline, type ControlRequest, SUPPORTED_VERSIONS, routeMiss, toApiError, errorHeaders, type OperationResult, type PipelineAnswer, type PipelineRequest, type Target } from './engine/pipeline.ts';
 
 // Rate limiting
-export { parseRateLimit, type RateLimit } from './rate-limit.ts';
+export { parseRateLimit, type RateLimit } from './engine/rate-limit.ts';
 
 // Control plane
-export type { CheckpointInfo, Checkpoints, ControlOperation } from './context.ts';
-export { ConnectionDroppedError, Faults, type FaultInput, type FaultRule } from './faults.ts';
-export { CHOSEN_TOKEN, checkChosenToken } from './accounts.ts';
-export { RequestJournal, DEFAULT_JOURNAL_SIZE, redactQuery, type JournalEntry, type JournalFault, type JournalFilter, type RequestRecord } from './request-journal.ts';
-export { TrafficJournal, DEFAULT_TRAFFIC_JOURNAL_SIZE, type TrafficEntry, type TrafficFilter, type TrafficRuleEntry } from './traffic-journal.ts';
-export { TRAFFIC_EVENT_TYPES } from './traffic-events.ts';
-export type { AnsweredBy, HttpTraffic, TcpTraffic, Traffic, TrafficEndpoint } from './traffic.ts';
+export type { CheckpointInfo, Checkpoints, ControlOperation } from './engine/context.ts';
+export { ConnectionDroppedError, Faults, type FaultInput, type FaultRule } from './simulation/faults.ts';
+export { CHOSEN_TOKEN, checkChosenToken } from './engine/accounts.ts';
+export { RequestJournal, DEFAULT_JOURNAL_SIZE, redactQuery, type JournalEntry, type JournalFault, type JournalFilter, type RequestRecord } from './journal/request-journal.ts';
+export { TrafficJournal, DEFAULT_TRAFFIC_JOURNAL_SIZE, type TrafficEntry, type TrafficFilter, type TrafficRuleEntry } from './journal/traffic-journal.ts';
+export { TRAFFIC_EVENT_TYPES } from './traffic/events.ts';
+export type { AnsweredBy, HttpTraffic, TcpTraffic, Traffic, TrafficEndpoint } from './traffic/exchanges.ts';
 
 // Conventions
 export { ManualClock, systemClock, formatTime, type Clock } from './conventions/clock.ts';
@@ -106,7 +106,7 @@ export { LIMITS, limitNote, type Limit, type LimitName } from './limits.ts';
 export { INSTANCE_SCOPE, StoreUnavailableError, StoreWriteError, type PageQuery, type Scope, type Store, type StoreChannel, type StoreReader, type StoreTransaction, type StoredRecord } from './store.ts';
 
 // Resource engine
-export { crudOperations, defineResource, type BaseRecord, type ResourceDefinition } from './resource.ts';
+export { crudOperations, defineResource, type BaseRecord, type ResourceDefinition } from './engine/resource.ts';
 
 // Agent sessions: the one session path every transport takes (the simulator, the agent and SSH gateways)
 export { connectAgent, disconnectAgent, type AgentConnect } from './families/agents/simulator.ts';
@@ -127,10 +127,10 @@ export { findSshCredentialAccounts } from './families/ssh/index.ts';
 // What the ingress reads of stored endpoints and domains
 export { findCloudEndpoint, isInternalHost, type CloudEndpointAddress, type EndpointRecord } from './families/endpoints/index.ts';
 export { findCoveringDomain, type CoveringDomain, type DomainCertificate } from './families/domains/index.ts';
-export { AgentRelayFailure, LiveAgents, type AgentCommand, type AgentCommandReply, type AgentUpdate, type HeldSession } from './live-agents.ts';
-export { TcpPorts, type TcpPortLease, type TcpPortListener } from './tcp-ports.ts';
-export { checkCertificateAuthority, generateCertificateAuthority, signServerCertificate, type CertificateAuthority, type SignedCertificate } from './certificate-authority.ts';
-export { DEFAULT_SIMULATION, type SimulationSettings } from './simulation.ts';
+export { AgentRelayFailure, LiveAgents, type AgentCommand, type AgentCommandReply, type AgentUpdate, type HeldSession } from './traffic/live-agents.ts';
+export { TcpPorts, type TcpPortLease, type TcpPortListener } from './traffic/tcp-ports.ts';
+export { checkCertificateAuthority, generateCertificateAuthority, signServerCertificate, type CertificateAuthority, type SignedCertificate } from './ca/certificate-authority.ts';
+export { DEFAULT_SIMULATION, type SimulationSettings } from './simulation/settings.ts';
 
 // Events
 export { eventCatalogue, AGENT_SESSION_EVENTS, type BurrowEvent, type Delivery, type EventSink, type OutboxContents } from './families/events/index.ts';
@@ -139,7 +139,7 @@ export { eventCatalogue, AGENT_SESSION_EVENTS, type BurrowEvent, type Delivery, 
 export { aclPermits, parseAcl, type AclBind } from './conventions/acl.ts';
 export { evaluateIpRules, parseCidr, CidrError, type IpDecision, type IpRule } from './conventions/cidr.ts';
 export { evaluateRestriction, type RestrictionVerdict } from './families/ip-policies/restrictions.ts';
-export { listenersOf } from './control.ts';
+export { listenersOf } from './control/operations.ts';
 
 // Live traffic: where a request to an edge goes, and the account records traffic policies read
 export { routeEdgeTraffic, tcpEdgeHostports, type AppliedModules, type EdgeTraffic } from './families/edges/index.ts';

@@ -8,10 +8,10 @@
  * - Records live in a scope: an account id plus a kind. Scopes are isolated namespaces; the same id
  *   in two scopes names two records. Instance-wide records use the account id `INSTANCE_SCOPE`.
  *   A SQL store keeps one row per record: `(account, kind, id)` as the primary key, the record as
- *   JSON. Kinds starting with `_` hold lib/'s own index records (lib/indexes.ts); a store treats
+ *   JSON. Kinds starting with `_` hold lib/'s own index records (lib/engine/indexes.ts); a store treats
  *   them like any other kind.
  * - Accounts, kinds and ids are strings without U+0000 or unpaired surrogates (what SQL text can
- *   hold as a key); lib/ never hands a store any other (lib/key-guard.ts). Stores that can hold any
+ *   hold as a key); lib/ never hands a store any other (lib/engine/key-guard.ts). Stores that can hold any
  *   string (memory, JSON file) still keep every scope apart whatever its names hold.
  * - Ids order records by UTF-16 code unit (for Burrow's ASCII ids: byte order; in SQL
  *   `COLLATE "C"`, never a locale collation). `page` returns them highest first; Burrow's ids sort
@@ -160,7 +160,7 @@ export interface StoreChannel {
 /**
  * Every record of a scope, highest id first, read page by page through the contract (O(n)). Only
  * where the whole scope is the answer (an export, an outbox, a rule that touches every record);
- * a lookup by a field uses an index (lib/indexes.ts).
+ * a lookup by a field uses an index (lib/engine/indexes.ts).
  */
 export async function readAll(reader: StoreReader, scope: Scope): Promise<StoredRecord[]> {
   const out: StoredRecord[] = [];

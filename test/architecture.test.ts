@@ -48,7 +48,39 @@ function importCycles(): string[] {
   return cycles;
 }
 
+/**
+ * The folders of lib/ in layers, outer to inner: a file imports its own folder's files and those of
+ * inner layers only (the files at the top, the root's and the innermost layer's, also each other's). Families and the control plane stand side by side (neither imports the other:
+ * the core imports no family, below); the policy engine reads families.
+ */
+const LIB_LAYERS: readonly (readonly string[])[] = [
+  ['index.ts', 'burrow.ts'],
+  ['policy'],
+  ['families', 'control'],
+  ['engine'],
+  ['journal'],
+  ['traffic', 'simulation', 'ca'],
+  ['conventions', 'store.ts', 'limits.ts', 'version.ts'],
+];
+
+/** The layer of a path under lib/ (by its first part: a folder, or a file at the top). */
+const layerOf = (path: string) => LIB_LAYERS.findIndex((layer) => layer.includes(path.split('/')[1]!));
+
 describe('architecture', () => {
+  test("lib/'s folders import one way, outer to inner: root, policy, families and control, engine, journal, traffic/simulation/ca, conventions", () => {
+    for (const file of sources('lib')) {
+      const from = layerOf(file);
+      assert.notEqual(from, -1, `${file} is in no layer of LIB_LAYERS`);
+      for (const spec of imports(file).filter((s) => s.startsWith('.'))) {
+        const target = join(dirname(file), spec);
+        const to = layerOf(target);
+        const sameFolder = target.split('/')[1] === file.split('/')[1];
+        const filesOfOneLayer = to === from && (from === 0 || from === LIB_LAYERS.length - 1);
+        assert.ok(sameFolder || filesOfOneLayer || to > from, `${file} (layer ${from}) imports ${spec} (layer ${to})`);
+      }
+    }
+  });
+
   test('lib/ never imports adapters, node:fs, node:http, lowdb or itty-router', () => {
     for (const file of sources('lib')) {
       for (const spec of imports(file)) {
@@ -103,7 +135,7 @@ describe('architecture', () => {
       lowdb: 'adapters/stores/json-file-store.ts',
       pg: 'adapters/stores/postgres-store.ts',
       'itty-router': 'adapters/http/router.ts',
-      '@valibot/to-json-schema': 'lib/openapi.ts',
+      '@valibot/to-json-schema': 'lib/engine/openapi.ts',
       re2js: 'lib/conventions/patterns.ts',
       '@marcbachmann/cel-js': 'lib/conventions/cel.ts',
       yaml: 'lib/conventions/traffic-policy.ts',

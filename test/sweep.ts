@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import type { ExampleSeed } from '../lib/family.ts';
+import type { ExampleSeed } from '../lib/engine/family.ts';
 import type { Operation } from '../lib/index.ts';
 import { sshKeygen, tempDir } from './fixtures/openssh.ts';
 import { generateTlsFixtures } from './fixtures/tls.ts';
@@ -8,7 +8,7 @@ import { OPERATOR_TOKEN, type TestInstance } from './helpers.ts';
 
 /**
  * The sweeps' records: one representative record of every resource kind the instance serves,
- * created from the examples the families declare (lib/family.ts `examples`), so the isolation,
+ * created from the examples the families declare (lib/engine/family.ts `examples`), so the isolation,
  * fuzz and response-shape sweeps cover a new kind as soon as its family names an example. Key
  * material is made once per process by the real ssh-keygen and openssl.
  */

@@ -43,7 +43,7 @@ export interface HttpResponse {
   body: string | undefined;
   /** The `error_code` of an error answer (for the request journal; not sent as a header). */
   errorCode?: string;
-  /** The fault rule that applied (lib/faults.ts), for the log line. */
+  /** The fault rule that applied (lib/simulation/faults.ts), for the log line. */
   fault?: string;
   /** A fault says: close the connection without answering (the pipeline decided; the adapter does it). */
   drop?: true;

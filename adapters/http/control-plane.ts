@@ -6,7 +6,7 @@ import { createRouter } from './router.ts';
 
 /**
  * Serves the control plane (`/_burrow/…`): the inspector page's files, and every other path routed
- * to lib's control operations through the core's control pipeline (lib/pipeline.ts), which checks
+ * to lib's control operations through the core's control pipeline (lib/engine/pipeline.ts), which checks
  * the operator token. Without a configured operator token only the open operations (health,
  * OpenAPI) answer.
  */

@@ -6,7 +6,7 @@ import { createRouter, type RouteMatch, type Router } from './router.ts';
 
 /**
  * The HTTP translation layer shared by the fetch handler and the node:http listener: route the
- * request, hand it to the core's request pipeline (lib/pipeline.ts), serialise its answer. No
+ * request, hand it to the core's request pipeline (lib/engine/pipeline.ts), serialise its answer. No
  * business rule lives here.
  */
 

@@ -1,8 +1,8 @@
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { BurrowCore } from '../../lib/burrow.ts';
-import type { ConnectOutcome } from '../../lib/policy/decisions.ts';
-import type { ConnectionFacts } from '../../lib/policy/facts.ts';
+import type { ConnectOutcome } from '../../lib/traffic/decisions.ts';
+import type { ConnectionFacts } from '../../lib/traffic/facts.ts';
 import { hostPort } from '../addresses.ts';
 import { connectionFacts, joinStreams } from './connections.ts';
 import type { IngressPolicies } from './policies.ts';

@@ -1,7 +1,7 @@
 import { pipeline, type Duplex } from 'node:stream';
 import type { Socket } from 'node:net';
 import type { TLSSocket } from 'node:tls';
-import type { ConnectionFacts, TlsFacts } from '../../lib/policy/facts.ts';
+import type { ConnectionFacts, TlsFacts } from '../../lib/traffic/facts.ts';
 import { unmappedIp } from '../addresses.ts';
 
 /**

@@ -6,7 +6,7 @@ import type { BurrowCore } from '../../lib/burrow.ts';
 import { seededRandom } from '../../lib/conventions/ids.ts';
 import { routeEdgeTraffic, type EdgeTraffic, type Upstream } from '../../lib/index.ts';
 import { LIMITS } from '../../lib/limits.ts';
-import type { EndpointFacts } from '../../lib/policy/facts.ts';
+import type { EndpointFacts } from '../../lib/traffic/facts.ts';
 import type { RuleSource } from '../../lib/policy/program.ts';
 import { edgeModuleSources } from '../../lib/policy/sources.ts';
 import type { AgentTunnel, RoutableSession } from '../agent-gateway/index.ts';

@@ -1,4 +1,4 @@
-import type { HeaderList } from '../../lib/policy/facts.ts';
+import type { HeaderList } from '../../lib/traffic/facts.ts';
 
 /**
  * The ingress's error pages, as the vendor's edge answers: an HTML page naming the error code and

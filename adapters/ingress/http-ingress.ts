@@ -5,9 +5,9 @@ import type { TLSSocket } from 'node:tls';
 import { createBrotliCompress, createDeflate, createGzip } from 'node:zlib';
 import type { BurrowCore } from '../../lib/burrow.ts';
 import { LIMITS, limitNote } from '../../lib/limits.ts';
-import type { HttpResponseOutcome, PolicyTerminal } from '../../lib/policy/decisions.ts';
+import type { HttpResponseOutcome, PolicyTerminal } from '../../lib/traffic/decisions.ts';
 import type { HttpExchange } from '../../lib/policy/engine.ts';
-import type { ConnectionFacts, HeaderList, HttpRequestFacts, HttpResponseFacts, RequestBody } from '../../lib/policy/facts.ts';
+import type { ConnectionFacts, HeaderList, HttpRequestFacts, HttpResponseFacts, RequestBody } from '../../lib/traffic/facts.ts';
 import { hostPort } from '../addresses.ts';
 import { AgentRelayError } from '../agent-gateway/session-handler.ts';
 import { connectionFacts, joinStreams, type Connections } from './connections.ts';
@@ -92,7 +92,7 @@ interface Admitted {
 export function createHttpIngress(burrow: BurrowCore<any>, options: HttpIngressOptions): Server {
   const { routes, policies, onError } = options;
   const keptStreams = new WeakMap<Socket, Agent>();
-  /** Every exchange is journaled once its answer is done (lib/traffic-journal.ts). */
+  /** Every exchange is journaled once its answer is done (lib/journal/traffic-journal.ts). */
   const trace = (req: IncomingMessage, channel: ServerResponse | Duplex) => new HttpTrace(req, channel, burrow.clock.now(), (traffic) => void burrow.traffic.record(traffic).catch(onError));
   const page = (status: number, code: number | string | undefined, message: string, headers: HeaderList = []) => errorPage(burrow.errorPrefix, status, code, message, headers);
 

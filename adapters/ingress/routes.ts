@@ -1,7 +1,7 @@
 import type { Duplex } from 'node:stream';
 import type { AgentTunnel, RoutableSession } from '../agent-gateway/index.ts';
 import { findCloudEndpoint, isInternalHost, type BurrowCore } from '../../lib/index.ts';
-import type { EndpointFacts } from '../../lib/policy/facts.ts';
+import type { EndpointFacts } from '../../lib/traffic/facts.ts';
 import { agentBindSources, type AgentBindOptions } from '../../lib/policy/sources.ts';
 import type { RuleSource } from '../../lib/policy/program.ts';
 import { createEdgeRoutes, type EdgeRoutes, type EdgeTarget } from './edge-routes.ts';

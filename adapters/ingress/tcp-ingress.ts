@@ -9,7 +9,7 @@ import type { IngressRoutes, StreamTarget } from './routes.ts';
  * The TCP ingress: a real listening port on the ingress host for each TCP endpoint, its
  * connections carried as bytes (carry.ts).
  *
- * - An agent's TCP bind (lib/tcp-ports.ts): the session path asks for a port before it stores the
+ * - An agent's TCP bind (lib/traffic/tcp-ports.ts): the session path asks for a port before it stores the
  *   bind — any free one, whose address (`localhost:PORT`, or the public host) becomes the tunnel's
  *   URL, or a reserved address's own port — and releases it when the tunnel ends. A connection
  *   goes to the live tunnel bound to the URL; none (the agent went away meanwhile) closes it.

@@ -5,7 +5,7 @@ import { createSecureContext, TLSSocket } from 'node:tls';
 import type { BurrowCore } from '../../lib/burrow.ts';
 import { LIMITS } from '../../lib/limits.ts';
 import { clientChainProblem } from '../../lib/policy/certificates.ts';
-import type { TlsTermination } from '../../lib/policy/decisions.ts';
+import type { TlsTermination } from '../../lib/traffic/decisions.ts';
 import { isDnsName } from '../../lib/conventions/acl.ts';
 import type { IngressCertificates, ServedCertificate } from './certificates.ts';
 import { CLIENT_HELLO_MAX_BYTES, ClientHelloError, serverNameOf } from './client-hello.ts';

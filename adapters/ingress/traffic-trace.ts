@@ -2,20 +2,20 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import type { Duplex, Readable } from 'node:stream';
-import type { PolicyLogEntry, PolicyTerminal, RuleRecord } from '../../lib/policy/decisions.ts';
-import type { ConnectionFacts, HeaderList } from '../../lib/policy/facts.ts';
-import type { HttpTraffic, TcpTraffic, TrafficEndpoint } from '../../lib/traffic.ts';
+import type { PolicyLogEntry, PolicyTerminal, RuleRecord } from '../../lib/traffic/decisions.ts';
+import type { ConnectionFacts, HeaderList } from '../../lib/traffic/facts.ts';
+import type { HttpTraffic, TcpTraffic, TrafficEndpoint } from '../../lib/traffic/exchanges.ts';
 
 /**
  * What the ingress saw of one HTTP exchange (`HttpTrace`) or one TCP/TLS connection carried as
  * bytes (`TcpTrace`), gathered as it is served and reported once as the plain `HttpTraffic` or
- * `TcpTraffic` the traffic journal keeps (lib/traffic-journal.ts): an exchange when the client's
+ * `TcpTraffic` the traffic journal keeps (lib/journal/traffic-journal.ts): an exchange when the client's
  * response closes (answered, or its connection gone), a connection when its socket closes. The
  * ingress tells it where the traffic went (`routed`), what each policy phase decided (`decided`)
  * and what the client was sent; bodies and bytes are counted as they stream, never held.
  */
 
-/** What a policy phase answered the ingress (lib/policy/decisions.ts), as far as the trace reads it. */
+/** What a policy phase answered the ingress (lib/traffic/decisions.ts), as far as the trace reads it. */
 interface PhaseOutcome {
   readonly terminal?: PolicyTerminal;
   readonly rules: readonly RuleRecord[];

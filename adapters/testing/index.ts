@@ -74,7 +74,7 @@ export interface IngressRequestInit {
   readonly body?: string | Uint8Array;
 }
 
-/** Fault rules of the running Burrow (lib/faults.ts; docs/testing.md). */
+/** Fault rules of the running Burrow (lib/simulation/faults.ts; docs/testing.md). */
 export interface FaultControls {
   add(rule: FaultInput): Promise<FaultRule>;
   list(): Promise<FaultRule[]>;

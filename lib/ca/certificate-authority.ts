@@ -14,7 +14,7 @@ import {
   NAME_ATTRIBUTES,
   subjectAltName,
   subjectKeyIdentifier,
-} from './conventions/x509.ts';
+} from '../conventions/x509.ts';
 
 /**
  * Burrow's own certificate authority: a key and a self-signed CA certificate, and the server

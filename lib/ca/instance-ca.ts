@@ -1,12 +1,12 @@
 import { checkCertificateAuthority, generateCertificateAuthority, type CertificateAuthority } from './certificate-authority.ts';
-import { INSTANCE_SCOPE, type Store } from './store.ts';
+import { INSTANCE_SCOPE, type Store } from '../store.ts';
 
 /**
- * The instance's own certificate authority (lib/certificate-authority.ts makes and uses one): the
+ * The instance's own certificate authority (lib/ca/certificate-authority.ts makes and uses one): the
  * CA an embedder brought (`createBurrow({ certificateAuthority })`, the CLI's `--ca-cert/--ca-key`),
  * else the one kept in the store, generated the first time anything asks for it. Every server of
  * one store shares it: of servers asking at once on an empty store, the first insert wins and the
- * others read its CA (as lib/accounts.ts claims the default account). Its private key is kept as
+ * others read its CA (as lib/engine/accounts.ts claims the default account). Its private key is kept as
  * the store keeps the other instance secrets (the sealing key of lib/families/vaults): whoever
  * reads the store or a snapshot of it can sign with it, which is what a test CA is for.
  */

@@ -1,8 +1,8 @@
-import { formatTime } from './conventions/clock.ts';
-import { fail } from './conventions/errors.ts';
-import { limitNote, LIMITS } from './limits.ts';
-import { operatorIn, type CheckpointInfo, type Checkpoints, type Instance } from './context.ts';
-import { INSTANCE_SCOPE, type Scope, type StoredRecord, type StoreReader, type StoreTransaction } from './store.ts';
+import { formatTime } from '../conventions/clock.ts';
+import { fail } from '../conventions/errors.ts';
+import { limitNote, LIMITS } from '../limits.ts';
+import { operatorIn, type CheckpointInfo, type Checkpoints, type Instance } from '../engine/context.ts';
+import { INSTANCE_SCOPE, type Scope, type StoredRecord, type StoreReader, type StoreTransaction } from '../store.ts';
 
 /**
  * The states a test returns to: each account's starting state (what `POST /_burrow/reset` brings

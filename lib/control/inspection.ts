@@ -1,10 +1,10 @@
 import * as v from 'valibot';
-import { operatorIn, type ControlOperation, type Instance, type Operation } from './context.ts';
-import { knownAccount } from './control.ts';
-import { fail } from './conventions/errors.ts';
-import { parseInput } from './conventions/fields.ts';
-import { parsePageRequest } from './conventions/paging.ts';
-import { INSTANCE_SCOPE, readAll, type StoreReader, type Scope } from './store.ts';
+import { operatorIn, type ControlOperation, type Instance, type Operation } from '../engine/context.ts';
+import { knownAccount } from '../engine/accounts.ts';
+import { fail } from '../conventions/errors.ts';
+import { parseInput } from '../conventions/fields.ts';
+import { parsePageRequest } from '../conventions/paging.ts';
+import { INSTANCE_SCOPE, readAll, type StoreReader, type Scope } from '../store.ts';
 
 /**
  * Control-plane views of what an account holds, for operators and the inspector page: the

@@ -1,19 +1,19 @@
 import * as v from 'valibot';
-import { CHOSEN_TOKEN, createAccount } from './accounts.ts';
-import type { CheckpointInfo, ControlOperation, Instance } from './context.ts';
-import { ManualClock, formatTime } from './conventions/clock.ts';
-import { ApiError, ERRORS, fail } from './conventions/errors.ts';
-import { description, parseInput, rfc3339 } from './conventions/fields.ts';
+import { CHOSEN_TOKEN, createAccount, knownAccount } from '../engine/accounts.ts';
+import type { CheckpointInfo, ControlOperation, Instance } from '../engine/context.ts';
+import { ManualClock, formatTime } from '../conventions/clock.ts';
+import { ApiError, ERRORS, fail } from '../conventions/errors.ts';
+import { description, parseInput, rfc3339 } from '../conventions/fields.ts';
 import { exportSnapshot, importSnapshot, SNAPSHOT_BODY } from './snapshot.ts';
-import { FAULT_BODY } from './faults.ts';
-import { INSTANCE_SCOPE, StoreUnavailableError } from './store.ts';
-import { VERSION } from './version.ts';
+import { FAULT_BODY } from '../simulation/faults.ts';
+import { INSTANCE_SCOPE, StoreUnavailableError } from '../store.ts';
+import { VERSION } from '../version.ts';
 
 /**
  * The control plane: instance operations for operators and test harnesses, served under
  * `/_burrow/` with the operator token (health and the OpenAPI document are open). The vendor API's
  * paths never change shape for it. Families add their own control operations (agent simulator,
- * event outboxes) to CONTROL_OPERATIONS in lib/registry.ts.
+ * event outboxes) to CONTROL_OPERATIONS in lib/engine/registry.ts.
  */
 
 const ResetBody = v.strictObject({ account_id: v.optional(v.string()) });
@@ -23,12 +23,6 @@ const ClockBody = v.strictObject({
   now: v.optional(rfc3339),
   advance_seconds: v.optional(v.pipe(v.number(), v.finite(), v.minValue(0, 'must not be negative'))),
 });
-/** Answers `accountId` when that account exists, or throws the 404. */
-export async function knownAccount(instance: Instance, accountId: string): Promise<string> {
-  if (!(await instance.reader.get({ account: INSTANCE_SCOPE, kind: 'account' }, accountId))) fail('NOT_FOUND', `account '${accountId}' was not found`, { id: accountId });
-  return accountId;
-}
-
 /** Replaces the whole state with the checkpoint `name`; the request and traffic journals start afresh too. */
 export async function restoreCheckpoint(instance: Instance, name: string): Promise<CheckpointInfo> {
   const restored = await instance.checkpoints.restore(name);
@@ -38,7 +32,7 @@ export async function restoreCheckpoint(instance: Instance, name: string): Promi
 }
 
 /**
- * Returns one account (or every account) to its starting state (lib/checkpoints.ts); the fault
+ * Returns one account (or every account) to its starting state (lib/control/checkpoints.ts); the fault
  * rules scoped to it (every rule, for all) and its request and traffic journals go too, so that nothing of one
  * test reaches the next.
  */
@@ -109,7 +103,7 @@ export const CORE_CONTROL_OPERATIONS: readonly ControlOperation[] = [
     open: true,
     summary: 'The OpenAPI 3.1 document of the API and the control plane (also at /openapi.json)',
     // Imported when first asked for: its JSON Schema library is not needed to serve the API.
-    run: async (instance, _input, meta) => (await import('./openapi.ts')).openApiDocument(instance.operations, instance.controlOperations, instance.baseUrl ?? meta.baseUrl, VERSION),
+    run: async (instance, _input, meta) => (await import('../engine/openapi.ts')).openApiDocument(instance.operations, instance.controlOperations, instance.baseUrl ?? meta.baseUrl, VERSION),
   },
   {
     id: 'control.accounts.create',

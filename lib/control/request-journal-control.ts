@@ -1,7 +1,7 @@
-import type { ControlOperation } from './context.ts';
-import { accountOf, parseJournalQuery, single } from './request-journal.ts';
+import type { ControlOperation } from '../engine/context.ts';
+import { accountOf, parseJournalQuery, single } from '../journal/request-journal.ts';
 
-/** The request journal (lib/request-journal.ts) on the control plane: list and clear. */
+/** The request journal (lib/journal/request-journal.ts) on the control plane: list and clear. */
 
 export const REQUEST_JOURNAL_CONTROL_OPERATIONS: readonly ControlOperation[] = [
   {

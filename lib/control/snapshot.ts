@@ -1,12 +1,12 @@
 import * as v from 'valibot';
-import { indexTokenHash, TOKEN_KINDS } from './auth.ts';
-import { operatorIn, type Instance, type OperationContext } from './context.ts';
-import { formatTime } from './conventions/clock.ts';
-import { ApiError, fail } from './conventions/errors.ts';
-import { description, isStoredRef, metadata, parseInput, rfc3339, type Schema } from './conventions/fields.ts';
-import { baseResponse, keepIndexes, type ResourceDefinition } from './resource.ts';
-import { REFERRER_KIND } from './references.ts';
-import { INSTANCE_SCOPE, readAll, type Scope, type StoredRecord } from './store.ts';
+import { indexTokenHash, TOKEN_KINDS } from '../engine/auth.ts';
+import { operatorIn, type Instance, type OperationContext } from '../engine/context.ts';
+import { formatTime } from '../conventions/clock.ts';
+import { ApiError, fail } from '../conventions/errors.ts';
+import { description, isStoredRef, metadata, parseInput, rfc3339, type Schema } from '../conventions/fields.ts';
+import { baseResponse, keepIndexes, type ResourceDefinition } from '../engine/resource.ts';
+import { REFERRER_KIND } from '../engine/references.ts';
+import { INSTANCE_SCOPE, readAll, type Scope, type StoredRecord } from '../store.ts';
 
 /**
  * Snapshots: every record of the instance as one JSON document (`GET /_burrow/snapshot`), and the

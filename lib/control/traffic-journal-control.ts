@@ -1,8 +1,8 @@
-import type { ControlOperation } from './context.ts';
-import { accountOf, single } from './request-journal.ts';
-import { parseTrafficQuery } from './traffic-journal.ts';
+import type { ControlOperation } from '../engine/context.ts';
+import { accountOf, single } from '../journal/request-journal.ts';
+import { parseTrafficQuery } from '../journal/traffic-journal.ts';
 
-/** The traffic journal (lib/traffic-journal.ts) on the control plane: list and clear. */
+/** The traffic journal (lib/journal/traffic-journal.ts) on the control plane: list and clear. */
 
 export const TRAFFIC_JOURNAL_CONTROL_OPERATIONS: readonly ControlOperation[] = [
   {

@@ -61,7 +61,7 @@ export const ERRORS = {
   REQUEST_MALFORMED: e(9050, 400),
   REQUEST_HEADERS_TOO_LARGE: e(9051, 431),
   REQUEST_TIMEOUT: e(9052, 408),
-  // A fault rule's error answer when the rule names no error code of its own (lib/faults.ts)
+  // A fault rule's error answer when the rule names no error code of its own (lib/simulation/faults.ts)
   FAULT_INJECTED: e(9060, 500),
 } as const satisfies Record<string, ErrorSpec>;
 

@@ -183,7 +183,7 @@ function fieldsAt(schema: Schema, path: readonly { key: unknown }[]): string[] {
   return Object.keys(unwrap(node)?.entries ?? {});
 }
 
-// Pieces of stored-record schemas (what a snapshot import checks records with, lib/snapshot.ts).
+// Pieces of stored-record schemas (what a snapshot import checks records with, lib/control/snapshot.ts).
 
 /** An id as Burrow makes them, with one of these prefixes: `usr_` and 27 letters or digits. */
 export function storedId(...prefixes: string[]) {

@@ -23,7 +23,7 @@ export interface PageRequest {
 
 const PAGING_PARAMS = ['before_id', 'beforeId', 'limit'];
 
-/** The parameters of lists that take the vendor's `filter` (lib/list-filter.ts). */
+/** The parameters of lists that take the vendor's `filter` (lib/engine/list-filter.ts). */
 export const FILTERED_PAGING_PARAMS = [...PAGING_PARAMS, 'filter'];
 
 /** Reads and validates paging parameters; any other parameter is an error naming the allowed ones. */

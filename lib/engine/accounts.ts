@@ -1,10 +1,10 @@
 import { authenticate } from './auth.ts';
 import { operatorIn, type Instance, type OperationContext } from './context.ts';
-import { formatTime } from './conventions/clock.ts';
+import { formatTime } from '../conventions/clock.ts';
 import * as v from 'valibot';
-import { fail } from './conventions/errors.ts';
-import { parseInput } from './conventions/fields.ts';
-import { INSTANCE_SCOPE, type StoreReader } from './store.ts';
+import { fail } from '../conventions/errors.ts';
+import { parseInput } from '../conventions/fields.ts';
+import { INSTANCE_SCOPE, type StoreReader } from '../store.ts';
 
 /**
  * Accounts and their owners: creating an isolated account (an admin user and an admin API key),
@@ -131,4 +131,10 @@ export async function ensureDefaultAccount(instance: Instance, token?: string): 
   }
   await instance.checkpoints.captureAccountStart(accountId);
   return { accountId, created: false };
+}
+
+/** Answers `accountId` when that account exists, or throws the 404. */
+export async function knownAccount(instance: Instance, accountId: string): Promise<string> {
+  if (!(await instance.reader.get({ account: INSTANCE_SCOPE, kind: 'account' }, accountId))) fail('NOT_FOUND', `account '${accountId}' was not found`, { id: accountId });
+  return accountId;
 }

@@ -1,9 +1,9 @@
 import type { Principal } from './context.ts';
-import { fail } from './conventions/errors.ts';
-import { hashToken } from './conventions/ids.ts';
+import { fail } from '../conventions/errors.ts';
+import { hashToken } from '../conventions/ids.ts';
 import { Prefetched } from './prefetch.ts';
 import { inactiveOwnerError, isInactive, OWNER_KINDS, ownerKind } from './owners.ts';
-import { INSTANCE_SCOPE, readMany, type Read, type ReadResult, type StoredRecord, type StoreReader, type StoreTransaction } from './store.ts';
+import { INSTANCE_SCOPE, readMany, type Read, type ReadResult, type StoredRecord, type StoreReader, type StoreTransaction } from '../store.ts';
 
 /**
  * Bearer tokens and owners.

@@ -1,6 +1,6 @@
 import type { Operation, OperationContext, OperationInput } from './context.ts';
-import { notFound } from './conventions/errors.ts';
-import { parseInput, type Schema } from './conventions/fields.ts';
+import { notFound } from '../conventions/errors.ts';
+import { parseInput, type Schema } from '../conventions/fields.ts';
 import { getRecord, stripPathIds, type BaseRecord, type Parsed, type ResourceDefinition } from './resource.ts';
 
 /**

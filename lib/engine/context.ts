@@ -1,15 +1,15 @@
-import type { CertificateAuthority } from './certificate-authority.ts';
-import type { Clock } from './conventions/clock.ts';
-import type { LiveAgents } from './live-agents.ts';
-import type { IdFactory } from './conventions/ids.ts';
-import type { QueryParams } from './conventions/paging.ts';
-import type { Schema } from './conventions/fields.ts';
-import type { SimulationSettings } from './simulation.ts';
-import type { RequestJournal } from './request-journal.ts';
-import type { TrafficJournal } from './traffic-journal.ts';
-import type { TcpPorts } from './tcp-ports.ts';
-import type { Faults } from './faults.ts';
-import type { Read, Scope, StoredRecord, StoreReader, StoreTransaction } from './store.ts';
+import type { CertificateAuthority } from '../ca/certificate-authority.ts';
+import type { Clock } from '../conventions/clock.ts';
+import type { LiveAgents } from '../traffic/live-agents.ts';
+import type { IdFactory } from '../conventions/ids.ts';
+import type { QueryParams } from '../conventions/paging.ts';
+import type { Schema } from '../conventions/fields.ts';
+import type { SimulationSettings } from '../simulation/settings.ts';
+import type { RequestJournal } from '../journal/request-journal.ts';
+import type { TrafficJournal } from '../journal/traffic-journal.ts';
+import type { TcpPorts } from '../traffic/tcp-ports.ts';
+import type { Faults } from '../simulation/faults.ts';
+import type { Read, Scope, StoredRecord, StoreReader, StoreTransaction } from '../store.ts';
 
 /** Who is calling: the owner (user or bot) behind an API key, or the operator. */
 export interface Principal {
@@ -56,21 +56,21 @@ export interface Services {
   readonly now: () => Date;
   /** What the simulated service looks like (agent versions, regions, name servers, CA). */
   readonly simulation: SimulationSettings;
-  /** The instance's resource kinds, found by name, store kind or id (lib/registry.ts). */
+  /** The instance's resource kinds, found by name, store kind or id (lib/engine/registry.ts). */
   readonly kinds: KindIndex;
   /** What a family's `setup` answered for this instance (its settings, validated). */
   state(family: string): unknown;
   /**
-   * The instance's certificate authority (lib/instance-ca.ts): the one brought with the
+   * The instance's certificate authority (lib/ca/instance-ca.ts): the one brought with the
    * `certificateAuthority` option, else the one kept in the store, generated on first use. It
    * signs the agent gateway's certificate; operations sign with it where the vendor signs.
    */
   ca(): Promise<CertificateAuthority>;
-  /** The agent sessions this process holds and how to reach those other servers hold (lib/live-agents.ts). */
+  /** The agent sessions this process holds and how to reach those other servers hold (lib/traffic/live-agents.ts). */
   readonly liveAgents: LiveAgents;
   /** The addresses this instance listens on, by listener (`api`, `agent`, `ssh`…), for the health report. */
   readonly listeners: Map<string, string>;
-  /** Real listening ports of TCP endpoints, when this process runs an ingress (lib/tcp-ports.ts). */
+  /** Real listening ports of TCP endpoints, when this process runs an ingress (lib/traffic/tcp-ports.ts). */
   readonly tcpPorts: TcpPorts;
 }
 
@@ -131,11 +131,11 @@ export interface Instance {
   operation(id: string): Operation | undefined;
   /** The last API requests of each account, as the HTTP adapter recorded them. */
   readonly requests: RequestJournal;
-  /** What the ingress carried, exchange by exchange (lib/traffic-journal.ts). */
+  /** What the ingress carried, exchange by exchange (lib/journal/traffic-journal.ts). */
   readonly traffic: TrafficJournal;
-  /** The fault rules the request pipeline applies (lib/faults.ts). */
+  /** The fault rules the request pipeline applies (lib/simulation/faults.ts). */
   readonly faults: Faults;
-  /** Each account's starting state and the named checkpoints (lib/checkpoints.ts). */
+  /** Each account's starting state and the named checkpoints (lib/control/checkpoints.ts). */
   readonly checkpoints: Checkpoints;
   /**
    * Runs `work` as `actor` in one write transaction with a full operation context, so its writes
@@ -152,7 +152,7 @@ export interface CheckpointInfo {
   readonly records: number;
 }
 
-/** The states a test returns to (lib/checkpoints.ts): starting states of accounts and named checkpoints. */
+/** The states a test returns to (lib/control/checkpoints.ts): starting states of accounts and named checkpoints. */
 export interface Checkpoints {
   /** Makes the state of every account, as it is now, its starting state. */
   captureStart(): Promise<void>;
@@ -259,7 +259,7 @@ export interface Operation {
   /**
    * A read operation's first reads for a caller of `account` (the record its path names, the page
    * a list starts with; [] when the input is not valid). A store a round trip away answers them in
-   * the statement that checks the API key (lib/auth.ts), and `run`'s first read of each is answered
+   * the statement that checks the API key (lib/engine/auth.ts), and `run`'s first read of each is answered
    * from there. Only a prefetch: `run` reads as it always does.
    */
   reads?(account: string, input: Pick<OperationInput, 'params' | 'query'>): readonly Read[];

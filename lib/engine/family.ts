@@ -1,15 +1,15 @@
 import type { ChildDefinition } from './children.ts';
 import type { ControlOperation, EmittedEvent, KindIndex, Operation, OperationContext, Reaction, RequestGuard, Services } from './context.ts';
-import type { ErrorSpec } from './conventions/errors.ts';
+import type { ErrorSpec } from '../conventions/errors.ts';
 import type { ResourceDefinition } from './resource.ts';
-import type { StoreReader } from './store.ts';
+import type { StoreReader } from '../store.ts';
 
 /**
  * A family: the unit Burrow grows by. One folder under lib/families/ exports one `Family` from its
  * index.ts: the resource kinds it serves, its child collections and extra operations, its
  * control-plane operations, guards, error codes, the example bodies the sweeps create its records
  * with, and how it takes part in other families' writes (reactions) and in every write (the events
- * family's write hook). The registry (lib/registry.ts) is built from a list of families; the core
+ * family's write hook). The registry (lib/engine/registry.ts) is built from a list of families; the core
  * imports none of them.
  */
 

@@ -1,4 +1,4 @@
-import type { StoreReader, StoreTransaction } from './store.ts';
+import type { StoreReader, StoreTransaction } from '../store.ts';
 
 /**
  * Secondary indexes, kept as ordinary records through the Store contract, so every store has them

@@ -1,6 +1,6 @@
-import { ApiError, ERRORS } from './conventions/errors.ts';
-import { isStorableKey } from './conventions/ids.ts';
-import { isPageRead, type PageQuery, type Read, type ReadResult, type Scope, type Store, type StoreReader, type StoreTransaction, type StoredRecord } from './store.ts';
+import { ApiError, ERRORS } from '../conventions/errors.ts';
+import { isStorableKey } from '../conventions/ids.ts';
+import { isPageRead, type PageQuery, type Read, type ReadResult, type Scope, type Store, type StoreReader, type StoreTransaction, type StoredRecord } from '../store.ts';
 
 /**
  * The store as lib/ uses it: every account, kind and id that reaches a store is storable text

@@ -1,9 +1,9 @@
 import type { OperationContext } from './context.ts';
-import { compileFilter, FilterProblem, type CompiledFilter } from './conventions/cel.ts';
-import { ApiError, ERRORS } from './conventions/errors.ts';
-import type { PageRequest } from './conventions/paging.ts';
-import { LIMITS, limitNote } from './limits.ts';
-import type { PageQuery, Scope, StoredRecord } from './store.ts';
+import { compileFilter, FilterProblem, type CompiledFilter } from '../conventions/cel.ts';
+import { ApiError, ERRORS } from '../conventions/errors.ts';
+import type { PageRequest } from '../conventions/paging.ts';
+import { LIMITS, limitNote } from '../limits.ts';
+import type { PageQuery, Scope, StoredRecord } from '../store.ts';
 
 /**
  * The `filter` list parameter of the vendor's newer API: a CEL expression over `obj`, the resource

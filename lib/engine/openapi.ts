@@ -1,7 +1,7 @@
 import { toJsonSchema } from '@valibot/to-json-schema';
 import type { ControlOperation, Operation } from './context.ts';
-import { MAX_FILTER_LENGTH } from './conventions/cel.ts';
-import type { Schema } from './conventions/fields.ts';
+import { MAX_FILTER_LENGTH } from '../conventions/cel.ts';
+import type { Schema } from '../conventions/fields.ts';
 
 /**
  * The OpenAPI 3.1 document, generated from the registry's operations and the same valibot

@@ -1,6 +1,6 @@
 import type { OperationContext } from './context.ts';
-import { ApiError, ERRORS, fail } from './conventions/errors.ts';
-import { makeRef, type Ref } from './conventions/refs.ts';
+import { ApiError, ERRORS, fail } from '../conventions/errors.ts';
+import { makeRef, type Ref } from '../conventions/refs.ts';
 
 /**
  * Owners: the users and bots of an account, who own API keys, tunnel credentials and SSH

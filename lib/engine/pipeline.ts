@@ -1,10 +1,10 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { ControlOperation, Instance, Operation, OperationInput, Principal, RequestMeta } from './context.ts';
-import { ApiError, ERRORS, errorBody, fail, type ErrorBody } from './conventions/errors.ts';
-import type { QueryParams } from './conventions/paging.ts';
-import { StoreUnavailableError, StoreWriteError } from './store.ts';
-import { DROPPED, type RequestJournal } from './request-journal.ts';
-import { ConnectionDroppedError, type Faults, type Strike } from './faults.ts';
+import { ApiError, ERRORS, errorBody, fail, type ErrorBody } from '../conventions/errors.ts';
+import type { QueryParams } from '../conventions/paging.ts';
+import { StoreUnavailableError, StoreWriteError } from '../store.ts';
+import { DROPPED, type RequestJournal } from '../journal/request-journal.ts';
+import { ConnectionDroppedError, type Faults, type Strike } from '../simulation/faults.ts';
 import type { Prefetched } from './prefetch.ts';
 
 /**
@@ -12,7 +12,7 @@ import type { Prefetched } from './prefetch.ts';
  * in-process client and, next, the agent gateway and the ingress. Stages, in order:
  *
  *   route (found by the caller's router, or named by operation id) → version → auth → faults
- *   (lib/faults.ts: a wait, an error answer, or a dropped connection the adapter performs) → guards →
+ *   (lib/simulation/faults.ts: a wait, an error answer, or a dropped connection the adapter performs) → guards →
  *   one body parse → perform (prepare, then the operation, in one transaction for writes) →
  *   the error envelope (store errors included) → the request journal.
  *
@@ -65,7 +65,7 @@ export interface PipelineAnswer {
   readonly errorCode?: string;
   /** The operation that ran, when a route matched. */
   readonly operation?: Operation;
-  /** The fault rule that applied (lib/faults.ts). */
+  /** The fault rule that applied (lib/simulation/faults.ts). */
   readonly fault?: string;
   /** A fault says: close the connection without an answer (status is then 0). */
   readonly drop?: true;
@@ -91,7 +91,7 @@ export interface PipelineHost extends Instance {
   readonly options: { readonly requireVersionHeader?: boolean };
   newOperationId(): string;
   operation(id: string): Operation | undefined;
-  /** The caller, and the operation's first reads where the store sent them with the key check (lib/prefetch.ts). */
+  /** The caller, and the operation's first reads where the store sent them with the key check (lib/engine/prefetch.ts). */
   authenticateFor(authorization: string | null | undefined, operation: Operation, input: Pick<OperationInput, 'params' | 'query'>): Promise<{ principal: Principal; prefetched?: Prefetched }>;
   /** Guards, parse, prepare and the operation (the perform stage). */
   execute(principal: Principal, operation: Operation, input: OperationInput, meta: RequestMeta, prefetched?: Prefetched): Promise<OperationResult>;
@@ -245,7 +245,7 @@ export function toApiError(error: unknown, onError?: (error: unknown) => void): 
   if (error instanceof ApiError) return error;
   if (error instanceof StoreWriteError) return new ApiError(ERRORS.STORE_UNAVAILABLE, `the change was not saved: ${error.message}`);
   // Where the store is (a database's user, host and database) is the operator's business: the
-  // health report names it to the operator token (lib/control.ts), no answer does to anyone else.
+  // health report names it to the operator token (lib/control/operations.ts), no answer does to anyone else.
   if (error instanceof StoreUnavailableError) return new ApiError(ERRORS.STORE_UNAVAILABLE, 'the store is unavailable, try again', {}, { 'Retry-After': '1' });
   onError?.(error);
   return new ApiError(ERRORS.INTERNAL, 'internal error; the server log has details');

@@ -1,7 +1,7 @@
-import { isPageRead, readMany, type Read, type ReadResult, type StoreTransaction } from './store.ts';
+import { isPageRead, readMany, type Read, type ReadResult, type StoreTransaction } from '../store.ts';
 
 /**
- * Reads made before an operation runs, in the statement that checked its API key (lib/auth.ts,
+ * Reads made before an operation runs, in the statement that checked its API key (lib/engine/auth.ts,
  * Operation.reads): the operation's first read of each is answered from here, every other read
  * goes to the store. Read operations only: they read committed state outside any transaction, so
  * an answer from the statement that authenticated the request is as current as a read of its own,
@@ -71,7 +71,7 @@ class PrefetchedTransaction implements StoreTransaction {
   }
 }
 
-/** One string per read; NUL cannot occur in a stored key (lib/key-guard.ts). */
+/** One string per read; NUL cannot occur in a stored key (lib/engine/key-guard.ts). */
 const readKey = (read: Read) =>
   isPageRead(read)
     ? `page\0${read.scope.account}\0${read.scope.kind}\0${read.page.beforeId ?? ''}\0${read.page.limit}`

@@ -1,5 +1,5 @@
-import type { Clock } from './conventions/clock.ts';
-import { ApiError, ERRORS } from './conventions/errors.ts';
+import type { Clock } from '../conventions/clock.ts';
+import { ApiError, ERRORS } from '../conventions/errors.ts';
 import type { RequestGuard } from './context.ts';
 
 /**

@@ -1,12 +1,12 @@
 import type { OperationContext } from './context.ts';
-import { ApiError, ERRORS, type ErrorSpec } from './conventions/errors.ts';
+import { ApiError, ERRORS, type ErrorSpec } from '../conventions/errors.ts';
 import { addPair, pageOfPairs, pairsOf, removePair, type PairIndex } from './indexes.ts';
 
 /**
  * The reverse-reference index: which records point at a record. Definitions declare what a record
  * references (`ResourceDefinition.references`); the engine keeps this index in step on create,
  * update and delete, and refuses to delete a record that something still references. The index
- * is a pair index (lib/indexes.ts): one record per (target, referrer), so a check costs
+ * is a pair index (lib/engine/indexes.ts): one record per (target, referrer), so a check costs
  * O(referrers), not a scan, and two records that reference one target never write the same row.
  */
 

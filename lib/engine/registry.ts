@@ -1,6 +1,6 @@
 import { childOperations, type ChildDefinition } from './children.ts';
 import type { ControlOperation, KindIndex, Operation, Reaction, RequestGuard } from './context.ts';
-import { ERRORS, type ErrorSpec } from './conventions/errors.ts';
+import { ERRORS, type ErrorSpec } from '../conventions/errors.ts';
 import type { AnyDefinition, Example, Family, WriteHook } from './family.ts';
 import { definitionOperations } from './resource.ts';
 

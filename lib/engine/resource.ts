@@ -1,14 +1,14 @@
 import * as v from 'valibot';
 import type { Caller, Operation, OperationContext, OperationInput, ResourceKind, Services } from './context.ts';
-import { formatTime } from './conventions/clock.ts';
-import { ApiError, fail, notFound, type ErrorSpec } from './conventions/errors.ts';
-import { parseInput, type Schema } from './conventions/fields.ts';
-import { FILTERED_PAGING_PARAMS, listEnvelope, parsePageRequest, type PageRequest } from './conventions/paging.ts';
-import { absoluteUri, makeRef, type Ref } from './conventions/refs.ts';
+import { formatTime } from '../conventions/clock.ts';
+import { ApiError, fail, notFound, type ErrorSpec } from '../conventions/errors.ts';
+import { parseInput, type Schema } from '../conventions/fields.ts';
+import { FILTERED_PAGING_PARAMS, listEnvelope, parsePageRequest, type PageRequest } from '../conventions/paging.ts';
+import { absoluteUri, makeRef, type Ref } from '../conventions/refs.ts';
 import { claimUnique, releaseUnique } from './indexes.ts';
 import { filteredPage, scanQuery } from './list-filter.ts';
 import { referrerPage, refuseIfReferenced, updateReferences } from './references.ts';
-import { readAll, type PageQuery, type Read, type StoredRecord } from './store.ts';
+import { readAll, type PageQuery, type Read, type StoredRecord } from '../store.ts';
 
 /**
  * The generic resource engine. A resource kind is a definition (prefix, path, list key, schemas,
@@ -50,13 +50,13 @@ export interface ResourceDefinition<R extends BaseRecord = BaseRecord, Create ex
   readonly operations?: readonly CrudOperation[];
   /**
    * The list takes the vendor's `filter` parameter, a CEL expression over each record's response
-   * (`obj`); true where the vendor's newer clients send it (lib/list-filter.ts).
+   * (`obj`); true where the vendor's newer clients send it (lib/engine/list-filter.ts).
    */
   readonly filterable?: boolean;
   readonly createSchema: Create;
   readonly updateSchema: Update;
   /**
-   * The record's fields as a snapshot import checks them (lib/snapshot.ts), where the create body's
+   * The record's fields as a snapshot import checks them (lib/control/snapshot.ts), where the create body's
    * schema does not say it: fields the record keeps in another form than the body sends, and fields
    * no body sets (hashes, derived values, links). id, created_at, description and metadata, and the
    * body's other fields, are checked without being listed here.
@@ -78,12 +78,12 @@ export interface ResourceDefinition<R extends BaseRecord = BaseRecord, Create ex
   toResponse(ctx: OperationContext, record: R, base: BaseResponse): Record<string, unknown>;
   /**
    * Ids of the records this record points at (policies, backends, CAs …). The engine keeps the
-   * reverse index (lib/references.ts) and refuses to delete a record that is still referenced.
+   * reverse index (lib/engine/references.ts) and refuses to delete a record that is still referenced.
    */
   references?(record: R): readonly string[];
   /**
    * Fields no two records of the kind in one account may share (an SSH key's fingerprint). The
-   * engine keeps a unique index of each (lib/indexes.ts), so finding a record by one is one read.
+   * engine keeps a unique index of each (lib/engine/indexes.ts), so finding a record by one is one read.
    */
   readonly unique?: readonly UniqueField<R>[];
   /**
@@ -245,7 +245,7 @@ export function respond<R extends BaseRecord>(ctx: OperationContext, def: Resour
 
 /**
  * What follows a write of a record of `def`: its indexes (where it has unique fields or
- * references), then the reactions other families registered to it (lib/family.ts). A kind with
+ * references), then the reactions other families registered to it (lib/engine/family.ts). A kind with
  * neither costs one call.
  */
 async function afterWrite(ctx: OperationContext, def: ResourceDefinition<any>, on: 'created' | 'updated' | 'deleted', before: BaseRecord | undefined, after: BaseRecord | undefined): Promise<void> {

@@ -1,6 +1,6 @@
-import { fail } from './conventions/errors.ts';
-import { LIMITS, limitNote } from './limits.ts';
-import type { QueryParams } from './conventions/paging.ts';
+import { fail } from '../conventions/errors.ts';
+import { LIMITS, limitNote } from '../limits.ts';
+import type { QueryParams } from '../conventions/paging.ts';
 import { AccountRings, type RingSlot } from './ring.ts';
 
 /**
@@ -34,7 +34,7 @@ export interface RequestRecord {
   readonly durationMs: number;
   /** The matched operation's id (`credentials.create`); undefined when no route matched. */
   readonly operation: string | undefined;
-  /** The fault rule that applied to it (lib/faults.ts), and the latency it added. */
+  /** The fault rule that applied to it (lib/simulation/faults.ts), and the latency it added. */
   readonly fault?: JournalFault | undefined;
 }
 

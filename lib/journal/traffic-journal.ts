@@ -1,19 +1,19 @@
-import { fail } from './conventions/errors.ts';
-import type { QueryParams } from './conventions/paging.ts';
-import type { PolicyLogEntry } from './policy/decisions.ts';
+import { fail } from '../conventions/errors.ts';
+import type { QueryParams } from '../conventions/paging.ts';
+import type { PolicyLogEntry } from '../traffic/decisions.ts';
 import { accountOf, journalLimit, redactQuery, single, statusMatcher } from './request-journal.ts';
 import { AccountRings, type RingSlot } from './ring.ts';
-import { httpRequestComplete, tcpConnectionClosed, TRAFFIC_EVENT_TYPES } from './traffic-events.ts';
-import type { AnsweredBy, TcpTraffic, Traffic, TrafficEndpoint } from './traffic.ts';
+import { httpRequestComplete, tcpConnectionClosed, TRAFFIC_EVENT_TYPES } from '../traffic/events.ts';
+import type { AnsweredBy, TcpTraffic, Traffic, TrafficEndpoint } from '../traffic/exchanges.ts';
 
 /**
  * The traffic journal: what the ingress carried, seen rather than guessed. Each completed HTTP
  * exchange (and each closed TCP connection) is kept with the endpoint that took it, every rule its
  * policy evaluated with the actions that ran and the error that stopped one, and how it was
  * answered; the last N of each account (default 1,000, `trafficJournalSize`), in per-account
- * rings like the request journal's (lib/ring.ts). The same report becomes the vendor's traffic
+ * rings like the request journal's (lib/journal/ring.ts). The same report becomes the vendor's traffic
  * event (`http_request_complete.v0`, `tcp_connection_closed.v0`) for the account's event
- * subscriptions that ask for it (lib/traffic-events.ts); nobody subscribed costs one index lookup.
+ * subscriptions that ask for it (lib/traffic/events.ts); nobody subscribed costs one index lookup.
  *
  * Recording keeps the ingress's report object as is; entries are built when the journal is read.
  * An entry holds no header and no body, and secret-looking query values are redacted, as in the

@@ -1,9 +1,9 @@
 import { createPolicyLanguage, PolicyExpressionProblem, type PolicyExpression } from '../conventions/cel.ts';
 import { negotiateEncoding } from './actions/compress-response.ts';
 import { ActionFailure, type ActionContext } from './actions/types.ts';
-import type { ActionRecord, ConnectOutcome, HttpRequestOutcome, HttpResponseOutcome, PolicyTerminal, RuleRecord } from './decisions.ts';
+import type { ActionRecord, ConnectOutcome, HttpRequestOutcome, HttpResponseOutcome, PolicyTerminal, RuleRecord } from '../traffic/decisions.ts';
 import { createDocumentCache, type DocumentCache } from './documents.ts';
-import type { ConnectionFacts, EndpointFacts, HttpRequestFacts, HttpResponseFacts } from './facts.ts';
+import type { ConnectionFacts, EndpointFacts, HttpRequestFacts, HttpResponseFacts } from '../traffic/facts.ts';
 import { policyFunctions } from './functions.ts';
 import type { Template } from './interpolation.ts';
 import { compilePolicy, type CompiledPolicy, type CompiledRule, type RuleSource } from './program.ts';

@@ -1,4 +1,4 @@
-import type { HeaderList } from './facts.ts';
+import type { HeaderList } from '../traffic/facts.ts';
 
 /** Parsing of the HTTP message parts the policy variables expose, as Go's net/http reads them. */
 

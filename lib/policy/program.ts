@@ -2,7 +2,7 @@ import { PolicyExpressionProblem, type PolicyExpression, type PolicyLanguage } f
 import { ACTION_PHASES, TRAFFIC_POLICY_PHASES, type TrafficPolicyAction } from '../conventions/traffic-policy.ts';
 import { DOCUMENT_ACTIONS, MODULE_ACTIONS } from './actions/index.ts';
 import { ActionConfigProblem, templateOf, type ActionDefinition } from './actions/types.ts';
-import type { Phase } from './decisions.ts';
+import type { Phase } from '../traffic/decisions.ts';
 
 /**
  * A policy compiled for evaluation: the rules of each phase, from every source in order (edge

@@ -1,5 +1,5 @@
-import type { Phase, PolicyLogEntry, TlsTermination } from './decisions.ts';
-import type { ConnectionFacts, EndpointFacts, RequestBody } from './facts.ts';
+import type { Phase, PolicyLogEntry, TlsTermination } from '../traffic/decisions.ts';
+import type { ConnectionFacts, EndpointFacts, RequestBody } from '../traffic/facts.ts';
 
 /** The request as the phase sees it: url-rewrite and header actions change it for later rules. */
 export interface RequestState {

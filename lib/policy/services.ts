@@ -1,7 +1,7 @@
 import type { Clock } from '../conventions/clock.ts';
 import type { IpRule } from '../conventions/cidr.ts';
-import type { Phase, PolicyError } from './decisions.ts';
-import type { EndpointFacts } from './facts.ts';
+import type { Phase, PolicyError } from '../traffic/decisions.ts';
+import type { EndpointFacts } from '../traffic/facts.ts';
 import type { CircuitBreakerStore, RateLimitStore } from './state.ts';
 
 /**

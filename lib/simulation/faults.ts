@@ -1,14 +1,14 @@
 import * as v from 'valibot';
-import { formatTime, type Clock } from './conventions/clock.ts';
-import { ApiError, ERRORS, fail } from './conventions/errors.ts';
-import { parseInput } from './conventions/fields.ts';
-import { cryptoRandom, type IdFactory, type RandomSource } from './conventions/ids.ts';
-import { LIMITS, limitNote } from './limits.ts';
+import { formatTime, type Clock } from '../conventions/clock.ts';
+import { ApiError, ERRORS, fail } from '../conventions/errors.ts';
+import { parseInput } from '../conventions/fields.ts';
+import { cryptoRandom, type IdFactory, type RandomSource } from '../conventions/ids.ts';
+import { LIMITS, limitNote } from '../limits.ts';
 
 /**
  * Faults on demand: rules that make matching API requests fail, slow down or lose their
  * connection, so that a client's error, retry and timeout paths can be tested against Burrow.
- * The request pipeline (lib/pipeline.ts) asks `Faults.strike` once per authenticated request,
+ * The request pipeline (lib/engine/pipeline.ts) asks `Faults.strike` once per authenticated request,
  * after auth and before guards and the operation; `/_burrow/faults` and `burrow.faults` manage
  * the rules.
  *

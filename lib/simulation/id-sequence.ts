@@ -1,5 +1,5 @@
-import { IdFactory, seededRandom } from './conventions/ids.ts';
-import type { StoreTransaction } from './store.ts';
+import { IdFactory, seededRandom } from '../conventions/ids.ts';
+import type { StoreTransaction } from '../store.ts';
 
 /**
  * Deterministic mode's ids, per account. With a seed, the randomness of a write comes from

@@ -1,10 +1,10 @@
-import { formatTime } from './conventions/clock.ts';
-import type { RuleRecord } from './policy/decisions.ts';
-import type { ConnectionFacts, HeaderList } from './policy/facts.ts';
-import type { HttpTraffic, TcpTraffic, Traffic } from './traffic.ts';
+import { formatTime } from '../conventions/clock.ts';
+import type { RuleRecord } from './decisions.ts';
+import type { ConnectionFacts, HeaderList } from './facts.ts';
+import type { HttpTraffic, TcpTraffic, Traffic } from './exchanges.ts';
 
 /**
- * The vendor's traffic events, made from what the ingress reported (lib/traffic.ts). The
+ * The vendor's traffic events, made from what the ingress reported (lib/traffic/exchanges.ts). The
  * object is the vendor's field list (docs/ingress.md names its source) with each dotted name as
  * nested objects, as its examples show (`conn.client_ip` → `{ conn: { client_ip } }`):
  *

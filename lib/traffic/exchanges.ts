@@ -1,5 +1,5 @@
-import type { PolicyLogEntry, RuleRecord } from './policy/decisions.ts';
-import type { ConnectionFacts, HeaderList } from './policy/facts.ts';
+import type { PolicyLogEntry, RuleRecord } from './decisions.ts';
+import type { ConnectionFacts, HeaderList } from './facts.ts';
 
 /**
  * Traffic as the ingress reports it once an exchange is complete (the seam between

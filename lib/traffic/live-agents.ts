@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { LIMITS, limitNote } from './limits.ts';
-import type { Store, StoreChannel } from './store.ts';
+import { LIMITS, limitNote } from '../limits.ts';
+import type { Store, StoreChannel } from '../store.ts';
 
 /**
  * The agent sessions that are live connections, as opposed to simulated ones: which server holds

@@ -16,7 +16,7 @@ import { MemoryStore } from '../../adapters/stores/memory-store.ts';
 import { createBurrow } from '../../lib/index.ts';
 import { compileFilter } from '../../lib/conventions/cel.ts';
 import { LIMITS } from '../../lib/limits.ts';
-import { FILTER_RECORD_COST } from '../../lib/list-filter.ts';
+import { FILTER_RECORD_COST } from '../../lib/engine/list-filter.ts';
 import {
   COSTLY_PATTERNS,
   costliestJsonPolicy,

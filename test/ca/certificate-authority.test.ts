@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { connect, createServer } from 'node:tls';
-import { checkCertificateAuthority, generateCertificateAuthority, signClientCertificate, signServerCertificate, type CertificateAuthority } from '../../lib/certificate-authority.ts';
+import { checkCertificateAuthority, generateCertificateAuthority, signClientCertificate, signServerCertificate, type CertificateAuthority } from '../../lib/ca/certificate-authority.ts';
 import { ipAddressBytes, readCertificationRequest, tlv } from '../../lib/conventions/x509.ts';
 import { generateCertificateRequest } from '../fixtures/x509.ts';
 

@@ -4,7 +4,7 @@ import { createBurrow } from '../../lib/index.ts';
 import { assertError, createTestInstance, OPERATOR_TOKEN, type TestInstance } from '../helpers.ts';
 
 /**
- * The states a test returns to (lib/checkpoints.ts): POST /_burrow/reset brings an account back to
+ * The states a test returns to (lib/control/checkpoints.ts): POST /_burrow/reset brings an account back to
  * how it started (the admin key restored, every other key gone), and named checkpoints keep and
  * restore the whole state.
  */

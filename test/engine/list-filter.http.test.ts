@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { beforeEach, describe, test } from 'node:test';
-import { SCAN_BATCH } from '../../lib/list-filter.ts';
+import { SCAN_BATCH } from '../../lib/engine/list-filter.ts';
 import { assertError, BASE, createTestInstance, type TestInstance } from '../helpers.ts';
 
 /**

@@ -3,12 +3,12 @@ import { before, describe, test } from 'node:test';
 import { MemoryStore } from '../../adapters/stores/memory-store.ts';
 import { ApiError, createBurrow, type ResourceClient } from '../../lib/index.ts';
 import { LIMITS } from '../../lib/limits.ts';
-import { FILTER_RECORD_COST } from '../../lib/list-filter.ts';
+import { FILTER_RECORD_COST } from '../../lib/engine/list-filter.ts';
 
 /**
  * The cost budget of a filtered page (`filter_page_cost`): each record scanned costs the filter's
  * evaluation cost (its syntax nodes) plus FILTER_RECORD_COST. Thousands of records are needed to reach it, so this runs
- * once, in-process over a MemoryStore (test/core/list-filter.http.test.ts covers the paging itself).
+ * once, in-process over a MemoryStore (test/engine/list-filter.http.test.ts covers the paging itself).
  */
 
 /** 51 comparisons that never match: 254 syntax nodes, near the most a filter may have. */

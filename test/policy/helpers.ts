@@ -1,5 +1,5 @@
 import { ManualClock } from '../../lib/conventions/clock.ts';
-import type { ConnectionFacts, EndpointFacts, HttpRequestFacts, HttpResponseFacts } from '../../lib/policy/facts.ts';
+import type { ConnectionFacts, EndpointFacts, HttpRequestFacts, HttpResponseFacts } from '../../lib/traffic/facts.ts';
 import { createPolicyEngine, type PolicyEngine } from '../../lib/policy/engine.ts';
 import type { RuleSource } from '../../lib/policy/program.ts';
 import type { PolicyServices } from '../../lib/policy/services.ts';

@@ -3,7 +3,7 @@ import { describe, test } from 'node:test';
 import type { IpRule } from '../../lib/conventions/cidr.ts';
 import { agentBindSources, edgeModuleSources, type AgentBindOptions, type ModuleHolder } from '../../lib/policy/sources.ts';
 import { CONN, ENDPOINT, harness, requestFacts } from './helpers.ts';
-import type { ConnectionFacts, HttpRequestFacts } from '../../lib/policy/facts.ts';
+import type { ConnectionFacts, HttpRequestFacts } from '../../lib/traffic/facts.ts';
 
 const POLICIES: Record<string, IpRule[]> = { ipp_office: [{ cidr: '203.0.113.0/24', action: 'allow' }] };
 const h = harness({

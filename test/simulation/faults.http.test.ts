@@ -7,7 +7,7 @@ import { ConnectionDroppedError } from '../../lib/index.ts';
 import { assertError, BASE, createTestInstance, OPERATOR_TOKEN, sendRequest, type TestInstance } from '../helpers.ts';
 
 /**
- * Faults on demand (lib/faults.ts): rules added through /_burrow/faults or burrow.faults make
+ * Faults on demand (lib/simulation/faults.ts): rules added through /_burrow/faults or burrow.faults make
  * matching API requests fail, wait or lose their connection, in the one request pipeline; the
  * official client's error paths are driven through them on a live node:http server.
  */

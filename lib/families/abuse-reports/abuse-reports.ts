@@ -1,9 +1,9 @@
 import * as v from 'valibot';
-import { operatorIn, type ControlOperation } from '../../context.ts';
+import { operatorIn, type ControlOperation } from '../../engine/context.ts';
 import { fail } from '../../conventions/errors.ts';
 import { maxBytes, metadata, parseInput } from '../../conventions/fields.ts';
-import { knownAccount } from '../../control.ts';
-import { defineResource, getRecord, respond, scopeOf, type BaseRecord } from '../../resource.ts';
+import { knownAccount } from '../../engine/accounts.ts';
+import { defineResource, getRecord, respond, scopeOf, type BaseRecord } from '../../engine/resource.ts';
 
 /**
  * Abuse reports (POST /abuse_reports, GET /abuse_reports/{id}; no list, no update, no delete, as

@@ -1,4 +1,4 @@
-import { defineFamily } from '../../family.ts';
+import { defineFamily } from '../../engine/family.ts';
 import { ABUSE_REPORT_CONTROL_OPERATIONS, abuseReports } from './abuse-reports.ts';
 
 /** Abuse reports about URLs, reviewed through the control plane. */

@@ -1,5 +1,5 @@
-import type { OperationContext, Reaction } from '../../context.ts';
-import { defineFamily } from '../../family.ts';
+import type { OperationContext, Reaction } from '../../engine/context.ts';
+import { defineFamily } from '../../engine/family.ts';
 import { AGENTS_ERRORS } from './errors.ts';
 import type { StoredRecord } from '../../store.ts';
 import { SIMULATOR_CONTROL_OPERATIONS } from './simulator.ts';

@@ -1,10 +1,10 @@
 import * as v from 'valibot';
-import { operatorIn, type ControlOperation, type Instance } from '../../context.ts';
+import { operatorIn, type ControlOperation, type Instance } from '../../engine/context.ts';
 import { fail } from '../../conventions/errors.ts';
 import { metadata, parseInput } from '../../conventions/fields.ts';
 import { isIpAddress } from '../../conventions/cidr.ts';
 import { endSession, TUNNEL_SESSION_KIND, type TunnelSessionRecord } from './tunnel-sessions.ts';
-import { compareVersions } from '../../simulation.ts';
+import { compareVersions } from '../../simulation/settings.ts';
 import { openAgentSession, type AgentProof } from './agent-sessions.ts';
 
 /**

@@ -1,13 +1,13 @@
 import * as v from 'valibot';
-import type { OperationContext, Services } from '../../context.ts';
-import { AgentRelayFailure, type AgentCommand, type AgentCommandReply } from '../../live-agents.ts';
+import type { OperationContext, Services } from '../../engine/context.ts';
+import { AgentRelayFailure, type AgentCommand, type AgentCommandReply } from '../../traffic/live-agents.ts';
 import { ApiError } from '../../conventions/errors.ts';
 import { makeRef } from '../../conventions/refs.ts';
 import { formatTime } from '../../conventions/clock.ts';
 import { ownerId, rfc3339, storedId } from '../../conventions/fields.ts';
-import { defineResource, respond, scopeOf, type BaseRecord } from '../../resource.ts';
-import { availableUpdate } from '../../simulation.ts';
-import { addPair, membersOf, removePair, type PairIndex } from '../../indexes.ts';
+import { defineResource, respond, scopeOf, type BaseRecord } from '../../engine/resource.ts';
+import { availableUpdate } from '../../simulation/settings.ts';
+import { addPair, membersOf, removePair, type PairIndex } from '../../engine/indexes.ts';
 import { AGENTS_ERRORS } from './errors.ts';
 import { endTunnels, startTunnels, type SessionBinds } from './tunnels.ts';
 
@@ -43,7 +43,7 @@ export interface TunnelSessionRecord extends BaseRecord {
   readonly transport: 'burrow/v2' | 'ssh';
   readonly binds: SessionBinds;
   readonly update_checks: boolean;
-  /** The server holding the agent's live connection (lib/live-agents.ts); absent for a simulated agent. */
+  /** The server holding the agent's live connection (lib/traffic/live-agents.ts); absent for a simulated agent. */
   readonly server?: string;
   /** The owner (user or bot) of the agent's credential; its endpoints' `principal`. */
   readonly owner_id?: string;

@@ -1,11 +1,11 @@
 import * as v from 'valibot';
-import type { OperationContext } from '../../context.ts';
+import type { OperationContext } from '../../engine/context.ts';
 import { makeRef } from '../../conventions/refs.ts';
 import { rfc3339, storedRef } from '../../conventions/fields.ts';
-import { addPair, membersOf, releaseUnique, removePair, type PairIndex } from '../../indexes.ts';
+import { addPair, membersOf, releaseUnique, removePair, type PairIndex } from '../../engine/indexes.ts';
 import { INSTANCE_SCOPE } from '../../store.ts';
 import { changeOnlineTunnels } from '../backends/index.ts';
-import { defineResource, scopeOf, type BaseRecord } from '../../resource.ts';
+import { defineResource, scopeOf, type BaseRecord } from '../../engine/resource.ts';
 import { addAgentEndpoint, removeAgentEndpoint } from '../endpoints/index.ts';
 
 /**

@@ -1,11 +1,11 @@
 import * as v from 'valibot';
-import type { OperationContext } from '../../context.ts';
+import type { OperationContext } from '../../engine/context.ts';
 import { formatTime } from '../../conventions/clock.ts';
 import { ApiError, type ErrorSpec } from '../../conventions/errors.ts';
 import { coded, ownerId, rfc3339, sha256Hex, storedId } from '../../conventions/fields.ts';
 import { hashToken } from '../../conventions/ids.ts';
-import { ownerRef, resolveOwner } from '../../owners.ts';
-import { defineResource, refTo, scopeOf, type BaseRecord } from '../../resource.ts';
+import { ownerRef, resolveOwner } from '../../engine/owners.ts';
+import { defineResource, refTo, scopeOf, type BaseRecord } from '../../engine/resource.ts';
 import { endpointsFamily } from '../endpoints/index.ts';
 import { AI_GATEWAY_API_KEYS_ERRORS as ERRORS } from './errors.ts';
 

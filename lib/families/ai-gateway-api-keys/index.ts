@@ -1,4 +1,4 @@
-import { defineFamily } from '../../family.ts';
+import { defineFamily } from '../../engine/family.ts';
 import { aiGatewayApiKeys } from './ai-gateway-api-keys.ts';
 import { AI_GATEWAY_API_KEYS_ERRORS } from './errors.ts';
 

@@ -1,8 +1,8 @@
 import * as v from 'valibot';
-import { indexToken, unindexToken } from '../../auth.ts';
+import { indexToken, unindexToken } from '../../engine/auth.ts';
 import { description, metadata, sha256Hex, storedOwnerId } from '../../conventions/fields.ts';
-import { ownerReferences, resolveOwner } from '../../owners.ts';
-import { defineResource, type BaseRecord } from '../../resource.ts';
+import { ownerReferences, resolveOwner } from '../../engine/owners.ts';
+import { defineResource, type BaseRecord } from '../../engine/resource.ts';
 
 /**
  * API keys (/api_keys): bearer keys for this API. The token is `<ksuid of the id>_<secret>`, shown

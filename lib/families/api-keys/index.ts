@@ -1,4 +1,4 @@
-import { defineFamily } from '../../family.ts';
+import { defineFamily } from '../../engine/family.ts';
 import { apiKeys } from './api-keys.ts';
 
 /** API keys: the bearer tokens of the management API. */

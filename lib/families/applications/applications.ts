@@ -1,12 +1,12 @@
 import * as v from 'valibot';
-import { operatorIn, type ControlOperation, type OperationContext } from '../../context.ts';
+import { operatorIn, type ControlOperation, type OperationContext } from '../../engine/context.ts';
 import { formatTime } from '../../conventions/clock.ts';
 import { ApiError, ERRORS, fail } from '../../conventions/errors.ts';
 import { maxBytes, parseInput, rfc3339, storedRef } from '../../conventions/fields.ts';
 import { absoluteUri, makeRef, type Ref } from '../../conventions/refs.ts';
-import { knownAccount } from '../../control.ts';
-import { addPair, membersOf, removePair, type PairIndex } from '../../indexes.ts';
-import { createRecord, defineResource, getRecord, scopeOf, type BaseRecord, type ResourceDefinition } from '../../resource.ts';
+import { knownAccount } from '../../engine/accounts.ts';
+import { addPair, membersOf, removePair, type PairIndex } from '../../engine/indexes.ts';
+import { createRecord, defineResource, getRecord, scopeOf, type BaseRecord, type ResourceDefinition } from '../../engine/resource.ts';
 import { httpsEdges, routePath, type HttpsEdgeRecord } from '../edges/index.ts';
 import { EDGES_ERRORS } from '../edges/index.ts';
 

@@ -1,4 +1,4 @@
-import { defineFamily } from '../../family.ts';
+import { defineFamily } from '../../engine/family.ts';
 import { APPLICATION_CONTROL_OPERATIONS, applicationSessions, applicationUsers } from './applications.ts';
 
 /** Application users and sessions (people who signed in through an edge's OAuth/OIDC/SAML module). */

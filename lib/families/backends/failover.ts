@@ -1,8 +1,8 @@
 import * as v from 'valibot';
-import type { OperationContext } from '../../context.ts';
+import type { OperationContext } from '../../engine/context.ts';
 import { fail } from '../../conventions/errors.ts';
 import { zeroIsUnset } from '../../conventions/fields.ts';
-import type { BaseRecord } from '../../resource.ts';
+import type { BaseRecord } from '../../engine/resource.ts';
 import { backendCommonFields, defineBackend, refuseCycle, requireBackend } from './shared.ts';
 
 /**

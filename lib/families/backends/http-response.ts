@@ -1,6 +1,6 @@
 import * as v from 'valibot';
 import { coded } from '../../conventions/fields.ts';
-import type { BaseRecord } from '../../resource.ts';
+import type { BaseRecord } from '../../engine/resource.ts';
 import { backendCommonFields, defineBackend, httpHeaderMap } from './shared.ts';
 import { BACKENDS_ERRORS } from './errors.ts';
 

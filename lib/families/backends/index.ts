@@ -1,4 +1,4 @@
-import { defineFamily } from '../../family.ts';
+import { defineFamily } from '../../engine/family.ts';
 import { BACKENDS_ERRORS } from './errors.ts';
 import { failoverBackends } from './failover.ts';
 import { httpResponseBackends } from './http-response.ts';

@@ -1,9 +1,9 @@
 import * as v from 'valibot';
-import type { OperationContext } from '../../context.ts';
+import type { OperationContext } from '../../engine/context.ts';
 import { ApiError, ERRORS } from '../../conventions/errors.ts';
 import { description, metadata, type Schema } from '../../conventions/fields.ts';
 import { makeRef, type Ref } from '../../conventions/refs.ts';
-import { defineResource, scopeOf, type BaseRecord, type ResourceDefinition } from '../../resource.ts';
+import { defineResource, scopeOf, type BaseRecord, type ResourceDefinition } from '../../engine/resource.ts';
 import { isDnsName } from '../../conventions/acl.ts';
 import { parseClientAddress } from '../../conventions/cidr.ts';
 import { BACKENDS_ERRORS } from './errors.ts';

@@ -1,8 +1,8 @@
 import * as v from 'valibot';
-import type { OperationContext } from '../../context.ts';
+import type { OperationContext } from '../../engine/context.ts';
 import { coded, storedRef, zeroIsUnset } from '../../conventions/fields.ts';
 import { makeRef } from '../../conventions/refs.ts';
-import { allRecords, scopeOf, type BaseRecord } from '../../resource.ts';
+import { allRecords, scopeOf, type BaseRecord } from '../../engine/resource.ts';
 import { BACKEND_KINDS, backendCommonFields, defineBackend } from './shared.ts';
 import type { ErrorSpec } from '../../conventions/errors.ts';
 import { BACKENDS_ERRORS } from './errors.ts';

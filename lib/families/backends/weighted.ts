@@ -1,7 +1,7 @@
 import * as v from 'valibot';
-import type { OperationContext } from '../../context.ts';
+import type { OperationContext } from '../../engine/context.ts';
 import { coded, zeroIsUnset } from '../../conventions/fields.ts';
-import type { BaseRecord } from '../../resource.ts';
+import type { BaseRecord } from '../../engine/resource.ts';
 import { backendCommonFields, defineBackend, refuseCycle, requireBackend } from './shared.ts';
 import { BACKENDS_ERRORS } from './errors.ts';
 

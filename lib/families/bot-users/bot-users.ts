@@ -1,9 +1,9 @@
 import * as v from 'valibot';
-import type { OperationContext } from '../../context.ts';
+import type { OperationContext } from '../../engine/context.ts';
 import { fail } from '../../conventions/errors.ts';
 import { coded } from '../../conventions/fields.ts';
-import { OWNER_KINDS } from '../../owners.ts';
-import { defineResource, type BaseRecord, type ResourceDefinition } from '../../resource.ts';
+import { OWNER_KINDS } from '../../engine/owners.ts';
+import { defineResource, type BaseRecord, type ResourceDefinition } from '../../engine/resource.ts';
 import { BOT_USERS_ERRORS } from './errors.ts';
 
 /**

@@ -1,4 +1,4 @@
-import { defineFamily } from '../../family.ts';
+import { defineFamily } from '../../engine/family.ts';
 import { botUsers } from './bot-users.ts';
 import { BOT_USERS_ERRORS } from './errors.ts';
 

@@ -4,7 +4,7 @@ import { formatTime } from '../../conventions/clock.ts';
 import { ApiError, type ErrorSpec } from '../../conventions/errors.ts';
 import { description, metadata, rfc3339 } from '../../conventions/fields.ts';
 import { LIMITS, limitNote } from '../../limits.ts';
-import { defineResource, type BaseRecord } from '../../resource.ts';
+import { defineResource, type BaseRecord } from '../../engine/resource.ts';
 import type { StoreReader } from '../../store.ts';
 import { CERTIFICATE_AUTHORITIES_ERRORS } from './errors.ts';
 

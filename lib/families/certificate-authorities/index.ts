@@ -1,4 +1,4 @@
-import { defineFamily } from '../../family.ts';
+import { defineFamily } from '../../engine/family.ts';
 import { CERTIFICATE_AUTHORITIES_ERRORS } from './errors.ts';
 import { certificateAuthorities } from './certificate-authorities.ts';
 

@@ -1,9 +1,9 @@
 import * as v from 'valibot';
-import { indexToken, unindexToken } from '../../auth.ts';
+import { indexToken, unindexToken } from '../../engine/auth.ts';
 import { ApiError, ERRORS } from '../../conventions/errors.ts';
 import { description, metadata, passes, sha256Hex, stringList, storedOwnerId } from '../../conventions/fields.ts';
-import { ownerReferences, resolveOwner } from '../../owners.ts';
-import { defineResource, type BaseRecord } from '../../resource.ts';
+import { ownerReferences, resolveOwner } from '../../engine/owners.ts';
+import { defineResource, type BaseRecord } from '../../engine/resource.ts';
 import { AclRuleError, parseAcl } from '../../conventions/acl.ts';
 import { CREDENTIALS_ERRORS } from './errors.ts';
 

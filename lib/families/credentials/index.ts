@@ -1,4 +1,4 @@
-import { defineFamily } from '../../family.ts';
+import { defineFamily } from '../../engine/family.ts';
 import { CREDENTIALS_ERRORS } from './errors.ts';
 import { credentials } from './credentials.ts';
 

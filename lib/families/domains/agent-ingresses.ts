@@ -1,9 +1,9 @@
 import * as v from 'valibot';
-import type { ControlOperation, OperationContext } from '../../context.ts';
+import type { ControlOperation, OperationContext } from '../../engine/context.ts';
 import { ApiError, ERRORS } from '../../conventions/errors.ts';
 import { description, metadata, refusedField } from '../../conventions/fields.ts';
-import { claimUnique, releaseUnique } from '../../indexes.ts';
-import { defineResource, type BaseRecord } from '../../resource.ts';
+import { claimUnique, releaseUnique } from '../../engine/indexes.ts';
+import { defineResource, type BaseRecord } from '../../engine/resource.ts';
 import { INSTANCE_SCOPE } from '../../store.ts';
 import { isDnsName } from '../../conventions/acl.ts';
 import { applyCertificatePolicy, CertificatePolicyInput, certificateStatus, MANAGED_CERTIFICATE_STORED, provisioningControlOperation, type ManagedCertificateFields } from './certificate-management.ts';

@@ -1,9 +1,9 @@
 import * as v from 'valibot';
-import { operatorIn, type ControlOperation, type Instance, type OperationContext } from '../../context.ts';
+import { operatorIn, type ControlOperation, type Instance, type OperationContext } from '../../engine/context.ts';
 import { formatTime } from '../../conventions/clock.ts';
 import { fail } from '../../conventions/errors.ts';
 import { parseInput, rfc3339, zeroIsUnset } from '../../conventions/fields.ts';
-import { replaceRecord, type BaseRecord, type ResourceDefinition } from '../../resource.ts';
+import { replaceRecord, type BaseRecord, type ResourceDefinition } from '../../engine/resource.ts';
 
 /**
  * Automatic certificate management, shared by agent ingresses and reserved domains: a

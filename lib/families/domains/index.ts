@@ -1,4 +1,4 @@
-import { defineFamily } from '../../family.ts';
+import { defineFamily } from '../../engine/family.ts';
 import { DOMAINS_ERRORS } from './errors.ts';
 import { AGENT_INGRESS_CONTROL_OPERATIONS, agentIngresses } from './agent-ingresses.ts';
 import { RESERVED_DOMAIN_CONTROL_OPERATIONS, reservedDomains } from './reserved-domains.ts';

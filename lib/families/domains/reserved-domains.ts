@@ -1,9 +1,9 @@
 import * as v from 'valibot';
-import type { ControlOperation, Instance, OperationContext } from '../../context.ts';
+import type { ControlOperation, Instance, OperationContext } from '../../engine/context.ts';
 import { ApiError, ERRORS } from '../../conventions/errors.ts';
 import { description, metadata, refusedField, storedId, zeroIsUnset } from '../../conventions/fields.ts';
-import { claimUnique, findUnique, releaseUnique } from '../../indexes.ts';
-import { defineResource, getRecord, refTo, replaceRecord, type BaseRecord } from '../../resource.ts';
+import { claimUnique, findUnique, releaseUnique } from '../../engine/indexes.ts';
+import { defineResource, getRecord, refTo, replaceRecord, type BaseRecord } from '../../engine/resource.ts';
 import { INSTANCE_SCOPE, type StoreReader } from '../../store.ts';
 import { isDnsName } from '../../conventions/acl.ts';
 import { applyCertificatePolicy, CertificatePolicyInput, certificateStatus, MANAGED_CERTIFICATE_STORED, provisioningControlOperation, type ManagedCertificateFields } from './certificate-management.ts';
@@ -30,7 +30,7 @@ import { DOMAINS_ERRORS } from './errors.ts';
  * issued certificate stays until detached).
  * Domains of the service's zone take neither (439, 440): the service's own certificate covers them.
  *
- * A domain that an edge or endpoint uses (a referrer record, lib/references.ts) is not deleted (446).
+ * A domain that an edge or endpoint uses (a referrer record, lib/engine/references.ts) is not deleted (446).
  *
  * `resolves_to` pins the points of presence the domain resolves to (`[{ "value": "eu" }, …]`, each a
  * region of the simulation or `global`; an unknown one is 400, a repeated one 215). `[]`, the

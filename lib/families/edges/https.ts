@@ -1,9 +1,9 @@
-import type { OperationContext } from '../../context.ts';
+import type { OperationContext } from '../../engine/context.ts';
 import { ApiError, ERRORS } from '../../conventions/errors.ts';
 import { absoluteUri } from '../../conventions/refs.ts';
 import { HTTP_REQUEST_PHASES } from '../../conventions/traffic-policy.ts';
-import { updateReferences } from '../../references.ts';
-import type { BaseRecord } from '../../resource.ts';
+import { updateReferences } from '../../engine/references.ts';
+import type { BaseRecord } from '../../engine/resource.ts';
 import {
   BACKEND_MODULE,
   CIRCUIT_BREAKER_MODULE,

@@ -1,4 +1,4 @@
-import { defineFamily } from '../../family.ts';
+import { defineFamily } from '../../engine/family.ts';
 import { EDGES_ERRORS } from './errors.ts';
 import { httpsEdges } from './https.ts';
 import { EDGE_MODULE_OPERATIONS } from './module-endpoints.ts';

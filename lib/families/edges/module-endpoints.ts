@@ -1,6 +1,6 @@
-import { singletonOperations, type SingletonHolder } from '../../children.ts';
-import type { Operation } from '../../context.ts';
-import { getRecord } from '../../resource.ts';
+import { singletonOperations, type SingletonHolder } from '../../engine/children.ts';
+import type { Operation } from '../../engine/context.ts';
+import { getRecord } from '../../engine/resource.ts';
 import { httpsEdges, ROUTE_LABEL, ROUTE_MODULES } from './https.ts';
 import { displacedModules, type ModuleSpec, type StoredModule } from './modules.ts';
 import { loadRoute, saveRoute } from './routes.ts';

@@ -1,11 +1,11 @@
 import * as v from 'valibot';
-import { type ChildDefinition } from '../../children.ts';
-import type { OperationContext } from '../../context.ts';
+import { type ChildDefinition } from '../../engine/children.ts';
+import type { OperationContext } from '../../engine/context.ts';
 import { formatTime } from '../../conventions/clock.ts';
 import { ApiError, ERRORS } from '../../conventions/errors.ts';
 import { coded, description, metadata, zeroIsUnset } from '../../conventions/fields.ts';
-import { updateReferences } from '../../references.ts';
-import { getRecord, scopeOf } from '../../resource.ts';
+import { updateReferences } from '../../engine/references.ts';
+import { getRecord, scopeOf } from '../../engine/resource.ts';
 import { httpsEdges, ROUTE_LABEL, ROUTE_MODULES, routePath, routeReferences, routeResponse, type HttpsEdgeRecord, type MatchType, type RouteRecord } from './https.ts';
 import { moduleFields, patchModules, storeModules, type StoredModule } from './modules.ts';
 import { stripEdgeIds } from './shared.ts';

@@ -1,11 +1,11 @@
 import * as v from 'valibot';
-import type { OperationContext } from '../../context.ts';
+import type { OperationContext } from '../../engine/context.ts';
 import { ApiError, ERRORS, fail } from '../../conventions/errors.ts';
 import { INSTANCE_SCOPE, type StoreReader } from '../../store.ts';
 import { description, metadata, storedId } from '../../conventions/fields.ts';
-import { claimUnique, findUnique, releaseUnique, uniqueEntries } from '../../indexes.ts';
+import { claimUnique, findUnique, releaseUnique, uniqueEntries } from '../../engine/indexes.ts';
 import { LIMITS } from '../../limits.ts';
-import { defineResource, keepIndexes, scopeOf, stripPathIds, type BaseRecord, type ResourceDefinition } from '../../resource.ts';
+import { defineResource, keepIndexes, scopeOf, stripPathIds, type BaseRecord, type ResourceDefinition } from '../../engine/resource.ts';
 import { parseHostPort } from '../backends/index.ts';
 import { findReservedAddr } from '../reserved-addrs/index.ts';
 import { findReservedDomain } from '../domains/index.ts';
@@ -19,7 +19,7 @@ import { EDGES_ERRORS } from './errors.ts';
  * index, and the save step the module endpoints use.
  *
  * Hostports are `host:port` (DNS name, IPv4 or [IPv6]; port 1–65535, 7112), stored canonical, and
- * unique across all edges of the account (409 7122): a unique index (lib/indexes.ts, kind `edge`,
+ * unique across all edges of the account (409 7122): a unique index (lib/engine/indexes.ts, kind `edge`,
  * field `hostport`) names the edge that holds each, so the check costs O(hostports sent). A hostport
  * is also unique in the instance, held by `<account>/<edge id>` (as the vendor's reserved domains
  * make it: one account serves a name): the ingress finds the edge of a request's host in one read

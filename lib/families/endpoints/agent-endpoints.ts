@@ -1,6 +1,6 @@
-import type { OperationContext } from '../../context.ts';
-import { addPair, removePair } from '../../indexes.ts';
-import { scopeOf } from '../../resource.ts';
+import type { OperationContext } from '../../engine/context.ts';
+import { addPair, removePair } from '../../engine/indexes.ts';
+import { scopeOf } from '../../engine/resource.ts';
 import { byUrl, ENDPOINT_KIND, isInternalHost, parseEndpointUrl, type EndpointRecord } from './records.ts';
 
 /**

@@ -1,7 +1,7 @@
-import type { OperationContext } from '../../context.ts';
+import type { OperationContext } from '../../engine/context.ts';
 import { formatTime } from '../../conventions/clock.ts';
-import { addPair, membersOf, removePair } from '../../indexes.ts';
-import { scopeOf } from '../../resource.ts';
+import { addPair, membersOf, removePair } from '../../engine/indexes.ts';
+import { scopeOf } from '../../engine/resource.ts';
 import { byUrl, DEFAULT_PORTS, ENDPOINT_KIND, type EndpointRecord } from './records.ts';
 
 /**

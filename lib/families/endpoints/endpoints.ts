@@ -1,13 +1,13 @@
 import * as v from 'valibot';
-import type { OperationContext } from '../../context.ts';
+import type { OperationContext } from '../../engine/context.ts';
 import { formatTime } from '../../conventions/clock.ts';
 import { ApiError, ERRORS } from '../../conventions/errors.ts';
 import { CONNECTION_PHASES, TRAFFIC_POLICY_PHASES, trafficPolicyProblem } from '../../conventions/traffic-policy.ts';
 import { coded, description, metadata, ownerId, rfc3339, storedId, storedRef, zeroIsUnset } from '../../conventions/fields.ts';
 import { makeRef } from '../../conventions/refs.ts';
-import { addPair, claimUnique, findUnique, releaseUnique, removePair } from '../../indexes.ts';
-import { ownerRef } from '../../owners.ts';
-import { defineResource } from '../../resource.ts';
+import { addPair, claimUnique, findUnique, releaseUnique, removePair } from '../../engine/indexes.ts';
+import { ownerRef } from '../../engine/owners.ts';
+import { defineResource } from '../../engine/resource.ts';
 import { INSTANCE_SCOPE, type StoreReader } from '../../store.ts';
 import { RESERVED_ADDR_KIND } from '../reserved-addrs/index.ts';
 import { findReservedDomain } from '../domains/index.ts';

@@ -1,4 +1,4 @@
-import { defineFamily } from '../../family.ts';
+import { defineFamily } from '../../engine/family.ts';
 import { ENDPOINTS_ERRORS } from './errors.ts';
 import { endpoints } from './endpoints.ts';
 import { ENDPOINT_OPERATIONS } from './list.ts';

@@ -1,9 +1,9 @@
-import type { Operation, OperationContext, OperationInput } from '../../context.ts';
+import type { Operation, OperationContext, OperationInput } from '../../engine/context.ts';
 import { listEnvelope, parsePageRequest, type QueryParams } from '../../conventions/paging.ts';
 import { absoluteUri } from '../../conventions/refs.ts';
-import { membersOf } from '../../indexes.ts';
-import { listRecords, respond, scopeOf } from '../../resource.ts';
-import { compileListFilter } from '../../list-filter.ts';
+import { membersOf } from '../../engine/indexes.ts';
+import { listRecords, respond, scopeOf } from '../../engine/resource.ts';
+import { compileListFilter } from '../../engine/list-filter.ts';
 import { byUrl, ENDPOINT_KIND, parseEndpointUrl, type EndpointRecord } from './records.ts';
 import { endpoints } from './endpoints.ts';
 

@@ -1,6 +1,6 @@
-import type { OperationContext } from '../../context.ts';
+import type { OperationContext } from '../../engine/context.ts';
 import { ApiError } from '../../conventions/errors.ts';
-import { type BaseRecord } from '../../resource.ts';
+import { type BaseRecord } from '../../engine/resource.ts';
 import { isDnsName } from '../../conventions/acl.ts';
 import { ENDPOINTS_ERRORS } from './errors.ts';
 

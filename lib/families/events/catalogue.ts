@@ -1,11 +1,11 @@
-import type { ResourceKind } from '../../context.ts';
-import { TRAFFIC_EVENT_TYPES } from '../../traffic-events.ts';
+import type { ResourceKind } from '../../engine/context.ts';
+import { TRAFFIC_EVENT_TYPES } from '../../traffic/events.ts';
 
 /**
  * The event catalogue: `<object>_<created|updated|deleted>.v0` for every registered kind that
  * names an event object (api_key, tunnel_credential, ip_policy, …), plus the agent session types
  * the simulator and the agent gateway emit and the traffic types the ingress's traffic journal
- * emits (lib/traffic-journal.ts). Derived from the registry, so a new kind's events appear without a list to
+ * emits (lib/journal/traffic-journal.ts). Derived from the registry, so a new kind's events appear without a list to
  * keep in step.
  */
 

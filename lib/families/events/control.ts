@@ -1,4 +1,4 @@
-import { operatorIn, type ControlOperation, type Instance } from '../../context.ts';
+import { operatorIn, type ControlOperation, type Instance } from '../../engine/context.ts';
 import { fail } from '../../conventions/errors.ts';
 import { eventDestinations } from './destinations.ts';
 import { clearOutbox, readOutbox } from './outbox.ts';

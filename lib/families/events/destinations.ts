@@ -1,7 +1,7 @@
 import * as v from 'valibot';
 import { ApiError, ERRORS } from '../../conventions/errors.ts';
 import { coded, description, metadata, zeroIsUnset, type Schema } from '../../conventions/fields.ts';
-import { defineResource, type BaseRecord } from '../../resource.ts';
+import { defineResource, type BaseRecord } from '../../engine/resource.ts';
 import { clearOutbox } from './outbox.ts';
 import { EVENTS_ERRORS } from './errors.ts';
 

@@ -1,4 +1,4 @@
-import { defineFamily } from '../../family.ts';
+import { defineFamily } from '../../engine/family.ts';
 import { EVENTS_ERRORS } from './errors.ts';
 import { EVENT_CONTROL_OPERATIONS } from './control.ts';
 import { eventDestinations } from './destinations.ts';

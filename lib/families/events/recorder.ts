@@ -1,8 +1,8 @@
-import type { EmittedEvent, OperationContext } from '../../context.ts';
+import type { EmittedEvent, OperationContext } from '../../engine/context.ts';
 import { formatTime } from '../../conventions/clock.ts';
 import { makeRef } from '../../conventions/refs.ts';
-import { readOwner } from '../../owners.ts';
-import { respond } from '../../resource.ts';
+import { readOwner } from '../../engine/owners.ts';
+import { respond } from '../../engine/resource.ts';
 import { eventDestinations, type EventDestinationRecord } from './destinations.ts';
 import { appendToOutbox, type BurrowEvent, type Delivery } from './outbox.ts';
 import type { EventSettings } from './settings.ts';

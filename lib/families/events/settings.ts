@@ -1,5 +1,5 @@
-import type { OperationContext, Services } from '../../context.ts';
-import type { KindIndex } from '../../context.ts';
+import type { OperationContext, Services } from '../../engine/context.ts';
+import type { KindIndex } from '../../engine/context.ts';
 import { eventCatalogue } from './catalogue.ts';
 import type { Delivery, EventSink } from './outbox.ts';
 

@@ -1,6 +1,6 @@
 import * as v from 'valibot';
-import type { ChildDefinition } from '../../children.ts';
-import type { OperationContext } from '../../context.ts';
+import type { ChildDefinition } from '../../engine/children.ts';
+import type { OperationContext } from '../../engine/context.ts';
 import { ApiError, ERRORS } from '../../conventions/errors.ts';
 import { absoluteUri } from '../../conventions/refs.ts';
 import { checkCatalogue, eventSubscriptions, saveSourceTypes, SourceInput, sourceUri, type EventSubscriptionRecord } from './subscriptions.ts';

@@ -1,13 +1,13 @@
 import * as v from 'valibot';
-import { addPair, membersOf, pairsOf, removePair, type PairIndex } from '../../indexes.ts';
-import { existingIds } from '../../references.ts';
-import type { OperationContext } from '../../context.ts';
+import { addPair, membersOf, pairsOf, removePair, type PairIndex } from '../../engine/indexes.ts';
+import { existingIds } from '../../engine/references.ts';
+import type { OperationContext } from '../../engine/context.ts';
 import type { StoreReader } from '../../store.ts';
 import { ApiError, ERRORS } from '../../conventions/errors.ts';
 import { description, metadata } from '../../conventions/fields.ts';
 import { absoluteUri } from '../../conventions/refs.ts';
 import { eventsOf } from './settings.ts';
-import { defineResource, emitAudit, refTo, respond, scopeOf, type BaseRecord } from '../../resource.ts';
+import { defineResource, emitAudit, refTo, respond, scopeOf, type BaseRecord } from '../../engine/resource.ts';
 import { eventDestinations } from './destinations.ts';
 import { EVENTS_ERRORS } from './errors.ts';
 

@@ -1,4 +1,4 @@
-import { defineFamily } from '../../family.ts';
+import { defineFamily } from '../../engine/family.ts';
 import { IP_POLICIES_ERRORS } from './errors.ts';
 import { ipPolicies, ipPolicyRules } from './policies.ts';
 import { apiRestrictionGuard, ipRestrictions } from './restrictions.ts';

@@ -1,9 +1,9 @@
 import * as v from 'valibot';
-import type { OperationContext } from '../../context.ts';
+import type { OperationContext } from '../../engine/context.ts';
 import { ApiError, ERRORS } from '../../conventions/errors.ts';
 import { coded, description, metadata, refusedField, storedRef } from '../../conventions/fields.ts';
-import { defineResource, emitAudit, refTo, respond, scopeOf, type BaseRecord } from '../../resource.ts';
-import { addPair, membersOf, removePair, type PairIndex } from '../../indexes.ts';
+import { defineResource, emitAudit, refTo, respond, scopeOf, type BaseRecord } from '../../engine/resource.ts';
+import { addPair, membersOf, removePair, type PairIndex } from '../../engine/indexes.ts';
 import type { StoreReader } from '../../store.ts';
 import { restrictionOfType } from './restriction-types.ts';
 import { CidrError, parseCidr, type RuleAction } from '../../conventions/cidr.ts';

@@ -1,5 +1,5 @@
-import { findByUnique } from '../../indexes.ts';
-import type { BaseRecord } from '../../resource.ts';
+import { findByUnique } from '../../engine/indexes.ts';
+import type { BaseRecord } from '../../engine/resource.ts';
 import type { StoreReader } from '../../store.ts';
 
 /**

@@ -1,9 +1,9 @@
 import * as v from 'valibot';
-import type { OperationContext, RequestGuard } from '../../context.ts';
+import type { OperationContext, RequestGuard } from '../../engine/context.ts';
 import { ApiError, ERRORS } from '../../conventions/errors.ts';
 import { coded, description, metadata, refusedField, zeroIsUnset } from '../../conventions/fields.ts';
-import { existingIds } from '../../references.ts';
-import { defineResource, refTo } from '../../resource.ts';
+import { existingIds } from '../../engine/references.ts';
+import { defineResource, refTo } from '../../engine/resource.ts';
 import type { StoreReader } from '../../store.ts';
 import { evaluateIpRules } from '../../conventions/cidr.ts';
 import { ipPolicies, requirePolicy, rulesOfPolicy, type IpPolicyRuleRecord } from './policies.ts';

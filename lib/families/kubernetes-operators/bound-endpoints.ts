@@ -1,10 +1,10 @@
-import type { Operation } from '../../context.ts';
+import type { Operation } from '../../engine/context.ts';
 import type { CompiledFilter } from '../../conventions/cel.ts';
 import { FilterProblem } from '../../conventions/cel.ts';
 import { listEnvelope, parsePageRequest } from '../../conventions/paging.ts';
 import { absoluteUri } from '../../conventions/refs.ts';
-import { scanPage } from '../../list-filter.ts';
-import { getRecord, respond, scopeOf } from '../../resource.ts';
+import { scanPage } from '../../engine/list-filter.ts';
+import { getRecord, respond, scopeOf } from '../../engine/resource.ts';
 import { endpointsFamily } from '../endpoints/index.ts';
 import { compileSelectors, kubernetesOperators } from './kubernetes-operators.ts';
 
@@ -13,7 +13,7 @@ import { compileSelectors, kubernetesOperators } from './kubernetes-operators.ts
  * operator polls): the endpoints of the account whose `bindings` include `kubernetes` and that one
  * of the operator's endpoint selectors matches, each selector a CEL condition over the endpoint as
  * the endpoints list answers it (`obj.url.endsWith(".example")`). Newest first, paged by `limit` and
- * `before_id`, scanned under the `filter` parameter's budget (lib/list-filter.ts). A selector whose
+ * `before_id`, scanned under the `filter` parameter's budget (lib/engine/list-filter.ts). A selector whose
  * evaluation fails on an endpoint (a field it lacks) does not match that endpoint: the poller gets
  * the rest, not a 400. An operator without the bindings feature binds nothing.
  */

@@ -1,4 +1,4 @@
-import { defineFamily } from '../../family.ts';
+import { defineFamily } from '../../engine/family.ts';
 import { BOUND_ENDPOINTS } from './bound-endpoints.ts';
 import { KUBERNETES_OPERATORS_ERRORS } from './errors.ts';
 import { kubernetesOperators } from './kubernetes-operators.ts';

@@ -1,15 +1,15 @@
 import * as v from 'valibot';
-import type { Caller, OperationContext } from '../../context.ts';
-import { signClientCertificate, type CertificateAuthority } from '../../certificate-authority.ts';
+import type { Caller, OperationContext } from '../../engine/context.ts';
+import { signClientCertificate, type CertificateAuthority } from '../../ca/certificate-authority.ts';
 import { compileFilter, FilterProblem, type CompiledFilter } from '../../conventions/cel.ts';
 import { formatTime } from '../../conventions/clock.ts';
 import { ApiError } from '../../conventions/errors.ts';
 import { coded, description, limitBytes, maxBytes, metadata, ownerId, rfc3339 } from '../../conventions/fields.ts';
 import { readCertificationRequest } from '../../conventions/x509.ts';
 import { limitNote, LIMITS } from '../../limits.ts';
-import { FILTER_RECORD_COST } from '../../list-filter.ts';
-import { ownerRef, resolveOwner } from '../../owners.ts';
-import { defineResource, type BaseRecord } from '../../resource.ts';
+import { FILTER_RECORD_COST } from '../../engine/list-filter.ts';
+import { ownerRef, resolveOwner } from '../../engine/owners.ts';
+import { defineResource, type BaseRecord } from '../../engine/resource.ts';
 import { KUBERNETES_OPERATORS_ERRORS as ERRORS } from './errors.ts';
 
 /**
@@ -21,7 +21,7 @@ import { KUBERNETES_OPERATORS_ERRORS as ERRORS } from './errors.ts';
  * lib/conventions/cel.ts), the `csr` the operator's forwarder holds the key of, and the
  * `ingress_endpoint` it connects to. The list key is `operators`, as the Go client reads it.
  *
- * Burrow's CA (lib/instance-ca.ts, the one the agent gateway's certificate and GET /_burrow/ca.pem
+ * Burrow's CA (lib/ca/instance-ca.ts, the one the agent gateway's certificate and GET /_burrow/ca.pem
  * come from; fetched before the write's transaction) signs the CSR where the vendor does: a client certificate for the
  * request's key, named after the operator, valid BINDING_CERTIFICATE_VALID_DAYS, answered as
  * `binding.cert` {cert, not_before, not_after}. The operator sends its CSR again on every update;

@@ -1,4 +1,4 @@
-import { defineFamily } from '../../family.ts';
+import { defineFamily } from '../../engine/family.ts';
 import { RESERVED_ADDRS_ERRORS } from './errors.ts';
 import { reservedAddrs } from './reserved-addrs.ts';
 

@@ -1,9 +1,9 @@
 import * as v from 'valibot';
-import type { OperationContext } from '../../context.ts';
+import type { OperationContext } from '../../engine/context.ts';
 import { ApiError, ERRORS } from '../../conventions/errors.ts';
 import { description, metadata, refusedField, zeroIsUnset } from '../../conventions/fields.ts';
-import { claimUnique, findUnique, releaseUnique } from '../../indexes.ts';
-import { defineResource, type BaseRecord } from '../../resource.ts';
+import { claimUnique, findUnique, releaseUnique } from '../../engine/indexes.ts';
+import { defineResource, type BaseRecord } from '../../engine/resource.ts';
 import { INSTANCE_SCOPE } from '../../store.ts';
 import { RESERVED_ADDRS_ERRORS } from './errors.ts';
 

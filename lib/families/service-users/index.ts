@@ -1,4 +1,4 @@
-import { defineFamily } from '../../family.ts';
+import { defineFamily } from '../../engine/family.ts';
 import { botKind, botUsers } from '../bot-users/index.ts';
 
 /**

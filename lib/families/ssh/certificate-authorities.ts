@@ -1,7 +1,7 @@
 import * as v from 'valibot';
 import { ApiError, ERRORS } from '../../conventions/errors.ts';
 import { coded, description, metadata, passes, zeroIsUnset } from '../../conventions/fields.ts';
-import { defineResource, type BaseRecord } from '../../resource.ts';
+import { defineResource, type BaseRecord } from '../../engine/resource.ts';
 import { canonicalCurve, deriveCaKeyPair, EC_CURVE_NAMES, generateCaKeyPair, parseSshPublicKey, publicKeyLine, SSH_KEY_TYPES, type CaKeyPair, type EcCurve, type SshKeyType } from './ssh-keys.ts';
 import { SSH_ERRORS } from './errors.ts';
 
@@ -82,7 +82,7 @@ export const sshCertificateAuthorities = defineResource<SshCaRecord, typeof CaCr
   prepareCreate: (input) => generateCaKeyPair(caKeyOptions(input)),
   create(ctx, input, base, prepared) {
     const options = caKeyOptions(input);
-    // Seeded Ed25519 and ECDSA keys come from the account's id sequence (lib/id-sequence.ts), inside
+    // Seeded Ed25519 and ECDSA keys come from the account's id sequence (lib/simulation/id-sequence.ts), inside
     // the transaction; RSA keys cannot be seeded with node:crypto and stay random.
     const keys =
       ctx.ids.deterministic && options.keyType !== 'rsa'

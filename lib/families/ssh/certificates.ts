@@ -1,9 +1,9 @@
 import * as v from 'valibot';
-import type { OperationContext } from '../../context.ts';
+import type { OperationContext } from '../../engine/context.ts';
 import { formatTime } from '../../conventions/clock.ts';
 import { ApiError, ERRORS, type ErrorSpec } from '../../conventions/errors.ts';
 import { description, metadata, passes, rfc3339, zeroIsUnset } from '../../conventions/fields.ts';
-import { defineResource, scopeOf, type BaseRecord } from '../../resource.ts';
+import { defineResource, scopeOf, type BaseRecord } from '../../engine/resource.ts';
 import { isAddressOrCidr } from '../../conventions/cidr.ts';
 import { SSH_CA_KIND, type SshCaRecord } from './certificate-authorities.ts';
 import { parseSshPublicKey, signSshCertificate, SSH_KEY_TYPES, SshKeyError, type SshKeyType } from './ssh-keys.ts';

@@ -1,4 +1,4 @@
-import { defineFamily } from '../../family.ts';
+import { defineFamily } from '../../engine/family.ts';
 import { SSH_ERRORS } from './errors.ts';
 import { sshCertificateAuthorities } from './certificate-authorities.ts';
 import { sshHostCertificates, sshUserCertificates } from './certificates.ts';

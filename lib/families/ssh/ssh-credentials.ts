@@ -1,9 +1,9 @@
 import * as v from 'valibot';
 import { ApiError, ERRORS, fail } from '../../conventions/errors.ts';
 import { passes, storedOwnerId } from '../../conventions/fields.ts';
-import { findUnique } from '../../indexes.ts';
-import { ownerReferences, resolveOwner } from '../../owners.ts';
-import { defineResource, type BaseRecord } from '../../resource.ts';
+import { findUnique } from '../../engine/indexes.ts';
+import { ownerReferences, resolveOwner } from '../../engine/owners.ts';
+import { defineResource, type BaseRecord } from '../../engine/resource.ts';
 import { INSTANCE_SCOPE, readAll, type StoreReader } from '../../store.ts';
 import { CredentialUpdate, credentialFields, storedAcl, validAcl } from '../credentials/index.ts';
 import { parseSshPublicKey, SshKeyError } from './ssh-keys.ts';

@@ -1,4 +1,4 @@
-import { defineFamily } from '../../family.ts';
+import { defineFamily } from '../../engine/family.ts';
 import { TLS_CERTIFICATES_ERRORS } from './errors.ts';
 import { tlsCertificates } from './tls-certificates.ts';
 

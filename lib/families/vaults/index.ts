@@ -1,4 +1,4 @@
-import { defineFamily } from '../../family.ts';
+import { defineFamily } from '../../engine/family.ts';
 import { VAULTS_ERRORS } from './errors.ts';
 import { parseSecretsKey, type VaultOptions } from './sealing.ts';
 import { secrets } from './secrets.ts';

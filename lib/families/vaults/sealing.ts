@@ -1,5 +1,5 @@
 import { createCipheriv, createDecipheriv, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
-import type { OperationContext, Services } from '../../context.ts';
+import type { OperationContext, Services } from '../../engine/context.ts';
 import { ApiError, ERRORS } from '../../conventions/errors.ts';
 import { INSTANCE_SCOPE, type StoreReader, type StoreTransaction } from '../../store.ts';
 import { VAULTS_ERRORS } from './errors.ts';

@@ -1,12 +1,12 @@
 import * as v from 'valibot';
-import type { OperationContext } from '../../context.ts';
+import type { OperationContext } from '../../engine/context.ts';
 import { formatTime } from '../../conventions/clock.ts';
 import { coded, description, metadata, ownerId, rfc3339, storedId, zeroIsUnset } from '../../conventions/fields.ts';
 import { ApiError, ERRORS, fail, notFound } from '../../conventions/errors.ts';
 import { makeRef, type Ref } from '../../conventions/refs.ts';
-import { findByUnique } from '../../indexes.ts';
-import { ownerRef } from '../../owners.ts';
-import { defineResource, type BaseRecord } from '../../resource.ts';
+import { findByUnique } from '../../engine/indexes.ts';
+import { ownerRef } from '../../engine/owners.ts';
+import { defineResource, type BaseRecord } from '../../engine/resource.ts';
 import { LIMITS, limitNote } from '../../limits.ts';
 import type { StoreReader } from '../../store.ts';
 import { sealSecretValue, unsealSecretValue, type SealedValue } from './sealing.ts';

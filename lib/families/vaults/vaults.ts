@@ -1,10 +1,10 @@
 import * as v from 'valibot';
-import type { OperationContext } from '../../context.ts';
+import type { OperationContext } from '../../engine/context.ts';
 import { formatTime } from '../../conventions/clock.ts';
 import { coded, description, metadata, ownerId, rfc3339 } from '../../conventions/fields.ts';
 import { ApiError, ERRORS } from '../../conventions/errors.ts';
-import { referrersOf } from '../../references.ts';
-import { defineResource, scopeOf, type BaseRecord } from '../../resource.ts';
+import { referrersOf } from '../../engine/references.ts';
+import { defineResource, scopeOf, type BaseRecord } from '../../engine/resource.ts';
 import { VAULTS_ERRORS } from './errors.ts';
 
 /**

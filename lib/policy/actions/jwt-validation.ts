@@ -1,6 +1,6 @@
 import { constants, createHmac, createPublicKey, timingSafeEqual, verify as verifySignature, type JsonWebKey, type KeyObject } from 'node:crypto';
 import * as v from 'valibot';
-import type { PolicyError } from '../decisions.ts';
+import type { PolicyError } from '../../traffic/decisions.ts';
 import { headerValues, mediaType, queryParams } from '../http-fields.ts';
 import type { Template } from '../interpolation.ts';
 import { LIMITS, limitNote } from '../../limits.ts';

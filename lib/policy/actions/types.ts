@@ -1,8 +1,8 @@
 import * as v from 'valibot';
 import { PolicyExpressionProblem, type PolicyExpression, type PolicyLanguage } from '../../conventions/cel.ts';
-import type { PolicyError, PolicyTerminal } from '../decisions.ts';
+import type { PolicyError, PolicyTerminal } from '../../traffic/decisions.ts';
 import type { DocumentCache } from '../documents.ts';
-import type { EndpointFacts, HeaderList } from '../facts.ts';
+import type { EndpointFacts, HeaderList } from '../../traffic/facts.ts';
 import { compileTemplate, type Template } from '../interpolation.ts';
 import type { Scope } from '../scope.ts';
 import type { PolicyServices } from '../services.ts';

@@ -1,7 +1,7 @@
 import { createHash, createHmac, createPublicKey, timingSafeEqual, verify as verifySignature } from 'node:crypto';
-import type { PolicyResponse } from '../decisions.ts';
+import type { PolicyResponse } from '../../traffic/decisions.ts';
 import { headerValues } from '../http-fields.ts';
-import type { HeaderList } from '../facts.ts';
+import type { HeaderList } from '../../traffic/facts.ts';
 import { LIMITS } from '../../limits.ts';
 
 /**

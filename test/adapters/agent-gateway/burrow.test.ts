@@ -6,7 +6,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseCli } from '../../../bin/burrow.ts';
-import { generateCertificateAuthority } from '../../../lib/certificate-authority.ts';
+import { generateCertificateAuthority } from '../../../lib/ca/certificate-authority.ts';
 import { after, before, describe, test, type TestContext } from 'node:test';
 import { startServer, type RunningServer } from '../../helpers.ts';
 import { Recorder, until } from './helpers.ts';

@@ -23,7 +23,7 @@ import { readMessage } from '../../../adapters/agent-gateway/rpc.ts';
 import type { Timers } from '../../../adapters/agent-gateway/timers.ts';
 import { LIMITS } from '../../../lib/limits.ts';
 import { VendorAgents } from '../../fixtures/vendor-agents.ts';
-import { generateCertificateAuthority, signServerCertificate, type CertificateAuthority, type SignedCertificate } from '../../../lib/certificate-authority.ts';
+import { generateCertificateAuthority, signServerCertificate, type CertificateAuthority, type SignedCertificate } from '../../../lib/ca/certificate-authority.ts';
 
 /** Timers that fire only when a test advances virtual time: no test waits on the wall clock. */
 export interface ManualTimers extends Timers {

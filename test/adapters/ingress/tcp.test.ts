@@ -8,7 +8,7 @@ import { describe, test, type TestContext } from 'node:test';
 import { connect as tlsConnect, createServer as createTlsServer } from 'node:tls';
 import { startAgentGateway } from '../../../adapters/agent-gateway/index.ts';
 import { createIngress } from '../../../adapters/ingress/index.ts';
-import { generateCertificateAuthority, signClientCertificate, signServerCertificate } from '../../../lib/certificate-authority.ts';
+import { generateCertificateAuthority, signClientCertificate, signServerCertificate } from '../../../lib/ca/certificate-authority.ts';
 import type { Delivery, TcpTraffic, Traffic } from '../../../lib/index.ts';
 import { createTestInstance, type TestInstance } from '../../helpers.ts';
 import { until } from '../agent-gateway/helpers.ts';

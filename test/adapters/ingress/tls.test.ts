@@ -7,7 +7,7 @@ import { connect as netConnect, createServer as createNetServer } from 'node:net
 import { after, before, describe, test, type TestContext } from 'node:test';
 import { connect as tlsConnect, createServer as createTlsServer, type PeerCertificate } from 'node:tls';
 import { parseCli } from '../../../bin/burrow.ts';
-import { generateCertificateAuthority, signServerCertificate, type CertificateAuthority } from '../../../lib/certificate-authority.ts';
+import { generateCertificateAuthority, signServerCertificate, type CertificateAuthority } from '../../../lib/ca/certificate-authority.ts';
 import type { RunningServer } from '../../helpers.ts';
 import { listenLocally, startIngressServer, startJsonApp, type IngressServer } from './fixtures.ts';
 import { connectTls, fingerprintOf } from './helpers.ts';

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { afterEach, beforeEach, describe, test } from 'node:test';
-import { addPair, claimUnique, findUnique, membersOf, releaseUnique, removePair } from '../../../lib/indexes.ts';
+import { addPair, claimUnique, findUnique, membersOf, releaseUnique, removePair } from '../../../lib/engine/indexes.ts';
 import { getMany, readMany, type Store, type StoredRecord } from '../../../lib/store.ts';
 
 /**
@@ -281,7 +281,7 @@ export function runStoreConformance(name: string, factory: StoreFactory): void {
       assert.deepEqual(results, Array.from({ length: 20 }, (_, n) => runs.get(n)));
     });
 
-    test('unique indexes (lib/indexes.ts) claim, refuse and release a value', async () => {
+    test('unique indexes (lib/engine/indexes.ts) claim, refuse and release a value', async () => {
       const held = await store.transaction(async (tx) => [
         await claimUnique(tx, 'ac_1', 'ssh_credential', 'fingerprint', 'SHA256:x', 'sshcr_1'),
         await claimUnique(tx, 'ac_1', 'ssh_credential', 'fingerprint', 'SHA256:x', 'sshcr_2'),
@@ -294,7 +294,7 @@ export function runStoreConformance(name: string, factory: StoreFactory): void {
       assert.equal(await findUnique(store, 'ac_2', 'ssh_credential', 'fingerprint', 'SHA256:x'), 'sshcr_3');
     });
 
-    test('pair indexes (lib/indexes.ts) keep one record per pair and list one key, across pages', async () => {
+    test('pair indexes (lib/engine/indexes.ts) keep one record per pair and list one key, across pages', async () => {
       const index = { account: 'ac_1', kind: '_test_pairs' };
       const member = (n: number) => `ipr_${String(n).padStart(4, '0')}`;
       await store.transaction(async (tx) => {

@@ -1,8 +1,8 @@
 import * as v from 'valibot';
 import { ApiError } from '../../../conventions/errors.ts';
 import { makeRef } from '../../../conventions/refs.ts';
-import { existingIds } from '../../../references.ts';
-import { scopeOf } from '../../../resource.ts';
+import { existingIds } from '../../../engine/references.ts';
+import { scopeOf } from '../../../engine/resource.ts';
 import { backendRef, requireBackend } from '../../backends/index.ts';
 import { certificateAuthorities, CERTIFICATE_AUTHORITY_KIND } from '../../certificate-authorities/index.ts';
 import { ipPolicies, requirePolicy } from '../../ip-policies/index.ts';

@@ -1,5 +1,5 @@
 import * as v from 'valibot';
-import type { OperationContext } from '../../../context.ts';
+import type { OperationContext } from '../../../engine/context.ts';
 import { type Schema } from '../../../conventions/fields.ts';
 import { re2Pattern } from '../../../conventions/patterns.ts';
 

@@ -1,5 +1,5 @@
 import * as v from 'valibot';
-import type { OperationContext } from '../../../context.ts';
+import type { OperationContext } from '../../../engine/context.ts';
 import { fail } from '../../../conventions/errors.ts';
 import { coded, refusedField, zeroIsUnset } from '../../../conventions/fields.ts';
 import { EDGES_ERRORS } from '../errors.ts';
