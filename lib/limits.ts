@@ -125,6 +125,7 @@ export const LIMITS = {
     bounds: 'what the SSH gateway holds unsent for one client that does not read (past it, its proxied connections wait for the client to read)',
     errors: [],
   },
+  ssh_unbound_connections: { value: 1000, unit: 'connections', bounds: 'SSH connections at once without a bound tunnel, across all clients (more are closed at accept)', errors: [] },
   // The ingress (adapters/ingress): a client past one of these gets the error page naming the limit, or loses its own connection.
   ingress_header_bytes: { value: 16 * KIB, unit: 'bytes', bounds: 'the head (request line and header fields) of one request to the ingress (longer: 431)', errors: [] },
   ingress_head_ms: { value: 10_000, unit: 'ms', bounds: 'the time a client of the ingress has to send a whole request head (slower: 408)', errors: [] },

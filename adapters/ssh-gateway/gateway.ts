@@ -96,6 +96,8 @@ export function createSshGateway<C>(options: SshGatewayOptions<C>): SshGateway<C
     return `${one.type} ${one.getPublicSSH().toString('base64')}`;
   });
   const connections = new Map<string, SshConnection<C>>();
+  /** Connections whose tunnel is not bound yet (ssh_unbound_connections). */
+  const unbound = new Set<SshConnection<C>>();
   protocol.on('connection', (client: Connection, info: ClientInfo) => connections.get(peerKey(info.ip, info.port))?.attach(client, info.header.versions.software));
   let server: Server | undefined;
 
@@ -103,9 +105,16 @@ export function createSshGateway<C>(options: SshGatewayOptions<C>): SshGateway<C
     listen(host, port) {
       if (server) return Promise.reject(new Error('the SSH gateway is already listening'));
       const listening = createServer((socket) => {
+        // Each connection is held until its handshake deadline at most; the cap bounds what clients
+        // that connect and wait make the gateway hold in total (closed at once, as OpenSSH's MaxStartups does).
+        if (unbound.size >= LIMITS.ssh_unbound_connections.value) return void socket.destroy();
         const key = peerKey(socket.remoteAddress, socket.remotePort);
-        const connection = new SshConnection(socket, settings, () => connections.delete(key));
+        const connection: SshConnection<C> = new SshConnection(socket, settings, () => unbound.delete(connection), () => {
+          connections.delete(key);
+          unbound.delete(connection);
+        });
         connections.set(key, connection);
+        unbound.add(connection);
         protocol.injectSocket(socket);
         connection.countBytes();
       });
@@ -230,12 +239,14 @@ class SshConnection<C> {
   #openChannels = 0;
   session: LiveSshSession<C> | undefined;
 
+  readonly #whenBound: () => void;
   /** Proxied connections' writes waiting for the client to read what it was sent (ssh_unsent_bytes). */
   #waitingWrites: (() => void)[] = [];
 
-  constructor(socket: Socket, settings: Settings<C>, forget: () => void) {
+  constructor(socket: Socket, settings: Settings<C>, whenBound: () => void, forget: () => void) {
     this.#settings = settings;
     this.#socket = socket;
+    this.#whenBound = whenBound;
     this.#remote = remoteAddress(socket);
     socket.on('error', () => {});
     this.#closed = new Promise((resolve) => socket.once('close', () => resolve()));
@@ -485,6 +496,7 @@ class SshConnection<C> {
     session.setTunnel({ tunnelId: result.tunnelId, request: parsed.request, url: result.url, forward: { address: forward.info.bindAddr, port } });
     if (this.#endReason) return;
     this.#bound = true;
+    this.#whenBound();
     this.#handshakeTimer?.cancel();
     forward.accept?.(port);
     channel.write(this.#banner(session, result.url));

@@ -84,6 +84,35 @@ describe('SSH gateway: hostile input ends only that connection', { skip }, () =>
     await stillServes(t, fixture);
   });
 
+  test(`at most ${LIMITS.ssh_unbound_connections.value} connections wait for a tunnel at once: more are closed at accept, and a freed place is taken again`, async (t) => {
+    const fixture = await startSshGateway(t);
+    /** A connection, once the gateway answers it (its version line) or closes it without a word. */
+    const open = async (): Promise<{ socket: Socket; answered: boolean }> => {
+      const socket = connect(fixture.port, '127.0.0.1');
+      socket.on('error', () => {});
+      t.after(() => void socket.destroy());
+      const answered = await new Promise<boolean>((resolve) => {
+        socket.once('data', () => resolve(true));
+        socket.once('close', () => resolve(false));
+      });
+      return { socket, answered };
+    };
+    const waiting = await Promise.all(Array.from({ length: LIMITS.ssh_unbound_connections.value }, open));
+    assert.ok(waiting.every((connection) => connection.answered));
+    assert.equal((await open()).answered, false);
+    // The gateway learns of a close in its own time; until then a new connection is closed too.
+    const answeredAgain = async () => {
+      for (;;) {
+        const next = await open();
+        next.socket.destroy();
+        if (next.answered) return;
+      }
+    };
+    waiting[0]!.socket.destroy();
+    await answeredAgain();
+    for (const { socket } of waiting) socket.destroy();
+  });
+
   test(`a client that stops reading holds the gateway's unsent bytes near ${LIMITS.ssh_unsent_bytes.value}: its proxied connections wait until it reads`, async (t) => {
     const fixture = await startSshGateway(t);
     const client = await ssh2Client(t, fixture);
