@@ -119,6 +119,13 @@ export const LIMITS = {
   ssh_auth_attempts: { value: 20, unit: 'attempts', bounds: 'authentication requests on one SSH connection (each key offered counts)', errors: [] },
   ssh_command_bytes: { value: 4 * KIB, unit: 'bytes', bounds: 'the command an SSH client runs (`http --basic-auth …`)', errors: [] },
   ssh_channels: { value: 512, unit: 'channels', bounds: 'channels open at once on one SSH connection, both sides\' (the client\'s session and the proxied connections; more are refused)', errors: [] },
+  ssh_unsent_bytes: {
+    value: 1024 * KIB,
+    unit: 'bytes',
+    bounds: 'what the SSH gateway holds unsent for one client that does not read (past it, its proxied connections wait for the client to read)',
+    errors: [],
+  },
+  ssh_unbound_connections: { value: 1000, unit: 'connections', bounds: 'SSH connections at once without a bound tunnel, across all clients (more are closed at accept)', errors: [] },
   // The ingress (adapters/ingress): a client past one of these gets the error page naming the limit, or loses its own connection.
   ingress_header_bytes: { value: 16 * KIB, unit: 'bytes', bounds: 'the head (request line and header fields) of one request to the ingress (longer: 431)', errors: [] },
   ingress_head_ms: { value: 10_000, unit: 'ms', bounds: 'the time a client of the ingress has to send a whole request head (slower: 408)', errors: [] },

@@ -162,9 +162,13 @@ async function accountOf(burrow: BurrowCore<any>, key: SshPublicKey, user: strin
   throw new SshGatewayError(`the key ${key.fingerprint} is an SSH credential of ${accounts.length} accounts (${accounts.join(', ')}): log in as <account id>@host to choose one`);
 }
 
-/** The bind as the session path takes it (basic auth and header policies are not kept by it yet). */
+/**
+ * The bind as the session path takes it (basic auth and header policies are not kept by it yet). A
+ * TCP bind gets a listening port of the ingress when one runs, as an agent's does: its connections
+ * reach the client as forwarded-tcpip channels.
+ */
 function bindOf(request: SshBindRequest): AgentBind {
-  if (request.proto === 'tcp') return { proto: 'tcp', ...(request.name ? { addr: request.name } : {}) };
+  if (request.proto === 'tcp') return { proto: 'tcp', ...(request.name ? { addr: request.name } : {}), listened: true };
   return { proto: request.proto, ...(request.name ? { hostname: request.name } : {}) };
 }
 

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { createServer, type Server, type Socket } from 'node:net';
-import type { Duplex } from 'node:stream';
+import { Duplex } from 'node:stream';
 import ssh2, { type AuthContext, type ClientInfo, type Connection, type KeyboardAuthContext, type ParsedKey, type PublicKeyAuthContext, type ServerChannel, type Session, type TcpipBindInfo } from 'ssh2';
 import { LIMITS, limitNote } from '../../lib/limits.ts';
 import { remoteAddress } from '../addresses.ts';
@@ -96,6 +96,8 @@ export function createSshGateway<C>(options: SshGatewayOptions<C>): SshGateway<C
     return `${one.type} ${one.getPublicSSH().toString('base64')}`;
   });
   const connections = new Map<string, SshConnection<C>>();
+  /** Connections whose tunnel is not bound yet (ssh_unbound_connections). */
+  const unbound = new Set<SshConnection<C>>();
   protocol.on('connection', (client: Connection, info: ClientInfo) => connections.get(peerKey(info.ip, info.port))?.attach(client, info.header.versions.software));
   let server: Server | undefined;
 
@@ -103,9 +105,16 @@ export function createSshGateway<C>(options: SshGatewayOptions<C>): SshGateway<C
     listen(host, port) {
       if (server) return Promise.reject(new Error('the SSH gateway is already listening'));
       const listening = createServer((socket) => {
+        // Each connection is held until its handshake deadline at most; the cap bounds what clients
+        // that connect and wait make the gateway hold in total (closed at once, as OpenSSH's MaxStartups does).
+        if (unbound.size >= LIMITS.ssh_unbound_connections.value) return void socket.destroy();
         const key = peerKey(socket.remoteAddress, socket.remotePort);
-        const connection = new SshConnection(socket, settings, () => connections.delete(key));
+        const connection: SshConnection<C> = new SshConnection(socket, settings, () => unbound.delete(connection), () => {
+          connections.delete(key);
+          unbound.delete(connection);
+        });
         connections.set(key, connection);
+        unbound.add(connection);
         protocol.injectSocket(socket);
         connection.countBytes();
       });
@@ -193,6 +202,10 @@ class LiveSshSession<C> implements SshSession<C> {
     return this.connection.forwardOut(tunnel.forward, options.clientAddr);
   }
 
+  unsentBytes(): number {
+    return this.connection.unsentBytes();
+  }
+
   close(message?: string): void {
     this.connection.end({ kind: 'closed-by-server', message: message ?? 'the server closed the session' }, message ?? 'the server closed the session', 0);
   }
@@ -226,9 +239,14 @@ class SshConnection<C> {
   #openChannels = 0;
   session: LiveSshSession<C> | undefined;
 
-  constructor(socket: Socket, settings: Settings<C>, forget: () => void) {
+  readonly #whenBound: () => void;
+  /** Proxied connections' writes waiting for the client to read what it was sent (ssh_unsent_bytes). */
+  #waitingWrites: (() => void)[] = [];
+
+  constructor(socket: Socket, settings: Settings<C>, whenBound: () => void, forget: () => void) {
     this.#settings = settings;
     this.#socket = socket;
+    this.#whenBound = whenBound;
     this.#remote = remoteAddress(socket);
     socket.on('error', () => {});
     this.#closed = new Promise((resolve) => socket.once('close', () => resolve()));
@@ -304,6 +322,7 @@ class SshConnection<C> {
     } else {
       this.#destroy();
     }
+    this.#waitingWrites = [];
     const linger = this.#settings.timers.setTimeout(() => this.#destroy(), CLOSE_GRACE_MS);
     void this.#closed.then(() => linger.cancel());
     if (this.session) this.#report(this.session, reason);
@@ -477,6 +496,7 @@ class SshConnection<C> {
     session.setTunnel({ tunnelId: result.tunnelId, request: parsed.request, url: result.url, forward: { address: forward.info.bindAddr, port } });
     if (this.#endReason) return;
     this.#bound = true;
+    this.#whenBound();
     this.#handshakeTimer?.cancel();
     forward.accept?.(port);
     channel.write(this.#banner(session, result.url));
@@ -512,8 +532,71 @@ class SshConnection<C> {
           return;
         }
         channel.once('close', () => this.#openChannels--);
-        resolve(channel);
+        resolve(new PacedChannel(channel, (write) => this.#whenUnsentBelowLimit(write)));
       });
     });
+  }
+
+  /**
+   * Runs `write` now if the socket holds at most ssh_unsent_bytes, else once it has drained. ssh2
+   * writes every packet to the socket whatever it holds, up to the window the client announced
+   * (2 MiB a channel from OpenSSH, up to 4 GiB from a client that chooses), so without this a
+   * client that stops reading makes the gateway buffer whatever the ingress sends it.
+   */
+  #whenUnsentBelowLimit(write: () => void): void {
+    if (this.#socket.writableLength <= LIMITS.ssh_unsent_bytes.value || this.#endReason) return write();
+    this.#waitingWrites.push(write);
+    // Past the limit the socket asked for a drain (its high-water mark is far below the limit), so 'drain' comes once it is empty.
+    if (this.#waitingWrites.length === 1) this.#socket.once('drain', () => this.#releaseWrites());
+  }
+
+  /** Lets waiting writes go one by one while the socket stays below the limit (each write reaches the socket at once). */
+  #releaseWrites(): void {
+    while (this.#waitingWrites.length > 0 && (this.#socket.writableLength <= LIMITS.ssh_unsent_bytes.value || this.#endReason)) this.#waitingWrites.shift()!();
+    if (this.#waitingWrites.length > 0) this.#socket.once('drain', () => this.#releaseWrites());
+  }
+
+  /** What the gateway holds unsent to this client now: the socket's buffer, which ssh2's packets go to. */
+  unsentBytes(): number {
+    return this.#socket.writableLength;
+  }
+}
+
+/**
+ * A proxied connection's channel, whose writes reach ssh2 one at a time and only while the
+ * connection's socket is below ssh_unsent_bytes (`pace`), so a client that does not read pushes
+ * back on the ingress instead of growing the gateway's buffers. Reads come straight from the channel.
+ */
+class PacedChannel extends Duplex {
+  readonly #channel: ServerChannel;
+  readonly #pace: (write: () => void) => void;
+
+  constructor(channel: ServerChannel, pace: (write: () => void) => void) {
+    super({ allowHalfOpen: true });
+    this.#channel = channel;
+    this.#pace = pace;
+    channel.on('data', (chunk: Buffer) => {
+      if (!this.push(chunk)) channel.pause();
+    });
+    channel.once('end', () => this.push(null));
+    channel.once('error', (error: Error) => this.destroy(error));
+    channel.once('close', () => this.destroy());
+  }
+
+  override _read(): void {
+    this.#channel.resume();
+  }
+
+  override _write(chunk: Buffer, _encoding: BufferEncoding, callback: (error?: Error | null) => void): void {
+    this.#pace(() => (this.#channel.destroyed ? callback() : this.#channel.write(chunk, callback)));
+  }
+
+  override _final(callback: (error?: Error | null) => void): void {
+    this.#channel.end(callback);
+  }
+
+  override _destroy(error: Error | null, callback: (error?: Error | null) => void): void {
+    this.#channel.destroy();
+    callback(error);
   }
 }

@@ -104,6 +104,8 @@ export interface SshSession<C> {
    * an unknown tunnel, an ended session or a channel the client refuses.
    */
   openProxy(tunnelId: string, options: SshProxyOptions): Promise<Duplex>;
+  /** What the gateway holds unsent to the client now (at most about ssh_unsent_bytes: proxied connections wait past it). */
+  unsentBytes(): number;
   /** Ends the session: the user reads `message` on stderr, then the connection closes. */
   close(message?: string): void;
 }

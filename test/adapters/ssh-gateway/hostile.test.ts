@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
-import { connect } from 'node:net';
+import { connect, type Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
 import { describe, test, type TestContext } from 'node:test';
 import ssh2 from 'ssh2';
 import { LIMITS } from '../../../lib/limits.ts';
@@ -60,6 +61,91 @@ describe('SSH gateway: hostile input ends only that connection', { skip }, () =>
     await timers.whenPending(LIMITS.ssh_handshake_ms.value);
     timers.advance(LIMITS.ssh_handshake_ms.value);
     await once(socket, 'close');
+    await stillServes(t, fixture);
+  });
+
+  test('the handshake deadline runs from the connection, whatever the client dribbles meanwhile', async (t) => {
+    const fixture = await startSshGateway(t);
+    const timers = fixture.timers as ManualTimers;
+    const socket = connect(fixture.port, '127.0.0.1');
+    socket.on('error', () => {});
+    socket.on('data', () => {});
+    await once(socket, 'connect');
+    await timers.whenPending(LIMITS.ssh_handshake_ms.value);
+    const closed = new Promise((resolve) => socket.once('close', resolve));
+    // One byte of a version line a tenth of the deadline: a timer reset by bytes would never fire.
+    for (const byte of 'SSH-2.0-d') {
+      socket.write(byte);
+      timers.advance(LIMITS.ssh_handshake_ms.value / 10);
+    }
+    socket.write('r');
+    timers.advance(LIMITS.ssh_handshake_ms.value / 10);
+    await closed;
+    await stillServes(t, fixture);
+  });
+
+  test(`at most ${LIMITS.ssh_unbound_connections.value} connections wait for a tunnel at once: more are closed at accept, and a freed place is taken again`, async (t) => {
+    const fixture = await startSshGateway(t);
+    /** A connection, once the gateway answers it (its version line) or closes it without a word. */
+    const open = async (): Promise<{ socket: Socket; answered: boolean }> => {
+      const socket = connect(fixture.port, '127.0.0.1');
+      socket.on('error', () => {});
+      t.after(() => void socket.destroy());
+      const answered = await new Promise<boolean>((resolve) => {
+        socket.once('data', () => resolve(true));
+        socket.once('close', () => resolve(false));
+      });
+      return { socket, answered };
+    };
+    const waiting = await Promise.all(Array.from({ length: LIMITS.ssh_unbound_connections.value }, open));
+    assert.ok(waiting.every((connection) => connection.answered));
+    assert.equal((await open()).answered, false);
+    // The gateway learns of a close in its own time; until then a new connection is closed too.
+    const answeredAgain = async () => {
+      for (;;) {
+        const next = await open();
+        next.socket.destroy();
+        if (next.answered) return;
+      }
+    };
+    waiting[0]!.socket.destroy();
+    await answeredAgain();
+    for (const { socket } of waiting) socket.destroy();
+  });
+
+  test(`a client that stops reading holds the gateway's unsent bytes near ${LIMITS.ssh_unsent_bytes.value}: its proxied connections wait until it reads`, async (t) => {
+    const fixture = await startSshGateway(t);
+    const client = await ssh2Client(t, fixture);
+    const forwarded: ssh2.ClientChannel[] = [];
+    client.on('tcp connection', (_info, accept) => forwarded.push(accept().on('data', () => {})));
+    const bound = new Promise<number>((resolve, reject) => client.forwardIn('localhost', 0, (error, port) => (error ? reject(error) : resolve(port))));
+    client.exec('tcp', (_error, stream) => stream?.on('data', () => {}));
+    await bound;
+    const session = fixture.gateway.sessions()[0]!;
+    const CHANNELS = 32;
+    const proxies: Duplex[] = [];
+    for (let i = 0; i < CHANNELS; i++) proxies.push(await session.openProxy(session.tunnel()!.tunnelId, { clientAddr: { ip: '203.0.113.9', port: 40000 + i } }));
+    // The client stops reading its socket: each channel's window (2 MiB from ssh2) would let the gateway send 64 MiB.
+    const socket = (client as unknown as { _sock: Socket })._sock;
+    socket.pause();
+    let most = 0;
+    let reachedLimit: () => void;
+    const limitReached = new Promise<void>((resolve) => (reachedLimit = resolve));
+    const chunk = Buffer.alloc(64 * 1024, 0x61);
+    const pumped = proxies.map(async (proxy) => {
+      for (let sent = 0; sent < 2 * 1024 * 1024; sent += chunk.length) {
+        await new Promise<void>((resolve, reject) => proxy.write(chunk, (error) => (error ? reject(error) : resolve())));
+        most = Math.max(most, session.unsentBytes());
+        if (most >= LIMITS.ssh_unsent_bytes.value) reachedLimit();
+      }
+    });
+    await limitReached;
+    socket.resume();
+    await Promise.all(pumped);
+    // One write may pass the limit, by at most one chunk and its packets' framing.
+    t.diagnostic(`the gateway held at most ${most} bytes unsent`);
+    assert.ok(most <= LIMITS.ssh_unsent_bytes.value + 2 * chunk.length, `the gateway held ${most} bytes unsent`);
+    for (const proxy of proxies) proxy.destroy();
     await stillServes(t, fixture);
   });
 
