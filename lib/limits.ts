@@ -108,8 +108,16 @@ export const LIMITS = {
   // The agent gateway (docs/agent-protocol.md): an agent past one of these loses its own session (GOAWAY naming the limit).
   agent_frame_bytes: { value: 256 * KIB, unit: 'bytes', bounds: 'the body of one muxado frame from an agent (a DATA frame never exceeds a stream window)', errors: [] },
   agent_streams: { value: 512, unit: 'streams', bounds: 'streams open at once on one agent session, both sides\' (more are refused with RST)', errors: [] },
+  agent_streams_before_auth: { value: 4, unit: 'streams', bounds: 'streams an agent may have open before its successful Auth (the SDK opens two: heartbeat and Auth; more are refused with RST)', errors: [] },
   agent_message_bytes: { value: 1024 * KIB, unit: 'bytes', bounds: 'one RPC message from an agent (Auth, Bind…)', errors: [] },
-  agent_unread_bytes: { value: 8 * 1024 * KIB, unit: 'bytes', bounds: 'what an agent leaves unread on its connection', errors: [] },
+  agent_message_depth: { value: 64, unit: 'levels', bounds: 'nesting of one RPC message from an agent, checked as it arrives, before parsing', errors: [] },
+  agent_held_bytes: {
+    value: 16 * 1024 * KIB,
+    unit: 'bytes',
+    bounds: 'what the gateway holds for one agent connection: unsent bytes, a frame in part, each stream\'s unread data, writes waiting for window, RPC messages being read',
+    errors: [],
+  },
+  agent_held_bytes_before_auth: { value: 64 * KIB, unit: 'bytes', bounds: '`agent_held_bytes` until the agent\'s successful Auth (its Auth message included)', errors: [] },
   agent_handshake_ms: { value: 10_000, unit: 'ms', bounds: 'from an agent\'s TCP connection to its successful Auth (TLS handshake included)', errors: [] },
   agent_heartbeat_answer_ms: { value: 15_000, unit: 'ms', bounds: 'the time an agent has to answer one of the gateway\'s heartbeats', errors: [] },
   agent_command_answer_ms: { value: 30_000, unit: 'ms', bounds: 'the time an agent has to answer a Stop, Restart or Update (the command fails, the session stays)', errors: [] },

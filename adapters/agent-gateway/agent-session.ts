@@ -1,5 +1,5 @@
 import type { Duplex } from 'node:stream';
-import { LIMITS, limitNote } from '../../lib/limits.ts';
+import { limitNote } from '../../lib/limits.ts';
 import type { MuxadoSession } from './muxado/session.ts';
 import { openTypedStream } from './muxado/typed.ts';
 import {
@@ -13,7 +13,7 @@ import {
   type ProtocolVersion,
   type UpdateArguments,
 } from './protocol.ts';
-import { readMessage, writeMessage } from './rpc.ts';
+import { AGENT_MESSAGE_BOUNDS, readMessage, writeMessage } from './rpc.ts';
 import { AgentRelayError, type AgentSession, type AgentSessionAuth, type AgentTunnel, type CommandReply, type ProxyOptions, type RemoteAddress, type SessionEndReason } from './session-handler.ts';
 import type { Timers } from './timers.ts';
 
@@ -84,7 +84,7 @@ export class LiveAgentSession<C> implements AgentSession<C> {
     });
     let error: string;
     try {
-      ({ error } = decodeCommandReply(await Promise.race([readMessage(stream, LIMITS.agent_message_bytes.value), timeout])));
+      ({ error } = decodeCommandReply(await Promise.race([readMessage(stream, AGENT_MESSAGE_BOUNDS), timeout])));
     } catch (failure) {
       stream.destroy();
       throw failure instanceof AgentRelayError ? failure : new AgentRelayError(`relaying ${kind} to session ${this.id} failed: ${(failure as Error).message}`);

@@ -6,7 +6,7 @@ import { remoteAddress } from '../addresses.ts';
 import { LiveAgentSession } from './agent-session.ts';
 import { MUXADO_ERRORS } from './muxado/frames.ts';
 import { echoHeartbeats, startHeartbeat } from './muxado/heartbeat.ts';
-import { MuxadoSession, type MuxadoCloseReason } from './muxado/session.ts';
+import { MuxadoSession, type MuxadoCloseReason, type MuxadoSessionBounds } from './muxado/session.ts';
 import type { MuxadoStream } from './muxado/stream.ts';
 import { HEARTBEAT_STREAM_TYPE, readStreamType } from './muxado/typed.ts';
 import {
@@ -30,7 +30,7 @@ import {
   type EndpointBindRequest,
   type ProtocolVersion,
 } from './protocol.ts';
-import { MessageTooLargeError, readMessage, writeMessage } from './rpc.ts';
+import { AGENT_MESSAGE_BOUNDS, MessageTooLargeError, readMessage, writeMessage } from './rpc.ts';
 import { AgentGatewayError, type AgentSession, type AgentSessionHandler, type RemoteAddress, type SessionEndReason } from './session-handler.ts';
 import { REAL_TIMERS, type Timers } from './timers.ts';
 
@@ -144,6 +144,28 @@ export function createAgentGateway<C>(options: AgentGatewayOptions<C>): AgentGat
 }
 
 
+/**
+ * Until its Auth succeeds a peer is nobody: it may open the streams the SDK opens then (heartbeat
+ * and Auth) and make the gateway hold little more than its Auth message. 512 streams echoing
+ * heartbeats into windows never granted held 128 MiB per connection, without a token.
+ */
+const BOUNDS_BEFORE_AUTH: MuxadoSessionBounds = {
+  maxStreams: LIMITS.agent_streams_before_auth.value,
+  maxHeldBytes: LIMITS.agent_held_bytes_before_auth.value,
+  heldNote: limitNote('agent_held_bytes_before_auth'),
+};
+const BOUNDS_AFTER_AUTH: MuxadoSessionBounds = {
+  maxStreams: LIMITS.agent_streams.value,
+  maxHeldBytes: LIMITS.agent_held_bytes.value,
+  heldNote: limitNote('agent_held_bytes'),
+};
+
+/** What an RPC did: its reply, and how to take back what it did if that reply cannot be sent. */
+interface RpcAnswer {
+  readonly reply: unknown;
+  readonly undo?: () => Promise<void>;
+}
+
 const MUXADO_END_KINDS: Record<MuxadoCloseReason['kind'], SessionEndReason['kind']> = {
   'remote-goaway': 'agent-closed',
   'local-close': 'closed-by-server',
@@ -197,10 +219,9 @@ class AgentConnection<C> {
     const mux = new MuxadoSession(this.#tls, {
       role: 'server',
       window: STREAM_WINDOW_BYTES,
-      maxStreams: LIMITS.agent_streams.value,
       maxFrameBytes: LIMITS.agent_frame_bytes.value,
-      maxBufferedWriteBytes: LIMITS.agent_unread_bytes.value,
-      limitNotes: { frame: limitNote('agent_frame_bytes'), unread: limitNote('agent_unread_bytes') },
+      frameNote: limitNote('agent_frame_bytes'),
+      ...BOUNDS_BEFORE_AUTH,
     });
     this.#mux = mux;
     mux.on('stream', (stream: MuxadoStream) =>
@@ -303,40 +324,57 @@ class AgentConnection<C> {
       case STREAM_TYPES.bindLabeled:
         return this.#rpc(stream, (message) => this.#bindLabeled(session, message), (error) => encodeLabeledBindReply('', error));
       case STREAM_TYPES.unbind:
-        return this.#rpc(stream, (message) => this.#unbind(session, message), (error) => encodeUnbindReply(error));
+        return this.#rpc(stream, async (message) => ({ reply: await this.#unbind(session, message) }), (error) => encodeUnbindReply(error));
       case STREAM_TYPES.serverInfo:
-        return this.#rpc(stream, async () => encodeServerInfo(this.#region), (error) => ({ Region: '', Error: error }));
+        return this.#rpc(stream, async () => ({ reply: encodeServerInfo(this.#region) }), (error) => ({ Region: '', Error: error }));
       default:
         // Server-to-agent types (proxy, commands, StopTunnel) and unknown ones are refused.
         stream.destroy();
     }
   }
 
-  /** Reads one request, answers with `serve`'s reply or, when it throws, `refuse`'s. */
-  async #rpc(stream: MuxadoStream, serve: (message: unknown) => Promise<unknown>, refuse: (error: string) => unknown): Promise<void> {
+  /** One request of the agent's, read within the bounds, its bytes counted as the session's. */
+  #read(stream: MuxadoStream): Promise<unknown> {
+    return readMessage(stream, { ...AGENT_MESSAGE_BOUNDS, retain: (delta) => stream.retain(delta) });
+  }
+
+  /**
+   * Reads one request, answers with `serve`'s reply or, when it throws, `refuse`'s. Every request
+   * read is answered: a reply that cannot be encoded is a failure of the gateway, and what the
+   * request did is undone before the agent is told so (it would otherwise hold a tunnel it never
+   * heard of).
+   */
+  async #rpc(stream: MuxadoStream, serve: (message: unknown) => Promise<RpcAnswer>, refuse: (error: string) => unknown): Promise<void> {
     let message: unknown;
     try {
-      message = await readMessage(stream, LIMITS.agent_message_bytes.value);
+      message = await this.#read(stream);
     } catch (error) {
       this.#unreadable(stream, error, refuse);
       return;
     }
-    let reply: unknown;
     try {
-      reply = await serve(message);
+      const answer = await serve(message);
+      try {
+        writeMessage(stream, answer.reply);
+      } catch (error) {
+        await answer.undo?.();
+        throw error;
+      }
     } catch (error) {
-      reply = refuse(this.#refusal(error));
+      writeMessage(stream, refuse(this.#refusal(error)));
     }
-    writeMessage(stream, reply);
     // Read on to the agent's FIN (nothing else is expected), so the stream closes on both sides.
     stream.resume();
   }
 
-  /** A request that could not be read: too large ends the session; malformed is answered. */
+  /** A request that could not be read: too large ends the session; malformed (or too deep) is answered. */
   #unreadable(stream: MuxadoStream, error: unknown, refuse: (error: string) => unknown): void {
     if (error instanceof MessageTooLargeError) this.#end({ kind: 'protocol-error', message: `${error.message} ${limitNote('agent_message_bytes')}` });
-    else if (error instanceof MessageError) writeMessage(stream, refuse(this.#refusal(error)));
-    else stream.destroy();
+    else if (error instanceof MessageError) {
+      writeMessage(stream, refuse(this.#refusal(error)));
+      // The rest of the request is read and dropped, not left in the stream's window.
+      stream.resume();
+    } else stream.destroy();
   }
 
   async #authenticate(stream: MuxadoStream): Promise<void> {
@@ -347,7 +385,7 @@ class AgentConnection<C> {
     this.#authStarted = true;
     let auth: AgentAuth;
     try {
-      auth = decodeAuth(await readMessage(stream, LIMITS.agent_message_bytes.value));
+      auth = decodeAuth(await this.#read(stream));
     } catch (error) {
       this.#unreadable(stream, error, encodeAuthError);
       this.#end({ kind: 'protocol-error', message: `unreadable Auth: ${(error as Error).message}` });
@@ -373,6 +411,7 @@ class AgentConnection<C> {
       return;
     }
     this.#handshakeTimer?.cancel();
+    this.#mux!.setBounds(BOUNDS_AFTER_AUTH);
     writeMessage(
       stream,
       encodeAuthReply(version, result.sessionId, {
@@ -399,7 +438,7 @@ class AgentConnection<C> {
     this.#end({ kind: 'protocol-error', message: `Auth refused: ${error.trim()}` });
   }
 
-  async #bind(session: LiveAgentSession<C>, request: EndpointBindRequest): Promise<unknown> {
+  async #bind(session: LiveAgentSession<C>, request: EndpointBindRequest): Promise<RpcAnswer> {
     if (request.clientId !== '' && session.tunnelByBindId(request.clientId)) {
       throw new AgentGatewayError(ERRORS.CONFLICT.code, `this session already has a tunnel with id '${request.clientId}'`);
     }
@@ -407,22 +446,26 @@ class AgentConnection<C> {
     if (!result.url) throw new Error(`the session handler bound ${request.proto} tunnel ${result.tunnelId} without a URL`);
     const bindId = request.clientId || result.tunnelId;
     session.addTunnel({ tunnelId: result.tunnelId, bindId, request, url: result.url });
-    return encodeBindReply(request, bindId, result.url, result.tunnelId);
+    return { reply: encodeBindReply(request, bindId, result.url, result.tunnelId), undo: () => this.#unbindTunnel(session, result.tunnelId) };
   }
 
-  async #bindLabeled(session: LiveAgentSession<C>, message: unknown): Promise<unknown> {
+  async #bindLabeled(session: LiveAgentSession<C>, message: unknown): Promise<RpcAnswer> {
     const request = decodeLabeledBind(message);
     const result = await this.#call(() => this.#settings.handler.bind(session, request));
     session.addTunnel({ tunnelId: result.tunnelId, bindId: result.tunnelId, request, url: undefined });
-    return encodeLabeledBindReply(result.tunnelId);
+    return { reply: encodeLabeledBindReply(result.tunnelId), undo: () => this.#unbindTunnel(session, result.tunnelId) };
   }
 
   async #unbind(session: LiveAgentSession<C>, message: unknown): Promise<unknown> {
     const { id } = decodeUnbind(message);
     const tunnel = session.tunnelByBindId(id);
     if (!tunnel) throw new AgentGatewayError(ERRORS.NOT_FOUND.code, `this session has no tunnel with id '${id}'`);
-    await this.#call(() => this.#settings.handler.unbind(session, tunnel.tunnelId));
-    session.removeTunnel(tunnel.tunnelId);
+    await this.#unbindTunnel(session, tunnel.tunnelId);
     return encodeUnbindReply();
+  }
+
+  async #unbindTunnel(session: LiveAgentSession<C>, tunnelId: string): Promise<void> {
+    await this.#call(() => this.#settings.handler.unbind(session, tunnelId));
+    session.removeTunnel(tunnelId);
   }
 }

@@ -1,4 +1,5 @@
 import type { Readable, Writable } from 'node:stream';
+import { LIMITS, limitNote } from '../../lib/limits.ts';
 import { MessageError } from './protocol.ts';
 
 /**
@@ -24,14 +25,38 @@ const CLOSE_BRACE = 0x7d;
 const CLOSE_BRACKET = 0x5d;
 const isWhitespace = (byte: number) => byte === 0x20 || byte === 0x0a || byte === 0x0d || byte === 0x09;
 
+/** The limits a message is read within, and the words that name them in refusals (`(limit …)`). */
+export interface MessageBounds {
+  readonly maxBytes: number;
+  readonly maxDepth: number;
+  readonly depthNote?: string;
+  /** Told of the bytes the reader keeps while the message is incomplete (+), and when it lets them go (−). */
+  readonly retain?: (delta: number) => void;
+}
+
+/** The bounds of every message an agent sends (lib/limits.ts). */
+export const AGENT_MESSAGE_BOUNDS: MessageBounds = {
+  maxBytes: LIMITS.agent_message_bytes.value,
+  maxDepth: LIMITS.agent_message_depth.value,
+  depthNote: limitNote('agent_message_depth'),
+};
+
 /**
  * Finds where a JSON object ends in a byte stream without parsing it: tracks nesting outside
  * strings. Bytes of multi-byte UTF-8 characters never equal the ASCII delimiters, so bytes do.
+ * Nesting past `maxDepth` is refused at the byte that crosses it, before the rest arrives: parsing
+ * a message nested 500,000 deep held the event loop for hundreds of ms, and encoding a reply that
+ * echoes one threw (JSON.stringify recurses).
  */
 class ObjectEndScanner {
   #depth = 0;
   #inString = false;
   #escaped = false;
+
+  constructor(
+    private readonly maxDepth: number,
+    private readonly depthNote = '',
+  ) {}
 
   /** The offset just past the object's last byte within `chunk`, or -1 if it goes on. */
   scan(chunk: Buffer): number {
@@ -48,8 +73,10 @@ class ObjectEndScanner {
         if (byte !== OPEN_BRACE) throw new MessageError('a message must be a JSON object');
       }
       if (byte === QUOTE) this.#inString = true;
-      else if (byte === OPEN_BRACE || byte === OPEN_BRACKET) this.#depth += 1;
-      else if (byte === CLOSE_BRACE || byte === CLOSE_BRACKET) {
+      else if (byte === OPEN_BRACE || byte === OPEN_BRACKET) {
+        this.#depth += 1;
+        if (this.#depth > this.maxDepth) throw new MessageError(`a message nested deeper than ${this.maxDepth} levels${this.depthNote && ` ${this.depthNote}`}`);
+      } else if (byte === CLOSE_BRACE || byte === CLOSE_BRACKET) {
         this.#depth -= 1;
         if (this.#depth === 0) return i + 1;
       }
@@ -61,11 +88,13 @@ class ObjectEndScanner {
 /**
  * Reads one JSON object from `stream` and stops reading there (a requester sends nothing after
  * its request; anything it does is left unread). Rejects with a MessageError when the bytes do
- * not start one JSON object or the stream ends first, with MessageTooLargeError past `maxBytes`.
+ * not start one JSON object, nest past `maxDepth` or the stream ends first, with
+ * MessageTooLargeError past `maxBytes`.
  */
-export function readMessage(stream: Readable, maxBytes: number): Promise<unknown> {
+export function readMessage(stream: Readable, bounds: MessageBounds): Promise<unknown> {
+  const { maxBytes, retain } = bounds;
   return new Promise((resolve, reject) => {
-    const scanner = new ObjectEndScanner();
+    const scanner = new ObjectEndScanner(bounds.maxDepth, bounds.depthNote);
     const chunks: Buffer[] = [];
     let total = 0;
     const finish = (outcome: () => void) => {
@@ -73,6 +102,7 @@ export function readMessage(stream: Readable, maxBytes: number): Promise<unknown
       stream.off('end', onEnd);
       stream.off('error', onError);
       stream.pause();
+      retain?.(-total);
       outcome();
     };
     const onData = (chunk: Buffer) => {
@@ -83,8 +113,9 @@ export function readMessage(stream: Readable, maxBytes: number): Promise<unknown
         return finish(() => reject(error));
       }
       const used = end === -1 ? chunk.length : end;
+      if (total + used > maxBytes) return finish(() => reject(new MessageTooLargeError(maxBytes)));
       total += used;
-      if (total > maxBytes) return finish(() => reject(new MessageTooLargeError(maxBytes)));
+      retain?.(used);
       chunks.push(chunk.subarray(0, used));
       if (end === -1) return;
       finish(() => {
@@ -103,7 +134,7 @@ export function readMessage(stream: Readable, maxBytes: number): Promise<unknown
   });
 }
 
-/** Writes one JSON message and ends the writing side (the reply of an RPC). */
+/** Writes one JSON message and ends the writing side (the reply of an RPC). Throws, writing nothing, when `message` cannot be encoded. */
 export function writeMessage(stream: Writable, message: unknown): void {
   stream.end(JSON.stringify(message));
 }

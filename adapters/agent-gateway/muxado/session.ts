@@ -1,7 +1,7 @@
 import { EventEmitter } from 'node:events';
 import type { Duplex } from 'node:stream';
 import { encodeFrame, encodeHeader, FLAG_FIN, FLAG_SYN, FrameDecoder, FrameError, MUXADO_ERRORS, muxadoErrorName, STREAM_ID_MAX, type Frame } from './frames.ts';
-import { MuxadoStream, type StreamTransport } from './stream.ts';
+import { MuxadoStream, MuxadoStreamError, type StreamTransport } from './stream.ts';
 
 /** The credit that answers a peer's WNDINC at once (see `#handle`). */
 const NUDGE_BYTES = 1;
@@ -13,21 +13,32 @@ const NUDGE_BYTES = 1;
  * stream-level faults reset only that stream, as the vendor's implementation does.
  *
  * Events: 'stream' (a MuxadoStream the peer opened), 'close' (once, with a MuxadoCloseReason).
+ *
+ * What the session makes this process hold for its peer is one figure, `held`: the socket's
+ * unsent bytes, a frame received in part, and every stream's bytes (./stream.ts lists them).
+ * Past `maxHeldBytes` the session ends with a GOAWAY naming the bound, so a peer that sends without
+ * reading, or never grants window, costs at most that much (plus the frame that crossed it).
  */
 
-export interface MuxadoSessionOptions {
+/** The bounds a session may raise once its peer is trusted more (the agent gateway does at Auth). */
+export interface MuxadoSessionBounds {
+  /** Streams open at once; a stream the peer opens past this is refused with RST. */
+  readonly maxStreams: number;
+  /** The most `held` may be before the session ends. */
+  readonly maxHeldBytes: number;
+  /** Words naming `maxHeldBytes` at the end of the message that enforces it (`(limit …)`). */
+  readonly heldNote?: string;
+}
+
+export interface MuxadoSessionOptions extends MuxadoSessionBounds {
   /** 'server' opens even stream ids and accepts odd ones; 'client' the reverse. */
   readonly role: 'client' | 'server';
   /** Per-stream flow-control window, the same for both directions (the vendor's is 256 KiB). */
   readonly window: number;
-  /** Streams open at once; a stream the peer opens past this is refused with RST. */
-  readonly maxStreams: number;
   /** The longest frame body accepted. */
   readonly maxFrameBytes: number;
-  /** Bytes queued on the socket for a peer that does not read, before the session is ended. */
-  readonly maxBufferedWriteBytes: number;
-  /** Words naming the frame and unread bounds at the end of the messages that enforce them (`(limit …)`). */
-  readonly limitNotes?: { readonly frame?: string; readonly unread?: string };
+  /** Words naming the frame bound at the end of the message that enforces it (`(limit …)`). */
+  readonly frameNote?: string;
 }
 
 /** Why a session ended. */
@@ -35,7 +46,7 @@ export interface MuxadoCloseReason {
   /**
    * remote-goaway: the peer said goodbye; local-close: close() was called; protocol-error: the
    * peer broke the framing rules; socket-closed: the connection ended or failed; peer-not-reading:
-   * the peer left too much unread.
+   * the session held more than its bound for the peer (unread, or waiting for window).
    */
   readonly kind: 'remote-goaway' | 'local-close' | 'protocol-error' | 'socket-closed' | 'peer-not-reading';
   /** The muxado error code sent or received in a GOAWAY, if any. */
@@ -49,6 +60,9 @@ export class MuxadoSession extends EventEmitter {
   readonly #decoder: FrameDecoder;
   readonly #streams = new Map<number, MuxadoStream>();
   readonly #drainWaiters: (() => void)[] = [];
+  #bounds: MuxadoSessionBounds;
+  /** The bytes the streams hold, as they report them. */
+  #streamBytes = 0;
   #nextLocalId: number;
   #lastRemoteId = 0;
   #closed: MuxadoCloseReason | undefined;
@@ -58,7 +72,8 @@ export class MuxadoSession extends EventEmitter {
     super();
     this.#socket = socket;
     this.#options = options;
-    this.#decoder = new FrameDecoder(options.maxFrameBytes, options.limitNotes?.frame);
+    this.#bounds = options;
+    this.#decoder = new FrameDecoder(options.maxFrameBytes, options.frameNote);
     this.#nextLocalId = options.role === 'server' ? 2 : 1;
     const session = this;
     this.#transport = {
@@ -74,6 +89,10 @@ export class MuxadoSession extends EventEmitter {
       },
       forget: (id) => {
         this.#streams.delete(id);
+      },
+      hold: (delta) => {
+        this.#streamBytes += delta;
+        if (delta > 0) this.#checkHeld();
       },
     };
     socket.on('data', (chunk: Buffer) => this.#receive(chunk));
@@ -91,6 +110,16 @@ export class MuxadoSession extends EventEmitter {
   /** Streams open now. */
   get streamCount(): number {
     return this.#streams.size;
+  }
+
+  /** The bytes this session holds for its peer now (see above). */
+  get held(): number {
+    return this.#streamBytes + this.#socket.writableLength + this.#decoder.buffered;
+  }
+
+  /** Replaces the stream and held-bytes bounds; streams already open stay. */
+  setBounds(bounds: MuxadoSessionBounds): void {
+    this.#bounds = bounds;
   }
 
   /** Opens a stream; the peer learns of it with the first DATA frame (SYN). */
@@ -119,7 +148,8 @@ export class MuxadoSession extends EventEmitter {
 
   #goAway(error: number, message: string, reason: MuxadoCloseReason): void {
     if (this.#closed) return;
-    this.#write(encodeFrame({ type: 'goaway', streamId: 0, flags: 0, lastStreamId: this.#lastRemoteId, error, message: Buffer.from(message) }));
+    // Not #write: the GOAWAY that ends a session over a bound must not find it over the bound again.
+    this.#send(encodeFrame({ type: 'goaway', streamId: 0, flags: 0, lastStreamId: this.#lastRemoteId, error, message: Buffer.from(message) }));
     this.#end(reason);
   }
 
@@ -127,7 +157,9 @@ export class MuxadoSession extends EventEmitter {
     if (this.#closed) return;
     this.#closed = reason;
     const detail = reason.error === undefined ? reason.message : `${muxadoErrorName(reason.error)}: ${reason.message}`;
-    for (const stream of [...this.#streams.values()]) stream.sessionEnded(detail);
+    // One error for every stream: hundreds of stacks captured (and formatted by whoever logs one) cost tens of ms.
+    const ended = new MuxadoStreamError(MUXADO_ERRORS.sessionClosed, `the stream closed with its session: ${detail}`);
+    for (const stream of [...this.#streams.values()]) stream.sessionEnded(ended);
     this.#streams.clear();
     this.#drained();
     this.#socket.end();
@@ -135,13 +167,23 @@ export class MuxadoSession extends EventEmitter {
   }
 
   #write(bytes: Buffer): void {
-    if (this.#socket.destroyed || this.#socket.writableEnded) return;
-    this.#socket.write(bytes);
-    if (this.#socket.writableLength > this.#options.maxBufferedWriteBytes && !this.#closed) {
-      const note = this.#options.limitNotes?.unread;
-      this.#end({ kind: 'peer-not-reading', message: `the peer left more than ${this.#options.maxBufferedWriteBytes} bytes unread${note ? ` ${note}` : ''}` });
-      this.#socket.destroy();
-    }
+    this.#send(bytes);
+    this.#checkHeld();
+  }
+
+  #send(bytes: Buffer): void {
+    if (!this.#socket.destroyed && !this.#socket.writableEnded) this.#socket.write(bytes);
+  }
+
+  /** Past `maxHeldBytes`: a GOAWAY naming the bound; a socket that alone is over it cannot deliver one, and is cut. */
+  #checkHeld(): void {
+    if (this.#closed) return;
+    const held = this.held;
+    const { maxHeldBytes, heldNote } = this.#bounds;
+    if (held <= maxHeldBytes) return;
+    const message = `the session held ${held} bytes for the peer, more than ${maxHeldBytes}${heldNote ? ` ${heldNote}` : ''}`;
+    this.#goAway(MUXADO_ERRORS.enhanceYourCalm, message, { kind: 'peer-not-reading', error: MUXADO_ERRORS.enhanceYourCalm, message });
+    if (this.#socket.writableLength > maxHeldBytes) this.#socket.destroy();
   }
 
   /** Wakes waiting writers one at a time, while the socket takes more: each writes a frame at most past the mark. */
@@ -163,6 +205,7 @@ export class MuxadoSession extends EventEmitter {
       if (this.#closed) return;
       this.#handle(frame);
     }
+    this.#checkHeld();
   }
 
   #protocolError(error: number, message: string): void {
@@ -197,7 +240,7 @@ export class MuxadoSession extends EventEmitter {
     if (flags & FLAG_SYN) {
       if (!this.#acceptsRemoteId(id)) return;
       this.#lastRemoteId = id;
-      if (this.#streams.size >= this.#options.maxStreams) {
+      if (this.#streams.size >= this.#bounds.maxStreams) {
         this.#transport.sendReset(id, MUXADO_ERRORS.streamsExhausted);
         return;
       }

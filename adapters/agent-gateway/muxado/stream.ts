@@ -14,6 +14,11 @@ import { FLAG_FIN, FLAG_SYN, MUXADO_ERRORS, muxadoErrorName, WINDOW_MAX } from '
  * `end()` sends FIN (half-close: the stream still reads until the peer's FIN). `destroy()` before
  * both sides finished sends RST (streamCancelled). An RST from the peer destroys the stream with a
  * MuxadoStreamError, so consumers must listen for 'error', as with sockets.
+ *
+ * Every byte a stream holds is reported to its session (`StreamTransport.hold`), which bounds their
+ * sum per connection: DATA received and not yet handed over, the Readable's and the Writable's
+ * buffers (a write waiting for the peer's WNDINC keeps its chunk there), and what the consumer says
+ * it keeps (`retain`, a message being read). The figure is recounted wherever one of them moves.
  */
 
 /** What a stream needs from its session. */
@@ -27,6 +32,8 @@ export interface StreamTransport {
   whenDrained(callback: () => void): void;
   /** The stream is finished both ways or reset: forget it. */
   forget(streamId: number): void;
+  /** The bytes this stream holds changed by `delta` (see above). */
+  hold(delta: number): void;
 }
 
 /** The stream was reset by the peer, or refused, or its session ended. */
@@ -48,6 +55,13 @@ export class MuxadoStream extends Duplex {
   #sendWindow: number;
   #receiveWindow: number;
   readonly #incoming: Buffer[] = [];
+  #incomingBytes = 0;
+  #retained = 0;
+  /** What this stream last reported to `transport.hold`. */
+  #held = 0;
+  #recountQueued = false;
+  /** Bytes of the chunk in _write already sent. */
+  #writtenOfChunk = 0;
   #readerWants = false;
   #needsSyn: boolean;
   #localFin = false;
@@ -80,14 +94,40 @@ export class MuxadoStream extends Duplex {
       return false;
     }
     this.#receiveWindow -= data.length;
-    if (data.length > 0) this.#incoming.push(data);
+    if (data.length > 0) {
+      this.#incoming.push(data);
+      this.#incomingBytes += data.length;
+    }
     if (fin) {
       this.#remoteFin = true;
       this.#forgetIfDone();
     }
     if (this.#prefix) this.#takePrefix();
     else this.#deliver();
+    this.#recount();
     return true;
+  }
+
+  /** The consumer keeps `delta` more bytes read from this stream (or, negative, let them go). */
+  retain(delta: number): void {
+    this.#retained += delta;
+    this.#recount();
+  }
+
+  override write(chunk: unknown, encoding?: BufferEncoding | ((error: Error | null | undefined) => void), callback?: (error: Error | null | undefined) => void): boolean {
+    const accepted = super.write(chunk, encoding as BufferEncoding, callback);
+    // A write queued behind one that waits for credit reaches _write only later: count it now.
+    this.#recount();
+    return accepted;
+  }
+
+  #recount(): void {
+    // writableLength still counts the part of the chunk in _write that already went to the socket.
+    const held = this.destroyed ? 0 : this.#incomingBytes + this.readableLength + this.writableLength - this.#writtenOfChunk + this.#retained;
+    if (held === this.#held) return;
+    const delta = held - this.#held;
+    this.#held = held;
+    this.transport.hold(delta);
   }
 
   /**
@@ -107,12 +147,16 @@ export class MuxadoStream extends Duplex {
     if (buffered >= prefix.length) {
       const all = Buffer.concat(this.#incoming.splice(0));
       if (all.length > prefix.length) this.#incoming.push(all.subarray(prefix.length));
+      this.#incomingBytes -= prefix.length;
       this.#prefix = undefined;
       if (!this.#remoteFin) {
         this.#receiveWindow += prefix.length;
         this.transport.sendWindowIncrement(this.id, prefix.length);
       }
       prefix.resolve(all.subarray(0, prefix.length));
+    } else if (this.destroyed && this.errored) {
+      this.#prefix = undefined;
+      prefix.reject(this.errored);
     } else if (this.#remoteFin || this.destroyed) {
       this.#prefix = undefined;
       prefix.reject(new MuxadoStreamError(MUXADO_ERRORS.streamClosed, `stream ${this.id} ended after ${buffered} of the first ${prefix.length} bytes`));
@@ -143,15 +187,23 @@ export class MuxadoStream extends Duplex {
     this.destroy(new MuxadoStreamError(error, `stream ${this.id} was reset by the peer (${muxadoErrorName(error)})`));
   }
 
-  /** The session ended: the stream ends with it. */
-  sessionEnded(reason: string): void {
+  /** The session ended: the stream ends with it, with the one error the session gives all its streams. */
+  sessionEnded(error: MuxadoStreamError): void {
     this.#reset = true;
-    this.destroy(new MuxadoStreamError(MUXADO_ERRORS.sessionClosed, `stream ${this.id} closed with its session: ${reason}`));
+    this.destroy(error);
   }
 
   override _read(): void {
     this.#readerWants = true;
     this.#deliver();
+    // Readable.read() calls _read before it takes the chunk it returns: count after it did.
+    if (!this.#recountQueued) {
+      this.#recountQueued = true;
+      queueMicrotask(() => {
+        this.#recountQueued = false;
+        this.#recount();
+      });
+    }
   }
 
   #deliver(): void {
@@ -159,6 +211,7 @@ export class MuxadoStream extends Duplex {
     let credit = 0;
     while (this.#readerWants && this.#incoming.length > 0) {
       const chunk = this.#incoming.shift()!;
+      this.#incomingBytes -= chunk.length;
       credit += chunk.length;
       this.#readerWants = this.push(chunk);
     }
@@ -177,22 +230,29 @@ export class MuxadoStream extends Duplex {
     const send = () => {
       this.#waitingWrite = undefined;
       while (offset < chunk.length) {
-        if (this.destroyed || this.#reset) return callback(new MuxadoStreamError(MUXADO_ERRORS.streamClosed, `stream ${this.id} is closed`));
+        if (this.destroyed || this.#reset) {
+          this.#writtenOfChunk = 0;
+          return callback(new MuxadoStreamError(MUXADO_ERRORS.streamClosed, `stream ${this.id} is closed`));
+        }
         if (this.#sendWindow === 0) {
           this.#waitingWrite = send;
-          return;
+          return this.#recount();
         }
         if (this.transport.congested) {
           this.transport.whenDrained(send);
-          return;
+          return this.#recount();
         }
         const size = Math.min(this.#sendWindow, chunk.length - offset, MAX_DATA_FRAME_BYTES);
         this.transport.sendData(this.id, this.#takeSyn(), chunk.subarray(offset, offset + size));
         this.#sendWindow -= size;
         offset += size;
+        this.#writtenOfChunk = offset;
       }
+      this.#writtenOfChunk = 0;
       callback();
+      this.#recount();
     };
+    this.#recount();
     send();
   }
 
@@ -206,6 +266,9 @@ export class MuxadoStream extends Duplex {
 
   override _destroy(error: Error | null, callback: (error?: Error | null) => void): void {
     this.#waitingWrite = undefined;
+    this.#incoming.length = 0;
+    this.#incomingBytes = 0;
+    this.#recount();
     if (this.#prefix) this.#takePrefix();
     if (!this.#reset && !(this.#localFin && this.#remoteFin)) {
       this.#reset = true;

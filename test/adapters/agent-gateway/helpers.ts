@@ -19,7 +19,7 @@ import { encodeFrame, FRAME_LENGTH_MAX, FrameDecoder, type Frame } from '../../.
 import type { MuxadoStream } from '../../../adapters/agent-gateway/muxado/stream.ts';
 import { HEARTBEAT_STREAM_TYPE, openTypedStream, readStreamType } from '../../../adapters/agent-gateway/muxado/typed.ts';
 import { STREAM_TYPES, STREAM_WINDOW_BYTES, type AgentAuth, type BindRequest } from '../../../adapters/agent-gateway/protocol.ts';
-import { readMessage } from '../../../adapters/agent-gateway/rpc.ts';
+import { AGENT_MESSAGE_BOUNDS, readMessage } from '../../../adapters/agent-gateway/rpc.ts';
 import type { Timers } from '../../../adapters/agent-gateway/timers.ts';
 import { LIMITS } from '../../../lib/limits.ts';
 import { VendorAgents } from '../../fixtures/vendor-agents.ts';
@@ -308,7 +308,8 @@ export async function connectRawAgent(t: TestContext, fixture: GatewayFixture): 
     window: STREAM_WINDOW_BYTES,
     maxStreams: LIMITS.agent_streams.value,
     maxFrameBytes: LIMITS.agent_frame_bytes.value,
-    maxBufferedWriteBytes: LIMITS.agent_unread_bytes.value,
+    // What a hand-written agent holds is the test's business, not a bound under test.
+    maxHeldBytes: Number.MAX_SAFE_INTEGER,
   });
   const closed = new Promise<MuxadoCloseReason>((resolve) => mux.once('close', resolve));
   const incoming = new Recorder<{ readonly type: number; readonly stream: MuxadoStream }>();
@@ -322,7 +323,7 @@ export async function connectRawAgent(t: TestContext, fixture: GatewayFixture): 
     const stream = openTypedStream(mux, type);
     stream.on('error', () => {});
     stream.write(typeof message === 'string' ? message : JSON.stringify(message));
-    return readMessage(stream, 1024 * 1024);
+    return readMessage(stream, AGENT_MESSAGE_BOUNDS);
   };
   return {
     socket,

@@ -4,11 +4,11 @@ import { connect } from 'node:net';
 import { describe, test } from 'node:test';
 import { AgentRelayError } from '../../../adapters/agent-gateway/index.ts';
 import { LIMITS } from '../../../lib/limits.ts';
-import { encodeHeader, MUXADO_ERRORS } from '../../../adapters/agent-gateway/muxado/frames.ts';
+import { encodeHeader, FLAG_SYN, MUXADO_ERRORS, type Frame } from '../../../adapters/agent-gateway/muxado/frames.ts';
 import type { MuxadoStream } from '../../../adapters/agent-gateway/muxado/stream.ts';
 import { HEARTBEAT_STREAM_TYPE, openTypedStream } from '../../../adapters/agent-gateway/muxado/typed.ts';
-import { decodeProxyHeader, STREAM_TYPES } from '../../../adapters/agent-gateway/protocol.ts';
-import { readMessage, writeMessage } from '../../../adapters/agent-gateway/rpc.ts';
+import { decodeProxyHeader, STREAM_TYPES, STREAM_WINDOW_BYTES } from '../../../adapters/agent-gateway/protocol.ts';
+import { AGENT_MESSAGE_BOUNDS, readMessage, writeMessage } from '../../../adapters/agent-gateway/rpc.ts';
 import { connectAgent, connectRawAgent, connectTls, framePeer, manualTimers, startGateway, type GatewayFixture } from './helpers.ts';
 
 /**
@@ -145,14 +145,24 @@ describe('Auth from a hand-written agent', () => {
     assert.deepEqual(auth.commands.update, { state: 'not-stated' });
   });
 
-  test('an Auth over the message limit ends the session', async (t) => {
+  test('an Auth past what a connection may hold before Auth ends the session, with a GOAWAY naming the bound', async (t) => {
     const fixture = await startGateway(t);
     const stillServed = await bystander(fixture);
     const agent = await connectRawAgent(t, fixture);
     void agent.call(STREAM_TYPES.auth, `{"Version":["3"],"Padding":"${'x'.repeat(LIMITS.agent_message_bytes.value)}"}`).catch(() => {});
     const reason = await agent.closed;
-    assert.deepEqual(reason, { kind: 'remote-goaway', error: MUXADO_ERRORS.protocol, message: `a message of more than ${LIMITS.agent_message_bytes.value} bytes (limit agent_message_bytes)` });
+    assert.equal(reason.error, MUXADO_ERRORS.enhanceYourCalm);
+    assert.match(reason.message, new RegExp(`^the session held \\d+ bytes for the peer, more than ${LIMITS.agent_held_bytes_before_auth.value} \\(limit agent_held_bytes_before_auth\\)$`));
     await stillServed();
+  });
+
+  test('an Auth nested past the depth limit is refused before it is parsed, and the session ends', async (t) => {
+    const fixture = await startGateway(t);
+    const agent = await connectRawAgent(t, fixture);
+    const deep = `{"Version":["3"],"Extra":{"AuthToken":"t","Deep":${'['.repeat(100)}${']'.repeat(100)}}}`;
+    assert.equal((await agent.call(STREAM_TYPES.auth, deep)).Error, `a message nested deeper than 64 levels (limit agent_message_depth)${codeLine(215)}`);
+    await agent.closed;
+    assert.deepEqual(fixture.events.events, [], 'the handler never saw it');
   });
 
   test('a second Auth ends the session', async (t) => {
@@ -198,6 +208,40 @@ describe('RPCs from a hand-written agent', () => {
     assert.equal((await agent.call(STREAM_TYPES.bind, { Proto: 'http', Opts: { IPRestriction: { allow_cidrs: 'all' } } })).Error, `Bind.Opts.IPRestriction.allow_cidrs: expected a list of strings${codeLine(215)}`);
     assert.equal((await agent.call(STREAM_TYPES.bindLabeled, { Labels: { edge: 7 } })).Error, `StartTunnelWithLabel.Labels: expected an object of strings${codeLine(215)}`);
     assert.equal((await agent.call(STREAM_TYPES.bind, { Proto: 'tcp', Opts: {} })).URL, 'tcp://tcp.burrow.test:20001');
+  });
+
+  test('a Bind over the message limit ends the session, naming the limit', async (t) => {
+    const fixture = await startGateway(t);
+    const agent = await connectRawAgent(t, fixture);
+    await agent.auth();
+    void agent.call(STREAM_TYPES.bind, `{"Proto":"http","Padding":"${'x'.repeat(LIMITS.agent_message_bytes.value)}"}`).catch(() => {});
+    const reason = await agent.closed;
+    assert.deepEqual(reason, { kind: 'remote-goaway', error: MUXADO_ERRORS.protocol, message: `a message of more than ${LIMITS.agent_message_bytes.value} bytes (limit agent_message_bytes)` });
+  });
+
+  test('a Bind whose Opts nest 5,000 deep is answered with the depth limit; nothing is bound and the session goes on', async (t) => {
+    const fixture = await startGateway(t);
+    const agent = await connectRawAgent(t, fixture);
+    await agent.auth();
+    const deep = `{"Proto":"http","Opts":{"Custom":${'{"a":'.repeat(5000)}1${'}'.repeat(5000)}}}`;
+    assert.equal((await agent.call(STREAM_TYPES.bind, deep)).Error, `a message nested deeper than 64 levels (limit agent_message_depth)${codeLine(215)}`);
+    assert.equal(fixture.events.events.filter((event) => event.kind === 'bind').length, 0);
+    assert.deepEqual(await agent.call(STREAM_TYPES.serverInfo, {}), { Region: 'eu' });
+  });
+
+  test('a Bind whose reply cannot be encoded is undone (the handler unbinds) and answered with an internal error', async (t) => {
+    const fixture = await startGateway(t);
+    // A handler fault: a tunnel id JSON cannot write.
+    fixture.handler.bind = async () => ({ tunnelId: 7n as unknown as string, url: 'https://broken.burrow.test' });
+    const agent = await connectRawAgent(t, fixture);
+    await agent.auth();
+    const reply = await agent.call(STREAM_TYPES.bind, { Id: 'mine', Proto: 'https', Opts: {} });
+    assert.equal(reply.Error, `internal server error${codeLine(9004)}`);
+    const unbound = await fixture.events.next((event) => event.kind === 'unbind');
+    assert.equal(unbound.kind === 'unbind' && unbound.tunnelId, 7n as unknown as string);
+    assert.deepEqual(fixture.gateway.sessions()[0]!.tunnels(), []);
+    assert.match(String(fixture.errors[0]), /BigInt/);
+    assert.deepEqual(await agent.call(STREAM_TYPES.serverInfo, {}), { Region: 'eu' });
   });
 
   test('Unbind of an id the session does not have is refused; SrvInfo answers the region', async (t) => {
@@ -262,7 +306,7 @@ describe('commands to a hand-written agent', () => {
     const live = fixture.gateway.sessions()[0]!;
     const answer = async (type: number, reply: unknown) => {
       const { stream } = await agent.incoming.next((incoming) => incoming.type === type);
-      const request = await readMessage(stream, 1024);
+      const request = await readMessage(stream, AGENT_MESSAGE_BOUNDS);
       writeMessage(stream, reply);
       return request;
     };
@@ -303,5 +347,58 @@ describe('commands to a hand-written agent', () => {
     live.close();
     await agent.closed;
     await assert.rejects(live.command('restart'), /session ts_1 has ended \(the session was closed by the server\)/);
+  });
+});
+
+describe('what one connection may make the gateway hold', () => {
+  /** DATA frames of `size` bytes carrying `total` bytes on `stream`, the first with SYN. */
+  const dataFrames = (stream: number, total: number, size: number, first: Buffer = Buffer.alloc(0)) =>
+    Array.from({ length: Math.ceil(total / size) }, (_, i): Frame => ({ type: 'data', streamId: stream, flags: i === 0 ? FLAG_SYN : 0, data: i === 0 ? Buffer.concat([first, Buffer.alloc(size - first.length)]) : Buffer.alloc(size) }));
+  const heartbeatType = Buffer.from([0xff, 0xff, 0xff, 0xff]);
+
+  test('before Auth, a stream past the SDK\'s few is refused with RST', { timeout: 20_000 }, async (t) => {
+    const fixture = await startGateway(t);
+    const peer = framePeer(await connectTls(t, fixture));
+    const ids = Array.from({ length: LIMITS.agent_streams_before_auth.value + 1 }, (_, i) => 2 * i + 1);
+    peer.send(...ids.map((id): Frame => ({ type: 'data', streamId: id, flags: FLAG_SYN, data: heartbeatType })));
+    const refused = await peer.frames.next((frame) => frame.type === 'rst');
+    assert.deepEqual(refused, { type: 'rst', streamId: ids.at(-1), flags: 0, error: MUXADO_ERRORS.streamsExhausted });
+  });
+
+  test('before Auth, a heartbeat stream whose echo is never granted window ends the session at the small bound, with a GOAWAY naming it', { timeout: 20_000 }, async (t) => {
+    const fixture = await startGateway(t);
+    const stillServed = await bystander(fixture);
+    const peer = framePeer(await connectTls(t, fixture));
+    // The echo takes the peer's 256 KiB window, then waits for a WNDINC that never comes.
+    peer.send(...dataFrames(1, 320 * 1024, 64 * 1024, heartbeatType));
+    const goaway = await peer.goaway();
+    assert.equal(goaway.error, MUXADO_ERRORS.enhanceYourCalm);
+    assert.match(goaway.message.toString(), new RegExp(`more than ${LIMITS.agent_held_bytes_before_auth.value} \\(limit agent_held_bytes_before_auth\\)$`));
+    await peer.closed;
+    await stillServed();
+  });
+
+  test('after Auth, streams that are never read count against the connection\'s bound, and past it the session ends', { timeout: 60_000 }, async (t) => {
+    const fixture = await startGateway(t);
+    const stillServed = await bystander(fixture);
+    const agent = await connectRawAgent(t, fixture);
+    await agent.auth();
+    // Each stream: echoes the gateway cannot send (the agent reads none), then a window of DATA the
+    // echo does not take: some 300 KiB held per stream, so a few more streams than windows in the bound.
+    const payload = Buffer.alloc(4 * STREAM_WINDOW_BYTES);
+    const streams = Array.from({ length: LIMITS.agent_held_bytes.value / STREAM_WINDOW_BYTES + 8 }, () => {
+      const stream = openTypedStream(agent.mux, HEARTBEAT_STREAM_TYPE);
+      stream.on('error', () => {});
+      stream.pause();
+      stream.write(payload);
+      return stream;
+    });
+    const reason = await agent.closed;
+    assert.equal(reason.error, MUXADO_ERRORS.enhanceYourCalm);
+    assert.match(reason.message, new RegExp(`more than ${LIMITS.agent_held_bytes.value} \\(limit agent_held_bytes\\)$`));
+    assert.ok(streams.length > 0);
+    const ended = await fixture.events.next((event) => event.kind === 'ended' && event.session.context.token === 'raw-token');
+    assert.equal(ended.kind === 'ended' && ended.reason.kind, 'peer-not-reading');
+    await stillServed();
   });
 });

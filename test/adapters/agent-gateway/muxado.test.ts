@@ -10,7 +10,7 @@ import { MuxadoStreamError, type MuxadoStream } from '../../../adapters/agent-ga
 import { framePeer, Recorder, socketPair } from './helpers.ts';
 
 const WINDOW = 256 * 1024;
-const OPTIONS = { window: WINDOW, maxStreams: 16, maxFrameBytes: WINDOW, maxBufferedWriteBytes: 8 * 1024 * 1024 };
+const OPTIONS = { window: WINDOW, maxStreams: 16, maxFrameBytes: WINDOW, maxHeldBytes: 8 * 1024 * 1024 };
 
 /**
  * A session whose streams have an 'error' listener: a stream that ends with its session errors,
@@ -39,6 +39,14 @@ function readAll(stream: MuxadoStream): Promise<Buffer> {
     stream.once('end', () => resolve(Buffer.concat(chunks)));
     stream.once('error', reject);
   });
+}
+
+/** Waits for `check` to hold, a tick at a time (it follows bytes through loopback sockets). */
+async function until(check: () => boolean, what = ''): Promise<void> {
+  for (let i = 0; !check(); i++) {
+    if (i > 20000) throw new Error(`never: ${what}`);
+    await new Promise((resolve) => setImmediate(resolve));
+  }
 }
 
 async function pair(t: TestContext, server: Partial<MuxadoSessionOptions> = {}) {
@@ -234,6 +242,37 @@ describe('session end', () => {
     assert.throws(() => server.openStream(), /the session is closed: slow down/);
   });
 
+  test('the streams of an ended session all fail with one error, not one (and one stack) each', async (t) => {
+    const { client, server } = await pair(t);
+    const streams: MuxadoStream[] = [];
+    for (let i = 0; i < 8; i++) {
+      const accepted = nextStream(server);
+      open(client).write('x');
+      streams.push(await accepted);
+    }
+    const failures = streams.map((stream) => once(stream, 'error'));
+    server.close();
+    const errors = (await Promise.all(failures)).map(([error]) => error as MuxadoStreamError);
+    assert.equal(new Set(errors).size, 1);
+    assert.equal(errors[0]!.error, MUXADO_ERRORS.sessionClosed);
+    assert.equal(server.held, 0, 'nothing is held for the peer once the session ended');
+  });
+
+  test('the bytes a session holds: unread DATA, then writes waiting for window, counted and given back', async (t) => {
+    const { client, server } = await pair(t);
+    const accepted = nextStream(server);
+    const stream = open(client);
+    stream.write(Buffer.alloc(100_000));
+    const atServer = await accepted;
+    atServer.pause();
+    await until(() => server.held >= 100_000, `server ${server.held}`);
+    // Past the client's 256 KiB window, its write waits in the stream: counted at the client.
+    stream.write(Buffer.alloc(WINDOW));
+    await until(() => client.held >= 100_000, `client ${client.held}`);
+    atServer.resume();
+    await until(() => server.held === 0 && client.held === 0, `both ${server.held} ${client.held}`);
+  });
+
   for (const [name, bytes, error, message] of [
     ['an unknown frame type', Buffer.from([0, 0, 0, 0x50, 0, 0, 0, 1]), MUXADO_ERRORS.protocol, 'unknown frame type 5'],
     ['a frame over the size limit', encodeHeader('data', FLAG_SYN, 1, WINDOW + 1), MUXADO_ERRORS.frameSize, `data frame of ${WINDOW + 1} bytes is over the limit of ${WINDOW}`],
@@ -258,12 +297,13 @@ describe('session end', () => {
   test('a peer that sends but never reads is cut off once too much waits for it', async () => {
     // A connection whose far end never takes what is written to it (no kernel buffers to fill first).
     const connection = new Duplex({ read() {}, write() {} });
-    const server = session(connection, 'server', { maxBufferedWriteBytes: 16 * 1024 });
+    const server = session(connection, 'server', { maxHeldBytes: 16 * 1024, heldNote: '(limit test_held)' });
     const closed = once(server, 'close');
     // Data on streams that do not exist: the server answers each 8-byte frame with a 12-byte RST.
     connection.push(Buffer.concat(Array.from({ length: 2048 }, (_, i) => encodeFrame(data(2 * i + 1, '')))));
     const [reason] = (await closed) as [MuxadoCloseReason];
-    assert.deepEqual(reason, { kind: 'peer-not-reading', message: 'the peer left more than 16384 bytes unread' });
-    assert.ok(connection.destroyed);
+    // 1366 RSTs of 12 bytes: the first past the bound.
+    assert.deepEqual(reason, { kind: 'peer-not-reading', error: MUXADO_ERRORS.enhanceYourCalm, message: 'the session held 16392 bytes for the peer, more than 16384 (limit test_held)' });
+    assert.ok(connection.destroyed, 'a socket over the bound by itself cannot take a GOAWAY: it is cut');
   });
 });

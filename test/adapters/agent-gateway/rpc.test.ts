@@ -7,7 +7,7 @@ import { MessageTooLargeError, readMessage } from '../../../adapters/agent-gatew
 /** Feeds `bytes` to readMessage one byte at a time, as a slow agent would. */
 function readByteByByte(bytes: Buffer, maxBytes = 1024, end = false): Promise<unknown> {
   const stream = new PassThrough();
-  const read = readMessage(stream, maxBytes);
+  const read = readMessage(stream, { maxBytes, maxDepth: 64 });
   for (const byte of bytes) stream.write(Buffer.from([byte]));
   if (end) stream.end();
   return read;
@@ -28,7 +28,7 @@ describe('readMessage', () => {
 
   test('stops reading after the object', async () => {
     const stream = new PassThrough();
-    const read = readMessage(stream, 1024);
+    const read = readMessage(stream, { maxBytes: 1024, maxDepth: 64 });
     stream.write('{"a":1} {"b":');
     assert.deepEqual(await read, { a: 1 });
     assert.equal(stream.isPaused(), true);
