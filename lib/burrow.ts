@@ -20,9 +20,8 @@ import { ConnectionDroppedError, Faults } from './simulation/faults.ts';
 import { Pipeline, type OperationResult } from './engine/pipeline.ts';
 import { rateLimitGuard, type RateLimit } from './engine/rate-limit.ts';
 import { Registry } from './engine/registry.ts';
-import { REQUEST_JOURNAL_CONTROL_OPERATIONS } from './control/request-journal-control.ts';
+import { JOURNAL_CONTROL_OPERATIONS } from './control/journals.ts';
 import { DEFAULT_JOURNAL_SIZE, RequestJournal } from './journal/request-journal.ts';
-import { TRAFFIC_JOURNAL_CONTROL_OPERATIONS } from './control/traffic-journal-control.ts';
 import { DEFAULT_TRAFFIC_JOURNAL_SIZE, TrafficJournal } from './journal/traffic-journal.ts';
 import type { BaseResponse, ResourceDefinition } from './engine/resource.ts';
 import { DEFAULT_SIMULATION, type SimulationSettings } from './simulation/settings.ts';
@@ -60,7 +59,7 @@ export interface CoreOptions {
 }
 
 /** The control operations of the core: health, accounts, reset, clock, snapshots, the journal, inspection. */
-const CORE_CONTROL: readonly ControlOperation[] = [...CORE_CONTROL_OPERATIONS, ...REQUEST_JOURNAL_CONTROL_OPERATIONS, ...TRAFFIC_JOURNAL_CONTROL_OPERATIONS, ...INSPECTION_CONTROL_OPERATIONS];
+const CORE_CONTROL: readonly ControlOperation[] = [...CORE_CONTROL_OPERATIONS, ...JOURNAL_CONTROL_OPERATIONS, ...INSPECTION_CONTROL_OPERATIONS];
 
 /**
  * One Burrow instance over the families it is given: many isolated accounts over one store. `K`

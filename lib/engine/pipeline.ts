@@ -3,7 +3,8 @@ import type { ControlOperation, Instance, Operation, OperationInput, Principal, 
 import { ApiError, ERRORS, errorBody, fail, type ErrorBody } from '../conventions/errors.ts';
 import type { QueryParams } from '../conventions/paging.ts';
 import { StoreUnavailableError, StoreWriteError } from '../store.ts';
-import { DROPPED, type RequestJournal } from '../journal/request-journal.ts';
+import { DROPPED } from '../journal/journal.ts';
+import type { RequestJournal } from '../journal/request-journal.ts';
 import { ConnectionDroppedError, type Faults, type Strike } from '../simulation/faults.ts';
 import type { Prefetched } from './prefetch.ts';
 

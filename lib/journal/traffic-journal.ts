@@ -1,8 +1,8 @@
 import { fail } from '../conventions/errors.ts';
 import type { QueryParams } from '../conventions/paging.ts';
 import type { PolicyLogEntry } from '../traffic/decisions.ts';
-import { accountOf, journalLimit, redactQuery, single, statusMatcher } from './request-journal.ts';
-import { AccountRings, type RingSlot } from './ring.ts';
+import { DROPPED, Journal, parseJournalQuery, redactQuery, statusMatcher, type JournalFilterBase } from './journal.ts';
+import type { RingSlot } from './ring.ts';
 import { httpRequestComplete, tcpConnectionClosed, TRAFFIC_EVENT_TYPES } from '../traffic/events.ts';
 import type { AnsweredBy, TcpTraffic, Traffic, TrafficEndpoint } from '../traffic/exchanges.ts';
 
@@ -10,8 +10,8 @@ import type { AnsweredBy, TcpTraffic, Traffic, TrafficEndpoint } from '../traffi
  * The traffic journal: what the ingress carried, seen rather than guessed. Each completed HTTP
  * exchange (and each closed TCP connection) is kept with the endpoint that took it, every rule its
  * policy evaluated with the actions that ran and the error that stopped one, and how it was
- * answered; the last N of each account (default 1,000, `trafficJournalSize`), in per-account
- * rings like the request journal's (lib/journal/ring.ts). The same report becomes the vendor's traffic
+ * answered; the last N of each account (default 1,000, `trafficJournalSize`), in the per-account
+ * rings every journal keeps (journal.ts). The same report becomes the vendor's traffic
  * event (`http_request_complete.v0`, `tcp_connection_closed.v0`) for the account's event
  * subscriptions that ask for it (lib/traffic/events.ts); nobody subscribed costs one index lookup.
  *
@@ -63,18 +63,12 @@ export interface TrafficEntry {
   readonly logs: readonly PolicyLogEntry[];
 }
 
-/** A filter over traffic entries. */
-export interface TrafficFilter {
-  /** Only this account's traffic (`null`: traffic no endpoint took). */
-  readonly account?: string | null;
-  /** `404`, a class such as `4xx`, or `failed` (HTTP only). */
-  readonly status?: string;
+/** A filter over traffic entries (`status` matches HTTP exchanges only). */
+export interface TrafficFilter extends JournalFilterBase {
   /** Only traffic an endpoint with this id took (first or by forward-internal). */
   readonly endpoint?: string;
   /** Only traffic whose policy had a rule fail. */
   readonly errors?: boolean;
-  /** At most this many entries, newest first (default 100). */
-  readonly limit?: number;
 }
 
 /** How the journal hands a traffic event to the account's subscriptions. */
@@ -90,27 +84,22 @@ export const DEFAULT_TRAFFIC_JOURNAL_SIZE = 1000;
 /** The `ngrok-error-code` header names the error of a page. */
 const ERROR_CODE_HEADER = 'ngrok-error-code';
 
-export class TrafficJournal {
-  readonly #entries: AccountRings<Traffic>;
+export class TrafficJournal extends Journal<Traffic, TrafficFilter, TrafficEntry> {
   readonly #publisher: TrafficPublisher;
   readonly #watchers = new Set<(traffic: Traffic) => void>();
 
   constructor(size: number, now: () => number, publisher: TrafficPublisher) {
-    this.#entries = new AccountRings(size, now, 'trafficJournalSize');
+    super(size, now, 'trafficJournalSize');
     this.#publisher = publisher;
-  }
-
-  /** Entries kept per account; 0 turns the journal off (events are still sent). */
-  get size(): number {
-    return this.#entries.size;
   }
 
   /**
    * Keeps one completed exchange (the ingress calls it once per HTTP exchange or TCP connection),
    * then hands its traffic event to the subscriptions that ask for it; resolves once they have it.
+   * A size of 0 keeps nothing; events are still sent.
    */
   async record(traffic: Traffic): Promise<void> {
-    this.#entries.push(traffic.account, traffic);
+    this.keep(traffic.account, traffic);
     for (const watcher of this.#watchers) watcher(traffic);
     const account = traffic.account;
     if (!account) return;
@@ -125,60 +114,50 @@ export class TrafficJournal {
     return () => void this.#watchers.delete(watcher);
   }
 
-  /** Matching entries, newest first; every account's merged when `filter.account` is absent. */
-  list(filter: TrafficFilter = {}): TrafficEntry[] {
+  protected matcher(filter: Partial<TrafficFilter>): (traffic: Traffic) => boolean {
     const status = filter.status === undefined ? undefined : statusMatcher(filter.status);
-    const matches = (traffic: Traffic) =>
-      (status === undefined || (traffic.protocol === 'http' && status(traffic.response?.status ?? NO_ANSWER))) &&
+    return (traffic) =>
+      (status === undefined || (traffic.protocol === 'http' && status(traffic.response?.status ?? DROPPED))) &&
       (filter.endpoint === undefined || traffic.endpoints.some((endpoint) => endpoint.id === filter.endpoint)) &&
       (!filter.errors || traffic.rules.some((rule) => rule.error !== undefined));
-    return this.#entries.find(filter.account, matches, filter.limit ?? 100).map(toEntry);
   }
 
-  /** Forgets the traffic of one account (`null`: traffic no endpoint took), or all; answers how many. */
-  clear(account?: string | null): number {
-    return this.#entries.clear(account);
+  protected entry(slot: RingSlot<Traffic>): TrafficEntry {
+    const t = slot.record;
+    const [endpoint, ...forwarded] = t.endpoints;
+    const http = t.protocol === 'http' ? t : undefined;
+    const rules = t.rules.map(
+      (rule): TrafficRuleEntry => ({
+        phase: rule.phase,
+        source: rule.source,
+        index: rule.index,
+        name: rule.name ?? null,
+        matched: rule.matched,
+        actions: rule.actions.map((action) => ({ type: action.type, ended: action.ended, note: action.note ?? null })),
+        error: rule.error ?? null,
+      }),
+    );
+    return {
+      seq: slot.seq,
+      time: new Date(slot.timeMs).toISOString(),
+      account_id: t.account ?? null,
+      protocol: t.protocol,
+      endpoint: endpoint ?? null,
+      forwarded_to: forwarded,
+      client_ip: t.conn?.clientIp ?? null,
+      method: http ? http.request.method : null,
+      url: http ? redactedUrl(http.request.url) : null,
+      status: http ? (http.response?.status ?? DROPPED) : null,
+      error_code: http?.response?.headers.find(([name]) => name.toLowerCase() === ERROR_CODE_HEADER)?.[1] ?? null,
+      answered_by: t.answeredBy,
+      duration_ms: t.durationMs,
+      bytes_in: http ? http.request.bodyBytes : (t as TcpTraffic).bytesIn,
+      bytes_out: http ? (http.response?.bodyBytes ?? 0) : (t as TcpTraffic).bytesOut,
+      rules,
+      errors: rules.flatMap((rule) => (rule.error === null ? [] : [rule.error])),
+      logs: t.logs,
+    };
   }
-}
-
-/** The status kept for an exchange whose connection ended without an answer. */
-const NO_ANSWER = 0;
-
-function toEntry(slot: RingSlot<Traffic>): TrafficEntry {
-  const t = slot.record;
-  const [endpoint, ...forwarded] = t.endpoints;
-  const http = t.protocol === 'http' ? t : undefined;
-  const rules = t.rules.map(
-    (rule): TrafficRuleEntry => ({
-      phase: rule.phase,
-      source: rule.source,
-      index: rule.index,
-      name: rule.name ?? null,
-      matched: rule.matched,
-      actions: rule.actions.map((action) => ({ type: action.type, ended: action.ended, note: action.note ?? null })),
-      error: rule.error ?? null,
-    }),
-  );
-  return {
-    seq: slot.seq,
-    time: new Date(slot.timeMs).toISOString(),
-    account_id: t.account ?? null,
-    protocol: t.protocol,
-    endpoint: endpoint ?? null,
-    forwarded_to: forwarded,
-    client_ip: t.conn?.clientIp ?? null,
-    method: http ? http.request.method : null,
-    url: http ? redactedUrl(http.request.url) : null,
-    status: http ? (http.response?.status ?? NO_ANSWER) : null,
-    error_code: http?.response?.headers.find(([name]) => name.toLowerCase() === ERROR_CODE_HEADER)?.[1] ?? null,
-    answered_by: t.answeredBy,
-    duration_ms: t.durationMs,
-    bytes_in: http ? http.request.bodyBytes : (t as TcpTraffic).bytesIn,
-    bytes_out: http ? (http.response?.bodyBytes ?? 0) : (t as TcpTraffic).bytesOut,
-    rules,
-    errors: rules.flatMap((rule) => (rule.error === null ? [] : [rule.error])),
-    logs: t.logs,
-  };
 }
 
 function redactedUrl(url: string): string {
@@ -189,20 +168,13 @@ function redactedUrl(url: string): string {
   return `${url.slice(0, query)}${redactQuery(search, 'REDACTED')}${hash < 0 ? '' : url.slice(hash)}`;
 }
 
-const TRAFFIC_QUERY = ['account_id', 'status', 'endpoint_id', 'errors', 'limit'];
-
 /** The filter of `GET /_burrow/traffic`; unknown, repeated or bad parameters are 400s. */
 export function parseTrafficQuery(query: QueryParams): TrafficFilter {
-  const q = single(query, TRAFFIC_QUERY);
-  const limit = journalLimit(q.limit);
-  if (q.status !== undefined) statusMatcher(q.status);
-  if (q.errors !== undefined && q.errors !== 'true' && q.errors !== 'false') fail('INVALID_QUERY', `errors: must be true or false (got ${JSON.stringify(q.errors)})`);
-  const account = accountOf(q.account_id);
+  const { filter, own } = parseJournalQuery(query, ['endpoint_id', 'errors']);
+  if (own.errors !== undefined && own.errors !== 'true' && own.errors !== 'false') fail('INVALID_QUERY', `errors: must be true or false (got ${JSON.stringify(own.errors)})`);
   return {
-    limit,
-    ...(account !== undefined ? { account } : {}),
-    ...(q.status !== undefined ? { status: q.status } : {}),
-    ...(q.endpoint_id !== undefined ? { endpoint: q.endpoint_id } : {}),
-    ...(q.errors === 'true' ? { errors: true } : {}),
+    ...filter,
+    ...(own.endpoint_id !== undefined ? { endpoint: own.endpoint_id } : {}),
+    ...(own.errors === 'true' ? { errors: true } : {}),
   };
 }
