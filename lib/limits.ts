@@ -138,7 +138,7 @@ export const LIMITS = {
   ingress_header_bytes: { value: 16 * KIB, unit: 'bytes', bounds: 'the head (request line and header fields) of one request to the ingress (longer: 431)', errors: [] },
   ingress_head_ms: { value: 10_000, unit: 'ms', bounds: 'the time a client of the ingress has to send a whole request head (slower: 408)', errors: [] },
   ingress_handshake_ms: { value: 10_000, unit: 'ms', bounds: 'from a connection to the TLS ingress to its completed handshake (the ClientHello, the name\'s on_tcp_connect, the TLS handshake), however the bytes trickle in (slower: closed)', errors: [] },
-  ingress_connections: { value: 10_000, unit: 'connections', bounds: 'connections open at once on one ingress listener (HTTP or TLS; past it new ones are closed at once): 22 KiB each while a head is pending, 29 KiB while a ClientHello is, measured', errors: [] },
+  ingress_connections: { value: 10_000, unit: 'connections', bounds: 'connections open at once on one ingress listener (HTTP, TLS, or one TCP port; past it new ones are closed at once): 22 KiB each while a head is pending, 29 KiB while a ClientHello is, measured', errors: [] },
   ingress_idle_ms: { value: 60_000, unit: 'ms', bounds: 'an ingress connection with no bytes either way, between or during requests (the connection is closed)', errors: [] },
   ingress_forward_hops: { value: 10, unit: 'hops', bounds: 'forward-internal from endpoint to endpoint for one request (more: 508)', errors: [] },
   ingress_document_bytes: { value: 1024 * KIB, unit: 'bytes', bounds: 'a JSON document a traffic policy fetches from this machine (an OIDC discovery document, a JWKS; longer: the action answers 5xx)', errors: [] },

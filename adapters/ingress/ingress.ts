@@ -95,7 +95,7 @@ export async function createIngress<C>(burrow: BurrowCore<any>, options: Ingress
     await closed;
   };
   const open = async (name: string, server: NetServer, address: ListenAddress) => {
-    // What one connection can hold is bounded (its head, its ClientHello, its deadlines); this bounds their number.
+    // What one connection can hold is bounded (its head, its ClientHello, its deadlines); this bounds their number (TCP ports: tcp-ingress.ts).
     server.maxConnections = LIMITS.ingress_connections.value;
     const bound = await listen(server, address);
     servers.push({ name, server });

@@ -1,5 +1,6 @@
 import { createServer, type Server, type Socket } from 'node:net';
 import type { BurrowCore } from '../../lib/burrow.ts';
+import { LIMITS } from '../../lib/limits.ts';
 import { tcpEdgeHostports, type TcpPortLease, type TcpPortListener } from '../../lib/index.ts';
 import { hostPort } from '../addresses.ts';
 import type { Carrier } from './carry.ts';
@@ -62,6 +63,7 @@ export function createTcpIngress(burrow: BurrowCore<any>, options: TcpIngressOpt
       onError(error);
       socket.destroy();
     }));
+    server.maxConnections = LIMITS.ingress_connections.value;
     servers.add(server);
     return server;
   }
