@@ -32,7 +32,7 @@ import {
 } from './protocol.ts';
 import { AGENT_MESSAGE_BOUNDS, MessageTooLargeError, readMessage, writeMessage } from './rpc.ts';
 import { AgentGatewayError, type AgentSession, type AgentSessionHandler, type RemoteAddress, type SessionEndReason } from './session-handler.ts';
-import { REAL_TIMERS, type Timers } from './timers.ts';
+import { REAL_TIMERS, type Timers } from '../gateway-connection/timers.ts';
 
 /**
  * The agent gateway: a TLS listener that speaks the vendor's agent protocol (muxado framing,

@@ -1,5 +1,6 @@
 import type { Duplex } from 'node:stream';
 import type { AgentCommandReply } from '../../lib/index.ts';
+import type { RemoteAddress } from '../addresses.ts';
 import type { AgentAuth, BindRequest, CommandKind, EdgeType, ProtocolVersion, UpdateArguments } from './protocol.ts';
 
 /**
@@ -29,11 +30,7 @@ export class AgentRelayError extends Error {
   }
 }
 
-export interface RemoteAddress {
-  /** IPv4 addresses plain (`127.0.0.1`), not IPv4-mapped IPv6. */
-  readonly ip: string;
-  readonly port: number;
-}
+export type { RemoteAddress } from '../addresses.ts';
 
 /** A successful authentication: the session's id and what the agent is told. */
 export interface AuthResult<C> {

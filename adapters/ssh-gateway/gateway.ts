@@ -3,8 +3,8 @@ import { createServer, type Server, type Socket } from 'node:net';
 import { Duplex } from 'node:stream';
 import ssh2, { type AuthContext, type ClientInfo, type Connection, type KeyboardAuthContext, type ParsedKey, type PublicKeyAuthContext, type ServerChannel, type Session, type TcpipBindInfo } from 'ssh2';
 import { LIMITS, limitNote } from '../../lib/limits.ts';
-import { remoteAddress } from '../addresses.ts';
-import { REAL_TIMERS, type RemoteAddress, type Timers } from '../agent-gateway/index.ts';
+import { remoteAddress, type RemoteAddress } from '../addresses.ts';
+import { REAL_TIMERS, type Timers } from '../gateway-connection/timers.ts';
 import { parseTunnelCommand, SshCommandError, type RemoteForward } from './command.ts';
 import {
   SshGatewayError,

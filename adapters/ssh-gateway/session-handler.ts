@@ -1,5 +1,5 @@
 import type { Duplex } from 'node:stream';
-import type { RemoteAddress } from '../agent-gateway/index.ts';
+import type { RemoteAddress } from '../addresses.ts';
 import type { RemoteForward, SshBindRequest } from './command.ts';
 
 /**
