@@ -13,21 +13,19 @@ import type { AgentAuth, BindRequest, CommandKind, EdgeType, ProtocolVersion, Up
 
 /** A refusal the agent should see: `code` is printed with the gateway's prefix (`ERR_BURROW_105`). */
 export class AgentGatewayError extends Error {
+  override readonly name = 'AgentGatewayError';
+
   constructor(
     readonly code: number | undefined,
     message: string,
   ) {
     super(message);
-    this.name = 'AgentGatewayError';
   }
 }
 
 /** The relay of a command or proxy stream failed (session gone, stream reset, no reply in time). */
 export class AgentRelayError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'AgentRelayError';
-  }
+  override readonly name = 'AgentRelayError';
 }
 
 export type { RemoteAddress } from '../addresses.ts';
