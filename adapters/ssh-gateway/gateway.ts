@@ -7,6 +7,7 @@ import type { RemoteAddress } from '../addresses.ts';
 import { connectionSettings, GatewayConnection, type ConnectionOptions, type ConnectionSettings } from '../gateway-connection/gateway-connection.ts';
 import { createGatewayListener, type GatewayAddress, type GatewayListener } from '../gateway-connection/gateway-listener.ts';
 import { parseTunnelCommand, SshCommandError, type RemoteForward } from './command.ts';
+import { readThrough } from './read-through.ts';
 import {
   SshGatewayError,
   SshRelayError,
@@ -471,12 +472,7 @@ class PacedChannel extends Duplex {
     super({ allowHalfOpen: true });
     this.#channel = channel;
     this.#pace = pace;
-    channel.on('data', (chunk: Buffer) => {
-      if (!this.push(chunk)) channel.pause();
-    });
-    channel.once('end', () => this.push(null));
-    channel.once('error', (error: Error) => this.destroy(error));
-    channel.once('close', () => this.destroy());
+    readThrough(channel, this);
   }
 
   override _read(): void {
