@@ -8,9 +8,7 @@ import { answerUnparsedRequests, createNodeListener } from '../adapters/http/nod
 import { compileTrustProxy } from '../adapters/http/trust-proxy.ts';
 import { createHash, randomBytes } from 'node:crypto';
 import { isPostgresUrl, openStore } from '../adapters/stores/index.ts';
-import type { RunningAgentGateway } from '../adapters/agent-gateway/index.ts';
-import type { Ingress } from '../adapters/ingress/index.ts';
-import type { RunningSshGateway } from '../adapters/ssh-gateway/index.ts';
+import { startNetworkEdges, type NetworkEdges } from '../adapters/network-edges.ts';
 import { checkCertificateAuthority, checkChosenToken, createBurrow, DEFAULT_SIMULATION, listenersOf, ManualClock, parseRateLimit, type CertificateAuthority, type Store } from '../lib/index.ts';
 import { captureLauncher, type Launcher } from './launcher-watch.ts';
 import { removeReadyFile, writeReadyFile } from './ready-file.ts';
@@ -405,59 +403,25 @@ async function serve(settings: ReturnType<typeof parseCli>, store: Store, launch
     server.closeAllConnections();
     throw new Error(`cannot set up the default account: ${describeError(error)}`);
   }
-  // The network edges beside the API, each imported only when asked for (TLS, the agent protocol,
-  // ssh2 and the ingress cost start-up otherwise). One that cannot start closes those started
-  // before it and the API server.
-  const started: { close(): Promise<void> }[] = [];
-  const startEdge = async <T extends { close(): Promise<void> }>(what: string, start: () => Promise<T>): Promise<T> => {
-    try {
-      const edge = await start();
-      started.push(edge);
-      return edge;
-    } catch (error) {
-      await Promise.all(started.map((edge) => edge.close().catch(() => undefined)));
-      server.close();
-      server.closeAllConnections();
-      throw new Error(`cannot start ${what}: ${describeError(error)}`);
-    }
-  };
-  const agentAddr = settings.agentAddr;
-  const agentGateway: RunningAgentGateway | undefined = agentAddr
-    ? await startEdge(`the agent gateway on ${agentAddr.host}:${agentAddr.port}`, async () =>
-        (await import('../adapters/agent-gateway/index.ts')).startAgentGateway(burrow, {
-          host: agentAddr.host,
-          port: agentAddr.port,
-          ...(settings.publicHost ? { publicHost: settings.publicHost } : {}),
-          ...(settings.region ? { region: settings.region } : {}),
-          onError: (error) => console.error('burrow: agent gateway error', error),
-        }),
-      )
-    : undefined;
-  const sshAddr = settings.sshAddr;
-  const sshGateway: RunningSshGateway | undefined = sshAddr
-    ? await startEdge(`the SSH gateway on ${sshAddr.host}:${sshAddr.port}`, async () =>
-        (await import('../adapters/ssh-gateway/index.ts')).startSshGateway(burrow, {
-          host: sshAddr.host,
-          port: sshAddr.port,
-          ...(settings.region ? { region: settings.region } : {}),
-          onError: (error) => console.error('burrow: SSH gateway error', error),
-        }),
-      )
-    : undefined;
-  const ingress: Ingress | undefined =
-    settings.httpIngressAddr || settings.tlsIngressAddr
-      ? await startEdge('the ingress', async () =>
-          (await import('../adapters/ingress/index.ts')).createIngress(burrow, {
-            // SSH sessions serve their endpoints as agents do (adapters/ssh-gateway/routable.ts).
-            sessions: () => [...(agentGateway?.sessions() ?? []), ...(sshGateway?.routableSessions() ?? [])],
-            accountOf: (session) => session.context.account,
-            ...(settings.httpIngressAddr ? { http: settings.httpIngressAddr } : {}),
-            ...(settings.tlsIngressAddr ? { tls: settings.tlsIngressAddr } : {}),
-            ...(settings.publicHost ? { publicHost: settings.publicHost } : {}),
-            onError: (error) => console.error('burrow: ingress error', error),
-          }),
-        )
-      : undefined;
+  // The network edges beside the API (adapters/network-edges.ts). One that cannot start closes
+  // those started before it, and the API server closes too.
+  let edges: NetworkEdges;
+  try {
+    edges = await startNetworkEdges(burrow, {
+      agentAddr: settings.agentAddr,
+      sshAddr: settings.sshAddr,
+      httpIngressAddr: settings.httpIngressAddr,
+      tlsIngressAddr: settings.tlsIngressAddr,
+      publicHost: settings.publicHost,
+      region: settings.region,
+      onError: (edge, error) => console.error(`burrow: ${edge} error`, error),
+    });
+  } catch (error) {
+    server.close();
+    server.closeAllConnections();
+    throw error;
+  }
+  const { agentGateway, sshGateway, ingress } = edges;
   answer = listener;
   ready!();
   if (account.token) say(`admin API key (shown once): ${account.token}`, { admin_api_key: account.token });
@@ -526,9 +490,7 @@ async function serve(settings: ReturnType<typeof parseCli>, store: Store, launch
         },
       ));
     // Clients' traffic stops first; agents' sessions end with the gateways, while the store is still open to record it.
-    const closeGateway = (ingress ? ingress.close().catch(() => undefined) : Promise.resolve())
-      .then(() => Promise.all([agentGateway?.close(), sshGateway?.close()].map((closing) => closing?.catch(() => undefined))))
-      .then(() => undefined);
+    const closeGateway = edges.close().catch(() => undefined);
     server.close(() => void closeGateway.then(closeStore));
     server.closeIdleConnections();
     setTimeout(() => {

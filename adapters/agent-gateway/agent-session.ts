@@ -15,7 +15,7 @@ import {
 } from './protocol.ts';
 import { AGENT_MESSAGE_BOUNDS, readMessage, writeMessage } from './rpc.ts';
 import { AgentRelayError, type AgentSession, type AgentSessionAuth, type AgentTunnel, type CommandReply, type ProxyOptions, type RemoteAddress, type SessionEndReason } from './session-handler.ts';
-import type { Timers } from './timers.ts';
+import type { Timers } from '../gateway-connection/timers.ts';
 
 /** What a live session needs from its gateway. */
 export interface LiveSessionSettings {

@@ -18,7 +18,7 @@ import { hostPort } from '../addresses.ts';
 import { createAgentGateway, type AgentGateway, type AgentGatewayAddress } from './gateway.ts';
 import type { BindRequest } from './protocol.ts';
 import { AgentGatewayError, type AgentSession, type AgentSessionHandler } from './session-handler.ts';
-import type { Timers } from './timers.ts';
+import type { Timers } from '../gateway-connection/timers.ts';
 
 /**
  * The agent gateway over a Burrow instance: the vendor's agent connects with a tunnel credential's

@@ -1,8 +1,7 @@
-import { createServer, type Server, type Socket } from 'node:net';
+import type { Socket } from 'node:net';
 import { createSecureContext, TLSSocket, type SecureContext } from 'node:tls';
 import { ERRORS } from '../../lib/conventions/errors.ts';
 import { LIMITS, limitNote } from '../../lib/limits.ts';
-import { remoteAddress } from '../addresses.ts';
 import { LiveAgentSession } from './agent-session.ts';
 import { MUXADO_ERRORS } from './muxado/frames.ts';
 import { echoHeartbeats, startHeartbeat } from './muxado/heartbeat.ts';
@@ -31,8 +30,9 @@ import {
   type ProtocolVersion,
 } from './protocol.ts';
 import { AGENT_MESSAGE_BOUNDS, MessageTooLargeError, readMessage, writeMessage } from './rpc.ts';
-import { AgentGatewayError, type AgentSession, type AgentSessionHandler, type RemoteAddress, type SessionEndReason } from './session-handler.ts';
-import { REAL_TIMERS, type Timers } from './timers.ts';
+import { AgentGatewayError, type AgentSession, type AgentSessionHandler, type SessionEndReason } from './session-handler.ts';
+import { connectionSettings, GatewayConnection, type ConnectionOptions, type ConnectionSettings } from '../gateway-connection/gateway-connection.ts';
+import { createGatewayListener, type GatewayAddress, type GatewayListener } from '../gateway-connection/gateway-listener.ts';
 
 /**
  * The agent gateway: a TLS listener that speaks the vendor's agent protocol (muxado framing,
@@ -43,104 +43,46 @@ import { REAL_TIMERS, type Timers } from './timers.ts';
 
 /** Time between the gateway's heartbeats (the vendor's agent beats every 10 s too). */
 const HEARTBEAT_INTERVAL_MS = 10_000;
-/** After a GOAWAY, how long the connection may take to close before it is cut. */
-const CLOSE_GRACE_MS = 5_000;
 
-export interface AgentGatewayOptions<C> {
-  readonly handler: AgentSessionHandler<C>;
+export interface AgentGatewayOptions<C> extends ConnectionOptions<AgentSessionHandler<C>> {
   /** PEM certificate chain and private key the gateway presents. */
   readonly tls: { readonly cert: string; readonly key: string };
   /** Prefix of error codes the agent sees (`ERR_BURROW_`); the vendor's agent recognises `ERR_NGROK_`. */
   readonly errorCodePrefix?: string;
   /** The server version told to agents after Auth. */
   readonly serverVersion?: string;
-  /** Time source of every timeout (tests drive it by hand). */
-  readonly timers?: Timers;
-  /** Defaults: the limits agent_handshake_ms, agent_heartbeat_answer_ms and agent_command_answer_ms; 10 s between heartbeats. */
-  readonly handshakeTimeoutMs?: number;
+  /** Defaults: the limits agent_heartbeat_answer_ms and agent_command_answer_ms; 10 s between heartbeats (agent_handshake_ms bounds the handshake). */
   readonly heartbeatIntervalMs?: number;
   readonly heartbeatToleranceMs?: number;
   readonly commandTimeoutMs?: number;
-  /** Called with a handler failure that was not an AgentGatewayError (the agent was told "internal error"). */
-  readonly onError?: (error: unknown) => void;
 }
 
-export interface AgentGatewayAddress {
-  readonly host: string;
-  readonly port: number;
-}
+export type AgentGatewayAddress = GatewayAddress;
 
-export interface AgentGateway<C> {
-  /** Starts listening (port 0 picks a free one); answers the address bound. */
-  listen(host: string, port: number): Promise<AgentGatewayAddress>;
-  address(): AgentGatewayAddress | null;
-  /** The authenticated sessions now live. */
-  sessions(): AgentSession<C>[];
-  /** Stops listening and ends every connection; resolves once all are closed and reported. */
-  close(): Promise<void>;
-}
+export type AgentGateway<C> = GatewayListener<AgentSession<C>>;
 
-interface Settings<C> {
-  readonly handler: AgentSessionHandler<C>;
+interface Settings<C> extends ConnectionSettings<AgentSessionHandler<C>> {
   readonly secureContext: SecureContext;
   readonly errorCodePrefix: string;
   readonly serverVersion: string;
-  readonly timers: Timers;
-  readonly handshakeTimeoutMs: number;
   readonly heartbeatIntervalMs: number;
   readonly heartbeatToleranceMs: number;
   readonly commandTimeoutMs: number;
-  readonly onError: (error: unknown) => void;
 }
 
 export function createAgentGateway<C>(options: AgentGatewayOptions<C>): AgentGateway<C> {
   const settings: Settings<C> = {
-    handler: options.handler,
+    ...connectionSettings(options, LIMITS.agent_handshake_ms.value),
     secureContext: createSecureContext({ cert: options.tls.cert, key: options.tls.key }),
     errorCodePrefix: options.errorCodePrefix ?? 'ERR_BURROW_',
     serverVersion: options.serverVersion ?? 'burrow',
-    timers: options.timers ?? REAL_TIMERS,
-    handshakeTimeoutMs: options.handshakeTimeoutMs ?? LIMITS.agent_handshake_ms.value,
     heartbeatIntervalMs: options.heartbeatIntervalMs ?? HEARTBEAT_INTERVAL_MS,
     heartbeatToleranceMs: options.heartbeatToleranceMs ?? LIMITS.agent_heartbeat_answer_ms.value,
     commandTimeoutMs: options.commandTimeoutMs ?? LIMITS.agent_command_answer_ms.value,
-    onError: options.onError ?? (() => {}),
   };
-  const connections = new Set<AgentConnection<C>>();
-  let server: Server | undefined;
-
-  return {
-    listen(host, port) {
-      if (server) return Promise.reject(new Error('the agent gateway is already listening'));
-      // Frames are small and a proxied request is several of them: Nagle's algorithm would hold each
-      // after the first until the agent acknowledged it (up to its delayed-ACK time, 40 ms on Linux).
-      const listening = createServer({ noDelay: true }, (socket) => {
-        const connection = new AgentConnection(socket, settings, () => connections.delete(connection));
-        connections.add(connection);
-      });
-      server = listening;
-      return new Promise((resolve, reject) => {
-        listening.once('error', reject);
-        listening.listen(port, host, () => {
-          listening.off('error', reject);
-          resolve(this.address()!);
-        });
-      });
-    },
-    address() {
-      const bound = server?.address();
-      return bound && typeof bound === 'object' ? { host: bound.address, port: bound.port } : null;
-    },
-    sessions() {
-      return [...connections].flatMap((connection) => (connection.session && !connection.session.ended ? [connection.session] : []));
-    },
-    async close() {
-      const closed = server ? new Promise<void>((resolve) => server!.close(() => resolve())) : Promise.resolve();
-      await Promise.all([...connections].map((connection) => connection.shutdown()));
-      await closed;
-      server = undefined;
-    },
-  };
+  // Frames are small and a proxied request is several of them: Nagle's algorithm would hold each
+  // after the first until the agent acknowledged it (up to its delayed-ACK time, 40 ms on Linux).
+  return createGatewayListener('the agent gateway', { noDelay: true }, (socket, forget) => new AgentConnection(socket, settings, forget));
 }
 
 
@@ -175,47 +117,29 @@ const MUXADO_END_KINDS: Record<MuxadoCloseReason['kind'], SessionEndReason['kind
 };
 
 /** One agent connection: TLS, then muxado, then Auth, then the session's RPCs until it ends. */
-class AgentConnection<C> {
+class AgentConnection<C> extends GatewayConnection<SessionEndReason['kind'], LiveAgentSession<C>> {
   readonly #settings: Settings<C>;
-  readonly #raw: Socket;
   readonly #tls: TLSSocket;
-  readonly #remote: RemoteAddress;
-  readonly #inflight = new Set<Promise<unknown>>();
-  readonly #forget: () => void;
   #mux: MuxadoSession | undefined;
   #authStarted = false;
-  #handshakeTimer: { cancel(): void } | undefined;
   #heartbeat: { stop(): void } | undefined;
-  #endReason: SessionEndReason | undefined;
   /** The region the handler gave at Auth, for SrvInfo. */
   #region = '';
-  #closed: Promise<void>;
-  #reported: Promise<void> = Promise.resolve();
-  session: LiveAgentSession<C> | undefined;
 
   constructor(raw: Socket, settings: Settings<C>, forget: () => void) {
+    super(raw, settings, forget);
     this.#settings = settings;
-    this.#raw = raw;
-    this.#forget = forget;
-    this.#remote = remoteAddress(raw);
-    raw.on('error', () => {});
-    this.#closed = new Promise((resolve) => raw.once('close', () => resolve()));
-    this.#handshakeTimer = settings.timers.setTimeout(
-      () => this.#end({ kind: 'protocol-error', message: `no successful Auth within ${settings.handshakeTimeoutMs} ms ${limitNote('agent_handshake_ms')}` }),
-      settings.handshakeTimeoutMs,
+    this.armHandshakeDeadline(settings.handshakeTimeoutMs, () =>
+      this.end({ kind: 'protocol-error', message: `no successful Auth within ${settings.handshakeTimeoutMs} ms ${limitNote('agent_handshake_ms')}` }),
     );
     this.#tls = new TLSSocket(raw, { isServer: true, secureContext: settings.secureContext });
-    this.#tls.on('error', (error: Error) => this.#end({ kind: 'disconnected', message: `connection error: ${error.message}` }));
-    this.#tls.on('close', () => this.#end({ kind: 'disconnected', message: 'the connection closed' }));
+    this.#tls.on('error', (error: Error) => this.end({ kind: 'disconnected', message: `connection error: ${error.message}` }));
+    this.#tls.on('close', () => this.end({ kind: 'disconnected', message: 'the connection closed' }));
     this.#tls.once('secure', () => this.#startMuxado());
-    void this.#closed.then(() => {
-      this.#end({ kind: 'disconnected', message: 'the connection closed' });
-      this.#forget();
-    });
   }
 
   #startMuxado(): void {
-    if (this.#endReason) return;
+    if (this.endReason) return;
     const mux = new MuxadoSession(this.#tls, {
       role: 'server',
       window: STREAM_WINDOW_BYTES,
@@ -228,17 +152,13 @@ class AgentConnection<C> {
       this.#accept(stream).catch((error: unknown) => {
         // A fault of the gateway itself: reported, and only this session pays for it.
         this.#settings.onError(error);
-        this.#end({ kind: 'protocol-error', message: 'internal error of the gateway' });
+        this.end({ kind: 'protocol-error', message: 'internal error of the gateway' });
       }),
     );
-    mux.on('close', (reason: MuxadoCloseReason) => this.#end({ kind: MUXADO_END_KINDS[reason.kind], message: reason.message }));
+    mux.on('close', (reason: MuxadoCloseReason) => this.end({ kind: MUXADO_END_KINDS[reason.kind], message: reason.message }));
   }
 
-  /** Ends the connection (idempotent); the first reason wins. */
-  #end(reason: SessionEndReason): void {
-    if (this.#endReason) return;
-    this.#endReason = reason;
-    this.#handshakeTimer?.cancel();
+  protected closePolitely(reason: SessionEndReason): void {
     this.#heartbeat?.stop();
     if (this.#mux && !this.#mux.closed) {
       // A GOAWAY only tells a peer that broke the protocol why; every other end closes the
@@ -248,53 +168,20 @@ class AgentConnection<C> {
     } else {
       this.#tls.end();
     }
-    const linger = this.#settings.timers.setTimeout(() => this.#destroy(), CLOSE_GRACE_MS);
-    void this.#closed.then(() => linger.cancel());
-    if (this.session) this.#report(this.session, reason);
   }
 
-  #destroy(): void {
+  protected override destroy(): void {
     this.#tls.destroy();
-    this.#raw.destroy();
+    super.destroy();
   }
 
-  /** Calls sessionEnded once every handler call of the session has settled. */
-  #report(session: LiveAgentSession<C>, reason: SessionEndReason): void {
-    session.markEnded(reason);
-    this.#reported = Promise.allSettled([...this.#inflight]).then(async () => {
-      try {
-        await this.#settings.handler.sessionEnded(session, reason);
-      } catch (error) {
-        this.#settings.onError(error);
-      }
-    });
-  }
-
-  /** The gateway is closing: end now, cut the connection, wait for the report. */
-  async shutdown(): Promise<void> {
-    this.#end({ kind: 'gateway-closed', message: 'the gateway is shutting down' });
-    this.#destroy();
-    await this.#closed;
-    await Promise.allSettled([...this.#inflight]);
-    await this.#reported;
-  }
-
-  /** Runs a handler call, tracked so sessionEnded waits for it. */
-  #call<T>(work: () => Promise<T>): Promise<T> {
-    const call = work();
-    this.#inflight.add(call);
-    void call.then(
-      () => this.#inflight.delete(call),
-      () => this.#inflight.delete(call),
-    );
-    return call;
-  }
-
-  /** A handler's refusal as the agent sees it; other failures are reported and answered vaguely. */
-  #refusal(error: unknown): string {
+  protected describeRefusal(error: unknown): string | undefined {
     if (error instanceof AgentGatewayError) return errorText(error.message, this.#code(error.code));
     if (error instanceof MessageError) return errorText(error.message, this.#code(ERRORS.INVALID_FIELD.code));
-    this.#settings.onError(error);
+    return undefined;
+  }
+
+  protected describeInternalError(): string {
     return errorText('internal server error', this.#code(ERRORS.INTERNAL.code));
   }
 
@@ -315,7 +202,7 @@ class AgentConnection<C> {
     if (type === STREAM_TYPES.auth) return this.#authenticate(stream);
     const session = this.session;
     if (!session) {
-      this.#end({ kind: 'protocol-error', message: `stream of type ${type} before a successful Auth` });
+      this.end({ kind: 'protocol-error', message: `stream of type ${type} before a successful Auth` });
       return;
     }
     switch (type) {
@@ -361,7 +248,7 @@ class AgentConnection<C> {
         throw error;
       }
     } catch (error) {
-      writeMessage(stream, refuse(this.#refusal(error)));
+      writeMessage(stream, refuse(this.refusal(error)));
     }
     // Read on to the agent's FIN (nothing else is expected), so the stream closes on both sides.
     stream.resume();
@@ -369,9 +256,9 @@ class AgentConnection<C> {
 
   /** A request that could not be read: too large ends the session; malformed (or too deep) is answered. */
   #unreadable(stream: MuxadoStream, error: unknown, refuse: (error: string) => unknown): void {
-    if (error instanceof MessageTooLargeError) this.#end({ kind: 'protocol-error', message: `${error.message} ${limitNote('agent_message_bytes')}` });
+    if (error instanceof MessageTooLargeError) this.end({ kind: 'protocol-error', message: `${error.message} ${limitNote('agent_message_bytes')}` });
     else if (error instanceof MessageError) {
-      writeMessage(stream, refuse(this.#refusal(error)));
+      writeMessage(stream, refuse(this.refusal(error)));
       // The rest of the request is read and dropped, not left in the stream's window.
       stream.resume();
     } else stream.destroy();
@@ -379,7 +266,7 @@ class AgentConnection<C> {
 
   async #authenticate(stream: MuxadoStream): Promise<void> {
     if (this.#authStarted) {
-      this.#end({ kind: 'protocol-error', message: 'a second Auth on one session' });
+      this.end({ kind: 'protocol-error', message: 'a second Auth on one session' });
       return;
     }
     this.#authStarted = true;
@@ -388,7 +275,7 @@ class AgentConnection<C> {
       auth = decodeAuth(await this.#read(stream));
     } catch (error) {
       this.#unreadable(stream, error, encodeAuthError);
-      this.#end({ kind: 'protocol-error', message: `unreadable Auth: ${(error as Error).message}` });
+      this.end({ kind: 'protocol-error', message: `unreadable Auth: ${(error as Error).message}` });
       return;
     }
     const version = PROTOCOL_VERSIONS.find((supported) => auth.versions.includes(supported));
@@ -398,19 +285,15 @@ class AgentConnection<C> {
     }
     let result;
     try {
-      result = await this.#call(() => this.#settings.handler.authenticate(auth, this.#remote));
+      result = await this.call(() => this.#settings.handler.authenticate(auth, this.remote));
     } catch (error) {
-      return this.#refuseAuth(stream, this.#refusal(error));
+      return this.#refuseAuth(stream, this.refusal(error));
     }
     this.#region = result.region ?? '';
     const { authtoken: _authtoken, cookie: _cookie, ...kept } = auth;
-    this.session = new LiveAgentSession(result.sessionId, result.context, kept, this.#remote, version as ProtocolVersion, this.#mux!, this.#settings, (reason) => this.#end(reason));
-    if (this.#endReason) {
-      // The connection ended while the handler was deciding: it still learns of the session.
-      this.#report(this.session, this.#endReason);
-      return;
-    }
-    this.#handshakeTimer?.cancel();
+    const session = new LiveAgentSession(result.sessionId, result.context, kept, this.remote, version as ProtocolVersion, this.#mux!, this.#settings, (reason) => this.end(reason));
+    if (!this.adopt(session)) return;
+    this.handshakeDone();
     this.#mux!.setBounds(BOUNDS_AFTER_AUTH);
     writeMessage(
       stream,
@@ -428,21 +311,21 @@ class AgentConnection<C> {
       tolerance: this.#settings.heartbeatToleranceMs,
       timers: this.#settings.timers,
       limitNote: limitNote('agent_heartbeat_answer_ms'),
-      onFailure: (message) => this.#end({ kind: 'heartbeat-timeout', message }),
+      onFailure: (message) => this.end({ kind: 'heartbeat-timeout', message }),
     });
   }
 
   /** The agent learns why, then the session ends (the agent does not retry a refused Auth). */
   #refuseAuth(stream: MuxadoStream, error: string): void {
     writeMessage(stream, encodeAuthError(error));
-    this.#end({ kind: 'protocol-error', message: `Auth refused: ${error.trim()}` });
+    this.end({ kind: 'protocol-error', message: `Auth refused: ${error.trim()}` });
   }
 
   async #bind(session: LiveAgentSession<C>, request: EndpointBindRequest): Promise<RpcAnswer> {
     if (request.clientId !== '' && session.tunnelByBindId(request.clientId)) {
       throw new AgentGatewayError(ERRORS.CONFLICT.code, `this session already has a tunnel with id '${request.clientId}'`);
     }
-    const result = await this.#call(() => this.#settings.handler.bind(session, request));
+    const result = await this.call(() => this.#settings.handler.bind(session, request));
     if (!result.url) throw new Error(`the session handler bound ${request.proto} tunnel ${result.tunnelId} without a URL`);
     const bindId = request.clientId || result.tunnelId;
     session.addTunnel({ tunnelId: result.tunnelId, bindId, request, url: result.url });
@@ -451,7 +334,7 @@ class AgentConnection<C> {
 
   async #bindLabeled(session: LiveAgentSession<C>, message: unknown): Promise<RpcAnswer> {
     const request = decodeLabeledBind(message);
-    const result = await this.#call(() => this.#settings.handler.bind(session, request));
+    const result = await this.call(() => this.#settings.handler.bind(session, request));
     session.addTunnel({ tunnelId: result.tunnelId, bindId: result.tunnelId, request, url: undefined });
     return { reply: encodeLabeledBindReply(result.tunnelId), undo: () => this.#unbindTunnel(session, result.tunnelId) };
   }
@@ -465,7 +348,7 @@ class AgentConnection<C> {
   }
 
   async #unbindTunnel(session: LiveAgentSession<C>, tunnelId: string): Promise<void> {
-    await this.#call(() => this.#settings.handler.unbind(session, tunnelId));
+    await this.call(() => this.#settings.handler.unbind(session, tunnelId));
     session.removeTunnel(tunnelId);
   }
 }

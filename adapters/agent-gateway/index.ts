@@ -35,4 +35,4 @@ export type {
   TlsEndpointOptions,
   UpdateArguments,
 } from './protocol.ts';
-export { REAL_TIMERS, type Timers } from './timers.ts';
+export { REAL_TIMERS, type Timers } from '../gateway-connection/timers.ts';

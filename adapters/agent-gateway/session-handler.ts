@@ -1,5 +1,6 @@
 import type { Duplex } from 'node:stream';
 import type { AgentCommandReply } from '../../lib/index.ts';
+import type { RemoteAddress } from '../addresses.ts';
 import type { AgentAuth, BindRequest, CommandKind, EdgeType, ProtocolVersion, UpdateArguments } from './protocol.ts';
 
 /**
@@ -12,28 +13,22 @@ import type { AgentAuth, BindRequest, CommandKind, EdgeType, ProtocolVersion, Up
 
 /** A refusal the agent should see: `code` is printed with the gateway's prefix (`ERR_BURROW_105`). */
 export class AgentGatewayError extends Error {
+  override readonly name = 'AgentGatewayError';
+
   constructor(
     readonly code: number | undefined,
     message: string,
   ) {
     super(message);
-    this.name = 'AgentGatewayError';
   }
 }
 
 /** The relay of a command or proxy stream failed (session gone, stream reset, no reply in time). */
 export class AgentRelayError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'AgentRelayError';
-  }
+  override readonly name = 'AgentRelayError';
 }
 
-export interface RemoteAddress {
-  /** IPv4 addresses plain (`127.0.0.1`), not IPv4-mapped IPv6. */
-  readonly ip: string;
-  readonly port: number;
-}
+export type { RemoteAddress } from '../addresses.ts';
 
 /** A successful authentication: the session's id and what the agent is told. */
 export interface AuthResult<C> {

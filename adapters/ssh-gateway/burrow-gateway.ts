@@ -10,8 +10,8 @@ import {
   type AgentCommandReply,
   type BurrowCore,
 } from '../../lib/index.ts';
-import type { Timers } from '../agent-gateway/index.ts';
-import { hostPort } from '../agent-gateway/index.ts';
+import { hostPort } from '../addresses.ts';
+import type { Timers } from '../gateway-connection/timers.ts';
 import type { SshBindRequest } from './command.ts';
 import { routableSession } from './routable.ts';
 import type { RoutableSession } from '../agent-gateway/session-handler.ts';

@@ -1,11 +1,13 @@
 import { createHash } from 'node:crypto';
-import { createServer, type Server, type Socket } from 'node:net';
+import type { Socket } from 'node:net';
 import { Duplex } from 'node:stream';
 import ssh2, { type AuthContext, type ClientInfo, type Connection, type KeyboardAuthContext, type ParsedKey, type PublicKeyAuthContext, type ServerChannel, type Session, type TcpipBindInfo } from 'ssh2';
 import { LIMITS, limitNote } from '../../lib/limits.ts';
-import { remoteAddress } from '../addresses.ts';
-import { REAL_TIMERS, type RemoteAddress, type Timers } from '../agent-gateway/index.ts';
+import type { RemoteAddress } from '../addresses.ts';
+import { connectionSettings, GatewayConnection, type ConnectionOptions, type ConnectionSettings } from '../gateway-connection/gateway-connection.ts';
+import { createGatewayListener, type GatewayAddress, type GatewayListener } from '../gateway-connection/gateway-listener.ts';
 import { parseTunnelCommand, SshCommandError, type RemoteForward } from './command.ts';
+import { readThrough } from './read-through.ts';
 import {
   SshGatewayError,
   SshRelayError,
@@ -27,59 +29,34 @@ import {
  * client does wrong (garbage, bad keys, floods, silence) ends that connection only.
  */
 
-/** After the gateway ends a session, how long the client may take to close before it is cut. */
-const CLOSE_GRACE_MS = 5_000;
 /** How often an idle client is asked to answer, and how many unanswered asks end it (ssh2's keepalive). */
 const KEEPALIVE_INTERVAL_MS = 15_000;
 const KEEPALIVE_COUNT_MAX = 3;
 
-export interface SshGatewayOptions<C> {
-  readonly handler: SshSessionHandler<C>;
+export interface SshGatewayOptions<C> extends ConnectionOptions<SshSessionHandler<C>> {
   /** Host private keys (OpenSSH or PEM; one per key type). */
   readonly hostKeys: readonly (string | Buffer)[];
   /** The name on the first line users read ("burrow (via SSH)"). */
   readonly serviceName?: string;
-  /** Time source of the handshake and close timeouts (tests drive it by hand). */
-  readonly timers?: Timers;
-  /** Default: the limit ssh_handshake_ms. */
-  readonly handshakeTimeoutMs?: number;
+  /** Default: 15 s (the handshake's default: the limit ssh_handshake_ms). */
   readonly keepaliveIntervalMs?: number;
-  /** Called with a handler failure that was not an SshGatewayError (the user was told "internal error"). */
-  readonly onError?: (error: unknown) => void;
 }
 
-export interface SshGatewayAddress {
-  readonly host: string;
-  readonly port: number;
-}
+export type SshGatewayAddress = GatewayAddress;
 
-export interface SshGateway<C> {
-  /** Starts listening (port 0 picks a free one); answers the address bound. */
-  listen(host: string, port: number): Promise<SshGatewayAddress>;
-  address(): SshGatewayAddress | null;
+export interface SshGateway<C> extends GatewayListener<SshSession<C>> {
   /** The host keys clients see, as known_hosts lines without the host (`ssh-ed25519 AAAA…`). */
   hostKeys(): string[];
-  /** The authenticated sessions now live. */
-  sessions(): SshSession<C>[];
-  /** Stops listening and ends every connection; resolves once all are closed and reported. */
-  close(): Promise<void>;
 }
 
-interface Settings<C> {
-  readonly handler: SshSessionHandler<C>;
+interface Settings<C> extends ConnectionSettings<SshSessionHandler<C>> {
   readonly serviceName: string;
-  readonly timers: Timers;
-  readonly handshakeTimeoutMs: number;
-  readonly onError: (error: unknown) => void;
 }
 
 export function createSshGateway<C>(options: SshGatewayOptions<C>): SshGateway<C> {
   const settings: Settings<C> = {
-    handler: options.handler,
+    ...connectionSettings(options, LIMITS.ssh_handshake_ms.value),
     serviceName: options.serviceName ?? 'burrow',
-    timers: options.timers ?? REAL_TIMERS,
-    handshakeTimeoutMs: options.handshakeTimeoutMs ?? LIMITS.ssh_handshake_ms.value,
-    onError: options.onError ?? (() => {}),
   };
   // ssh2 runs the protocol on sockets this module accepts (injectSocket), so each connection's
   // socket, bytes and lifetime stay ours; its 'connection' event names the peer it speaks with.
@@ -95,55 +72,28 @@ export function createSshGateway<C>(options: SshGatewayOptions<C>): SshGateway<C
     if (!one || one instanceof Error) throw new Error(`a host key cannot be read: ${one instanceof Error ? one.message : 'empty'}`);
     return `${one.type} ${one.getPublicSSH().toString('base64')}`;
   });
-  const connections = new Map<string, SshConnection<C>>();
+  /** Connections by their peer's address, which ssh2's 'connection' event names. */
+  const byPeer = new Map<string, SshConnection<C>>();
   /** Connections whose tunnel is not bound yet (ssh_unbound_connections). */
   const unbound = new Set<SshConnection<C>>();
-  protocol.on('connection', (client: Connection, info: ClientInfo) => connections.get(peerKey(info.ip, info.port))?.attach(client, info.header.versions.software));
-  let server: Server | undefined;
-
-  return {
-    listen(host, port) {
-      if (server) return Promise.reject(new Error('the SSH gateway is already listening'));
-      const listening = createServer((socket) => {
-        // Each connection is held until its handshake deadline at most; the cap bounds what clients
-        // that connect and wait make the gateway hold in total (closed at once, as OpenSSH's MaxStartups does).
-        if (unbound.size >= LIMITS.ssh_unbound_connections.value) return void socket.destroy();
-        const key = peerKey(socket.remoteAddress, socket.remotePort);
-        const connection: SshConnection<C> = new SshConnection(socket, settings, () => unbound.delete(connection), () => {
-          connections.delete(key);
-          unbound.delete(connection);
-        });
-        connections.set(key, connection);
-        unbound.add(connection);
-        protocol.injectSocket(socket);
-        connection.countBytes();
-      });
-      server = listening;
-      return new Promise((resolve, reject) => {
-        listening.once('error', reject);
-        listening.listen(port, host, () => {
-          listening.off('error', reject);
-          resolve(this.address()!);
-        });
-      });
-    },
-    address() {
-      const bound = server?.address();
-      return bound && typeof bound === 'object' ? { host: bound.address, port: bound.port } : null;
-    },
-    hostKeys() {
-      return publicHostKeys;
-    },
-    sessions() {
-      return [...connections.values()].flatMap((connection) => (connection.session && !connection.session.ended ? [connection.session] : []));
-    },
-    async close() {
-      const closed = server ? new Promise<void>((resolve) => server!.close(() => resolve())) : Promise.resolve();
-      await Promise.all([...connections.values()].map((connection) => connection.shutdown()));
-      await closed;
-      server = undefined;
-    },
-  };
+  protocol.on('connection', (client: Connection, info: ClientInfo) => byPeer.get(peerKey(info.ip, info.port))?.attach(client, info.header.versions.software));
+  const listener = createGatewayListener<LiveSshSession<C>>('the SSH gateway', {}, (socket, forget) => {
+    // Each connection is held until its handshake deadline at most; the cap bounds what clients
+    // that connect and wait make the gateway hold in total (closed at once, as OpenSSH's MaxStartups does).
+    if (unbound.size >= LIMITS.ssh_unbound_connections.value) return void socket.destroy();
+    const key = peerKey(socket.remoteAddress, socket.remotePort);
+    const connection: SshConnection<C> = new SshConnection(socket, settings, () => unbound.delete(connection), () => {
+      forget();
+      byPeer.delete(key);
+      unbound.delete(connection);
+    });
+    byPeer.set(key, connection);
+    unbound.add(connection);
+    protocol.injectSocket(socket);
+    connection.countBytes();
+    return connection;
+  });
+  return { ...listener, hostKeys: () => publicHostKeys };
 }
 
 function peerKey(ip: string | undefined, port: number | undefined): string {
@@ -206,8 +156,8 @@ class LiveSshSession<C> implements SshSession<C> {
     return this.connection.unsentBytes();
   }
 
-  close(message?: string): void {
-    this.connection.end({ kind: 'closed-by-server', message: message ?? 'the server closed the session' }, message ?? 'the server closed the session', 0);
+  close(message = 'the server closed the session'): void {
+    this.connection.end({ kind: 'closed-by-server', message }, { message, exitCode: 0 });
   }
 }
 
@@ -215,18 +165,17 @@ class LiveSshSession<C> implements SshSession<C> {
 const PUBLIC_KEY_ONLY: AuthContext['method'][] = ['publickey'];
 const WITH_EXPLANATION: AuthContext['method'][] = ['publickey', 'keyboard-interactive'];
 
+/** What the user reads as the connection ends: `message` on stderr of the command's channel, which then exits with `exitCode` (default 1). */
+interface SshFarewell {
+  readonly message?: string;
+  readonly exitCode?: number;
+}
+
 /** One SSH connection: key exchange, a proven key, a `-R` forward, a command, then the tunnel until it ends. */
-class SshConnection<C> {
+class SshConnection<C> extends GatewayConnection<SshSessionEndReason['kind'], LiveSshSession<C>, SshFarewell> {
   readonly #settings: Settings<C>;
-  readonly #socket: Socket;
-  readonly #remote: RemoteAddress;
-  readonly #inflight = new Set<Promise<unknown>>();
-  readonly #closed: Promise<void>;
   #client: Connection | undefined;
   #software = '';
-  #handshakeTimer: { cancel(): void } | undefined;
-  #endReason: SshSessionEndReason | undefined;
-  #reported: Promise<void> = Promise.resolve();
   #bytesBeforeBind = 0;
   #bound = false;
   #authAttempts = 0;
@@ -237,48 +186,42 @@ class SshConnection<C> {
   #channel: ServerChannel | undefined;
   #pty = false;
   #openChannels = 0;
-  session: LiveSshSession<C> | undefined;
 
   readonly #whenBound: () => void;
   /** Proxied connections' writes waiting for the client to read what it was sent (ssh_unsent_bytes). */
   #waitingWrites: (() => void)[] = [];
 
   constructor(socket: Socket, settings: Settings<C>, whenBound: () => void, forget: () => void) {
+    super(socket, settings, forget);
     this.#settings = settings;
-    this.#socket = socket;
     this.#whenBound = whenBound;
-    this.#remote = remoteAddress(socket);
-    socket.on('error', () => {});
-    this.#closed = new Promise((resolve) => socket.once('close', () => resolve()));
-    this.#handshakeTimer = settings.timers.setTimeout(
-      () => this.end({ kind: 'protocol-error', message: `no tunnel bound within ${settings.handshakeTimeoutMs} ms ${limitNote('ssh_handshake_ms')}` }, `no tunnel was bound within ${settings.handshakeTimeoutMs} ms ${limitNote('ssh_handshake_ms')}`),
-      settings.handshakeTimeoutMs,
+    this.armHandshakeDeadline(settings.handshakeTimeoutMs, () =>
+      this.end(
+        { kind: 'protocol-error', message: `no tunnel bound within ${settings.handshakeTimeoutMs} ms ${limitNote('ssh_handshake_ms')}` },
+        { message: `no tunnel was bound within ${settings.handshakeTimeoutMs} ms ${limitNote('ssh_handshake_ms')}` },
+      ),
     );
-    void this.#closed.then(() => {
-      this.end({ kind: 'disconnected', message: 'the connection closed' });
-      forget();
-    });
   }
 
   /** Counts what the client sends until its tunnel is bound (after ssh2 attached its own reader, so no byte is missed or read early). */
   countBytes(): void {
     const onData = (chunk: Buffer) => {
-      if (this.#bound) return this.#socket.off('data', onData);
+      if (this.#bound) return this.socket.off('data', onData);
       this.#bytesBeforeBind += chunk.length;
       if (this.#bytesBeforeBind > LIMITS.ssh_handshake_bytes.value) {
         const message = `more than ${LIMITS.ssh_handshake_bytes.value} bytes before a tunnel was bound ${limitNote('ssh_handshake_bytes')}`;
-        this.end({ kind: 'protocol-error', message }, message);
+        this.end({ kind: 'protocol-error', message }, { message });
       }
     };
-    this.#socket.on('data', onData);
+    this.socket.on('data', onData);
   }
 
   /** ssh2 recognised an SSH client on this socket (`software`: its identification). */
   attach(client: Connection, software: string): void {
     this.#client = client;
     this.#software = software;
-    if (this.#endReason) {
-      this.#destroy();
+    if (this.endReason) {
+      this.destroy();
       return;
     }
     client.on('error', (error: Error & { level?: string }) => {
@@ -299,75 +242,35 @@ class SshConnection<C> {
   /** A fault of the gateway itself: reported, and only this connection pays for it. */
   #fault(error: unknown): void {
     this.#settings.onError(error);
-    this.end({ kind: 'protocol-error', message: 'internal error of the gateway' }, 'internal error of the gateway');
+    this.end({ kind: 'protocol-error', message: 'internal error of the gateway' }, { message: 'internal error of the gateway' });
   }
 
-  /**
-   * Ends the connection (idempotent; the first reason wins). With `userMessage`, the user reads
-   * it on stderr of the command's channel (if there is one yet), which then closes with `exitCode`.
-   */
-  end(reason: SshSessionEndReason, userMessage?: string, exitCode = 1): void {
-    if (this.#endReason) return;
-    this.#endReason = reason;
-    this.#handshakeTimer?.cancel();
+  /** The user reads the farewell on the command's channel, if there is one yet; its close ends the connection. */
+  protected closePolitely(_reason: SshSessionEndReason, farewell: SshFarewell | undefined): void {
     const channel = this.#channel;
     if (channel && !channel.destroyed) {
-      if (userMessage !== undefined) channel.stderr.write(`${this.#settings.serviceName}: ${userMessage}${this.#newline()}`);
-      channel.exit(exitCode);
+      if (farewell?.message !== undefined) channel.stderr.write(`${this.#settings.serviceName}: ${farewell.message}${this.#newline()}`);
+      channel.exit(farewell?.exitCode ?? 1);
       channel.end();
       // The client leaves once its session channel closes; the connection goes with it.
       channel.once('close', () => this.#client?.end());
     } else if (this.#client) {
       this.#client.end();
     } else {
-      this.#destroy();
+      this.destroy();
     }
     this.#waitingWrites = [];
-    const linger = this.#settings.timers.setTimeout(() => this.#destroy(), CLOSE_GRACE_MS);
-    void this.#closed.then(() => linger.cancel());
-    if (this.session) this.#report(this.session, reason);
   }
 
-  #destroy(): void {
-    this.#socket.destroy();
+  protected override farewellAtShutdown(): SshFarewell {
+    return { message: 'the gateway is shutting down' };
   }
 
-  /** Calls sessionEnded once every handler call of the session has settled. */
-  #report(session: LiveSshSession<C>, reason: SshSessionEndReason): void {
-    session.markEnded(reason);
-    this.#reported = Promise.allSettled([...this.#inflight]).then(async () => {
-      try {
-        await this.#settings.handler.sessionEnded(session, reason);
-      } catch (error) {
-        this.#settings.onError(error);
-      }
-    });
+  protected describeRefusal(error: unknown): string | undefined {
+    return error instanceof SshGatewayError || error instanceof SshCommandError ? error.message : undefined;
   }
 
-  /** The gateway is closing: end now, cut the connection, wait for the report. */
-  async shutdown(): Promise<void> {
-    this.end({ kind: 'gateway-closed', message: 'the gateway is shutting down' }, 'the gateway is shutting down');
-    this.#destroy();
-    await this.#closed;
-    await Promise.allSettled([...this.#inflight]);
-    await this.#reported;
-  }
-
-  /** Runs a handler call, tracked so sessionEnded waits for it. */
-  #call<T>(work: () => Promise<T>): Promise<T> {
-    const call = work();
-    this.#inflight.add(call);
-    void call.then(
-      () => this.#inflight.delete(call),
-      () => this.#inflight.delete(call),
-    );
-    return call;
-  }
-
-  /** A handler's refusal as the user reads it; other failures are reported and answered vaguely. */
-  #refusal(error: unknown): string {
-    if (error instanceof SshGatewayError || error instanceof SshCommandError) return error.message;
-    this.#settings.onError(error);
+  protected describeInternalError(): string {
     return 'internal server error';
   }
 
@@ -388,8 +291,8 @@ class SshConnection<C> {
     if (!offered) return context.reject(methods);
     if (!context.signature || !context.blob) {
       // The client asks whether the key would do before it proves it holds it (a security key would need a touch).
-      const accepted = await this.#call(() => this.#settings.handler.acceptsKey(offered.key, this.#remote));
-      if (this.#endReason) return;
+      const accepted = await this.call(() => this.#settings.handler.acceptsKey(offered.key, this.remote));
+      if (this.endReason) return;
       if (accepted) return context.accept();
       this.#refusals.add(`no SSH credential has the key ${offered.key.fingerprint}: register your public key as an SSH credential (POST /ssh_credentials) and connect again`);
       return context.reject(methods);
@@ -399,19 +302,13 @@ class SshConnection<C> {
     let login: SshLogin;
     try {
       login = { user: context.username, software: this.#software };
-      result = await this.#call(() => this.#settings.handler.authenticate(offered.key, login, this.#remote));
+      result = await this.call(() => this.#settings.handler.authenticate(offered.key, login, this.remote));
     } catch (error) {
-      this.#refusals.add(this.#refusal(error));
-      if (!this.#endReason) context.reject(methods);
+      this.#refusals.add(this.refusal(error));
+      if (!this.endReason) context.reject(methods);
       return;
     }
-    this.session = new LiveSshSession(result.sessionId, result.context, login, offered.key, this.#remote, result, this);
-    if (this.#endReason) {
-      // The connection ended while the handler was deciding: it still learns of the session.
-      this.#report(this.session, this.#endReason);
-      return;
-    }
-    context.accept();
+    if (this.adopt(new LiveSshSession(result.sessionId, result.context, login, offered.key, this.remote, result, this))) context.accept();
   }
 
   /** The offered key, parsed; undefined for keys ssh2 cannot read (certificates, unknown types). */
@@ -433,14 +330,14 @@ class SshConnection<C> {
   }
 
   #globalRequest(accept: ((port?: number) => void) | undefined, reject: (() => void) | undefined, name: string, info: TcpipBindInfo): void {
-    if (name === 'tcpip-forward' && !this.#forward && !this.#endReason) {
+    if (name === 'tcpip-forward' && !this.#forward && !this.endReason) {
       // Answered once the command has bound the tunnel, with the endpoint's port when the client said 0.
       this.#forward = { info, accept };
       return;
     }
     if (name === 'cancel-tcpip-forward' && this.#forward && this.#forward.info.bindAddr === info.bindAddr && this.session?.tunnel()?.forward.port === info.bindPort) {
       accept?.();
-      this.end({ kind: 'command-ended', message: 'the client cancelled its forward' }, 'the forward was cancelled', 0);
+      this.end({ kind: 'command-ended', message: 'the client cancelled its forward' }, { message: 'the forward was cancelled', exitCode: 0 });
       return;
     }
     // A second forward: one endpoint per connection, as the vendor's gateway does.
@@ -448,7 +345,7 @@ class SshConnection<C> {
   }
 
   #openSession(accept: () => Session, reject: () => void): void {
-    if (this.#channel || this.#openChannels >= LIMITS.ssh_channels.value || this.#endReason) return reject();
+    if (this.#channel || this.#openChannels >= LIMITS.ssh_channels.value || this.endReason) return reject();
     const session = accept();
     this.#openChannels++;
     session.once('close', () => this.#openChannels--);
@@ -466,7 +363,7 @@ class SshConnection<C> {
     channel.on('error', () => {});
     // Input is not read as commands; with a terminal, Ctrl+C or Ctrl+D ends the session (the vendor's "Ctrl+C to quit").
     channel.on('data', (data: Buffer) => {
-      if (this.#pty && (data.includes(3) || data.includes(4))) this.end({ kind: 'disconnected', message: 'the user quit' }, undefined, 0);
+      if (this.#pty && (data.includes(3) || data.includes(4))) this.end({ kind: 'disconnected', message: 'the user quit' }, { exitCode: 0 });
     });
     this.#bind(channel, command).catch((error: unknown) => this.#fault(error));
   }
@@ -479,31 +376,31 @@ class SshConnection<C> {
     try {
       parsed = parseTunnelCommand(session.login.user, command, { address: forward.info.bindAddr, port: forward.info.bindPort });
     } catch (error) {
-      return this.#refuse(this.#refusal(error));
+      return this.#refuse(this.refusal(error));
     }
     if (parsed.kind === 'help') {
       channel.write(`${parsed.text.replaceAll('\n', this.#newline())}${this.#newline()}`);
-      this.end({ kind: 'command-ended', message: 'the user asked for help' }, undefined, 0);
+      this.end({ kind: 'command-ended', message: 'the user asked for help' }, { exitCode: 0 });
       return;
     }
     let result;
     try {
-      result = await this.#call(() => this.#settings.handler.bind(session, parsed.request));
+      result = await this.call(() => this.#settings.handler.bind(session, parsed.request));
     } catch (error) {
-      return this.#refuse(this.#refusal(error));
+      return this.#refuse(this.refusal(error));
     }
     const port = forward.info.bindPort !== 0 ? forward.info.bindPort : urlPort(result.url);
     session.setTunnel({ tunnelId: result.tunnelId, request: parsed.request, url: result.url, forward: { address: forward.info.bindAddr, port } });
-    if (this.#endReason) return;
+    if (this.endReason) return;
     this.#bound = true;
     this.#whenBound();
-    this.#handshakeTimer?.cancel();
+    this.handshakeDone();
     forward.accept?.(port);
     channel.write(this.#banner(session, result.url));
   }
 
   #refuse(message: string): void {
-    this.end({ kind: 'command-ended', message: `refused: ${message}` }, message);
+    this.end({ kind: 'command-ended', message: `refused: ${message}` }, { message });
   }
 
   /** What the vendor's gateway prints once the endpoint is up (layout as it prints it). */
@@ -519,7 +416,7 @@ class SshConnection<C> {
   /** Opens a forwarded-tcpip channel on the client's forward, as OpenSSH matches it (its bind address and the port it was told). */
   forwardOut(forward: RemoteForward, clientAddr: RemoteAddress): Promise<Duplex> {
     const client = this.#client;
-    if (!client || this.#endReason) return Promise.reject(new SshRelayError('the session has ended'));
+    if (!client || this.endReason) return Promise.reject(new SshRelayError('the session has ended'));
     if (this.#openChannels >= LIMITS.ssh_channels.value) {
       return Promise.reject(new SshRelayError(`${LIMITS.ssh_channels.value} channels are open on this session ${limitNote('ssh_channels')}`));
     }
@@ -544,21 +441,21 @@ class SshConnection<C> {
    * client that stops reading makes the gateway buffer whatever the ingress sends it.
    */
   #whenUnsentBelowLimit(write: () => void): void {
-    if (this.#socket.writableLength <= LIMITS.ssh_unsent_bytes.value || this.#endReason) return write();
+    if (this.socket.writableLength <= LIMITS.ssh_unsent_bytes.value || this.endReason) return write();
     this.#waitingWrites.push(write);
     // Past the limit the socket asked for a drain (its high-water mark is far below the limit), so 'drain' comes once it is empty.
-    if (this.#waitingWrites.length === 1) this.#socket.once('drain', () => this.#releaseWrites());
+    if (this.#waitingWrites.length === 1) this.socket.once('drain', () => this.#releaseWrites());
   }
 
   /** Lets waiting writes go one by one while the socket stays below the limit (each write reaches the socket at once). */
   #releaseWrites(): void {
-    while (this.#waitingWrites.length > 0 && (this.#socket.writableLength <= LIMITS.ssh_unsent_bytes.value || this.#endReason)) this.#waitingWrites.shift()!();
-    if (this.#waitingWrites.length > 0) this.#socket.once('drain', () => this.#releaseWrites());
+    while (this.#waitingWrites.length > 0 && (this.socket.writableLength <= LIMITS.ssh_unsent_bytes.value || this.endReason)) this.#waitingWrites.shift()!();
+    if (this.#waitingWrites.length > 0) this.socket.once('drain', () => this.#releaseWrites());
   }
 
   /** What the gateway holds unsent to this client now: the socket's buffer, which ssh2's packets go to. */
   unsentBytes(): number {
-    return this.#socket.writableLength;
+    return this.socket.writableLength;
   }
 }
 
@@ -575,12 +472,7 @@ class PacedChannel extends Duplex {
     super({ allowHalfOpen: true });
     this.#channel = channel;
     this.#pace = pace;
-    channel.on('data', (chunk: Buffer) => {
-      if (!this.push(chunk)) channel.pause();
-    });
-    channel.once('end', () => this.push(null));
-    channel.once('error', (error: Error) => this.destroy(error));
-    channel.once('close', () => this.destroy());
+    readThrough(channel, this);
   }
 
   override _read(): void {

@@ -4,19 +4,7 @@
  * SshSessionHandler; see ./session-handler.ts for the seam.
  */
 export { createSshGateway, keyFingerprint, type SshGateway, type SshGatewayAddress, type SshGatewayOptions } from './gateway.ts';
-export {
-  SshGatewayError,
-  SshRelayError,
-  type SshAuthResult,
-  type SshBindResult,
-  type SshLogin,
-  type SshProxyOptions,
-  type SshPublicKey,
-  type SshSession,
-  type SshSessionEndReason,
-  type SshSessionHandler,
-  type SshTunnel,
-} from './session-handler.ts';
+export * from './session-handler.ts';
 export { COMMAND_SYNTAX_VERSION, type BasicAuthCredential, type RemoteForward, type SshBindRequest } from './command.ts';
 export { startSshGateway, type RunningSshGateway, type SshGatewayStartOptions, type SshLiveContext } from './burrow-gateway.ts';
 export { routableSession } from './routable.ts';

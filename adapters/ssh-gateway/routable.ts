@@ -1,6 +1,7 @@
 import { Duplex } from 'node:stream';
 import type { EndpointBindRequest } from '../agent-gateway/protocol.ts';
 import { AgentRelayError, type AgentTunnel, type ProxyOptions, type RoutableSession } from '../agent-gateway/session-handler.ts';
+import { readThrough } from './read-through.ts';
 import type { SshSession, SshTunnel } from './session-handler.ts';
 
 /**
@@ -66,12 +67,7 @@ class OpeningStream extends Duplex {
       (inner) => {
         if (this.destroyed) return void inner.destroy();
         this.#inner = inner;
-        inner.on('data', (chunk: Buffer) => {
-          if (!this.push(chunk)) inner.pause();
-        });
-        inner.on('end', () => this.push(null));
-        inner.on('error', (error: Error) => this.destroy(error));
-        inner.on('close', () => this.destroy());
+        readThrough(inner, this);
         for (const resume of this.#waiting.splice(0)) resume();
       },
       (error: Error) => this.destroy(error),

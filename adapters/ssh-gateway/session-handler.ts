@@ -1,5 +1,5 @@
 import type { Duplex } from 'node:stream';
-import type { RemoteAddress } from '../agent-gateway/index.ts';
+import type { RemoteAddress } from '../addresses.ts';
 import type { RemoteForward, SshBindRequest } from './command.ts';
 
 /**
@@ -12,18 +12,12 @@ import type { RemoteForward, SshBindRequest } from './command.ts';
 
 /** A refusal the ssh user should read (an unknown key, a bind the credential's ACL forbids…). */
 export class SshGatewayError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'SshGatewayError';
-  }
+  override readonly name = 'SshGatewayError';
 }
 
 /** The relay of a proxied connection failed (session gone, channel refused). */
 export class SshRelayError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'SshRelayError';
-  }
+  override readonly name = 'SshRelayError';
 }
 
 /** A client's public key, as it offered it. */

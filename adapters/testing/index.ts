@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { connectAgent, createBurrow, listenersOf, ManualClock, type AgentConnect, type Burrow, type BurrowOptions, type CheckpointInfo, type FaultInput, type FaultRule, type Store } from '../../lib/index.ts';
 import { answerUnparsedRequests, createNodeListener } from '../http/node.ts';
+import { startNetworkEdges, type NetworkEdges } from '../network-edges.ts';
 import { MemoryStore } from '../stores/memory-store.ts';
 
 /**
@@ -211,13 +212,17 @@ async function startInProcess(options: StartBurrowOptions): Promise<RunningBurro
   const operatorToken = options.operatorToken ?? randomBytes(24).toString('base64url');
   const server = createServer({ requireHostHeader: false }, createNodeListener(burrow, { operatorToken }));
   answerUnparsedRequests(server, burrow);
-  let edges: { close(): Promise<void> } | undefined;
+  let edges: NetworkEdges | undefined;
   try {
     const account = await burrow.ensureDefaultAccount(options.apiKey);
     await burrow.captureStart();
     const url = await listen(server);
     burrow.services.listeners.set('api', new URL(url).host);
-    edges = await startEdges(burrow, options);
+    // As `burrow serve` starts them (adapters/network-edges.ts), on free loopback ports.
+    edges = await startNetworkEdges(burrow, {
+      ...(options.agents || options.ingress ? { agentAddr: {} } : {}),
+      ...(options.ingress ? { httpIngressAddr: {}, tlsIngressAddr: {} } : {}),
+    });
     const listeners = listenersOf(burrow);
     const ca = (await burrow.services.ca()).certificatePem;
     const controls: Controls = {
@@ -248,31 +253,6 @@ async function startInProcess(options: StartBurrowOptions): Promise<RunningBurro
     await burrow.close();
     throw error;
   }
-}
-
-/**
- * The agent gateway and the ingress that `options` ask for, on free loopback ports, each imported
- * only then (as `burrow serve` does); `close()` stops them, the ingress first.
- */
-async function startEdges(burrow: Burrow, options: StartBurrowOptions): Promise<{ close(): Promise<void> }> {
-  const started: { close(): Promise<void> }[] = [];
-  const close = async () => {
-    for (const edge of started.splice(0).reverse()) await edge.close();
-  };
-  try {
-    if (options.agents || options.ingress) {
-      const gateway = await (await import('../agent-gateway/index.ts')).startAgentGateway(burrow);
-      started.push(gateway);
-      if (options.ingress) {
-        const { createIngress } = await import('../ingress/index.ts');
-        started.push(await createIngress(burrow, { sessions: () => gateway.sessions(), accountOf: (session) => session.context.account, http: {}, tls: {} }));
-      }
-    }
-  } catch (error) {
-    await close();
-    throw error;
-  }
-  return { close };
 }
 
 function listen(server: Server): Promise<string> {
@@ -382,7 +362,6 @@ function waitForReadyFile(child: ChildProcess, dir: string, file: string, stderr
   });
 }
 
-/** One JSON request; answers the decoded body, or throws an Error carrying the error envelope. */
 /** Burrow's CA certificate, as `GET /_burrow/ca.pem` answers it (open). */
 async function caOf(url: string): Promise<string> {
   const response = await fetch(`${url}/_burrow/ca.pem`);
@@ -390,6 +369,7 @@ async function caOf(url: string): Promise<string> {
   return response.text();
 }
 
+/** One JSON request; answers the decoded body, or throws an Error carrying the error envelope. */
 async function apiCall(url: string, token: string, method: string, path: string, body?: unknown): Promise<any> {
   const response = await fetch(`${url}${path}`, {
     method,

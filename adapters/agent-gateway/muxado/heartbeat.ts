@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { Timers } from '../timers.ts';
+import type { Timers } from '../../gateway-connection/timers.ts';
 import type { MuxadoSession } from './session.ts';
 import type { MuxadoStream } from './stream.ts';
 import { HEARTBEAT_STREAM_TYPE, openTypedStream } from './typed.ts';

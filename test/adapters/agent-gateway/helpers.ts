@@ -20,7 +20,7 @@ import type { MuxadoStream } from '../../../adapters/agent-gateway/muxado/stream
 import { HEARTBEAT_STREAM_TYPE, openTypedStream, readStreamType } from '../../../adapters/agent-gateway/muxado/typed.ts';
 import { STREAM_TYPES, STREAM_WINDOW_BYTES, type AgentAuth, type BindRequest } from '../../../adapters/agent-gateway/protocol.ts';
 import { AGENT_MESSAGE_BOUNDS, readMessage } from '../../../adapters/agent-gateway/rpc.ts';
-import type { Timers } from '../../../adapters/agent-gateway/timers.ts';
+import type { Timers } from '../../../adapters/gateway-connection/timers.ts';
 import { LIMITS } from '../../../lib/limits.ts';
 import { VendorAgents } from '../../fixtures/vendor-agents.ts';
 import { generateCertificateAuthority, signServerCertificate, type CertificateAuthority, type SignedCertificate } from '../../../lib/ca/certificate-authority.ts';

@@ -1,5 +1,5 @@
 /**
- * The gateway's only source of time: every timeout (handshake, heartbeat, command replies,
+ * The gateways' only source of time: every timeout (handshake, heartbeat, command replies,
  * closing) is set through a Timers, so tests drive them by hand instead of waiting.
  */
 export interface Timers {

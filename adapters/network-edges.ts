@@ -1,0 +1,93 @@
+import type { BurrowCore } from '../lib/index.ts';
+import type { RunningAgentGateway } from './agent-gateway/index.ts';
+import type { Ingress, ListenAddress } from './ingress/index.ts';
+import type { RunningSshGateway } from './ssh-gateway/index.ts';
+
+/**
+ * The network edges of a Burrow instance beside its API: the agent gateway, the SSH gateway and
+ * the ingress over both gateways' sessions, started from one set of options by `burrow serve` and
+ * by burrow/testing alike. Each edge's module is imported only when the edge is asked for (TLS,
+ * the agent protocol, ssh2 and the ingress cost start-up otherwise).
+ */
+
+export interface NetworkEdgeOptions {
+  /** Serve the vendor's agent protocol (TLS) here. */
+  readonly agentAddr?: ListenAddress;
+  /** Serve the SSH gateway here. */
+  readonly sshAddr?: ListenAddress;
+  /** Serve endpoints' plain HTTP here; the ingress runs when this or `tlsIngressAddr` is given. */
+  readonly httpIngressAddr?: ListenAddress;
+  /** Serve HTTPS and TLS endpoints here, routed by SNI. */
+  readonly tlsIngressAddr?: ListenAddress;
+  /** Another name agents reach the agent gateway by, and the host of TCP endpoints' URLs. */
+  readonly publicHost?: string;
+  /** The region of the gateways' sessions (default: the instance's first simulated region). */
+  readonly region?: string;
+  /** A failure while an edge served (default: ignored), with the edge's name ('agent gateway', 'SSH gateway', 'ingress'). */
+  readonly onError?: (edge: string, error: unknown) => void;
+}
+
+export interface NetworkEdges {
+  readonly agentGateway: RunningAgentGateway | undefined;
+  readonly sshGateway: RunningSshGateway | undefined;
+  readonly ingress: Ingress | undefined;
+  /**
+   * Stops the ingress, then both gateways (clients' traffic stops first; sessions end while the
+   * store is still open to record it). Rejects with the first failure once every edge was stopped.
+   */
+  close(): Promise<void>;
+}
+
+/**
+ * Starts the edges `options` ask for. One that cannot start stops those started before it, and
+ * the answer rejects with `cannot start <edge>: <why>`.
+ */
+export async function startNetworkEdges(burrow: BurrowCore<any>, options: NetworkEdgeOptions): Promise<NetworkEdges> {
+  const onError = (edge: string) => (error: unknown) => options.onError?.(edge, error);
+  let agentGateway: RunningAgentGateway | undefined;
+  let sshGateway: RunningSshGateway | undefined;
+  let ingress: Ingress | undefined;
+  const close = async () => {
+    const stopped = [...(await Promise.allSettled([ingress?.close()])), ...(await Promise.allSettled([agentGateway?.close(), sshGateway?.close()]))];
+    const failed = stopped.find((result) => result.status === 'rejected');
+    if (failed) throw failed.reason;
+  };
+  const start = async <T>(what: string, starting: () => Promise<T>): Promise<T> => {
+    try {
+      return await starting();
+    } catch (error) {
+      await close().catch(() => undefined);
+      throw new Error(`cannot start ${what}: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+    }
+  };
+  const { agentAddr, sshAddr, publicHost, region } = options;
+  if (agentAddr) {
+    agentGateway = await start(`the agent gateway on ${where(agentAddr)}`, async () =>
+      (await import('./agent-gateway/index.ts')).startAgentGateway(burrow, { ...agentAddr, publicHost, region, onError: onError('agent gateway') }),
+    );
+  }
+  if (sshAddr) {
+    sshGateway = await start(`the SSH gateway on ${where(sshAddr)}`, async () =>
+      (await import('./ssh-gateway/index.ts')).startSshGateway(burrow, { ...sshAddr, region, onError: onError('SSH gateway') }),
+    );
+  }
+  if (options.httpIngressAddr || options.tlsIngressAddr) {
+    ingress = await start('the ingress', async () =>
+      (await import('./ingress/index.ts')).createIngress(burrow, {
+        // SSH sessions serve their endpoints as agents do (adapters/ssh-gateway/routable.ts).
+        sessions: () => [...(agentGateway?.sessions() ?? []), ...(sshGateway?.routableSessions() ?? [])],
+        accountOf: (session) => session.context.account,
+        http: options.httpIngressAddr,
+        tls: options.tlsIngressAddr,
+        publicHost,
+        onError: onError('ingress'),
+      }),
+    );
+  }
+  return { agentGateway, sshGateway, ingress, close };
+}
+
+/** `host:port` of a listen address, with its defaults (as the failure names it). */
+function where(address: ListenAddress): string {
+  return `${address.host ?? '127.0.0.1'}:${address.port ?? 0}`;
+}
