@@ -224,9 +224,14 @@ class SshConnection<C> extends GatewayConnection<SshSessionEndReason['kind'], Li
       this.destroy();
       return;
     }
-    client.on('error', (error: Error & { level?: string }) => {
+    client.on('error', (error: Error & { level?: string; code?: unknown; syscall?: string }) => {
       if (error.level === 'client-timeout') this.end({ kind: 'keepalive-timeout', message: 'the client stopped answering keepalives' });
-      else if (error.level === 'client-socket') this.end({ kind: 'disconnected', message: `connection error: ${error.message}` });
+      // The socket's own errors (a reset when a killed ssh's kernel closes the connection) do not
+      // always come labelled client-socket; a system call failed all the same.
+      else if (error.level === 'client-socket' || error.syscall !== undefined) this.end({ kind: 'disconnected', message: `connection error: ${error.message}` });
+      // ssh2 reports a client's SSH_MSG_DISCONNECT with a reason other than "by application" as an
+      // error whose code is that reason: the client left.
+      else if (typeof error.code === 'number') this.end({ kind: 'disconnected', message: `the client disconnected: ${error.message}` });
       else this.end({ kind: 'protocol-error', message: `SSH protocol error: ${error.message}` });
     });
     client.on('close', () => this.end({ kind: 'disconnected', message: 'the connection closed' }));

@@ -77,7 +77,7 @@ describe('SSH gateway with the real OpenSSH client', { skip }, () => {
 
     ssh.child.kill('SIGTERM');
     const ended = await fixture.events.next(isEnded);
-    assert.equal(ended.reason.kind, 'disconnected');
+    assert.equal(ended.reason.kind, 'disconnected', ended.reason.message);
     assert.equal(ended.session.id, 'ss_1');
     assert.deepEqual(fixture.gateway.sessions(), []);
     await assert.rejects(bind.session.openProxy('st_1', { clientAddr: { ip: '203.0.113.9', port: 40000 } }), /has ended/);
