@@ -1,6 +1,7 @@
 import type { Duplex } from 'node:stream';
 import { limitNote } from '../../lib/limits.ts';
 import type { MuxadoSession } from './muxado/session.ts';
+import type { MuxadoStream } from './muxado/stream.ts';
 import { openTypedStream } from './muxado/typed.ts';
 import {
   COMMAND_STREAM_TYPES,
@@ -21,6 +22,7 @@ import type { Timers } from '../gateway-connection/timers.ts';
 export interface LiveSessionSettings {
   readonly timers: Timers;
   readonly commandTimeoutMs: number;
+  readonly proxyAcceptMs: number;
   readonly errorCodePrefix: string;
 }
 
@@ -64,7 +66,7 @@ export class LiveAgentSession<C> implements AgentSession<C> {
     return [...this.#tunnels.values()].find((tunnel) => tunnel.bindId === bindId);
   }
 
-  #open(type: number): Duplex {
+  #open(type: number): MuxadoStream {
     if (this.#ended) throw new AgentRelayError(`session ${this.id} has ended (${this.#ended.message})`);
     return openTypedStream(this.mux, type);
   }
@@ -112,7 +114,27 @@ export class LiveAgentSession<C> implements AgentSession<C> {
         passthroughTls: options.passthroughTls ?? (endpoint?.proto === 'tls' && endpoint.options.tlsTermination === null),
       }),
     );
+    this.#expectTaken(stream);
     return stream;
+  }
+
+  /**
+   * An agent takes a proxy stream by acknowledging its first bytes, within milliseconds; one that
+   * does not within proxyAcceptMs no longer serves (the SDK's session.close() stops taking streams
+   * but leaves its connection open, silent, until the heartbeat would notice ~25 s later). The
+   * stream fails, so the client gets the offline page at once, and the session ends, so its
+   * endpoints go offline for everyone.
+   */
+  #expectTaken(stream: MuxadoStream): void {
+    const ms = this.settings.proxyAcceptMs;
+    const timer = this.settings.timers.setTimeout(() => {
+      if (stream.heard) return;
+      const message = `the agent did not take a proxied connection within ${ms} ms ${limitNote('agent_proxy_accept_ms')}`;
+      stream.destroy(new AgentRelayError(`session ${this.id}: ${message}`));
+      this.closeSession({ kind: 'heartbeat-timeout', message });
+    }, ms);
+    const cancel = () => timer.cancel();
+    stream.once('heard', cancel).once('close', cancel);
   }
 
   stopTunnel(tunnelId: string, options: { readonly message?: string; readonly code?: number } = {}): void {

@@ -51,10 +51,11 @@ export interface AgentGatewayOptions<C> extends ConnectionOptions<AgentSessionHa
   readonly errorCodePrefix?: string;
   /** The server version told to agents after Auth. */
   readonly serverVersion?: string;
-  /** Defaults: the limits agent_heartbeat_answer_ms and agent_command_answer_ms; 10 s between heartbeats (agent_handshake_ms bounds the handshake). */
+  /** Defaults: the limits agent_heartbeat_answer_ms, agent_command_answer_ms and agent_proxy_accept_ms; 10 s between heartbeats (agent_handshake_ms bounds the handshake). */
   readonly heartbeatIntervalMs?: number;
   readonly heartbeatToleranceMs?: number;
   readonly commandTimeoutMs?: number;
+  readonly proxyAcceptMs?: number;
 }
 
 export type AgentGatewayAddress = GatewayAddress;
@@ -68,6 +69,7 @@ interface Settings<C> extends ConnectionSettings<AgentSessionHandler<C>> {
   readonly heartbeatIntervalMs: number;
   readonly heartbeatToleranceMs: number;
   readonly commandTimeoutMs: number;
+  readonly proxyAcceptMs: number;
 }
 
 export function createAgentGateway<C>(options: AgentGatewayOptions<C>): AgentGateway<C> {
@@ -79,6 +81,7 @@ export function createAgentGateway<C>(options: AgentGatewayOptions<C>): AgentGat
     heartbeatIntervalMs: options.heartbeatIntervalMs ?? HEARTBEAT_INTERVAL_MS,
     heartbeatToleranceMs: options.heartbeatToleranceMs ?? LIMITS.agent_heartbeat_answer_ms.value,
     commandTimeoutMs: options.commandTimeoutMs ?? LIMITS.agent_command_answer_ms.value,
+    proxyAcceptMs: options.proxyAcceptMs ?? LIMITS.agent_proxy_accept_ms.value,
   };
   // Frames are small and a proxied request is several of them: Nagle's algorithm would hold each
   // after the first until the agent acknowledged it (up to its delayed-ACK time, 40 ms on Linux).

@@ -56,7 +56,7 @@ export interface BindResult {
 export interface SessionEndReason {
   /**
    * disconnected: the connection closed or failed; agent-closed: the agent sent GOAWAY;
-   * heartbeat-timeout: no heartbeat answer in time; protocol-error: the agent broke the
+   * heartbeat-timeout: no heartbeat answer, or no proxied connection taken, in time; protocol-error: the agent broke the
    * protocol (the message says how); peer-not-reading: it left too much unread;
    * closed-by-server: AgentSession.close(); gateway-closed: the gateway shut down.
    */

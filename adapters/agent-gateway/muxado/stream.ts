@@ -68,6 +68,7 @@ export class MuxadoStream extends Duplex {
   #remoteFin = false;
   #endPushed = false;
   #reset = false;
+  #heard = false;
   #waitingWrite: (() => void) | undefined;
   #prefix: { readonly length: number; resolve(bytes: Buffer): void; reject(error: Error): void } | undefined;
 
@@ -83,8 +84,25 @@ export class MuxadoStream extends Duplex {
     this.#needsSyn = openedLocally;
   }
 
+  /**
+   * Whether the peer has sent anything on this stream yet (data, window credit, a reset): a peer
+   * that took a stream it did not open acknowledges its first bytes at once (the vendor's agent
+   * grants their window back within milliseconds), so one that stays silent never took it.
+   * 'heard' is emitted once, when it first does.
+   */
+  get heard(): boolean {
+    return this.#heard;
+  }
+
+  #hear(): void {
+    if (this.#heard) return;
+    this.#heard = true;
+    this.emit('heard');
+  }
+
   /** DATA from the peer. Answers false (after resetting the stream) when it broke the rules. */
   receiveData(data: Buffer, fin: boolean): boolean {
+    this.#hear();
     if (this.#remoteFin || this.#reset) {
       this.#resetLocally(MUXADO_ERRORS.streamClosed, `stream ${this.id} received data after the peer closed it`);
       return false;
@@ -172,6 +190,7 @@ export class MuxadoStream extends Duplex {
 
   /** WNDINC from the peer. */
   receiveWindowIncrement(increment: number): void {
+    this.#hear();
     if (this.#sendWindow + increment > WINDOW_MAX) {
       this.#resetLocally(MUXADO_ERRORS.flowControl, `stream ${this.id} window grew past ${WINDOW_MAX}`);
       return;
@@ -182,6 +201,7 @@ export class MuxadoStream extends Duplex {
 
   /** RST from the peer. */
   receiveReset(error: number): void {
+    this.#hear();
     this.#reset = true;
     this.transport.forget(this.id);
     this.destroy(new MuxadoStreamError(error, `stream ${this.id} was reset by the peer (${muxadoErrorName(error)})`));

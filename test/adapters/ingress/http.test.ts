@@ -10,7 +10,7 @@ import { createIngress } from '../../../adapters/ingress/index.ts';
 import { MemoryStore } from '../../../adapters/stores/memory-store.ts';
 import { createBurrow, type HttpTraffic } from '../../../lib/index.ts';
 import { LIMITS } from '../../../lib/limits.ts';
-import { startGateway, type GatewayEvent } from '../agent-gateway/helpers.ts';
+import { manualTimers, startGateway, type GatewayEvent } from '../agent-gateway/helpers.ts';
 import { callIngress, seen as appSaw, startApp, type Answer, type Call } from './helpers.ts';
 
 /**
@@ -25,8 +25,8 @@ const HOST = 'app.burrow.test';
 const call = (port: number, options: Partial<Call> = {}) => callIngress(port, { host: HOST, ...options });
 
 /** A gateway, an ingress routing to its sessions, and the app; `bind` starts the agent's endpoint. */
-async function setUp(t: TestContext) {
-  const gateway = await startGateway(t);
+async function setUp(t: TestContext, gatewayOptions: Parameters<typeof startGateway>[1] = {}) {
+  const gateway = await startGateway(t, gatewayOptions);
   // Agents close once the gateway has gone (after-hooks run in the order registered): the SDK's
   // close of a session the gateway still serves waits for an answer it does not get.
   const agents: Session[] = [];
@@ -141,6 +141,37 @@ describe('HTTP ingress: routing to a live agent', () => {
     const offline = await call(port);
     assert.equal(offline.status, 404);
     assert.equal(offline.headers['ngrok-error-code'], 'ERR_BURROW_3200');
+  });
+});
+
+describe('HTTP ingress: an agent that closes', () => {
+  test("listener.close() takes the endpoint offline at once; after session.close() the next request gets the offline page within agent_proxy_accept_ms, and the session ends", async (t) => {
+    const acceptMs = 300;
+    const timers = manualTimers();
+    const { agent, gateway, port, appPort, disconnected } = await setUp(t, { proxyAcceptMs: acceptMs, timers });
+    const session = await agent();
+    const listener = await session.httpEndpoint().domain(HOST).listenAndForward(`http://127.0.0.1:${appPort}`);
+    assert.equal((await call(port)).status, 200);
+    await listener.close();
+    const closed = await call(port);
+    assert.equal(closed.status, 404);
+    assert.equal(closed.headers['ngrok-error-code'], 'ERR_BURROW_3200');
+
+    await session.httpEndpoint().domain(HOST).listenAndForward(`http://127.0.0.1:${appPort}`);
+    assert.equal((await call(port)).status, 200);
+    // The SDK stops taking streams but keeps its connection (and sends nothing) until it is dropped.
+    await session.close();
+    disconnected(session);
+    const asked = call(port);
+    await timers.whenPending(acceptMs);
+    timers.advance(acceptMs);
+    const gone = await asked;
+    assert.equal(gone.status, 404);
+    assert.equal(gone.headers['ngrok-error-code'], 'ERR_BURROW_3200');
+    assert.match(gone.body.toString(), /did not take a proxied connection within 300 ms \(limit agent_proxy_accept_ms\)/);
+    const ended = await gateway.events.next((event): event is Extract<GatewayEvent, { kind: 'ended' }> => event.kind === 'ended');
+    assert.equal(ended.reason.kind, 'heartbeat-timeout');
+    assert.equal((await call(port)).status, 404, 'the endpoint is offline for everyone');
   });
 });
 
