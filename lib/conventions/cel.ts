@@ -344,6 +344,12 @@ function countEvaluatorSteps(env: Environment): void {
 }
 const MACROS_BINDING_A_VARIABLE = new Set(['all', 'exists', 'exists_one', 'map', 'filter']);
 const RE2_MATCHES = '__re2_matches';
+/**
+ * `has(m['key'])`, the vendor's documented form (`has(req.headers['x-custom-header'])`), which
+ * CEL's has() macro refuses (it takes a field selection only): rewritten to this function, true
+ * when the map holds the key.
+ */
+const HAS_ENTRY = '__has_entry';
 const CEL_TYPE_PREFIX = /^(string|bytes|int|uint|double|bool|list|map|timestamp|duration|dyn|google\.protobuf\.\w+)(<.*>)?$/;
 
 /** A qualified variable name as a CEL identifier (`req.url.path` → `__req__url__path`); a plain name stays. */
@@ -396,7 +402,8 @@ export function createPolicyLanguage(spec: {
   }
   env = env
     .registerFunction(`string.${RE2_MATCHES}(string): bool`, matchesRe2)
-    .registerFunction(`${RE2_MATCHES}(string, string): bool`, matchesRe2);
+    .registerFunction(`${RE2_MATCHES}(string, string): bool`, matchesRe2)
+    .registerFunction(`${HAS_ENTRY}(map, dyn): bool`, (map: unknown, key: unknown) => (map instanceof Map ? map.has(key) : typeof key === 'string' && Object.hasOwn(map as object, key)));
   countEvaluatorSteps(env);
 
   /** The longest declared variable among the prefixes of `path`, as a count of segments (0: none). */
@@ -412,7 +419,7 @@ export function createPolicyLanguage(spec: {
   function rewrite(source: string, ast: AstNode): { text: string; variables: string[]; originals: Map<string, string>; sourceOffset: (at: number) => number } {
     const splices: Splice[] = [];
     const variables = new Set<string>();
-    const originals = new Map<string, string>([[RE2_MATCHES, 'matches']]);
+    const originals = new Map<string, string>([[RE2_MATCHES, 'matches'], [HAS_ENTRY, 'has']]);
     const use = (name: string, node: PositionedNode) => {
       variables.add(name);
       if (!name.includes('.')) return;
@@ -455,6 +462,11 @@ export function createPolicyLanguage(spec: {
       if (node.op === 'call') {
         const [name, args] = node.args as [string, PositionedNode[]];
         if (name === 'matches') splices.push({ start: node.start, end: node.start + source.slice(node.start).indexOf('matches') + 'matches'.length, text: RE2_MATCHES });
+        if (name === 'has' && args.length === 1 && args[0]!.op === '[]') {
+          // has(A[B]) → __has_entry(A, B), around A's and B's own splices.
+          const [map, key] = args[0]!.args as [PositionedNode, PositionedNode];
+          splices.push({ start: node.start, end: map.start, text: `${HAS_ENTRY}(` }, { start: map.end, end: key.start, text: ', ' }, { start: key.end, end: node.end, text: ')' });
+        }
         return visit(args, bound, nesting);
       }
       visit(node.args, bound, nesting);

@@ -65,6 +65,8 @@ export const ACTION_PHASES: Readonly<Record<string, readonly TrafficPolicyPhase[
   log: [TCP, REQ, RES],
   oauth: [REQ],
   oidc: [REQ],
+  // The reference's name for oidc (snippets/traffic-policy/actions/oidc/config.mdx); `oidc` stays as its alias.
+  'openid-connect': [REQ],
   'owasp-crs-request': [REQ],
   'owasp-crs-response': [RES],
   'rate-limit': [REQ],

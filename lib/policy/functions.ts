@@ -5,10 +5,11 @@ import { firstMatchingCidr } from './actions/restrict-ips.ts';
 import { queryParams, type RequestCookie, type ResponseCookie } from './http-fields.ts';
 import { Unavailable } from './scope.ts';
 import { celToJson } from './values.ts';
+import { xxhash64 } from './xxhash64.ts';
 
 /**
  * The vendor's traffic policy macros (its "Macros" reference) that Burrow computes offline.
- * `hash.xxhash64` and `secrets.get` are declared and answer Unavailable (a 5xx naming them).
+ * `secrets.get` is declared and answers Unavailable (a 5xx naming it).
  */
 
 /** The longest list `lists.range` builds. */
@@ -179,15 +180,11 @@ export function policyFunctions(random: () => number): PolicyFunction[] {
       [`string.${algorithm}(): string`, (_r, text: string) => digest(algorithm, text)],
       [`string.${algorithm}(string): string`, (_r, text: string, fmt: string) => digest(algorithm, text, fmt)],
     ]),
-    ...([['crc32', crc32Bytes], ['crc64', crc64]] as const).flatMap(([name, sum]): [string, PolicyFunction['handler']][] => [
+    ...([['crc32', crc32Bytes], ['crc64', crc64], ['xxhash64', (text: string) => xxhash64(Buffer.from(text))]] as const).flatMap(([name, sum]): [string, PolicyFunction['handler']][] => [
       [`hash.${name}(string): string`, (_r, text: string) => checksum(sum(text))],
       [`hash.${name}(string, string): string`, (_r, text: string, fmt: string) => checksum(sum(text), fmt)],
       [`string.${name}(): string`, (_r, text: string) => checksum(sum(text))],
       [`string.${name}(string): string`, (_r, text: string, fmt: string) => checksum(sum(text), fmt)],
-    ]),
-    ...['hash.xxhash64(string): string', 'hash.xxhash64(string, string): string', 'string.xxhash64(): string', 'string.xxhash64(string): string'].map((signature): [string, PolicyFunction['handler']] => [
-      signature,
-      unavailable('xxhash64()', 'Burrow does not implement XXHash64'),
     ]),
     ['secrets.get(string, string): string', unavailable('secrets.get()', 'Burrow does not read vault secrets into traffic policies')],
     ['json.decode(string): dyn', (_r, text: string) => decodeJson(text)],
