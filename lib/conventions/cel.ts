@@ -262,7 +262,16 @@ export type PolicyReader = (name: string) => unknown;
 export interface PolicyFunction {
   readonly signature: string;
   readonly handler: (read: PolicyReader, ...args: any[]) => unknown;
+  /**
+   * The method replaces cel-js's own of the same name, whose results differ from the vendor's
+   * (`split(sep, n)`, `lowerAscii()`): every call of that method name then reaches the language's
+   * overloads instead, so each overload of the name must be declared here.
+   */
+  readonly replacesBuiltin?: true;
 }
+
+/** What a method that replaces a cel-js built-in is registered as, and written as in rewritten expressions. */
+const replaced = (name: string) => `__burrow_${name}`;
 
 /**
  * Why a policy expression does not compile or did not evaluate. A compile problem found at a
@@ -385,7 +394,13 @@ export function createPolicyLanguage(spec: {
   const roots = new Set([...spec.variables.map((variable) => variable.name), ...absent].map((name) => name.split('.')[0]!));
   for (const [name, type] of declared) env = env.registerVariable(mangle(name), type);
   const namespaces = new Set<string>();
+  const replacedMethods = new Set(spec.functions.filter((fn) => fn.replacesBuiltin).map((fn) => /\.(\w+)\(/.exec(fn.signature)![1]!));
   for (const fn of spec.functions) {
+    const method = /^(.*)\.(\w+)(\(.*)$/.exec(fn.signature);
+    if (method && replacedMethods.has(method[2]!)) {
+      env = env.registerFunction(`${method[1]}.${replaced(method[2]!)}${method[3]}`, withReader(fn.handler));
+      continue;
+    }
     const match = /^([\w.<>, ]+?)\.(\w+\(.*)$/.exec(fn.signature);
     const prefix = match?.[1];
     if (prefix && !CEL_TYPE_PREFIX.test(prefix)) {
@@ -444,11 +459,13 @@ export function createPolicyLanguage(spec: {
       if (node.op === 'rcall') {
         const [name, receiver, args] = node.args as [string, PositionedNode, PositionedNode[]];
         visit(receiver, bound, nesting);
-        if (name === 'matches') {
-          const at = /^\s*\.\s*matches\s*\(/.exec(source.slice(receiver.end, node.end));
+        const renamed = name === 'matches' ? RE2_MATCHES : replacedMethods.has(name) ? replaced(name) : undefined;
+        if (renamed) {
+          const at = new RegExp(`^\\s*\\.\\s*${name}\\s*\\(`).exec(source.slice(receiver.end, node.end));
           if (at) {
-            const start = receiver.end + at[0].indexOf('matches');
-            splices.push({ start, end: start + 'matches'.length, text: RE2_MATCHES });
+            const start = receiver.end + at[0].indexOf(name);
+            splices.push({ start, end: start + name.length, text: renamed });
+            originals.set(renamed, name);
           }
         }
         const binds = MACROS_BINDING_A_VARIABLE.has(name) && args[0]?.op === 'id';

@@ -142,6 +142,28 @@ describe('policy expressions: functions (the vendor macros)', () => {
     assert.equal(await matches(h, 'lists.range(50).all(x, lists.range(50).all(y, x + y >= 0))'), true, 'thousands of iterations fit');
   });
 
+  // traffic-policy/macros/index.mdx, each documented example and its documented result.
+  const DOCUMENTED: [string, string][] = [
+    ["'hello mellow'.split()", '["hello","mellow"]'],
+    ["'hello mellow'.split(' ', 1)", '["hello"]'],
+    ["'hello,mellow,hi'.split(',')", '["hello","mellow","hi"]'],
+    ['"Ärger in Österreich, ÉCOLE, İSTANBUL, ЙОГА!".lower()', 'ärger in österreich, école, istanbul, йога!'],
+    ["'TacoCat'.lowerAscii()", 'tacocat'],
+    ["'TacoCÆt Xii'.lowerAscii()", 'tacocÆt xii'],
+    ['strings.quote(\'single-quote with "double quote"\')', '"single-quote with \\"double quote\\""'],
+    ['strings.quote("two escape sequences \\a\\n")', '"two escape sequences \\a\\n"'],
+  ];
+  for (const [expression, expected] of DOCUMENTED) {
+    test(`${expression} is ${expected}`, async () => {
+      assert.equal(await interpolate(h, expression), expected);
+    });
+  }
+
+  test('sorting fails for elements that do not compare, even when the sort compares none of them', async () => {
+    await assert.rejects(interpolate(h, '[[2], [1]].sort()'), /sort: the elements must be of one comparable type/);
+    await assert.rejects(interpolate(h, '[[1]].sort()'), /sort: the elements must be of one comparable type/);
+  });
+
   test('secrets.get is declared but answers 501', async () => {
     await assert.rejects(matches(h, "secrets.get('vault', 'name') == ''"), /"status":501.*secrets\.get\(\) is not available/);
   });
