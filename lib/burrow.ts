@@ -26,6 +26,7 @@ import { DEFAULT_TRAFFIC_JOURNAL_SIZE, TrafficJournal } from './journal/traffic-
 import type { BaseResponse, ResourceDefinition } from './engine/resource.ts';
 import { DEFAULT_SIMULATION, type SimulationSettings } from './simulation/settings.ts';
 import { TcpPorts } from './traffic/tcp-ports.ts';
+import { createTrafficPolicyChecker } from './policy/checker.ts';
 import type { Read, Store, StoreReader, StoreTransaction } from './store.ts';
 import type * as v from 'valibot';
 
@@ -140,6 +141,7 @@ export class BurrowCore<K extends FamilyKinds = FamilyKinds> implements Instance
       liveAgents: new LiveAgents(this.#store),
       listeners: new Map(),
       tcpPorts: new TcpPorts(),
+      trafficPolicies: createTrafficPolicyChecker(),
     };
     const seeded = (stream: string) => (options.seed === undefined ? undefined : seededRandom(`${options.seed}\u0000${stream}`));
     const faultDraws = seeded('faults');

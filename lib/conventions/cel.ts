@@ -262,16 +262,42 @@ export type PolicyReader = (name: string) => unknown;
 export interface PolicyFunction {
   readonly signature: string;
   readonly handler: (read: PolicyReader, ...args: any[]) => unknown;
+  /**
+   * The method replaces cel-js's own of the same name, whose results differ from the vendor's
+   * (`split(sep, n)`, `lowerAscii()`): every call of that method name then reaches the language's
+   * overloads instead, so each overload of the name must be declared here.
+   */
+  readonly replacesBuiltin?: true;
 }
 
-/** Why a policy expression does not compile or did not evaluate. */
+/** What a method that replaces a cel-js built-in is registered as, and written as in rewritten expressions. */
+const replaced = (name: string) => `__burrow_${name}`;
+
+/**
+ * Why a policy expression does not compile or did not evaluate. A compile problem found at a
+ * spot of the expression names it (`unknown variable req.foo at column 1`; line and column when
+ * the expression has several lines), counted in characters of the expression as written.
+ */
 export class PolicyExpressionProblem extends Error {}
+
+/** ` at column N` (or ` at line L, column N`) for offset `at` of `source`. */
+function positionNote(source: string, at: number | undefined): string {
+  if (at === undefined || at < 0 || at > source.length) return '';
+  const before = source.slice(0, at).split('\n');
+  const column = before.at(-1)!.length + 1;
+  return before.length > 1 ? ` at line ${before.length}, column ${column}` : ` at column ${column}`;
+}
+
+/** Where a cel-js error points, as an offset of the text it parsed (undefined when it points nowhere). */
+const errorOffset = (error: unknown): number | undefined => (error as { range?: { start?: number } }).range?.start;
 
 /** A compiled policy expression. */
 export interface PolicyExpression {
   readonly source: string;
   /** The declared variables it reads, by dotted name, each once. */
   readonly variables: readonly string[];
+  /** Its CEL type as the type check found it (`bool`, `string`, `dyn` …). */
+  readonly type: string;
   /**
    * Evaluates the expression; `read` is asked once for each of `variables`. Throws
    * PolicyExpressionProblem when the evaluation fails; an error thrown by `read` or by a function
@@ -327,6 +353,12 @@ function countEvaluatorSteps(env: Environment): void {
 }
 const MACROS_BINDING_A_VARIABLE = new Set(['all', 'exists', 'exists_one', 'map', 'filter']);
 const RE2_MATCHES = '__re2_matches';
+/**
+ * `has(m['key'])`, the vendor's documented form (`has(req.headers['x-custom-header'])`), which
+ * CEL's has() macro refuses (it takes a field selection only): rewritten to this function, true
+ * when the map holds the key.
+ */
+const HAS_ENTRY = '__has_entry';
 const CEL_TYPE_PREFIX = /^(string|bytes|int|uint|double|bool|list|map|timestamp|duration|dyn|google\.protobuf\.\w+)(<.*>)?$/;
 
 /** A qualified variable name as a CEL identifier (`req.url.path` → `__req__url__path`); a plain name stays. */
@@ -345,7 +377,12 @@ interface Splice {
  * (another string) can both exist, as the vendor documents them. `matches()` uses RE2 (the
  * vendor's Go semantics, linear time) instead of JavaScript's RegExp.
  */
-export function createPolicyLanguage(spec: { readonly variables: readonly PolicyVariable[]; readonly functions: readonly PolicyFunction[] }): PolicyLanguage {
+export function createPolicyLanguage(spec: {
+  readonly variables: readonly PolicyVariable[];
+  readonly functions: readonly PolicyFunction[];
+  /** Variables of the language this one does not have (those of other phases), and why: reading one is refused naming it. */
+  readonly absent?: { readonly names: readonly string[]; readonly reason: string };
+}): PolicyLanguage {
   let reading: PolicyReader | undefined;
   const withReader = (handler: PolicyFunction['handler']) =>
     function (this: unknown, ...args: unknown[]) {
@@ -353,10 +390,17 @@ export function createPolicyLanguage(spec: { readonly variables: readonly Policy
     };
   let env = new (celJs().Environment)({ unlistedVariablesAreDyn: false, homogeneousAggregateLiterals: false, enableOptionalTypes: true, limits: POLICY_LIMITS });
   const declared = new Map(spec.variables.map((variable) => [variable.name, variable.type]));
-  const roots = new Set(spec.variables.map((variable) => variable.name.split('.')[0]!));
+  const absent = new Set(spec.absent?.names ?? []);
+  const roots = new Set([...spec.variables.map((variable) => variable.name), ...absent].map((name) => name.split('.')[0]!));
   for (const [name, type] of declared) env = env.registerVariable(mangle(name), type);
   const namespaces = new Set<string>();
+  const replacedMethods = new Set(spec.functions.filter((fn) => fn.replacesBuiltin).map((fn) => /\.(\w+)\(/.exec(fn.signature)![1]!));
   for (const fn of spec.functions) {
+    const method = /^(.*)\.(\w+)(\(.*)$/.exec(fn.signature);
+    if (method && replacedMethods.has(method[2]!)) {
+      env = env.registerFunction(`${method[1]}.${replaced(method[2]!)}${method[3]}`, withReader(fn.handler));
+      continue;
+    }
     const match = /^([\w.<>, ]+?)\.(\w+\(.*)$/.exec(fn.signature);
     const prefix = match?.[1];
     if (prefix && !CEL_TYPE_PREFIX.test(prefix)) {
@@ -373,7 +417,8 @@ export function createPolicyLanguage(spec: { readonly variables: readonly Policy
   }
   env = env
     .registerFunction(`string.${RE2_MATCHES}(string): bool`, matchesRe2)
-    .registerFunction(`${RE2_MATCHES}(string, string): bool`, matchesRe2);
+    .registerFunction(`${RE2_MATCHES}(string, string): bool`, matchesRe2)
+    .registerFunction(`${HAS_ENTRY}(map, dyn): bool`, (map: unknown, key: unknown) => (map instanceof Map ? map.has(key) : typeof key === 'string' && Object.hasOwn(map as object, key)));
   countEvaluatorSteps(env);
 
   /** The longest declared variable among the prefixes of `path`, as a count of segments (0: none). */
@@ -381,11 +426,15 @@ export function createPolicyLanguage(spec: { readonly variables: readonly Policy
     for (let k = path.length; k > 0; k--) if (declared.has(path.slice(0, k).join('.'))) return k;
     return 0;
   };
+  const longestAbsent = (path: readonly string[]) => {
+    for (let k = path.length; k > 0; k--) if (absent.has(path.slice(0, k).join('.'))) return path.slice(0, k).join('.');
+    return undefined;
+  };
 
-  function rewrite(source: string, ast: AstNode): { text: string; variables: string[]; originals: Map<string, string> } {
+  function rewrite(source: string, ast: AstNode): { text: string; variables: string[]; originals: Map<string, string>; sourceOffset: (at: number) => number } {
     const splices: Splice[] = [];
     const variables = new Set<string>();
-    const originals = new Map<string, string>([[RE2_MATCHES, 'matches']]);
+    const originals = new Map<string, string>([[RE2_MATCHES, 'matches'], [HAS_ENTRY, 'has']]);
     const use = (name: string, node: PositionedNode) => {
       variables.add(name);
       if (!name.includes('.')) return;
@@ -400,7 +449,9 @@ export function createPolicyLanguage(spec: { readonly variables: readonly Policy
         if (chain && !bound.has(chain.path[0]!)) {
           const k = longestDeclared(chain.path);
           if (k > 0) return use(chain.path.slice(0, k).join('.'), chain.nodes[k - 1]!);
-          if (roots.has(chain.path[0]!)) throw new PolicyExpressionProblem(`unknown variable ${chain.path.join('.')}`);
+          const elsewhere = longestAbsent(chain.path);
+          if (elsewhere) throw new PolicyExpressionProblem(`variable ${elsewhere} is not available ${spec.absent!.reason}${positionNote(source, chain.nodes[0]!.start)}`);
+          if (roots.has(chain.path[0]!)) throw new PolicyExpressionProblem(`unknown variable ${chain.path.join('.')}${positionNote(source, chain.nodes[0]!.start)}`);
         }
         if (node.op === 'id') return;
         return visit((node.args as unknown[])[0], bound, nesting);
@@ -408,11 +459,13 @@ export function createPolicyLanguage(spec: { readonly variables: readonly Policy
       if (node.op === 'rcall') {
         const [name, receiver, args] = node.args as [string, PositionedNode, PositionedNode[]];
         visit(receiver, bound, nesting);
-        if (name === 'matches') {
-          const at = /^\s*\.\s*matches\s*\(/.exec(source.slice(receiver.end, node.end));
+        const renamed = name === 'matches' ? RE2_MATCHES : replacedMethods.has(name) ? replaced(name) : undefined;
+        if (renamed) {
+          const at = new RegExp(`^\\s*\\.\\s*${name}\\s*\\(`).exec(source.slice(receiver.end, node.end));
           if (at) {
-            const start = receiver.end + at[0].indexOf('matches');
-            splices.push({ start, end: start + 'matches'.length, text: RE2_MATCHES });
+            const start = receiver.end + at[0].indexOf(name);
+            splices.push({ start, end: start + name.length, text: renamed });
+            originals.set(renamed, name);
           }
         }
         const binds = MACROS_BINDING_A_VARIABLE.has(name) && args[0]?.op === 'id';
@@ -426,6 +479,11 @@ export function createPolicyLanguage(spec: { readonly variables: readonly Policy
       if (node.op === 'call') {
         const [name, args] = node.args as [string, PositionedNode[]];
         if (name === 'matches') splices.push({ start: node.start, end: node.start + source.slice(node.start).indexOf('matches') + 'matches'.length, text: RE2_MATCHES });
+        if (name === 'has' && args.length === 1 && args[0]!.op === '[]') {
+          // has(A[B]) → __has_entry(A, B), around A's and B's own splices.
+          const [map, key] = args[0]!.args as [PositionedNode, PositionedNode];
+          splices.push({ start: node.start, end: map.start, text: `${HAS_ENTRY}(` }, { start: map.end, end: key.start, text: ', ' }, { start: key.end, end: node.end, text: ')' });
+        }
         return visit(args, bound, nesting);
       }
       visit(node.args, bound, nesting);
@@ -433,7 +491,18 @@ export function createPolicyLanguage(spec: { readonly variables: readonly Policy
     visit(ast, new Set(), 0);
     let text = source;
     for (const splice of splices.sort((a, b) => b.start - a.start)) text = text.slice(0, splice.start) + splice.text + text.slice(splice.end);
-    return { text, variables: [...variables], originals };
+    // An offset of the rewritten text, back in the source: splices before it shifted it by their change in length.
+    const sourceOffset = (at: number) => {
+      let shift = 0;
+      for (const splice of [...splices].reverse()) {
+        const start = splice.start + shift;
+        if (at < start) break;
+        if (at < start + splice.text.length) return splice.start;
+        shift += splice.text.length - (splice.end - splice.start);
+      }
+      return at - shift;
+    };
+    return { text, variables: [...variables], originals, sourceOffset };
   }
 
   const restore = (message: string, originals: ReadonlyMap<string, string>) =>
@@ -448,14 +517,18 @@ export function createPolicyLanguage(spec: { readonly variables: readonly Policy
         program = env.parse(rewritten.text);
       } catch (error) {
         if (error instanceof PolicyExpressionProblem) throw error;
-        throw new PolicyExpressionProblem(celMessage(error, 'policy_expression_nodes'));
+        throw new PolicyExpressionProblem(`${celMessage(error, 'policy_expression_nodes')}${positionNote(source, errorOffset(error))}`);
       }
       const checked = program.check();
-      if (!checked.valid) throw new PolicyExpressionProblem(restore(firstLine(checked.error), rewritten.originals));
+      if (!checked.valid) {
+        const at = errorOffset(checked.error);
+        throw new PolicyExpressionProblem(`${restore(firstLine(checked.error), rewritten.originals)}${positionNote(source, at === undefined ? undefined : rewritten.sourceOffset(at))}`);
+      }
       const { variables, originals } = rewritten;
       return {
         source,
         variables,
+        type: checked.type ?? 'dyn',
         evaluate(read) {
           const values: Record<string, unknown> = {};
           for (const name of variables) values[mangle(name)] = read(name);

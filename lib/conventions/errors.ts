@@ -42,6 +42,14 @@ export const ERRORS = {
   INVALID_TIME: e(241, 400),
   FILTER_INVALID: e(250, 400),
   BODY_TOO_LARGE: e(812, 413),
+  // Traffic policy documents refused on write, for every holder (vendor 2200–2235)
+  POLICY_EXPRESSION_INVALID: e(2200, 400),
+  POLICY_ACTION_UNKNOWN: e(2201, 400),
+  POLICY_ACTION_PHASE: e(2202, 400),
+  POLICY_ACTION_CONFIG_INVALID: e(2204, 400),
+  POLICY_IP_POLICY_UNKNOWN: e(2216, 400),
+  POLICY_PHASE_PROTOCOL: e(2230, 400),
+  POLICY_NOT_TERMINATING: e(2235, 400),
   // Owners of API keys and credentials: users and bot users (vendor 628–636)
   OWNER_FORBIDDEN: e(628, 403),
   OWNER_UNKNOWN: e(630, 400),

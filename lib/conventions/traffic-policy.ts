@@ -4,6 +4,7 @@ import type * as Yaml from 'yaml';
 import type { CST } from 'yaml';
 import { LIMITS, limitNote } from '../limits.ts';
 import { celSyntaxProblem } from './cel.ts';
+import { ApiError, ERRORS, type ErrorName, type ErrorSpec } from './errors.ts';
 import { onFirstUse } from './on-first-use.ts';
 import { re2Pattern, withRe2Budget } from './patterns.ts';
 
@@ -64,6 +65,8 @@ export const ACTION_PHASES: Readonly<Record<string, readonly TrafficPolicyPhase[
   log: [TCP, REQ, RES],
   oauth: [REQ],
   oidc: [REQ],
+  // The reference's name for oidc (snippets/traffic-policy/actions/oidc/config.mdx); `oidc` stays as its alias.
+  'openid-connect': [REQ],
   'owasp-crs-request': [REQ],
   'owasp-crs-response': [RES],
   'rate-limit': [REQ],
@@ -376,10 +379,30 @@ export interface TrafficPolicyRule {
 /** A checked traffic policy document: phases to rules (a phase may be absent or null). */
 export type TrafficPolicyDocument = { readonly [phase in TrafficPolicyPhase]?: readonly TrafficPolicyRule[] | null };
 
-/** A document's problem, as `trafficPolicyProblem` words it. */
-export class TrafficPolicyProblem extends Error {}
+/**
+ * A problem of a traffic policy: the reason, path first, and the vendor's number for it where its
+ * catalogue has one (ERR_NGROK_2200 an expression, 2201 an action type, 2202 an action in a phase
+ * it does not run in, 2204 an action's configuration, 2216 an IP policy that does not exist, 2230
+ * a phase the protocol does not have, 2235 a cloud endpoint's policy that does not always answer).
+ */
+export interface TrafficPolicyIssue {
+  readonly message: string;
+  readonly code?: PolicyErrorName;
+}
 
-function checkTrafficPolicy(text: string, options: TrafficPolicyOptions): { document: TrafficPolicyDocument } | { problem: string } {
+/** The rows of the error table (lib/conventions/errors.ts) that name traffic policy problems. */
+export type PolicyErrorName = Extract<ErrorName, `POLICY_${string}`>;
+
+/** A document's problem, as `trafficPolicyProblem` words it. */
+export class TrafficPolicyProblem extends Error {
+  constructor(message: string, readonly code?: PolicyErrorName) {
+    super(message);
+  }
+}
+
+type Checked = { document: TrafficPolicyDocument } | { problem: string; code?: PolicyErrorName };
+
+function checkTrafficPolicy(text: string, options: TrafficPolicyOptions): Checked {
   if (text.trim() === '') return { problem: 'must be a traffic policy document (JSON or YAML), not empty' };
   let document: unknown;
   try {
@@ -394,17 +417,18 @@ function checkTrafficPolicy(text: string, options: TrafficPolicyOptions): { docu
   const bounded = structureProblem(document) ?? expressionsProblem(document as Record<string, unknown>);
   if (bounded) return { problem: bounded };
   const phases = options.phases ?? TRAFFIC_POLICY_PHASES;
-  const problem = withRe2Budget(() => {
+  const issue = withRe2Budget((): TrafficPolicyIssue | undefined => {
     for (const [phase, rules] of Object.entries(document)) {
-      if (!(TRAFFIC_POLICY_PHASES as readonly string[]).includes(phase)) return `${phase}: unknown phase; phases: ${phases.join(', ')}`;
-      if (!phases.includes(phase as TrafficPolicyPhase)) return `${phase}: not a phase of this traffic (it has ${phases.join(', ')})`;
+      if (!(TRAFFIC_POLICY_PHASES as readonly string[]).includes(phase)) return { message: `${phase}: unknown phase; phases: ${phases.join(', ')}` };
+      if (!phases.includes(phase as TrafficPolicyPhase)) return { message: `${phase}: not a phase of this traffic (it has ${phases.join(', ')})`, code: 'POLICY_PHASE_PROTOCOL' };
       if (rules === null) continue;
-      const found = schemaProblem(v.array(Rule), rules, [phase]) ?? rulesProblem(phase as TrafficPolicyPhase, rules as v.InferOutput<typeof Rule>[]);
+      const shape = schemaProblem(v.array(Rule), rules, [phase]);
+      const found = shape ? { message: shape } : rulesProblem(phase as TrafficPolicyPhase, rules as v.InferOutput<typeof Rule>[]);
       if (found) return found;
     }
     return undefined;
   });
-  return problem ? { problem } : { document: document as TrafficPolicyDocument };
+  return issue ? { problem: issue.message, ...(issue.code ? { code: issue.code } : {}) } : { document: document as TrafficPolicyDocument };
 }
 
 /**
@@ -423,26 +447,80 @@ export function trafficPolicyProblem(text: string, options: TrafficPolicyOptions
  */
 export function parseTrafficPolicy(text: string, options: TrafficPolicyOptions = {}): TrafficPolicyDocument {
   const checked = checkTrafficPolicy(text, options);
-  if ('problem' in checked) throw new TrafficPolicyProblem(checked.problem);
+  if ('problem' in checked) throw new TrafficPolicyProblem(checked.problem, checked.code);
   return checked.document;
 }
 
-function rulesProblem(phase: TrafficPolicyPhase, rules: readonly v.InferOutput<typeof Rule>[]): string | undefined {
+/**
+ * The issue of `message` with the vendor's number `code`, unless the message is a bound of
+ * Burrow's (`… (limit re2_total_cost)`): those keep the holder's own number, as lib/limits.ts lists.
+ */
+export const numbered = (message: string, code: PolicyErrorName): TrafficPolicyIssue => (/\(limit \w+\)/.test(message) ? { message } : { message, code });
+
+function rulesProblem(phase: TrafficPolicyPhase, rules: readonly v.InferOutput<typeof Rule>[]): TrafficPolicyIssue | undefined {
   for (const [r, rule] of rules.entries()) {
     for (const [e, expression] of (rule.expressions ?? []).entries()) {
       const problem = celSyntaxProblem(expression);
-      if (problem) return `${phase}[${r}].expressions[${e}]: not a CEL expression: ${problem}`;
+      if (problem) return numbered(`${phase}[${r}].expressions[${e}]: not a CEL expression: ${problem}`, 'POLICY_EXPRESSION_INVALID');
     }
     for (const [a, action] of rule.actions.entries()) {
       const where = `${phase}[${r}].actions[${a}]`;
       const runsIn = ACTION_PHASES[action.type];
-      if (!runsIn) return `${where}.type: unknown action ${JSON.stringify(action.type)}`;
-      if (!runsIn.includes(phase)) return `${where}.type: ${action.type} does not run in ${phase} (it runs in ${runsIn.join(', ')})`;
+      if (!runsIn) return { message: `${where}.type: unknown action ${JSON.stringify(action.type)}`, code: 'POLICY_ACTION_UNKNOWN' };
+      if (!runsIn.includes(phase)) return { message: `${where}.type: ${action.type} does not run in ${phase} (it runs in ${runsIn.join(', ')})`, code: 'POLICY_ACTION_PHASE' };
       const problem = schemaProblem(ACTION_CONFIGS[action.type] ?? anyConfig, action.config, [phase, r, 'actions', a, 'config']);
-      if (problem) return problem;
+      if (problem) return numbered(problem, 'POLICY_ACTION_CONFIG_INVALID');
     }
   }
   return undefined;
+}
+
+/**
+ * What holds a traffic policy, as the write-time check needs to know it: the phases its traffic
+ * has; whether it is a cloud endpoint (whose policy must answer every request or connection
+ * itself, ERR_NGROK_2235: nothing behind it would); and which IP policy ids exist in its account
+ * (restrict-ips `ip_policies`, ERR_NGROK_2216).
+ */
+export interface TrafficPolicyHolder {
+  readonly phases: readonly TrafficPolicyPhase[];
+  readonly cloudEndpoint?: boolean;
+  ipPolicyExists(id: string): Promise<boolean>;
+}
+
+/** Rules by phase as a holder stores them outside a document (the 0.11.0 API's `policy` module); `labels` name each phase's list in messages (`inbound`). */
+export interface LabeledRules {
+  readonly rules: TrafficPolicyDocument;
+  readonly labels: { readonly [phase in TrafficPolicyPhase]?: string };
+}
+
+/**
+ * The write-time check of traffic policies (lib/policy/checker.ts): everything that can be known
+ * before traffic comes — the document's shape, every expression type-checked against the
+ * variables and functions of its phase, every action's configuration, and the vendor's save-time
+ * rules. Every write path checks with it, so a request answers 5xx only for what cannot be known
+ * on write. Operations reach it as a service (lib/engine/context.ts).
+ */
+export interface TrafficPolicyChecker {
+  /** The first problem of a document (JSON or YAML), or undefined when there is none. */
+  document(text: string, holder: TrafficPolicyHolder): Promise<TrafficPolicyIssue | undefined>;
+  /** The first problem of rules kept outside a document. */
+  rules(rules: LabeledRules, holder: TrafficPolicyHolder): Promise<TrafficPolicyIssue | undefined>;
+  /** The first problem of the policy an agent sends on its bind: a document, or the legacy JSON `{Inbound, Outbound}`. */
+  agent(text: string, holder: TrafficPolicyHolder): Promise<TrafficPolicyIssue | undefined>;
+}
+
+/**
+ * The 400 for a policy problem in request field `field`: the vendor's number for the problem
+ * where it has one, else the holder's own (`fallback`: 18002 for cloud endpoints, 215 for modules).
+ */
+export function policyRefusal(issue: TrafficPolicyIssue, field: string, fallback: ErrorSpec): ApiError {
+  return new ApiError(issue.code ? ERRORS[issue.code] : fallback, field ? `${field}: ${issue.message}` : issue.message);
+}
+
+/** The first problem of a document's shape, syntax and action configurations (what `trafficPolicyProblem` words), with its vendor number. */
+export function trafficPolicyIssue(text: string, options: TrafficPolicyOptions = {}): TrafficPolicyIssue | undefined {
+  const checked = checkTrafficPolicy(text, options);
+  return 'problem' in checked ? { message: checked.problem, ...(checked.code ? { code: checked.code } : {}) } : undefined;
 }
 
 /**

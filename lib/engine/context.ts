@@ -8,6 +8,7 @@ import type { SimulationSettings } from '../simulation/settings.ts';
 import type { RequestJournal } from '../journal/request-journal.ts';
 import type { TrafficJournal } from '../journal/traffic-journal.ts';
 import type { TcpPorts } from '../traffic/tcp-ports.ts';
+import type { TrafficPolicyChecker } from '../conventions/traffic-policy.ts';
 import type { Faults } from '../simulation/faults.ts';
 import type { Read, Scope, StoredRecord, StoreReader, StoreTransaction } from '../store.ts';
 
@@ -72,6 +73,8 @@ export interface Services {
   readonly listeners: Map<string, string>;
   /** Real listening ports of TCP endpoints, when this process runs an ingress (lib/traffic/tcp-ports.ts). */
   readonly tcpPorts: TcpPorts;
+  /** The write-time check of traffic policies (lib/policy/checker.ts), which every path that stores one uses. */
+  readonly trafficPolicies: TrafficPolicyChecker;
 }
 
 /** Finds the instance's resource kinds; families use it instead of importing each other. */

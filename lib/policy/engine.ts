@@ -1,16 +1,16 @@
-import { createPolicyLanguage, PolicyExpressionProblem, type PolicyExpression } from '../conventions/cel.ts';
+import { PolicyExpressionProblem, type PolicyExpression } from '../conventions/cel.ts';
 import { negotiateEncoding } from './actions/compress-response.ts';
 import { ActionFailure, type ActionContext } from './actions/types.ts';
 import type { ActionRecord, ConnectOutcome, HttpRequestOutcome, HttpResponseOutcome, PolicyTerminal, RuleRecord } from '../traffic/decisions.ts';
 import { createDocumentCache, type DocumentCache } from './documents.ts';
 import type { ConnectionFacts, EndpointFacts, HttpRequestFacts, HttpResponseFacts } from '../traffic/facts.ts';
-import { policyFunctions } from './functions.ts';
 import type { Template } from './interpolation.ts';
 import { compilePolicy, type CompiledPolicy, type CompiledRule, type RuleSource } from './program.ts';
 import { Scope, Unavailable, type RequestState } from './scope.ts';
 import { createMemoryCircuitBreakers, createMemoryRateLimits } from './state.ts';
 import type { PolicyServices } from './services.ts';
-import { POLICY_VARIABLES, readVariable } from './variables.ts';
+import { readVariable } from './variables.ts';
+import { createPhaseLanguages } from './languages.ts';
 
 /**
  * The policy engine: compiles policies (traffic policy documents, edge modules and agent options,
@@ -54,12 +54,12 @@ export function createPolicyEngine(services: PolicyServices): PolicyEngine {
     rateLimits: services.rateLimits ?? createMemoryRateLimits(),
     circuitBreakers: services.circuitBreakers ?? createMemoryCircuitBreakers(),
   };
-  const language = createPolicyLanguage({ variables: POLICY_VARIABLES, functions: policyFunctions(services.random ?? Math.random) });
+  const languages = createPhaseLanguages(services.random ?? Math.random);
   const documents = createDocumentCache(services);
   const run = (policy: CompiledPolicy, scope: Scope) => runPhase(policy.phases[scope.phase], scope, resolved, documents);
 
   return {
-    compile: (sources) => compilePolicy(language, sources),
+    compile: (sources) => compilePolicy(languages, sources),
 
     async connect(policy, endpoint, conn) {
       const scope = new Scope('on_tcp_connect', endpoint, conn, services.clock.now());

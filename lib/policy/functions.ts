@@ -5,10 +5,11 @@ import { firstMatchingCidr } from './actions/restrict-ips.ts';
 import { queryParams, type RequestCookie, type ResponseCookie } from './http-fields.ts';
 import { Unavailable } from './scope.ts';
 import { celToJson } from './values.ts';
+import { xxhash64 } from './xxhash64.ts';
 
 /**
  * The vendor's traffic policy macros (its "Macros" reference) that Burrow computes offline.
- * `hash.xxhash64` and `secrets.get` are declared and answer Unavailable (a 5xx naming them).
+ * `secrets.get` is declared and answers Unavailable (a 5xx naming it).
  */
 
 /** The longest list `lists.range` builds. */
@@ -148,6 +149,32 @@ function firstCookie<T>(read: PolicyReader, variable: string, name: string): T {
   return ((read(variable) as Record<string, T[]>)[name] ?? [])[0] ?? fail(`no cookie named ${JSON.stringify(name)}`);
 }
 
+/**
+ * Methods whose cel-js built-ins answer otherwise than the vendor's reference
+ * (traffic-policy/macros/index.mdx): `'hello mellow'.split(' ', 1)` is `['hello']` (the first n
+ * parts, not Go's SplitN), `'TacoCÆt Xii'.lowerAscii()` is `'tacocÆt xii'` (ASCII only).
+ */
+const REPLACED_BUILTINS = new Set(['split', 'lowerAscii']);
+
+/** Go's strings.ToLower, rune by rune: `İ` is `i` (JavaScript writes `i̇`), and `Σ` is always `σ` (no final-sigma rule). */
+const lower = (text: string) => [...text].map((char) => (char === '\u0130' ? 'i' : char.toLowerCase())).join('');
+
+const GO_ESCAPES: Readonly<Record<string, string>> = { '\x07': '\\a', '\b': '\\b', '\f': '\\f', '\n': '\\n', '\r': '\\r', '\t': '\\t', '\v': '\\v', '\\': '\\\\', '"': '\\"' };
+
+/** Go's strconv.Quote: the escapes Go writes (`\a`, `\v` …), other control characters as `\xNN` or `\uNNNN`, a lone surrogate as U+FFFD. */
+function quote(text: string): string {
+  let out = '"';
+  for (const char of text) {
+    const code = char.codePointAt(0)!;
+    if (code >= 0xd800 && code <= 0xdfff) {
+      out += '\ufffd';
+      continue;
+    }
+    out += GO_ESCAPES[char] ?? (code < 0x20 || code === 0x7f ? `\\x${code.toString(16).padStart(2, '0')}` : code >= 0x80 && code < 0xa0 ? `\\u${code.toString(16).padStart(4, '0')}` : char);
+  }
+  return `${out}"`;
+}
+
 const unavailable = (name: string, reason: string) => () => {
   throw new Unavailable(name, reason);
 };
@@ -179,15 +206,11 @@ export function policyFunctions(random: () => number): PolicyFunction[] {
       [`string.${algorithm}(): string`, (_r, text: string) => digest(algorithm, text)],
       [`string.${algorithm}(string): string`, (_r, text: string, fmt: string) => digest(algorithm, text, fmt)],
     ]),
-    ...([['crc32', crc32Bytes], ['crc64', crc64]] as const).flatMap(([name, sum]): [string, PolicyFunction['handler']][] => [
+    ...([['crc32', crc32Bytes], ['crc64', crc64], ['xxhash64', (text: string) => xxhash64(Buffer.from(text))]] as const).flatMap(([name, sum]): [string, PolicyFunction['handler']][] => [
       [`hash.${name}(string): string`, (_r, text: string) => checksum(sum(text))],
       [`hash.${name}(string, string): string`, (_r, text: string, fmt: string) => checksum(sum(text), fmt)],
       [`string.${name}(): string`, (_r, text: string) => checksum(sum(text))],
       [`string.${name}(string): string`, (_r, text: string, fmt: string) => checksum(sum(text), fmt)],
-    ]),
-    ...['hash.xxhash64(string): string', 'hash.xxhash64(string, string): string', 'string.xxhash64(): string', 'string.xxhash64(string): string'].map((signature): [string, PolicyFunction['handler']] => [
-      signature,
-      unavailable('xxhash64()', 'Burrow does not implement XXHash64'),
     ]),
     ['secrets.get(string, string): string', unavailable('secrets.get()', 'Burrow does not read vault secrets into traffic policies')],
     ['json.decode(string): dyn', (_r, text: string) => decodeJson(text)],
@@ -215,7 +238,7 @@ export function policyFunctions(random: () => number): PolicyFunction[] {
     ['string.decodeQueryString(): map<string, string>', (_r, text: string) => Object.fromEntries(Object.entries(queryParams(text)).map(([k, v]) => [k, v[0]!]))],
     ['string.isQueryString(): bool', (_r, text: string) => /^[^=&\s]+=[^&\s]*(&[^=&\s]+=[^&\s]*)*$/.test(text)],
     ['map.encodeQueryString(): string', (_r, map: Record<string, unknown>) => encodeQuery(map)],
-    ['string.lower(): string', (_r, text: string) => text.toLowerCase()],
+    ['string.lower(): string', (_r, text: string) => lower(text)],
     ['string.upper(): string', (_r, text: string) => text.toUpperCase()],
     ['string.reverse(): string', (_r, text: string) => [...text].reverse().join('')],
     ['string.charAt(int): string', (_r, text: string, at: bigint) => {
@@ -235,9 +258,12 @@ export function policyFunctions(random: () => number): PolicyFunction[] {
       }
       return out;
     }],
+    ['string.lowerAscii(): string', (_r, text: string) => text.replace(/[A-Z]+/g, (upper) => upper.toLowerCase())],
     ['string.split(): list<string>', (_r, text: string) => text.split(/\s+/).filter(Boolean)],
+    ['string.split(string): list<string>', (_r, text: string, separator: string) => text.split(separator)],
+    ['string.split(string, int): list<string>', (_r, text: string, separator: string, count: bigint) => (count < 0n ? text.split(separator) : text.split(separator).slice(0, Number(count)))],
     ['string.format(list): string', (_r, text: string, args: unknown[]) => format(text, args)],
-    ['strings.quote(string): string', (_r, text: string) => JSON.stringify(text)],
+    ['strings.quote(string): string', (_r, text: string) => quote(text)],
     ['list.distinct(): list', (_r, list: unknown[]) => {
       const seen = new Set<string>();
       return list.filter((item) => {
@@ -247,7 +273,11 @@ export function policyFunctions(random: () => number): PolicyFunction[] {
     }],
     ['list.flatten(): list', (_r, list: unknown[]) => flatten(list, 1)],
     ['list.flatten(int): list', (_r, list: unknown[], depth: bigint) => (depth < 0n ? fail('flatten: the depth must not be negative') : flatten(list, Number(depth)))],
-    ['list.sort(): list', (_r, list: unknown[]) => [...list].sort(compare)],
+    ['list.sort(): list', (_r, list: unknown[]) => {
+      // Every element is checked, not only those the sort happens to compare: [[1]].sort() fails too.
+      if (list.some((item) => typeof item !== typeof list[0] || (typeof item === 'object' && !(item instanceof Date)))) fail('sort: the elements must be of one comparable type');
+      return [...list].sort(compare);
+    }],
     ['list.slice(int, int): list', (_r, list: unknown[], from: bigint, to: bigint) => {
       if (from < 0n || to < from || to > BigInt(list.length)) fail(`slice: indexes ${from}, ${to} are out of range for a list of ${list.length}`);
       return list.slice(Number(from), Number(to));
@@ -263,5 +293,5 @@ export function policyFunctions(random: () => number): PolicyFunction[] {
       return min + BigInt(Math.floor(random() * Number(max - min + 1n)));
     }],
   ];
-  return fns.map(([signature, handler]) => ({ signature, handler }));
+  return fns.map(([signature, handler]) => ({ signature, handler, ...(REPLACED_BUILTINS.has(/\.(\w+)\(/.exec(signature)?.[1] ?? '') ? { replacesBuiltin: true as const } : {}) }));
 }

@@ -1,5 +1,5 @@
 import { PolicyExpressionProblem, type PolicyExpression, type PolicyLanguage } from '../conventions/cel.ts';
-import { ACTION_PHASES, TRAFFIC_POLICY_PHASES, type TrafficPolicyAction } from '../conventions/traffic-policy.ts';
+import { ACTION_PHASES, TRAFFIC_POLICY_PHASES, type PolicyErrorName, type TrafficPolicyAction } from '../conventions/traffic-policy.ts';
 import { DOCUMENT_ACTIONS, MODULE_ACTIONS } from './actions/index.ts';
 import { ActionConfigProblem, templateOf, type ActionDefinition } from './actions/types.ts';
 import type { Phase } from '../traffic/decisions.ts';
@@ -44,14 +44,32 @@ export interface CompiledRule {
   readonly actions: readonly CompiledAction[];
 }
 
+/**
+ * A part of a policy that cannot run: its source, where it is in its phase (`on_http_request[2].expressions[0]`,
+ * `on_http_request[0].actions[1]`), the reason (an action's starts with its field, `config.issuer: is required`)
+ * and the vendor's number for it.
+ */
+export interface CompileIssue {
+  readonly source: string;
+  readonly at: string;
+  readonly message: string;
+  readonly code: PolicyErrorName;
+}
+
 export interface CompiledPolicy {
   readonly phases: { readonly [phase in Phase]: readonly CompiledRule[] };
   /** What will fail when reached, as `source phase[i].…: reason`. */
   readonly problems: readonly string[];
+  /** The same parts of rules, for the write-time check (a source that could not be read is in `problems` only). */
+  readonly issues: readonly CompileIssue[];
 }
 
-export function compilePolicy(language: PolicyLanguage, sources: readonly RuleSource[]): CompiledPolicy {
+/** The language of each phase: its expressions may read only what that phase has (no `res.*` before the response). */
+export type PhaseLanguages = { readonly [phase in Phase]: PolicyLanguage };
+
+export function compilePolicy(languages: PhaseLanguages, sources: readonly RuleSource[]): CompiledPolicy {
   const problems: string[] = [];
+  const issues: CompileIssue[] = [];
   const phases = Object.fromEntries(TRAFFIC_POLICY_PHASES.map((phase) => [phase, [] as CompiledRule[]])) as Record<Phase, CompiledRule[]>;
   for (const { source, rules, internal, problem: unreadable } of sources) {
     if (unreadable) {
@@ -60,27 +78,32 @@ export function compilePolicy(language: PolicyLanguage, sources: readonly RuleSo
       continue;
     }
     for (const phase of TRAFFIC_POLICY_PHASES) {
+      const language = languages[phase];
       for (const [r, rule] of (rules[phase] ?? []).entries()) {
         const where = `${source} ${phase}[${r}]`;
         const expressions = (rule.expressions ?? []).map((text, e): CompiledExpression => {
           try {
-            return { source: text, expression: language.compile(text) };
+            const expression = language.compile(text);
+            if (expression.type !== 'bool' && expression.type !== 'dyn') throw new PolicyExpressionProblem(`must be a condition (a bool), not ${/^[aeiou]/.test(expression.type) ? 'an' : 'a'} ${expression.type}`);
+            return { source: text, expression };
           } catch (error) {
             const problem = `expressions[${e}]: ${(error as Error).message}`;
             problems.push(`${where}.${problem}`);
+            issues.push({ source, at: `${phase}[${r}].expressions[${e}]`, message: (error as Error).message, code: 'POLICY_EXPRESSION_INVALID' });
             return { source: text, problem };
           }
         });
         const actions = rule.actions.map((action, a): CompiledAction => {
           const key = `${where}.actions[${a}]`;
-          const problem = (message: string): CompiledAction => {
+          const problem = (message: string, code: PolicyErrorName = 'POLICY_ACTION_CONFIG_INVALID'): CompiledAction => {
             problems.push(`${key} (${action.type}): ${message}`);
+            issues.push({ source, at: `${phase}[${r}].actions[${a}]`, message, code });
             return { type: action.type, key, problem: message };
           };
           const definition = DOCUMENT_ACTIONS[action.type] ?? (internal ? MODULE_ACTIONS[action.type] : undefined);
-          if (!definition) return problem('unknown action type');
+          if (!definition) return problem('unknown action type', 'POLICY_ACTION_UNKNOWN');
           const runsIn = ACTION_PHASES[action.type];
-          if (runsIn && !runsIn.includes(phase)) return problem(`does not run in ${phase} (it runs in ${runsIn.join(', ')})`);
+          if (runsIn && !runsIn.includes(phase)) return problem(`does not run in ${phase} (it runs in ${runsIn.join(', ')})`, 'POLICY_ACTION_PHASE');
           try {
             const config = definition.compile(action.config, {
               language,
@@ -105,5 +128,5 @@ export function compilePolicy(language: PolicyLanguage, sources: readonly RuleSo
       }
     }
   }
-  return { phases, problems };
+  return { phases, problems, issues };
 }

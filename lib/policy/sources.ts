@@ -191,16 +191,20 @@ function agentHeaders(headers: AgentHeaders): PolicyRule[] {
   return headerRules({ add, remove: headers.remove });
 }
 
-/** The agent's traffic policy: a document, or the legacy `{Inbound, Outbound}` policy (rules with PascalCase fields). */
-function agentTrafficPolicy(text: string, connectionOnly: boolean): RuleSource {
+/**
+ * The legacy policy an agent may send instead of a document, JSON `{Inbound, Outbound}` (rules with
+ * PascalCase fields), as rules: inbound on the connection of a TCP or TLS bind, else on the
+ * request; outbound on the response. Undefined when `text` is not one (a document, or nothing).
+ */
+export function legacyAgentRules(text: string, connectionOnly: boolean): PolicyRules | undefined {
   let legacy: { Inbound?: unknown; Outbound?: unknown; inbound?: unknown; outbound?: unknown } | undefined;
   try {
     const parsed = JSON.parse(text);
     if (parsed && typeof parsed === 'object' && ['Inbound', 'Outbound', 'inbound', 'outbound'].some((key) => key in parsed)) legacy = parsed;
   } catch {
-    // YAML or not a document: read as a traffic policy below
+    // YAML or not a document: read as a traffic policy
   }
-  if (!legacy) return trafficPolicySource(text, 'agent:traffic_policy', connectionOnly ? ['on_tcp_connect'] : TRAFFIC_POLICY_PHASES);
+  if (!legacy) return undefined;
   const convert = (rules: unknown): PolicyRule[] =>
     ((rules as Record<string, any>[] | null | undefined) ?? []).map((r) => ({
       name: r.Name ?? r.name,
@@ -208,7 +212,13 @@ function agentTrafficPolicy(text: string, connectionOnly: boolean): RuleSource {
       actions: ((r.Actions ?? r.actions ?? []) as Record<string, any>[]).map((a) => ({ type: a.Type ?? a.type, config: a.Config ?? a.config })),
     }));
   const inbound = convert(legacy.Inbound ?? legacy.inbound);
-  return { source: 'agent:policy', rules: connectionOnly ? { on_tcp_connect: inbound } : { on_http_request: inbound, on_http_response: convert(legacy.Outbound ?? legacy.outbound) } };
+  return connectionOnly ? { on_tcp_connect: inbound } : { on_http_request: inbound, on_http_response: convert(legacy.Outbound ?? legacy.outbound) };
+}
+
+/** The agent's traffic policy: a document, or the legacy policy (legacyAgentRules). */
+function agentTrafficPolicy(text: string, connectionOnly: boolean): RuleSource {
+  const legacy = legacyAgentRules(text, connectionOnly);
+  return legacy ? { source: 'agent:policy', rules: legacy } : trafficPolicySource(text, 'agent:traffic_policy', connectionOnly ? ['on_tcp_connect'] : TRAFFIC_POLICY_PHASES);
 }
 
 /** The protocols of agent binds. */

@@ -1,4 +1,5 @@
 import type { PolicyVariable } from '../conventions/cel.ts';
+import type { Phase } from '../traffic/decisions.ts';
 import { formatTime } from '../conventions/clock.ts';
 import { certificateVariables } from './certificates.ts';
 import { headerMap, headerValues, mediaType, requestCookies, responseCookies, tokenList, urlParts, type UrlParts } from './http-fields.ts';
@@ -227,6 +228,16 @@ const BY_NAME = new Map(SPECS.map((spec) => [spec.name, spec]));
 
 /** Every variable of the policy language, for the compiler. */
 export const POLICY_VARIABLES: readonly PolicyVariable[] = SPECS.map(({ name, type }) => ({ name, type }));
+
+/**
+ * The variables an expression of `phase` may read: a connection has no request (`req.*`) and a
+ * request no response yet (`res.*`), as the vendor's phases describe them (traffic-policy/how-it-works.mdx).
+ * Reading one is refused on write rather than failing every request.
+ */
+export function phaseVariables(phase: Phase): readonly PolicyVariable[] {
+  const absent = phase === 'on_tcp_connect' ? ['req.', 'res.'] : phase === 'on_http_request' ? ['res.'] : [];
+  return POLICY_VARIABLES.filter(({ name }) => !absent.some((prefix) => name.startsWith(prefix)));
+}
 
 /** The value of variable `name` in `scope`; throws Unavailable when the scope cannot provide it. */
 export function readVariable(scope: Scope, name: string): unknown {

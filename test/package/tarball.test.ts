@@ -221,7 +221,7 @@ server.close();
         assert.deepEqual(LAZY_LIBRARIES.filter((name) => atStart.has(name)), [], `loaded before the first answer: ${[...atStart].join(', ')}`);
         const send = (method: string, path: string, body?: unknown) =>
           fetch(`${server.url}${path}`, { method, headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' }, ...(body ? { body: JSON.stringify(body) } : {}) });
-        const policy = "on_http_request:\n  - expressions: [\"req.url.path.matches('^/admin')\"]\n    actions: [{type: deny}]\n";
+        const policy = "on_http_request:\n  - expressions: [\"req.url.path.matches('^/admin')\"]\n    actions: [{type: deny}]\n  - actions: [{type: custom-response, config: {status_code: 200}}]\n";
         assert.equal((await send('POST', '/endpoints', { url: 'https://lazy.internal', type: 'cloud', traffic_policy: policy })).status, 201);
         assert.equal((await send('POST', '/ssh_credentials', { public_key: SSH_KEY })).status, 201);
         const filtered = await send('GET', `/api_keys?filter=${encodeURIComponent("obj.description.startsWith('x')")}`);

@@ -142,8 +142,54 @@ describe('policy expressions: functions (the vendor macros)', () => {
     assert.equal(await matches(h, 'lists.range(50).all(x, lists.range(50).all(y, x + y >= 0))'), true, 'thousands of iterations fit');
   });
 
-  test('xxhash64 and secrets.get are declared but answer 501', async () => {
-    await assert.rejects(matches(h, "hash.xxhash64('a') == ''"), /"status":501.*xxhash64\(\) is not available/);
+  // traffic-policy/macros/index.mdx, each documented example and its documented result.
+  const DOCUMENTED: [string, string][] = [
+    ["'hello mellow'.split()", '["hello","mellow"]'],
+    ["'hello mellow'.split(' ', 1)", '["hello"]'],
+    ["'hello,mellow,hi'.split(',')", '["hello","mellow","hi"]'],
+    ['"Ärger in Österreich, ÉCOLE, İSTANBUL, ЙОГА!".lower()', 'ärger in österreich, école, istanbul, йога!'],
+    ["'TacoCat'.lowerAscii()", 'tacocat'],
+    ["'TacoCÆt Xii'.lowerAscii()", 'tacocÆt xii'],
+    ['strings.quote(\'single-quote with "double quote"\')', '"single-quote with \\"double quote\\""'],
+    ['strings.quote("two escape sequences \\a\\n")', '"two escape sequences \\a\\n"'],
+  ];
+  for (const [expression, expected] of DOCUMENTED) {
+    test(`${expression} is ${expected}`, async () => {
+      assert.equal(await interpolate(h, expression), expected);
+    });
+  }
+
+  test('sorting fails for elements that do not compare, even when the sort compares none of them', async () => {
+    await assert.rejects(interpolate(h, '[[2], [1]].sort()'), /sort: the elements must be of one comparable type/);
+    await assert.rejects(interpolate(h, '[[1]].sort()'), /sort: the elements must be of one comparable type/);
+  });
+
+  test('secrets.get is declared but answers 501', async () => {
     await assert.rejects(matches(h, "secrets.get('vault', 'name') == ''"), /"status":501.*secrets\.get\(\) is not available/);
+  });
+
+  // traffic-policy/macros/index.mdx: 'hello' → 26c7827d889f6da3 / JseCfYifbaM=; the others are XXH64's published test vectors (seed 0).
+  const XXHASH64: [string, string][] = [
+    ["hash.xxhash64('hello')", '26c7827d889f6da3'],
+    ["hash.xxhash64('hello', 'hex')", '26c7827d889f6da3'],
+    ["hash.xxhash64('hello', 'base64')", 'JseCfYifbaM='],
+    ["'hello'.xxhash64()", '26c7827d889f6da3'],
+    ["'hello'.xxhash64('base64')", 'JseCfYifbaM='],
+    ["hash.xxhash64('')", 'ef46db3751d8e999'],
+    ["hash.xxhash64('a')", 'd24ec4f1a98c6e5b'],
+    ["hash.xxhash64('abc')", '44bc2cf5ad770999'],
+    ["hash.xxhash64('Nobody inspects the spammish repetition')", 'fbcea83c8a378bf1'],
+  ];
+  for (const [expression, expected] of XXHASH64) {
+    test(`${expression} is ${expected}`, async () => {
+      assert.equal(await interpolate(h, expression), expected);
+    });
+  }
+
+  test("has() takes the reference's form has(req.headers['x-custom-header']) (a map entry), and field selections as before", async () => {
+    const request = { headers: [['X-Custom-Header', 'a']] as const };
+    assert.equal(await matches(h, "has(req.headers['x-custom-header'])", request), true);
+    assert.equal(await matches(h, "has(req.headers['x-other'])", request), false);
+    assert.equal(await matches(h, "!has(vars.missing) && !has({'a': 1}['b']) && has(req.headers['x-custom-header'])", request), true);
   });
 });

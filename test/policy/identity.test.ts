@@ -58,6 +58,12 @@ describe('oidc: discovery, then the redirect', () => {
     assert.match(url.searchParams.get('nonce')!, /^[0-9a-f]{32}$/);
   });
 
+  test("the reference's name openid-connect is the same action as its alias oidc", async () => {
+    const h = harness({ fetchJson: async () => ({ issuer: 'https://idp.example', authorization_endpoint: 'https://idp.example/auth' }) });
+    const url = location((await onRequest(h, 'on_http_request: [{actions: [{type: openid-connect, config: {issuer_url: "https://idp.example", client_id: web, client_secret: s}}]}]')).terminal);
+    assert.equal(`${url.origin}${url.pathname}`, 'https://idp.example/auth');
+  });
+
   test('an unreachable provider answers 502 (ERR_NGROK_3160)', async () => {
     const outcome = await onRequest(harness(), 'on_http_request: [{actions: [{type: oidc, config: {issuer_url: "https://accounts.example", client_id: web}}]}]');
     assert.deepEqual(outcome.terminal, {

@@ -113,11 +113,13 @@ describe('phases: failures are answers, never silent passes', () => {
 
   test('an expression that is not a condition, or does not type-check, answers 500', async () => {
     const notBool = await onRequest(h, `on_http_request: [{expressions: ["req.url.port"], actions: [{type: deny}]}]`);
-    assert.match(JSON.stringify(notBool.terminal), /"status":500.*expressions\[0\] must be a condition \(a bool\); it gave an int/);
+    assert.match(JSON.stringify(notBool.terminal), /"status":500.*expressions\[0\]: must be a condition \(a bool\), not an int/);
+    const dynamic = await onRequest(h, `on_http_request: [{expressions: ["vars.missing"], actions: [{type: deny}]}]`);
+    assert.match(JSON.stringify(dynamic.terminal), /"status":500/);
     const mismatched = await onRequest(h, `on_http_request: [{expressions: ["req.method == 1"], actions: [{type: deny}]}]`);
     assert.match(JSON.stringify(mismatched.terminal), /"status":500.*expressions\[0\]: .*no such overload: string == int/);
     assert.deepEqual(h.engine.compile([trafficPolicySource(`on_http_request: [{expressions: ["req.nope"], actions: [{type: deny}]}]`)]).problems, [
-      'traffic_policy on_http_request[0].expressions[0]: unknown variable req.nope',
+      'traffic_policy on_http_request[0].expressions[0]: unknown variable req.nope at column 1',
     ]);
   });
 

@@ -1,7 +1,8 @@
 import { lookupToken } from '../../engine/auth.ts';
 import { operatorIn, type Instance, type OperationContext, type Principal } from '../../engine/context.ts';
 import { aclPermits, describeAcl, type AclBind } from '../../conventions/acl.ts';
-import { ApiError, fail } from '../../conventions/errors.ts';
+import { ApiError, ERRORS, fail } from '../../conventions/errors.ts';
+import { CONNECTION_PHASES, policyRefusal, TRAFFIC_POLICY_PHASES } from '../../conventions/traffic-policy.ts';
 import { AGENTS_ERRORS } from './errors.ts';
 import { addPair, claimUnique, findByUnique, findUnique, membersOf, removePair, type PairIndex } from '../../engine/indexes.ts';
 import { inactiveOwnerError, isInactive, OWNER_KINDS, ownerKind } from '../../engine/owners.ts';
@@ -11,7 +12,7 @@ import type { TcpPortLease, TcpPorts } from '../../traffic/tcp-ports.ts';
 import { CREDENTIAL_KIND } from '../credentials/index.ts';
 import { findReservedDomain } from '../domains/index.ts';
 import { isInternalHost } from '../endpoints/index.ts';
-import { evaluateRestriction, IP_POLICIES_ERRORS } from '../ip-policies/index.ts';
+import { evaluateRestriction, IP_POLICIES_ERRORS, ipPolicyExists } from '../ip-policies/index.ts';
 import { findReservedAddr } from '../reserved-addrs/index.ts';
 import { SSH_CREDENTIAL_KIND, validSshPublicKey } from '../ssh/index.ts';
 import { endSession, sessionsOfServer, startSession, TUNNEL_SESSION_KIND, tunnelSessions, type SessionBinds, type TunnelSessionRecord } from './tunnel-sessions.ts';
@@ -81,6 +82,12 @@ export interface OpenedSession {
 interface BindCommon {
   /** Where the agent forwards the tunnel's traffic (the tunnel's `forwards_to`). */
   readonly forwards_to?: string;
+  /**
+   * The traffic policy the agent sets on the bind (a document, or the legacy JSON policy), refused
+   * on bind by the write-time checker like any stored one (the vendor's agents learn of a bad
+   * policy when they start the endpoint, not on its first request).
+   */
+  readonly traffic_policy?: string;
   /** The tunnel's metadata (default: the session's). */
   readonly metadata?: string;
 }
@@ -257,6 +264,11 @@ async function startBoundTunnel(instance: Instance, account: string, sessionId: 
     if (bind.proto === 'labeled') {
       checkAcl(credential, 'labels', { labels: bind.labels });
       return { tunnelId: (await tunnel('', '', bind.labels)).id };
+    }
+    if (bind.traffic_policy) {
+      const phases = bind.proto === 'tcp' || bind.proto === 'tls' ? CONNECTION_PHASES : TRAFFIC_POLICY_PHASES;
+      const issue = await ctx.services.trafficPolicies.agent(bind.traffic_policy, { phases, ipPolicyExists: (id) => ipPolicyExists(ctx, id) });
+      if (issue) throw policyRefusal(issue, 'traffic_policy', ERRORS.INVALID_FIELD);
     }
     const zone = ctx.services.simulation.serviceZone;
     let url: string;

@@ -15,7 +15,7 @@ export type { ModuleSpec, StoredModule } from './modules/spec.ts';
 export { DEFAULT_COOKIE_PREFIX } from './modules/spec.ts';
 export { BACKEND_MODULE, IP_RESTRICTION_MODULE, MUTUAL_TLS_MODULE } from './modules/references.ts';
 export { HTTPS_TLS_TERMINATION_MODULE, TLS_TERMINATION_MODULE } from './modules/tls.ts';
-export { POLICY_MODULE, trafficPolicyModule } from './modules/policy.ts';
+export { policyModule, trafficPolicyModule } from './modules/policy.ts';
 export { CIRCUIT_BREAKER_MODULE, COMPRESSION_MODULE, REQUEST_HEADERS_MODULE, RESPONSE_HEADERS_MODULE, USER_AGENT_FILTER_MODULE, WEBHOOK_VERIFICATION_MODULE, WEBSOCKET_TCP_CONVERTER_MODULE } from './modules/http.ts';
 export { OAUTH_MODULE, OIDC_MODULE, SAML_MODULE } from './modules/identity.ts';
 

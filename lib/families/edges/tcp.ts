@@ -1,5 +1,5 @@
 import { CONNECTION_PHASES } from '../../conventions/traffic-policy.ts';
-import { BACKEND_MODULE, IP_RESTRICTION_MODULE, POLICY_MODULE, trafficPolicyModule } from './modules.ts';
+import { BACKEND_MODULE, IP_RESTRICTION_MODULE, policyModule, trafficPolicyModule } from './modules.ts';
 import { defineEdge } from './shared.ts';
 
 /**
@@ -14,6 +14,6 @@ export const tcpEdges = defineEdge({
   kind: 'tcp_edge',
   path: '/edges/tcp',
   listKey: 'tcp_edges',
-  modules: [BACKEND_MODULE, IP_RESTRICTION_MODULE, POLICY_MODULE, trafficPolicyModule(CONNECTION_PHASES)],
+  modules: [BACKEND_MODULE, IP_RESTRICTION_MODULE, policyModule(CONNECTION_PHASES), trafficPolicyModule(CONNECTION_PHASES)],
   listened: true,
 });

@@ -1,6 +1,6 @@
 import { ApiError, ERRORS } from '../../conventions/errors.ts';
 import { CONNECTION_PHASES } from '../../conventions/traffic-policy.ts';
-import { BACKEND_MODULE, IP_RESTRICTION_MODULE, MUTUAL_TLS_MODULE, POLICY_MODULE, TLS_TERMINATION_MODULE, trafficPolicyModule, type StoredModule } from './modules.ts';
+import { BACKEND_MODULE, IP_RESTRICTION_MODULE, MUTUAL_TLS_MODULE, policyModule, TLS_TERMINATION_MODULE, trafficPolicyModule, type StoredModule } from './modules.ts';
 import { defineEdge, type EdgeRecord } from './shared.ts';
 import { EDGES_ERRORS } from './errors.ts';
 
@@ -33,6 +33,6 @@ export const tlsEdges = defineEdge({
   kind: 'tls_edge',
   path: '/edges/tls',
   listKey: 'tls_edges',
-  modules: [BACKEND_MODULE, IP_RESTRICTION_MODULE, MUTUAL_TLS_MODULE, TLS_TERMINATION_MODULE, POLICY_MODULE, trafficPolicyModule(CONNECTION_PHASES)],
+  modules: [BACKEND_MODULE, IP_RESTRICTION_MODULE, MUTUAL_TLS_MODULE, TLS_TERMINATION_MODULE, policyModule(CONNECTION_PHASES), trafficPolicyModule(CONNECTION_PHASES)],
   checkModules: refuseUndecryptedModules,
 });

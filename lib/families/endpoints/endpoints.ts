@@ -2,7 +2,7 @@ import * as v from 'valibot';
 import type { OperationContext } from '../../engine/context.ts';
 import { formatTime } from '../../conventions/clock.ts';
 import { ApiError, ERRORS } from '../../conventions/errors.ts';
-import { CONNECTION_PHASES, TRAFFIC_POLICY_PHASES, trafficPolicyProblem } from '../../conventions/traffic-policy.ts';
+import { CONNECTION_PHASES, policyRefusal, TRAFFIC_POLICY_PHASES } from '../../conventions/traffic-policy.ts';
 import { coded, description, metadata, ownerId, rfc3339, storedId, storedRef, zeroIsUnset } from '../../conventions/fields.ts';
 import { makeRef } from '../../conventions/refs.ts';
 import { addPair, claimUnique, findUnique, releaseUnique, removePair } from '../../engine/indexes.ts';
@@ -11,6 +11,7 @@ import { defineResource } from '../../engine/resource.ts';
 import { INSTANCE_SCOPE, type StoreReader } from '../../store.ts';
 import { RESERVED_ADDR_KIND } from '../reserved-addrs/index.ts';
 import { findReservedDomain } from '../domains/index.ts';
+import { ipPolicyExists } from '../ip-policies/index.ts';
 import { ENDPOINTS_ERRORS } from './errors.ts';
 import { BINDINGS, byUrl, DEFAULT_PORTS, ENDPOINT_KIND, isInternalHost, parseEndpointUrl, SCHEMES, UPSTREAM_PROTOCOLS, type Binding, type EndpointRecord } from './records.ts';
 
@@ -43,15 +44,17 @@ import { BINDINGS, byUrl, DEFAULT_PORTS, ENDPOINT_KIND, isInternalHost, parseEnd
  */
 
 /**
- * Checks a cloud endpoint's traffic policy with the shared validator (lib/conventions/traffic-policy.ts):
+ * Checks a cloud endpoint's traffic policy with the write-time checker (ctx.services.trafficPolicies):
  * tcp and tls endpoints carry connections only (`on_tcp_connect`); http and https endpoints also
- * run the HTTP phases. Checked on create, when the policy changes and when the url's scheme does.
+ * run the HTTP phases; as a cloud endpoint's, the policy must answer all traffic itself (2235).
+ * Checked on create, when the policy changes and when the url's scheme does. A problem the vendor
+ * numbers answers with its number (2200, 2216, 2235 …), any other with 18002.
  */
-function checkTrafficPolicy(text: string, scheme: string, field = 'traffic_policy'): string {
+async function checkTrafficPolicy(ctx: OperationContext, text: string, scheme: string, field = 'traffic_policy'): Promise<string> {
   if (text.trim() === '') throw new ApiError(ENDPOINTS_ERRORS.ENDPOINT_TRAFFIC_POLICY_INVALID, `${field}: a cloud endpoint needs a traffic policy (a JSON or YAML document)`);
   const phases = scheme === 'tcp' || scheme === 'tls' ? CONNECTION_PHASES : TRAFFIC_POLICY_PHASES;
-  const problem = trafficPolicyProblem(text, { phases });
-  if (problem) throw new ApiError(ENDPOINTS_ERRORS.ENDPOINT_TRAFFIC_POLICY_INVALID, `${field}: ${problem}`);
+  const issue = await ctx.services.trafficPolicies.document(text, { phases, cloudEndpoint: true, ipPolicyExists: (id) => ipPolicyExists(ctx, id) });
+  if (issue) throw policyRefusal(issue, field, ENDPOINTS_ERRORS.ENDPOINT_TRAFFIC_POLICY_INVALID);
   return text;
 }
 
@@ -218,7 +221,7 @@ export const endpoints = defineResource<EndpointRecord, typeof CloudEndpointCrea
       ...url,
       region: 'global',
       bindings: checkBindings(ctx, input.bindings, url.host),
-      traffic_policy: checkTrafficPolicy(input.traffic_policy, url.scheme),
+      traffic_policy: await checkTrafficPolicy(ctx, input.traffic_policy, url.scheme),
       upstream_url: '',
       upstream_protocol: input.upstream_protocol ?? '',
       pooling_enabled: input.pooling_enabled ?? false,
@@ -237,7 +240,7 @@ export const endpoints = defineResource<EndpointRecord, typeof CloudEndpointCrea
       ...record,
       ...(patch.url === undefined ? {} : { url: url.url, scheme: url.scheme, host: url.host, port: url.port }),
       bindings: patch.bindings !== undefined ? checkBindings(ctx, patch.bindings, url.host) : patch.url !== undefined ? checkBindings(ctx, record.bindings, url.host) : record.bindings,
-      ...(patch.traffic_policy === undefined && url.scheme === record.scheme ? {} : { traffic_policy: checkTrafficPolicy(patch.traffic_policy ?? record.traffic_policy, url.scheme) }),
+      ...(patch.traffic_policy === undefined && url.scheme === record.scheme ? {} : { traffic_policy: await checkTrafficPolicy(ctx, patch.traffic_policy ?? record.traffic_policy, url.scheme) }),
       ...(patch.upstream_protocol === undefined ? {} : { upstream_protocol: patch.upstream_protocol }),
       ...(patch.pooling_enabled === undefined ? {} : { pooling_enabled: patch.pooling_enabled }),
       updated_at: formatTime(ctx.clock.now()),

@@ -16,7 +16,7 @@ export const ipPoliciesFamily = defineFamily({
   },
 });
 
-export { ipPolicies, requirePolicy, rulesOfPolicies } from './policies.ts';
+export { ipPolicies, ipPolicyExists, requirePolicy, rulesOfPolicies } from './policies.ts';
 export { evaluateRestriction } from './restrictions.ts';
 
 export { IP_POLICIES_ERRORS } from './errors.ts';

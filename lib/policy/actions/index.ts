@@ -31,6 +31,7 @@ export const DOCUMENT_ACTIONS: Readonly<Record<string, ActionDefinition<any>>> =
   log,
   oauth,
   oidc,
+  { ...oidc, type: 'openid-connect' },
   rateLimit,
   redirect,
   removeHeaders,

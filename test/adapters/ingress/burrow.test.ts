@@ -80,8 +80,12 @@ describe('cloud endpoints on live traffic', () => {
         { expressions: ["req.url.path == '/hello'"], actions: [{ type: 'custom-response', config: { status_code: 200, body: 'hello from the cloud', headers: { 'content-type': 'text/plain' } } }] },
         { expressions: ["req.url.path == '/old'"], actions: [{ type: 'redirect', config: { to: 'https://shop.example.com/new', status_code: 302 } }] },
         { expressions: ["req.url.path.startsWith('/api')"], actions: [{ type: 'add-headers', config: { headers: { 'x-via': 'cloud' } } }, { type: 'forward-internal', config: { url: 'https://api.internal' } }] },
+        { actions: [{ type: 'deny', config: { status_code: 404 } }] },
       ],
     });
+    // A cloud endpoint's policy must answer every request itself: without the last rule it is refused (ERR_NGROK_2235).
+    const unterminated = JSON.stringify({ on_http_request: JSON.parse(policy).on_http_request.slice(0, -1) });
+    assert.equal((await server.request('POST', '/endpoints', { type: 'cloud', url: 'https://shop.example.com', traffic_policy: unterminated })).body.error_code, 'ERR_BURROW_2235');
     const created = await server.request('POST', '/endpoints', { type: 'cloud', url: 'https://shop.example.com', traffic_policy: policy });
     assert.equal(created.status, 201, created.text);
 
@@ -111,11 +115,8 @@ describe('cloud endpoints on live traffic', () => {
     // Clients cannot reach the internal endpoint directly.
     assert.equal((await call('api.internal', '/')).headers['ngrok-error-code'], 'ERR_BURROW_3200');
 
-    // No rule answered: the vendor's non-terminating cloud policy error.
-    const unanswered = await call('shop.example.com', '/elsewhere');
-    assert.equal(unanswered.status, 502);
-    assert.equal(unanswered.headers['ngrok-error-code'], 'ERR_BURROW_6029');
-    assert.match(unanswered.body, new RegExp(`cloud endpoint ${created.body.id} is non-terminating`));
+    // No other rule answered: the last one did.
+    assert.equal((await call('shop.example.com', '/elsewhere')).status, 404);
 
     // Another account's cloud endpoint cannot reach this account's internal endpoint.
     const other = await server.request('POST', '/_burrow/accounts', { name: 'other' }, { token: server.operatorToken! });

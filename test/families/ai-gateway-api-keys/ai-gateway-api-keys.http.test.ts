@@ -8,7 +8,7 @@ let api: TestInstance;
 let endpoint: string;
 beforeEach(async () => {
   api = await createTestInstance();
-  endpoint = (await api.request('POST', '/endpoints', { url: 'https://llm.internal', type: 'cloud', traffic_policy: '{}' })).body.id;
+  endpoint = (await api.request('POST', '/endpoints', { url: 'https://llm.internal', type: 'cloud', traffic_policy: '{"on_tcp_connect":[{"actions":[{"type":"deny"}]}]}' })).body.id;
 });
 
 /** As the Go client v8 sends: `omitempty` drops zero strings; an update carries the id. */
@@ -72,7 +72,7 @@ describe('/ai_gateway_api_keys', () => {
     const bot = (await api.request('POST', '/bot_users', { name: 'rotator' })).body;
     const botKey = (await api.request('POST', '/api_keys', { owner_id: bot.id })).body.token;
     await api.request('POST', '/_burrow/clock', { advance_seconds: 90 }, { token: OPERATOR_TOKEN });
-    const second = (await api.request('POST', '/endpoints', { url: 'https://llm2.internal', type: 'cloud', traffic_policy: '{}' })).body.id;
+    const second = (await api.request('POST', '/endpoints', { url: 'https://llm2.internal', type: 'cloud', traffic_policy: '{"on_tcp_connect":[{"actions":[{"type":"deny"}]}]}' })).body.id;
     const moved = await api.request('PATCH', `/ai_gateway_api_keys/${key.id}`, { id: key.id, endpoint_id: second }, { token: botKey, headers: GO_CLIENT_HEADERS });
     assert.equal(moved.status, 200, moved.text);
     assert.equal(moved.body.description, 'first');

@@ -193,7 +193,9 @@ describe('enabled', () => {
 });
 
 describe('policy module', () => {
-  const put = async (body: unknown) => api.request('PUT', `${(await holders()).tcp!.path}/policy`, body);
+  // HTTP actions run on a route's request; terminate-tls on an edge's connection.
+  const put = async (body: unknown) => api.request('PUT', `${(await holders()).route!.path}/policy`, body);
+  const putTcp = async (body: unknown) => api.request('PUT', `${(await holders()).tcp!.path}/policy`, body);
   const rule = (actions: unknown[]) => ({ inbound: [{ name: 'r', expressions: ['true'], actions }] });
 
   test('stores each action type with its config; deny and log configs may be null', async () => {
@@ -224,15 +226,15 @@ describe('policy module', () => {
       mutual_tls_certificate_authorities: ['ca_1'],
       mutual_tls_verification_strategy: 'require-any',
     };
-    const res = await put(rule([{ type: 'terminate-tls', config }, { type: 'terminate-tls' }]));
+    const res = await putTcp(rule([{ type: 'terminate-tls', config }, { type: 'terminate-tls' }]));
     assert.equal(res.status, 200, JSON.stringify(res.body));
     assert.deepEqual(res.body.inbound[0].actions, [{ type: 'terminate-tls', config: { ...config, server_private_key: null } }, { type: 'terminate-tls', config: null }]);
     assert.ok(!res.text.includes('secret'));
-    assertError(await put(rule([{ type: 'terminate-tls', config: { min_version: '1.1' } }])), 400, 219, /config\.min_version: "1\.1" is not a supported TLS version/);
-    assertError(await put(rule([{ type: 'terminate-tls', config: { min_version: '1.3', max_version: '1.2' } }])), 400, 215, /config\.min_version: must not be above max_version/);
-    assertError(await put(rule([{ type: 'terminate-tls', config: { server_certificate: 'pem' } }])), 400, 215, /config\.server_certificate: server_certificate and server_private_key go together/);
-    assertError(await put(rule([{ type: 'terminate-tls', config: { mutual_tls_verification_strategy: 'maybe' } }])), 400, 215, /mutual_tls_verification_strategy: must be one of require-and-verify, require-any, request/);
-    assertError(await put({ outbound: [{ name: 'r', expressions: [], actions: [{ type: 'log' }, { type: 'terminate-tls' }] }] }), 400, 215, /^outbound\[0\]\.actions\[1\]\.type: terminate-tls acts on the incoming connection/);
+    assertError(await putTcp(rule([{ type: 'terminate-tls', config: { min_version: '1.1' } }])), 400, 219, /config\.min_version: "1\.1" is not a supported TLS version/);
+    assertError(await putTcp(rule([{ type: 'terminate-tls', config: { min_version: '1.3', max_version: '1.2' } }])), 400, 215, /config\.min_version: must not be above max_version/);
+    assertError(await putTcp(rule([{ type: 'terminate-tls', config: { server_certificate: 'pem' } }])), 400, 215, /config\.server_certificate: server_certificate and server_private_key go together/);
+    assertError(await putTcp(rule([{ type: 'terminate-tls', config: { mutual_tls_verification_strategy: 'maybe' } }])), 400, 215, /mutual_tls_verification_strategy: must be one of require-and-verify, require-any, request/);
+    assertError(await putTcp({ outbound: [{ name: 'r', expressions: [], actions: [{ type: 'log' }, { type: 'terminate-tls' }] }] }), 400, 215, /^outbound\[0\]\.actions\[1\]\.type: terminate-tls acts on the incoming connection/);
   });
 
   test('url-rewrite `from` is an RE2 pattern: named groups as Go writes them pass, lookahead does not', async () => {

@@ -37,7 +37,7 @@ describe('Python client: endpoints.create / update / list / delete', () => {
   });
 
   test('create with description, metadata, bindings and pooling', async () => {
-    const res = await send(PYTHON, 'POST', '/endpoints', { url: 'tcp://db.internal:5432', type: 'cloud', traffic_policy: '{"on_tcp_connect":[]}', description: 'db', metadata: 'm', bindings: ['internal'], pooling_enabled: true });
+    const res = await send(PYTHON, 'POST', '/endpoints', { url: 'tcp://db.internal:5432', type: 'cloud', traffic_policy: '{"on_tcp_connect":[{"actions":[{"type":"deny"}]}]}', description: 'db', metadata: 'm', bindings: ['internal'], pooling_enabled: true });
     assert.equal(res.status, 201, res.text);
     assert.deepEqual([res.body.url, res.body.bindings, res.body.pooling_enabled, res.body.description, res.body.metadata], ['tcp://db.internal:5432', ['internal'], true, 'db', 'm']);
   });
@@ -48,8 +48,8 @@ describe('Python client: endpoints.create / update / list / delete', () => {
     assert.equal(res.status, 200, res.text);
     assert.equal(res.body.description, 'renamed');
     assert.equal(res.body.pooling_enabled, true);
-    const moved = await send(PYTHON, 'PATCH', `/endpoints/${made.id}`, { url: 'https://pool2.example.com', traffic_policy: '{"on_http_request":[]}', pooling_enabled: false });
-    assert.deepEqual([moved.body.url, moved.body.traffic_policy], ['https://pool2.example.com', '{"on_http_request":[]}']);
+    const moved = await send(PYTHON, 'PATCH', `/endpoints/${made.id}`, { url: 'https://pool2.example.com', traffic_policy: '{"on_tcp_connect":[{"actions":[{"type":"deny"}]}]}', pooling_enabled: false });
+    assert.deepEqual([moved.body.url, moved.body.traffic_policy], ['https://pool2.example.com', '{"on_tcp_connect":[{"actions":[{"type":"deny"}]}]}']);
   });
 
   test('list(id=[…]) and list(url=[…]) as repeated parameters, paged through next_page_uri', async () => {

@@ -80,17 +80,17 @@ describe('traffic_policy in edge and route bodies', () => {
     assert.equal(updated.match, '/');
   });
 
-  test('a bad value is a 400 naming traffic_policy.value and the path inside it', async () => {
+  test('a bad value is a 400 naming traffic_policy.value and the path inside it, with the vendor\'s number where it has one', async () => {
     const edge = await ok('POST', '/edges/https', {});
     const value = JSON.stringify({ on_http_request: [{ actions: [{ type: 'deny' }, { type: 'x' }] }] });
     assertError(
       await send('POST', `/edges/https/${edge.id}/routes`, { match_type: 'exact_path', match: '/', traffic_policy: { value } }),
       400,
-      215,
+      2201,
       /^traffic_policy\.value: on_http_request\[0\]\.actions\[1\]\.type: unknown action "x"$/,
     );
-    assertError(await send('POST', '/edges/tcp', { traffic_policy: { value: 'on_http_request: []' } }), 400, 215, /^traffic_policy\.value: on_http_request: not a phase of this traffic \(it has on_tcp_connect\)$/);
-    assertError(await send('POST', '/edges/tls', { traffic_policy: { value: 'on_tcp_connect: [{actions: [{type: url-rewrite, config: {to: /}}]}]' } }), 400, 215, /url-rewrite does not run in on_tcp_connect/);
+    assertError(await send('POST', '/edges/tcp', { traffic_policy: { value: 'on_http_request: []' } }), 400, 2230, /^traffic_policy\.value: on_http_request: not a phase of this traffic \(it has on_tcp_connect\)$/);
+    assertError(await send('POST', '/edges/tls', { traffic_policy: { value: 'on_tcp_connect: [{actions: [{type: url-rewrite, config: {to: /}}]}]' } }), 400, 2202, /url-rewrite does not run in on_tcp_connect/);
     assertError(await send('POST', '/edges/tcp', { traffic_policy: { enabled: true } }), 400, 215, /^traffic_policy\.value: is required$/);
     assertError(await send('POST', '/edges/tcp', { traffic_policy: { value: '{' } }), 400, 215, /^traffic_policy\.value: is neither JSON nor YAML/);
     assertError(await send('POST', '/edges/tcp', { traffic_policy: { value: CONNECT_POLICY, type: 'yaml' } }), 400, 214, /^traffic_policy\.type: unknown field/);
@@ -129,7 +129,7 @@ describe('the traffic_policy module endpoints', () => {
 
   test('a bad value in a module PUT names value and the path inside it', async () => {
     const { path } = await route();
-    assertError(await send('PUT', `${path}/traffic_policy`, { value: 'on_http_request: [{actions: [{type: redirect, config: {from: "(?=a)", to: /}}]}]' }), 400, 215, /^value: on_http_request\[0\]\.actions\[0\]\.config\.from: must be an RE2 regular expression/);
+    assertError(await send('PUT', `${path}/traffic_policy`, { value: 'on_http_request: [{actions: [{type: redirect, config: {from: "(?=a)", to: /}}]}]' }), 400, 2204, /^value: on_http_request\[0\]\.actions\[0\]\.config\.from: must be an RE2 regular expression/);
   });
 });
 
@@ -185,10 +185,12 @@ describe('bounded work on every path that takes a traffic policy', () => {
       assert.deepEqual((await ok('GET', '/endpoints')).endpoints, [], what);
     }
     await ok('POST', '/reserved_domains', { domain: 'a.example.com' });
-    const endpoint = await ok('POST', '/endpoints', { type: 'cloud', url: 'https://a.example.com', traffic_policy: REQUEST_POLICY });
+    // A cloud endpoint's policy answers every request itself (ERR_NGROK_2235).
+    const answering = `${REQUEST_POLICY.replace('on_http_response:', '  - actions: [{type: deny}]\non_http_response:')}`;
+    const endpoint = await ok('POST', '/endpoints', { type: 'cloud', url: 'https://a.example.com', traffic_policy: answering });
     for (const [what, policy, limit] of HOSTILE) {
       assertError(await send('PATCH', `/endpoints/${endpoint.id}`, { traffic_policy: policy }), 400, 18002, limit);
-      assert.equal((await ok('GET', `/endpoints/${endpoint.id}`)).traffic_policy, REQUEST_POLICY, what);
+      assert.equal((await ok('GET', `/endpoints/${endpoint.id}`)).traffic_policy, answering, what);
     }
   });
 

@@ -31,7 +31,7 @@ describe('official client: tunnels and endpoints', () => {
     assert.equal((await client.tunnels.get(https.id)).publicUrl, 'https://app.example.com');
 
     const domain = await client.reservedDomains.create({ domain: 'cloud.example.com' });
-    const created = await server.request('POST', '/endpoints', { url: 'https://cloud.example.com', type: 'cloud', traffic_policy: 'on_http_request: []' });
+    const created = await server.request('POST', '/endpoints', { url: 'https://cloud.example.com', type: 'cloud', traffic_policy: 'on_http_request: [{actions: [{type: deny}]}]' });
     assert.equal(created.status, 201, JSON.stringify(created.body));
     assert.equal((await client.endpoints.get(created.body.id)).domain.id, domain.id);
     const endpoints = await client.endpoints.list();

@@ -266,9 +266,9 @@ describe('POST /endpoints (cloud endpoints)', () => {
     assertError(await cloud({ url: 'https://a.example.com', traffic_policy: '{"on_http_request": [' }), 400, 18002, /^traffic_policy: is neither JSON nor YAML/);
     assertError(await cloud({ url: 'https://a.example.com', traffic_policy: '[]' }), 400, 18002, /^traffic_policy: must be a traffic policy document: a mapping of phases/);
     assertError(await cloud({ url: 'https://a.example.com', traffic_policy: 'just words' }), 400, 18002, /must be a traffic policy document/);
-    assertError(await cloud({ url: 'https://a.example.com', traffic_policy: '{"on_http_request":[{"actions":[{"type":"teleport"}]}]}' }), 400, 18002, /^traffic_policy: on_http_request\[0\]\.actions\[0\]\.type: unknown action "teleport"/);
-    assertError(await cloud({ url: 'https://a.example.com', traffic_policy: '{"on_http_request":[{"expressions":["req.url.path =="],"actions":[{"type":"deny"}]}]}' }), 400, 18002, /on_http_request\[0\]\.expressions\[0\]: not a CEL expression/);
-    assertError(await cloud({ url: 'tcp://1.tcp.example.net:20000', traffic_policy: POLICY }), 400, 18002, /^traffic_policy: on_http_request: not a phase of this traffic \(it has on_tcp_connect\)/);
+    assertError(await cloud({ url: 'https://a.example.com', traffic_policy: '{"on_http_request":[{"actions":[{"type":"teleport"}]}]}' }), 400, 2201, /^traffic_policy: on_http_request\[0\]\.actions\[0\]\.type: unknown action "teleport"/);
+    assertError(await cloud({ url: 'https://a.example.com', traffic_policy: '{"on_http_request":[{"expressions":["req.url.path =="],"actions":[{"type":"deny"}]}]}' }), 400, 2200, /on_http_request\[0\]\.expressions\[0\]: not a CEL expression/);
+    assertError(await cloud({ url: 'tcp://1.tcp.example.net:20000', traffic_policy: POLICY }), 400, 2230, /^traffic_policy: on_http_request: not a phase of this traffic \(it has on_tcp_connect\)/);
     assertError(await api.request('POST', '/endpoints', { url: 'https://a.example.com', type: 'cloud' }), 400, 215, /traffic_policy: is required/);
     assertError(await api.request('POST', '/endpoints', { type: 'cloud', traffic_policy: POLICY }), 400, 215, /url: is required/);
     assertError(await cloud({ url: 'https://a.example.com', name: 'x' }), 400, 214, /name: unknown field/);

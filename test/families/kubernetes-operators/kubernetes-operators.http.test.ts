@@ -173,7 +173,7 @@ describe('/kubernetes_operators', () => {
 });
 
 describe('/kubernetes_operators/{id}/bound_endpoints', () => {
-  const cloud = (url: string, bindings: string[]) => api.request('POST', '/endpoints', { url, type: 'cloud', bindings, traffic_policy: '{}' });
+  const cloud = (url: string, bindings: string[]) => api.request('POST', '/endpoints', { url, type: 'cloud', bindings, traffic_policy: '{"on_tcp_connect":[{"actions":[{"type":"deny"}]}]}' });
 
   test('the kubernetes-bound endpoints one of the selectors matches, newest first, paged', async () => {
     const web = (await cloud('http://web.default', ['kubernetes'])).body.id;
@@ -220,5 +220,5 @@ describe('in-process client', () => {
 });
 
 async function cloud2(instance: TestInstance, url: string): Promise<void> {
-  assert.equal((await instance.request('POST', '/endpoints', { url, type: 'cloud', bindings: ['kubernetes'], traffic_policy: '{}' })).status, 201);
+  assert.equal((await instance.request('POST', '/endpoints', { url, type: 'cloud', bindings: ['kubernetes'], traffic_policy: '{"on_tcp_connect":[{"actions":[{"type":"deny"}]}]}' })).status, 201);
 }

@@ -1,9 +1,11 @@
 import * as v from 'valibot';
-import { fail } from '../../../conventions/errors.ts';
+import { ERRORS, fail } from '../../../conventions/errors.ts';
 import { coded } from '../../../conventions/fields.ts';
 import { re2Pattern } from '../../../conventions/patterns.ts';
-import { trafficPolicyValue, type TrafficPolicyPhase } from '../../../conventions/traffic-policy.ts';
+import { policyRefusal, type TrafficPolicyHolder, type TrafficPolicyPhase } from '../../../conventions/traffic-policy.ts';
+import type { OperationContext } from '../../../engine/context.ts';
 import { httpHeaderMap } from '../../backends/index.ts';
+import { ipPolicyExists } from '../../ip-policies/index.ts';
 import { EDGES_ERRORS } from '../errors.ts';
 import { type ModuleSpec, at, enabled, nonEmpty, statusCode } from './spec.ts';
 import { TLS_VERSIONS } from './tls.ts';
@@ -79,26 +81,39 @@ const respondRules = (rules: readonly StoredRule[]) =>
  * list applies the rule to all traffic; Burrow stores them, it evaluates no traffic) and at least
  * one action. Actions: url-rewrite {from (an RE2 pattern), to}, custom-response {status_code, content?,
  * headers?}, deny {status_code?} or null, log {metadata?} or null, and terminate-tls (above), which
- * acts on the connection and so belongs to inbound rules only.
+ * acts on the connection and so belongs to inbound rules only. Inbound rules run on the request
+ * of a route and on the connection of a TCP or TLS edge, outbound rules on a route's response
+ * (lib/policy/sources.ts); the write-time checker type-checks their expressions for that phase.
  */
-export const POLICY_MODULE: ModuleSpec = {
-  name: 'policy',
-  label: 'policy',
-  schema: v.strictObject({ enabled, inbound: v.optional(v.nullable(v.array(rule))), outbound: v.optional(v.nullable(v.array(rule))) }),
-  store(_ctx, input: { enabled?: boolean; inbound?: PolicyRule[] | null; outbound?: PolicyRule[] | null }, field) {
-    (input.outbound ?? []).forEach((r, index) => {
-      const position = r.actions.findIndex((a) => a.type === 'terminate-tls');
-      if (position >= 0) fail('INVALID_FIELD', `${at(field, 'outbound')}[${index}].actions[${position}].type: terminate-tls acts on the incoming connection; put it in an inbound rule`);
-    });
-    return { enabled: input.enabled ?? true, inbound: storeRules(input.inbound), outbound: storeRules(input.outbound) };
-  },
-  respond: (_ctx, stored) => ({ enabled: stored.enabled, inbound: respondRules(stored.inbound as StoredRule[]), outbound: respondRules(stored.outbound as StoredRule[]) }),
-};
+export function policyModule(phases: readonly TrafficPolicyPhase[]): ModuleSpec {
+  const connectionOnly = !phases.includes('on_http_request');
+  return {
+    name: 'policy',
+    label: 'policy',
+    schema: v.strictObject({ enabled, inbound: v.optional(v.nullable(v.array(rule))), outbound: v.optional(v.nullable(v.array(rule))) }),
+    async store(ctx, input: { enabled?: boolean; inbound?: PolicyRule[] | null; outbound?: PolicyRule[] | null }, field) {
+      (input.outbound ?? []).forEach((r, index) => {
+        const position = r.actions.findIndex((a) => a.type === 'terminate-tls');
+        if (position >= 0) fail('INVALID_FIELD', `${at(field, 'outbound')}[${index}].actions[${position}].type: terminate-tls acts on the incoming connection; put it in an inbound rule`);
+      });
+      const stored = { enabled: input.enabled ?? true, inbound: storeRules(input.inbound), outbound: storeRules(input.outbound) };
+      const rules = connectionOnly ? { on_tcp_connect: stored.inbound } : { on_http_request: stored.inbound, on_http_response: stored.outbound };
+      const labels = connectionOnly ? { on_tcp_connect: 'inbound' } : { on_http_request: 'inbound', on_http_response: 'outbound' };
+      const issue = await ctx.services.trafficPolicies.rules({ rules, labels }, holderOf(ctx, phases));
+      if (issue) throw policyRefusal(issue, field, ERRORS.INVALID_FIELD);
+      return stored;
+    },
+    respond: (_ctx, stored) => ({ enabled: stored.enabled, inbound: respondRules(stored.inbound as StoredRule[]), outbound: respondRules(stored.outbound as StoredRule[]) }),
+  };
+}
+
+/** An edge or route as a traffic policy's holder: the phases of its traffic, and its account's IP policies. */
+const holderOf = (ctx: OperationContext, phases: readonly TrafficPolicyPhase[]): TrafficPolicyHolder => ({ phases, ipPolicyExists: (id) => ipPolicyExists(ctx, id) });
 
 /**
  * The traffic policy module of the newer API (0.12 on), which replaced `policy`: `{enabled, value}`,
  * `value` a traffic policy document in JSON or YAML (lib/conventions/traffic-policy.ts), checked
- * for the phases of the holder's traffic and stored and answered exactly as sent. An edge or route
+ * by the write-time checker (lib/policy/checker.ts) for the phases of the holder's traffic and stored and answered exactly as sent. An edge or route
  * holds one traffic policy: setting `traffic_policy` unsets `policy` and the other way round (the
  * vendor's responses carry both keys, the old one null), and a body may not send both.
  */
@@ -107,8 +122,12 @@ export function trafficPolicyModule(phases: readonly TrafficPolicyPhase[]): Modu
     name: 'traffic_policy',
     label: 'traffic policy',
     replaces: 'policy',
-    schema: v.strictObject({ enabled, value: trafficPolicyValue({ phases }) }),
-    store: (_ctx, input: { enabled?: boolean; value: string }) => ({ enabled: input.enabled ?? true, value: input.value }),
+    schema: v.strictObject({ enabled, value: v.string() }),
+    async store(ctx, input: { enabled?: boolean; value: string }, field) {
+      const issue = await ctx.services.trafficPolicies.document(input.value, holderOf(ctx, phases));
+      if (issue) throw policyRefusal(issue, at(field, 'value'), ERRORS.INVALID_FIELD);
+      return { enabled: input.enabled ?? true, value: input.value };
+    },
     respond: (_ctx, stored) => ({ enabled: stored.enabled, value: stored.value }),
   };
 }
