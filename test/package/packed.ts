@@ -45,9 +45,10 @@ export async function installPackedBurrow(): Promise<PackedInstall> {
     const tarball = `file:${packed.filename}`;
     const repoLock = JSON.parse(readFileSync(join(REPO, 'package-lock.json'), 'utf8')) as { packages: Record<string, LockEntry> };
     const root = repoLock.packages['']!;
+    const name = root.name as string;
     const packages: Record<string, unknown> = {
-      '': { name: 'app', dependencies: { burrow: tarball } },
-      'node_modules/burrow': {
+      '': { name: 'app', dependencies: { [name]: tarball } },
+      [`node_modules/${name}`]: {
         version: root.version,
         resolved: tarball,
         integrity: `sha512-${createHash('sha512').update(readFileSync(join(dir, packed.filename))).digest('base64')}`,
@@ -59,7 +60,7 @@ export async function installPackedBurrow(): Promise<PackedInstall> {
     for (const [path, entry] of Object.entries(repoLock.packages)) {
       if (path.startsWith('node_modules/') && !entry.dev && !entry.devOptional && !entry.link) packages[path] = entry;
     }
-    writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: 'app', private: true, type: 'module', dependencies: { burrow: tarball } }));
+    writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: 'app', private: true, type: 'module', dependencies: { [name]: tarball } }));
     writeFileSync(join(dir, 'package-lock.json'), JSON.stringify({ name: 'app', lockfileVersion: 3, requires: true, packages }));
     const installed = await run('npm', ['ci', '--offline', '--no-audit', '--no-fund'], { cwd: dir });
     return {

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { execFile, spawn, spawnSync } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { after, before, describe, test } from 'node:test';
@@ -16,7 +17,7 @@ import { installPackedBurrow, REPO, type PackedInstall } from './packed.ts';
 
 const run = promisify(execFile);
 const TSC = join(REPO, 'node_modules', 'typescript', 'bin', 'tsc');
-const ENTRY_POINTS = ['burrow', 'burrow/memory', 'burrow/json-file', 'burrow/postgres', 'burrow/http', 'burrow/testing'];
+const ENTRY_POINTS = ['burrow-tunnels', 'burrow-tunnels/memory', 'burrow-tunnels/json-file', 'burrow-tunnels/postgres', 'burrow-tunnels/http', 'burrow-tunnels/testing'];
 /** The inspector page's files, which the compiler does not emit: the build copies them beside the bundled adapter. */
 const INSPECTOR_FILES = ['index.html', 'inspector.css', 'inspector.js'];
 
@@ -67,7 +68,7 @@ const SSH_KEY = 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH
  * import (a module resolve hook) and by require() (Module._load), the way its lazy seams load them.
  */
 function recordLoadsHook(file: string): string {
-  const record = `(specifier, parent) => { if (parent?.includes('/node_modules/burrow/') && !specifier.startsWith('.') && !specifier.startsWith('node:')) appendFileSync(${JSON.stringify(file)}, specifier + '\\n'); }`;
+  const record = `(specifier, parent) => { if (parent?.includes('/node_modules/burrow-tunnels/') && !specifier.startsWith('.') && !specifier.startsWith('node:')) appendFileSync(${JSON.stringify(file)}, specifier + '\\n'); }`;
   const resolveHook = `import { appendFileSync } from 'node:fs'; const record = ${record}; export async function resolve(specifier, context, next) { record(specifier, context.parentURL); return next(specifier, context); }`;
   return `import Module, { register } from 'node:module';
 import { appendFileSync } from 'node:fs';
@@ -93,7 +94,7 @@ describe('the npm package', () => {
 
   test('ships no dependency twice: the compiled code embeds none and takes each from node_modules', () => {
     const manifest = JSON.parse(readFileSync(join(REPO, 'package.json'), 'utf8')) as { dependencies: Record<string, string>; exports: Record<string, string | { import: string }> };
-    const installed = join(app.dir, 'node_modules', 'burrow');
+    const installed = join(app.dir, 'node_modules', 'burrow-tunnels');
     const code = app.files.filter((file) => file.endsWith('.js')).map((file) => ({ file, text: readFileSync(join(installed, file), 'utf8') }));
     // A CommonJS dependency bundled would come wrapped in esbuild's __commonJS helper; an ESM one
     // would no longer be imported (the check of valibot, pg, yaml and cel-js below).
@@ -129,18 +130,18 @@ describe('the npm package', () => {
     const fromExports = Object.fromEntries(
       Object.entries(manifest.exports)
         .filter(([, target]) => typeof target === 'object')
-        .map(([subpath, target]) => [subpath.replace(/^\./, 'burrow'), [(target as { import: string }).import.replace(/^\.\/dist\//, './').replace(/\.js$/, '.ts')]]),
+        .map(([subpath, target]) => [subpath.replace(/^\./, 'burrow-tunnels'), [(target as { import: string }).import.replace(/^\.\/dist\//, './').replace(/\.js$/, '.ts')]]),
     );
     assert.deepEqual(tsconfig.compilerOptions.paths, fromExports);
   });
 
   test('plain node imports every entry point as ESM', async () => {
     const script = `import { join } from 'node:path';
-import { createBurrow } from 'burrow';
-import { MemoryStore } from 'burrow/memory';
-import { openJsonFileStore } from 'burrow/json-file';
-import { PostgresStore } from 'burrow/postgres';
-import { createFetchHandler, createNodeListener } from 'burrow/http';
+import { createBurrow } from 'burrow-tunnels';
+import { MemoryStore } from 'burrow-tunnels/memory';
+import { openJsonFileStore } from 'burrow-tunnels/json-file';
+import { PostgresStore } from 'burrow-tunnels/postgres';
+import { createFetchHandler, createNodeListener } from 'burrow-tunnels/http';
 ${SCENARIO}`;
     writeFileSync(join(app.dir, 'esm.mjs'), script);
     checkScenario((await node(['esm.mjs'])).stdout);
@@ -148,11 +149,11 @@ ${SCENARIO}`;
 
   test('plain node requires every entry point from CommonJS', async () => {
     const script = `const { join } = require('node:path');
-const { createBurrow } = require('burrow');
-const { MemoryStore } = require('burrow/memory');
-const { openJsonFileStore } = require('burrow/json-file');
-const { PostgresStore } = require('burrow/postgres');
-const { createFetchHandler, createNodeListener } = require('burrow/http');
+const { createBurrow } = require('burrow-tunnels');
+const { MemoryStore } = require('burrow-tunnels/memory');
+const { openJsonFileStore } = require('burrow-tunnels/json-file');
+const { PostgresStore } = require('burrow-tunnels/postgres');
+const { createFetchHandler, createNodeListener } = require('burrow-tunnels/http');
 (async () => {${SCENARIO}})().catch((error) => { console.error(error); process.exit(1); });`;
     writeFileSync(join(app.dir, 'cjs.cjs'), script);
     checkScenario((await node(['cjs.cjs'])).stdout);
@@ -203,6 +204,17 @@ server.close();
     test('--version prints the package version', async () => {
       const manifest = JSON.parse(readFileSync(join(REPO, 'package.json'), 'utf8')) as { version: string };
       assert.equal((await run(app.bin, ['--version'])).stdout, `${manifest.version}\n`);
+    });
+
+    test('outside any project, `npx --package=<tarball> burrow` runs this package (a bare `npx burrow` would fetch the registry\'s unrelated `burrow`)', async () => {
+      const elsewhere = mkdtempSync(join(tmpdir(), 'burrow-npx-'));
+      try {
+        const manifest = JSON.parse(readFileSync(join(REPO, 'package.json'), 'utf8')) as { version: string };
+        const { stdout } = await run('npx', ['--yes', '--prefer-offline', `--package=${app.tarball}`, 'burrow', '--version'], { cwd: elsewhere, env: ENV });
+        assert.equal(stdout, `${manifest.version}\n`);
+      } finally {
+        rmSync(elsewhere, { recursive: true, force: true });
+      }
     });
 
     test('--help prints the usage', async () => {
@@ -296,14 +308,14 @@ server.close();
       symlinkSync(join(REPO, 'node_modules', '@ngrok', 'ngrok-api'), join(app.dir, 'node_modules', '@ngrok', 'ngrok-api'));
     });
 
-    test("the README's traffic policy example: the vendor's agent through burrow/testing's ingress", async () => {
+    test("the README's traffic policy example: the vendor's agent through burrow-tunnels/testing's ingress", async () => {
       copyFileSync(join(REPO, 'test', 'examples', 'traffic-policy.test.mjs'), join(app.dir, 'traffic-policy.test.mjs'));
       const { stdout } = await node(['--test', 'traffic-policy.test.mjs']);
       assert.match(stdout, /# pass 2\n/);
       assert.match(stdout, /# fail 0\n/);
     });
 
-    test("the quick start: the official client against burrow/testing, in plain JavaScript under node:test", async () => {
+    test("the quick start: the official client against burrow-tunnels/testing, in plain JavaScript under node:test", async () => {
       copyFileSync(join(REPO, 'test', 'examples', 'quick-start.test.mjs'), join(app.dir, 'quick-start.test.mjs'));
       const { stdout } = await node(['--test', 'quick-start.test.mjs']);
       assert.match(stdout, /# pass 3\n/);
