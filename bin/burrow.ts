@@ -74,6 +74,7 @@ Options:
                      also serve the SSH gateway here, port 0 for any free port (env
                      BURROW_SSH_ADDR; off unless given): ssh -R 0:localhost:8080 -p PORT
                      v2@HOST http, with a public key registered as an SSH credential
+                     (needs the optional package ssh2: npm install ssh2)
   --http-ingress-addr HOST:PORT
                      also serve endpoints' traffic here: plain HTTP routed by Host to the
                      endpoint of that name, port 0 for any free port (env

@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
+import { createRequire } from 'node:module';
 import { createServer, type Server, type Socket } from 'node:net';
 import { Duplex } from 'node:stream';
-import ssh2, { type AuthContext, type ClientInfo, type Connection, type KeyboardAuthContext, type ParsedKey, type PublicKeyAuthContext, type ServerChannel, type Session, type TcpipBindInfo } from 'ssh2';
+import type { AuthContext, ClientInfo, Connection, KeyboardAuthContext, ParsedKey, PublicKeyAuthContext, ServerChannel, Session, TcpipBindInfo } from 'ssh2';
 import { LIMITS, limitNote } from '../../lib/limits.ts';
 import { remoteAddress } from '../addresses.ts';
 import { REAL_TIMERS, type RemoteAddress, type Timers } from '../agent-gateway/index.ts';
@@ -26,6 +27,25 @@ import {
  * into calls on an SshSessionHandler. One connection is one session with one tunnel; whatever a
  * client does wrong (garbage, bad keys, floods, silence) ends that connection only.
  */
+
+/**
+ * ssh2 is an optional peer dependency, which only this gateway needs: installed with Burrow, its
+ * install scripts (an optional native build, which it works without) made npm warn on every
+ * user's install. So a user who serves SSH installs it, and without it the gateway fails to start
+ * with a message that says so (docs/ssh-gateway.md).
+ */
+const ssh2 = loadSsh2();
+
+function loadSsh2(): typeof import('ssh2') {
+  try {
+    return createRequire(import.meta.url)('ssh2') as typeof import('ssh2');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'MODULE_NOT_FOUND' && (error as Error).message.includes("'ssh2'")) {
+      throw new Error('the SSH gateway needs the ssh2 package, an optional peer dependency of burrow-tunnels: npm install ssh2');
+    }
+    throw error;
+  }
+}
 
 /** After the gateway ends a session, how long the client may take to close before it is cut. */
 const CLOSE_GRACE_MS = 5_000;
