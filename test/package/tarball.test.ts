@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { execFile, spawn, spawnSync } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { after, before, describe, test } from 'node:test';
 import { promisify } from 'node:util';
@@ -88,8 +88,29 @@ describe('the npm package', () => {
     assert.deepEqual(app.files.filter((file) => file.startsWith('test/') || (file.endsWith('.ts') && !file.endsWith('.d.ts'))), []);
   });
 
-  test('unpacks to less than 1.5 MB', () => {
-    assert.ok(app.unpackedSize < 1_500_000, `the tarball unpacks to ${(app.unpackedSize / 1e6).toFixed(2)} MB (${app.unpackedSize} bytes), over 1.5 MB`);
+  test('unpacks to less than 1.5 MB of code and types (dist/), and 1.8 MB with the docs the README links to', () => {
+    const installed = join(app.dir, 'node_modules', 'burrow-tunnels');
+    const code = app.files.filter((file) => file.startsWith('dist/')).reduce((sum, file) => sum + statSync(join(installed, file)).size, 0);
+    const mb = (bytes: number) => `${(bytes / 1e6).toFixed(2)} MB (${bytes} bytes)`;
+    assert.ok(code < 1_500_000, `dist/ unpacks to ${mb(code)}, over 1.5 MB`);
+    assert.ok(app.unpackedSize < 1_800_000, `the tarball unpacks to ${mb(app.unpackedSize)}, over 1.8 MB`);
+  });
+
+  test('stands alone: a LICENSE that is the "license" named, where the repository and its issues are, and README links that resolve inside the package', () => {
+    const installed = join(app.dir, 'node_modules', 'burrow-tunnels');
+    const manifest = JSON.parse(readFileSync(join(installed, 'package.json'), 'utf8')) as { license: string; repository?: { url: string }; homepage?: string; bugs?: { url: string } };
+    assert.equal(manifest.license, 'MIT');
+    assert.match(readFileSync(join(installed, 'LICENSE'), 'utf8'), /^MIT License\n/);
+    assert.match(manifest.repository?.url ?? '', /^git\+https:\/\/github\.com\/.+\.git$/);
+    assert.match(manifest.homepage ?? '', /^https:\/\//);
+    assert.match(manifest.bugs?.url ?? '', /^https:\/\/.+\/issues$/);
+    const links = [...readFileSync(join(installed, 'README.md'), 'utf8').matchAll(/\]\(((?!https?:)[^)#\s]+)(?:#[^)]*)?\)/g)].map((m) => m[1]!);
+    assert.ok(links.length > 10, `the README links to ${links.length} local files`);
+    assert.deepEqual(links.filter((link) => !existsSync(join(installed, link))), [], 'README links that lead nowhere in node_modules/burrow-tunnels');
+  });
+
+  test('the tarball npm pack writes into a clone is ignored by git', () => {
+    assert.equal(spawnSync('git', ['check-ignore', '-q', basename(app.tarball)], { cwd: REPO }).status, 0);
   });
 
   test('ships no dependency twice: the compiled code embeds none and takes each from node_modules', () => {
