@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 import { readFileSync, realpathSync, statSync } from 'node:fs';
 import { createServer, ServerResponse, type OutgoingHttpHeader, type OutgoingHttpHeaders, type RequestListener } from 'node:http';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { answerUnparsedRequests, createNodeListener } from '../adapters/http/node.ts';
@@ -72,6 +72,7 @@ Options:
                      also serve the SSH gateway here, port 0 for any free port (env
                      BURROW_SSH_ADDR; off unless given): ssh -R 0:localhost:8080 -p PORT
                      v2@HOST http, with a public key registered as an SSH credential
+                     (needs the optional package ssh2: npm install ssh2)
   --http-ingress-addr HOST:PORT
                      also serve endpoints' traffic here: plain HTTP routed by Host to the
                      endpoint of that name, port 0 for any free port (env
@@ -92,42 +93,89 @@ Options:
   -h, --help         show this help
 `;
 
+/** The command's options, for node's parseArgs. */
+const OPTIONS = {
+  host: { type: 'string' },
+  port: { type: 'string' },
+  data: { type: 'string' },
+  'api-key': { type: 'string' },
+  'base-url': { type: 'string' },
+  'trust-proxy': { type: 'string' },
+  'error-prefix': { type: 'string' },
+  cors: { type: 'boolean' },
+  'rate-limit': { type: 'string' },
+  'operator-token': { type: 'string' },
+  clock: { type: 'string' },
+  'journal-size': { type: 'string' },
+  seed: { type: 'string' },
+  'secrets-key-file': { type: 'string' },
+  'agent-addr': { type: 'string' },
+  'ssh-addr': { type: 'string' },
+  'http-ingress-addr': { type: 'string' },
+  'tls-ingress-addr': { type: 'string' },
+  'public-host': { type: 'string' },
+  region: { type: 'string' },
+  'ca-cert': { type: 'string' },
+  'ca-key': { type: 'string' },
+  quiet: { type: 'boolean' },
+  'ready-file': { type: 'string' },
+  'keep-running': { type: 'boolean' },
+  'log-format': { type: 'string' },
+  help: { type: 'boolean', short: 'h' },
+  version: { type: 'boolean' },
+} as const;
+
+/**
+ * parseArgs over OPTIONS, with its errors made one line that says what to type instead: an
+ * unknown option names the nearest known one (`--prot` → `--port`), a missing value says so.
+ */
+function parseOptions(argv: string[]) {
+  try {
+    return parseArgs({ args: withBareTrustProxy(argv), allowPositionals: true, options: OPTIONS });
+  } catch (error) {
+    const { code, message } = error as NodeJS.ErrnoException;
+    const option = /'(-[^' ]*)/.exec(message)?.[1];
+    if (code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION' && option) {
+      const name = option.replace(/^-+/, '').replace(/=.*$/, '');
+      const nearest = nearestName(name, Object.keys(OPTIONS));
+      throw new Error(`unknown option ${option.replace(/=.*$/, '')}${nearest ? `; did you mean --${nearest}?` : ''}`);
+    }
+    if (code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE' && option) {
+      const name = option.replace(/^-+/, '').split(/[ =]/)[0]!;
+      const takesValue = (OPTIONS as Record<string, { type: string }>)[name]?.type === 'string';
+      throw new Error(takesValue ? `--${name} needs a value (--${name} VALUE)` : `--${name} takes no value`);
+    }
+    throw error;
+  }
+}
+
+/** The candidate within a third of its length in edits (at least 2) of `name`, if one is. */
+function nearestName(name: string, candidates: readonly string[]): string | undefined {
+  let best: { candidate: string; distance: number } | undefined;
+  for (const candidate of candidates) {
+    const distance = editDistance(name, candidate);
+    if (distance <= Math.max(2, Math.floor(candidate.length / 3)) && (!best || distance < best.distance)) best = { candidate, distance };
+  }
+  return best?.candidate;
+}
+
+/** Levenshtein distance (insertions, deletions and substitutions), over two short strings. */
+function editDistance(a: string, b: string): number {
+  let row = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const next = [i];
+    for (let j = 1; j <= b.length; j++) next[j] = Math.min(row[j]! + 1, next[j - 1]! + 1, row[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+    row = next;
+  }
+  return row[b.length]!;
+}
+
+/** What follows a usage error's line, instead of the whole help. */
+const USAGE_HINT = 'Run burrow --help for the options.';
+
 /** Parses argv and environment into server settings; exported for tests. */
 export function parseCli(argv: string[], env: NodeJS.ProcessEnv) {
-  const { values, positionals } = parseArgs({
-    args: withBareTrustProxy(argv),
-    allowPositionals: true,
-    options: {
-      host: { type: 'string' },
-      port: { type: 'string' },
-      data: { type: 'string' },
-      'api-key': { type: 'string' },
-      'base-url': { type: 'string' },
-      'trust-proxy': { type: 'string' },
-      'error-prefix': { type: 'string' },
-      cors: { type: 'boolean' },
-      'rate-limit': { type: 'string' },
-      'operator-token': { type: 'string' },
-      clock: { type: 'string' },
-      'journal-size': { type: 'string' },
-      seed: { type: 'string' },
-      'secrets-key-file': { type: 'string' },
-      'agent-addr': { type: 'string' },
-      'ssh-addr': { type: 'string' },
-      'http-ingress-addr': { type: 'string' },
-      'tls-ingress-addr': { type: 'string' },
-      'public-host': { type: 'string' },
-      region: { type: 'string' },
-      'ca-cert': { type: 'string' },
-      'ca-key': { type: 'string' },
-      quiet: { type: 'boolean' },
-      'ready-file': { type: 'string' },
-      'keep-running': { type: 'boolean' },
-      'log-format': { type: 'string' },
-      help: { type: 'boolean', short: 'h' },
-      version: { type: 'boolean' },
-    },
-  });
+  const { values, positionals } = parseOptions(argv);
   const [command = 'serve', ...extra] = positionals;
   if (command !== 'serve') throw new Error(`unknown command '${command}'; the only command is 'serve'`);
   if (extra.length > 0) throw new Error(`unexpected argument '${extra[0]}'; options start with --`);
@@ -139,6 +187,11 @@ export function parseCli(argv: string[], env: NodeJS.ProcessEnv) {
   if (baseUrl !== undefined && !/^https?:\/\/[^/]+/.test(baseUrl)) throw new Error(`--base-url must be an http(s) URL (got ${baseUrl})`);
   const data = values.data ?? env.BURROW_DATA;
   if (data !== undefined && isPostgresUrl(data) && !URL.canParse(data)) throw new Error(`--data must be postgres://USER@HOST:PORT/DATABASE (got an unparsable URL)`);
+  // A URL of another database would otherwise be taken for a relative file path (`mysql:/…`).
+  const scheme = data === undefined || isPostgresUrl(data) ? undefined : /^([A-Za-z][A-Za-z0-9+.-]+):\/\//.exec(data)?.[1];
+  if (scheme !== undefined) throw new Error(`--data takes a file path or a postgres:// (postgresql://) URL; ${scheme}:// is not a store Burrow has`);
+  const readyFile = values['ready-file'];
+  if (readyFile !== undefined) checkReadyFilePath(readyFile);
   const clock = values.clock ?? env.BURROW_CLOCK;
   const apiKey = values['api-key'] ?? env.BURROW_API_KEY;
   if (apiKey !== undefined) checkChosenToken(apiKey, '--api-key');
@@ -219,10 +272,20 @@ export function parseCli(argv: string[], env: NodeJS.ProcessEnv) {
     cors: values.cors === true,
     rateLimit: rateLimitText === undefined ? undefined : parseRateLimit(rateLimitText),
     quiet: values.quiet === true,
-    readyFile: values['ready-file'],
+    readyFile,
     keepRunning: values['keep-running'] === true,
     logFormat,
   };
+}
+
+/**
+ * Refuses at start a ready file that could never be written (its directory missing, or the path a
+ * directory): found only when the server is up, it would come after the secrets were printed.
+ */
+function checkReadyFilePath(path: string): void {
+  if (statSync(path, { throwIfNoEntry: false })?.isDirectory()) throw new Error(`--ready-file names a file to write, and ${path} is a directory (e.g. --ready-file ${join(path, 'burrow.json')})`);
+  const directory = dirname(path);
+  if (!statSync(directory, { throwIfNoEntry: false })?.isDirectory()) throw new Error(`--ready-file ${path}: there is no directory ${directory} to write it in`);
 }
 
 /** `HOST:PORT` (IPv6 hosts in brackets), port 0 for any free one. */
@@ -282,7 +345,7 @@ async function main(): Promise<void> {
   try {
     settings = parseCli(process.argv.slice(2), process.env);
   } catch (error) {
-    console.error(`burrow: ${describeError(error)}\n\n${HELP}`);
+    console.error(`burrow: ${describeError(error)}\n${USAGE_HINT}`);
     process.exit(2);
   }
   if (settings.help) {
@@ -316,6 +379,10 @@ async function main(): Promise<void> {
     process.exit(code);
   }
 }
+
+/** Said at a start on a store whose default account exists, where no admin key is printed. */
+export const REUSED_ACCOUNT_HINT =
+  'admin API key: none printed, the default account was created on an earlier run and its key shown then; restart with --api-key TOKEN to make TOKEN one, or POST /_burrow/accounts with the operator token for a new account and key';
 
 /** A start-up refusal that is the caller's choice of settings (exit 2). */
 class UsageError extends Error {}
@@ -425,6 +492,8 @@ async function serve(settings: ReturnType<typeof parseCli>, store: Store, launch
   answer = listener;
   ready!();
   if (account.token) say(`admin API key (shown once): ${account.token}`, { admin_api_key: account.token });
+  // The default account's first key was shown only on the run that created it.
+  else if (settings.apiKey === undefined) say(REUSED_ACCOUNT_HINT);
   if (!settings.operatorToken) {
     const source = settings.seed !== undefined ? 'derived from --seed' : 'shown once';
     say(`operator token for /_burrow (${source}): ${operatorToken}`, { operator_token: operatorToken });

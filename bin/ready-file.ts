@@ -22,8 +22,14 @@ export interface ReadyFile {
 
 export function writeReadyFile(path: string, contents: ReadyFile): void {
   const temporary = `${path}.${process.pid}.tmp`;
-  writeFileSync(temporary, `${JSON.stringify(contents)}\n`, { mode: 0o600 });
-  renameSync(temporary, path);
+  try {
+    writeFileSync(temporary, `${JSON.stringify(contents)}\n`, { mode: 0o600 });
+    renameSync(temporary, path);
+  } catch (error) {
+    // The temporary file holds the admin key and the operator token: never leave it behind.
+    rmSync(temporary, { force: true });
+    throw error;
+  }
 }
 
 export function removeReadyFile(path: string): void {

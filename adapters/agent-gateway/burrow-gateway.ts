@@ -158,10 +158,12 @@ export async function startAgentGateway(burrow: BurrowCore<any>, options: AgentG
 function bindOf(request: BindRequest): AgentBind {
   const common = { ...(request.forwardsTo ? { forwards_to: request.forwardsTo } : {}), metadata: request.metadata };
   if (request.kind === 'labeled') return { proto: 'labeled', labels: request.labels, ...common };
+  // The policy the agent binds with is checked as a stored one is (lib/policy/checker.ts), before any traffic.
+  const policy = request.options.trafficPolicy ? { traffic_policy: request.options.trafficPolicy } : {};
   // The ingress routes this gateway's sessions: a TCP bind gets a real port when one runs.
-  if (request.proto === 'tcp') return { proto: 'tcp', ...(request.options.addr ? { addr: request.options.addr } : {}), listened: true, ...common };
+  if (request.proto === 'tcp') return { proto: 'tcp', ...(request.options.addr ? { addr: request.options.addr } : {}), listened: true, ...policy, ...common };
   const hostname = request.options.hostname || request.options.domain;
-  return { proto: request.proto, ...(hostname ? { hostname } : {}), ...(request.options.subdomain ? { subdomain: request.options.subdomain } : {}), ...common };
+  return { proto: request.proto, ...(hostname ? { hostname } : {}), ...(request.options.subdomain ? { subdomain: request.options.subdomain } : {}), ...policy, ...common };
 }
 
 /**

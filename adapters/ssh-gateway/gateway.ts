@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
+import { createRequire } from 'node:module';
 import type { Socket } from 'node:net';
 import { Duplex } from 'node:stream';
-import ssh2, { type AuthContext, type ClientInfo, type Connection, type KeyboardAuthContext, type ParsedKey, type PublicKeyAuthContext, type ServerChannel, type Session, type TcpipBindInfo } from 'ssh2';
+import type { AuthContext, ClientInfo, Connection, KeyboardAuthContext, ParsedKey, PublicKeyAuthContext, ServerChannel, Session, TcpipBindInfo } from 'ssh2';
 import { LIMITS, limitNote } from '../../lib/limits.ts';
 import type { RemoteAddress } from '../addresses.ts';
 import { connectionSettings, GatewayConnection, type ConnectionOptions, type ConnectionSettings } from '../gateway-connection/gateway-connection.ts';
@@ -29,6 +30,24 @@ import {
  * client does wrong (garbage, bad keys, floods, silence) ends that connection only.
  */
 
+/**
+ * ssh2 is an optional peer dependency, which only this gateway needs: installed with Burrow, its
+ * install scripts (an optional native build, which it works without) made npm warn on every
+ * user's install. So a user who serves SSH installs it, and without it the gateway fails to start
+ * with a message that says so (docs/ssh-gateway.md).
+ */
+const ssh2 = loadSsh2();
+
+function loadSsh2(): typeof import('ssh2') {
+  try {
+    return createRequire(import.meta.url)('ssh2') as typeof import('ssh2');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'MODULE_NOT_FOUND' && (error as Error).message.includes("'ssh2'")) {
+      throw new Error('the SSH gateway needs the ssh2 package, an optional peer dependency of burrow-tunnels: npm install ssh2');
+    }
+    throw error;
+  }
+}
 /** How often an idle client is asked to answer, and how many unanswered asks end it (ssh2's keepalive). */
 const KEEPALIVE_INTERVAL_MS = 15_000;
 const KEEPALIVE_COUNT_MAX = 3;

@@ -4,7 +4,7 @@ import type { Store } from '../../lib/index.ts';
  * Opens the store a URL names, loading only that store's code: nothing (or `memory:`) is a
  * MemoryStore, `postgres://…` (or `postgresql://…`) a PostgresStore shared by every server given
  * the same URL, anything else the path of a JSON file (`file:` URLs too). The CLI's `--data` and
- * `burrow/testing` open stores only through this. A new store = its file + a line here + its call of
+ * `burrow-tunnels/testing` open stores only through this. A new store = its file + a line here + its call of
  * test/adapters/stores/conformance.ts.
  */
 export async function openStore(url?: string): Promise<Store> {

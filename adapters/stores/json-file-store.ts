@@ -78,6 +78,9 @@ class DurableJsonFile implements Adapter<FileData> {
       if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
       throw error;
     }
+    // An empty file (what `mktemp` or `touch` makes for a test's state) holds no state to lose:
+    // it starts a new one, as a missing file does (docs/storage.md).
+    if (text.length === 0) return null;
     let data: unknown;
     try {
       data = JSON.parse(text);

@@ -303,6 +303,10 @@ export class PostgresStore implements Store {
 
   #translate(error: unknown): unknown {
     if (isUnreachable(error)) return new StoreUnavailableError(`PostgreSQL at ${this.location} is unreachable (${(error as Error).message || codeOf(error)})`, { cause: error });
+    // pg's words for a server that asks for a password the URL did not give (SCRAM, PostgreSQL's default).
+    if (/client password must be a (non-empty )?string/.test((error as Error)?.message ?? '')) {
+      return new Error(`PostgreSQL at ${this.location}: the server asks for a password; put it in the URL (postgres://USER:PASSWORD@HOST/DB) or PGPASSWORD`, { cause: error });
+    }
     if (RETRYABLE.has(codeOf(error))) return new StoreUnavailableError(`PostgreSQL at ${this.location} is too busy: a transaction conflicted ${this.#maxAttempts} times`, { cause: error });
     return error;
   }

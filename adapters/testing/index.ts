@@ -12,7 +12,7 @@ import { startNetworkEdges, type NetworkEdges } from '../network-edges.ts';
 import { MemoryStore } from '../stores/memory-store.ts';
 
 /**
- * `burrow/testing`: a Burrow for one test suite in one call. In-process by default (an instance
+ * `burrow-tunnels/testing`: a Burrow for one test suite in one call. In-process by default (an instance
  * over a MemoryStore behind a node:http server on a free loopback port), or the `burrow` command as
  * a child process (`{ process: true }`), which waits on its `--ready-file` and exits with this
  * process. Either way the answer is the same handle: where it listens, its keys, and the test
@@ -146,7 +146,7 @@ function handle(fields: Omit<RunningBurrow, 'reset' | 'checkpoint' | 'restore' |
   const close = () => (closing ??= stop());
   const listener = (name: string, option: string) => {
     const address = fields.listeners[name];
-    if (!address) throw new Error(`burrow/testing: start Burrow with { ${option}: true } for this (no ${name} listener)`);
+    if (!address) throw new Error(`burrow-tunnels/testing: start Burrow with { ${option}: true } for this (no ${name} listener)`);
     return address;
   };
   return {
@@ -161,13 +161,13 @@ function handle(fields: Omit<RunningBurrow, 'reset' | 'checkpoint' | 'restore' |
     },
     async agentConfig() {
       const address = listener('agent', 'agents');
-      const credential = await apiCall(fields.url, fields.apiKey, 'POST', '/credentials', { description: 'burrow/testing agent' });
+      const credential = await apiCall(fields.url, fields.apiKey, 'POST', '/credentials', { description: 'burrow-tunnels/testing agent' });
       // The gateway's certificate names localhost, which the agent verifies.
       return { authtoken: credential.token, server_addr: `localhost:${portOf(address)}`, session_ca_cert: fields.ca, force_new_session: true };
     },
     async fetch(url, init = {}) {
       const target = new URL(url);
-      if (target.protocol !== 'http:' && target.protocol !== 'https:') throw new TypeError(`burrow/testing fetch: ${target.protocol} URLs are not HTTP (use a socket for tcp:// and tls://)`);
+      if (target.protocol !== 'http:' && target.protocol !== 'https:') throw new TypeError(`burrow-tunnels/testing fetch: ${target.protocol} URLs are not HTTP (use a socket for tcp:// and tls://)`);
       const tls = target.protocol === 'https:';
       const address = listener(tls ? 'tls_ingress' : 'http_ingress', 'ingress');
       return ingressFetch(target, init, portOf(address), tls ? fields.ca : undefined);

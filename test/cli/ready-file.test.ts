@@ -1,12 +1,13 @@
 import assert from 'node:assert/strict';
 import { createInterface } from 'node:readline';
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { holdConnection, whenFileExists } from '../fixtures/waits.ts';
 import { startServer } from '../helpers.ts';
+import { writeReadyFile } from '../../bin/ready-file.ts';
 
 /**
  * `--ready-file FILE` (what tools in any language wait on) and the launcher watch: the server stops
@@ -46,6 +47,17 @@ describe('--ready-file', () => {
     assert.equal(ready.api_key, 'given-key');
     assert.equal(ready.operator_token, 'given-operator');
     await server.stop();
+  });
+});
+
+describe('writing the ready file', () => {
+  test('a write that fails leaves no temporary file holding the secrets', () => {
+    const place = join(dir, 'occupied');
+    mkdirSync(place);
+    writeFileSync(join(place, 'inside'), '');
+    const contents = { url: 'http://127.0.0.1:1', api_key: 'secret-key', operator_token: 'secret-operator', account_id: 'ac_1', listeners: {}, pid: process.pid };
+    assert.throws(() => writeReadyFile(place, contents));
+    assert.deepEqual(readdirSync(dir).filter((name) => name.endsWith('.tmp')), []);
   });
 });
 

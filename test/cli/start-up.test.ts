@@ -1,10 +1,11 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import { REUSED_ACCOUNT_HINT } from '../../bin/burrow.ts';
 import { startServer } from '../helpers.ts';
 
 /**
@@ -49,17 +50,40 @@ after(() => {
 });
 
 describe('start-up failures', () => {
-  test('usage errors exit 2 with the message first, then the usage', async () => {
+  test('usage errors exit 2 with one line, and a pointer to --help instead of the usage', async () => {
     for (const [args, message] of [
-      [['--bogus'], /^burrow: Unknown option '--bogus'/],
+      [['--bogus'], /^burrow: unknown option --bogus$/],
+      [['--prot', '1'], /^burrow: unknown option --prot; did you mean --port\?$/],
+      [['--api-kye=x'], /^burrow: unknown option --api-kye; did you mean --api-key\?$/],
+      [['--data'], /^burrow: --data needs a value \(--data VALUE\)$/],
+      [['--cors=yes'], /^burrow: --cors takes no value$/],
       [['--port', '70000'], /^burrow: --port must be a whole number from 0 to 65535 \(got 70000\)$/],
       [['--trust-proxy', '10.0.0.1/8'], /^burrow: --trust-proxy: "10\.0\.0\.1\/8" is not a hop count, an IP address, a CIDR or one of loopback, linklocal, uniquelocal \(did you mean 10\.0\.0\.0\/8\?\)$/],
       [['--error-prefix', 'ngrok'], /^burrow: --error-prefix must be 1 to 32 characters of A-Z, 0-9 and _, starting with a letter, such as ERR_NGROK_ \(got "ngrok"\)$/],
       [['--secrets-key-file', join(dir, 'missing.key')], /^burrow: --secrets-key-file .*missing\.key: ENOENT/],
+      [['--data', 'mysql://burrow@127.0.0.1/burrow'], /^burrow: --data takes a file path or a postgres:\/\/ \(postgresql:\/\/\) URL; mysql:\/\/ is not a store Burrow has$/],
+      [['--ready-file', join(dir, 'no-such-dir', 'ready.json')], /^burrow: --ready-file .*ready\.json: there is no directory .*no-such-dir to write it in$/],
+      [['--ready-file', dir], /^burrow: --ready-file names a file to write, and .* is a directory \(e\.g\. --ready-file .*burrow\.json\)$/],
     ] as const) {
       const result = await burrow(['--port', '0', ...args]);
       assertRefused(result, 2, message);
-      assert.match(result.stderr, /Usage: burrow/);
+      assert.deepEqual(result.stderr.split('\n').slice(1), ['Run burrow --help for the options.', ''], args.join(' '));
+    }
+    assert.deepEqual(readdirSync(dir).filter((name) => name.endsWith('.tmp')), [], 'no temporary ready file left');
+  });
+
+  test('an empty data file starts a new state; a restart on it says how to get an admin key', async () => {
+    const file = join(dir, 'empty.json');
+    writeFileSync(file, '');
+    const first = await startServer(['--data', file, '--quiet']);
+    assert.ok(first.token, 'the new default account printed its key');
+    assert.equal(await first.stop('SIGTERM'), 0);
+    const second = await startServer(['--data', file, '--quiet']);
+    try {
+      assert.equal(second.token, undefined);
+      assert.ok(second.output.includes(REUSED_ACCOUNT_HINT), second.output.join('\n'));
+    } finally {
+      await second.stop('SIGTERM');
     }
   });
 

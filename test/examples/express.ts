@@ -1,8 +1,8 @@
 // Burrow mounted in an Express app under /burrow (express 5).
 import express from 'express';
-import { createBurrow } from 'burrow';
-import { createNodeListener } from 'burrow/http';
-import { MemoryStore } from 'burrow/memory';
+import { createBurrow } from 'burrow-tunnels';
+import { createNodeListener } from 'burrow-tunnels/http';
+import { MemoryStore } from 'burrow-tunnels/memory';
 
 export async function start(port = 0) {
   const burrow = createBurrow({ store: new MemoryStore() });

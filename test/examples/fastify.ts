@@ -1,8 +1,8 @@
 // Burrow behind Fastify: every method and path goes to the fetch handler.
 import Fastify from 'fastify';
-import { createBurrow } from 'burrow';
-import { createFetchHandler } from 'burrow/http';
-import { MemoryStore } from 'burrow/memory';
+import { createBurrow } from 'burrow-tunnels';
+import { createFetchHandler } from 'burrow-tunnels/http';
+import { MemoryStore } from 'burrow-tunnels/memory';
 
 export async function start(port = 0) {
   const burrow = createBurrow({ store: new MemoryStore() });

@@ -1,9 +1,9 @@
 // Burrow as a Hono route through the fetch handler (the same handler works on any fetch runtime).
 import { serve } from '@hono/node-server';
 import { Hono } from 'hono';
-import { createBurrow } from 'burrow';
-import { createFetchHandler } from 'burrow/http';
-import { MemoryStore } from 'burrow/memory';
+import { createBurrow } from 'burrow-tunnels';
+import { createFetchHandler } from 'burrow-tunnels/http';
+import { MemoryStore } from 'burrow-tunnels/memory';
 
 export async function start(port = 0) {
   const burrow = createBurrow({ store: new MemoryStore() });

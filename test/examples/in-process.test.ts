@@ -2,8 +2,8 @@
 // clock and seed so ids and times are the same on every run. No server, no port.
 import assert from 'node:assert/strict';
 import { beforeEach, test } from 'node:test';
-import { createBurrow, ManualClock, type BurrowClient } from 'burrow';
-import { MemoryStore } from 'burrow/memory';
+import { createBurrow, ManualClock, type BurrowClient } from 'burrow-tunnels';
+import { MemoryStore } from 'burrow-tunnels/memory';
 
 const burrow = createBurrow({ store: new MemoryStore(), clock: new ManualClock('2026-01-01T00:00:00Z'), seed: 'my-suite' });
 let client: BurrowClient;

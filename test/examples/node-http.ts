@@ -1,8 +1,8 @@
 // Burrow inside a plain node:http server, next to your own routes.
 import { createServer } from 'node:http';
-import { createBurrow } from 'burrow';
-import { createNodeListener } from 'burrow/http';
-import { MemoryStore } from 'burrow/memory';
+import { createBurrow } from 'burrow-tunnels';
+import { createNodeListener } from 'burrow-tunnels/http';
+import { MemoryStore } from 'burrow-tunnels/memory';
 
 export async function start(port = 0) {
   const burrow = createBurrow({ store: new MemoryStore() });

@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { after, beforeEach, test } from 'node:test';
 import { Ngrok } from '@ngrok/ngrok-api';
-import { startBurrow } from 'burrow/testing';
+import { startBurrow } from 'burrow-tunnels/testing';
 
 const burrow = await startBurrow();
 const ngrok = new Ngrok({ apiToken: burrow.apiKey, baseUrl: burrow.url });

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
 import { after, test } from 'node:test';
 import ngrok from '@ngrok/ngrok';
-import { startBurrow } from 'burrow/testing';
+import { startBurrow } from 'burrow-tunnels/testing';
 
 const burrow = await startBurrow({ ingress: true });
 const app = createServer((req, res) => res.end(`hello from ${req.url}`)).listen(0);

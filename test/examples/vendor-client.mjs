@@ -1,8 +1,8 @@
 // The vendor's client against Burrow in this process, with the embedding API alone.
 import { createServer } from 'node:http';
-import { createBurrow } from 'burrow';
-import { createNodeListener } from 'burrow/http';
-import { MemoryStore } from 'burrow/memory';
+import { createBurrow } from 'burrow-tunnels';
+import { createNodeListener } from 'burrow-tunnels/http';
+import { MemoryStore } from 'burrow-tunnels/memory';
 import { Ngrok } from '@ngrok/ngrok-api';
 
 const burrow = createBurrow({ store: new MemoryStore() });

@@ -1,11 +1,10 @@
 /**
  * Packs Burrow with `npm pack` (which builds dist/ through `prepack`) and installs the tarball into
- * an empty project, as a user would, but offline: the project gets a lockfile made from this
- * repository's own, so `npm ci --offline` takes every dependency from the npm cache that this
- * repository's `npm ci` filled.
+ * an empty project with the command a user types, `npm install ./burrow-tunnels-….tgz`, preferring
+ * the npm cache that this repository's `npm ci` filled (the registry is asked only for what the
+ * cache lacks). What npm prints there is what a user sees: its warnings are kept.
  */
 import { execFile } from 'node:child_process';
-import { createHash } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -25,16 +24,9 @@ export interface PackedInstall {
   unpackedSize: number;
   /** `node_modules/.bin/burrow` of the project. */
   bin: string;
-  /** What `npm ci` warned of (not counting warnings about this machine's own npm configuration). */
+  /** What `npm install` warned of (not counting warnings about this machine's own npm configuration). */
   installWarnings: string[];
   remove(): void;
-}
-
-interface LockEntry {
-  dev?: boolean;
-  devOptional?: boolean;
-  link?: boolean;
-  [key: string]: unknown;
 }
 
 export async function installPackedBurrow(): Promise<PackedInstall> {
@@ -42,33 +34,15 @@ export async function installPackedBurrow(): Promise<PackedInstall> {
   try {
     const { stdout } = await run('npm', ['pack', '--json', '--pack-destination', dir], { cwd: REPO, maxBuffer: 16 * 1024 * 1024 });
     const [packed] = JSON.parse(stdout.slice(stdout.indexOf('['))) as [{ filename: string; unpackedSize: number; files: { path: string }[] }];
-    const tarball = `file:${packed.filename}`;
-    const repoLock = JSON.parse(readFileSync(join(REPO, 'package-lock.json'), 'utf8')) as { packages: Record<string, LockEntry> };
-    const root = repoLock.packages['']!;
-    const packages: Record<string, unknown> = {
-      '': { name: 'app', dependencies: { burrow: tarball } },
-      'node_modules/burrow': {
-        version: root.version,
-        resolved: tarball,
-        integrity: `sha512-${createHash('sha512').update(readFileSync(join(dir, packed.filename))).digest('base64')}`,
-        dependencies: root.dependencies,
-        bin: root.bin,
-        engines: root.engines,
-      },
-    };
-    for (const [path, entry] of Object.entries(repoLock.packages)) {
-      if (path.startsWith('node_modules/') && !entry.dev && !entry.devOptional && !entry.link) packages[path] = entry;
-    }
-    writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: 'app', private: true, type: 'module', dependencies: { burrow: tarball } }));
-    writeFileSync(join(dir, 'package-lock.json'), JSON.stringify({ name: 'app', lockfileVersion: 3, requires: true, packages }));
-    const installed = await run('npm', ['ci', '--offline', '--no-audit', '--no-fund'], { cwd: dir });
+    writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: 'app', private: true, type: 'module' }));
+    const installed = await run('npm', ['install', `./${packed.filename}`, '--prefer-offline', '--no-audit', '--no-fund'], { cwd: dir });
     return {
       dir,
       tarball: join(dir, packed.filename),
       files: packed.files.map((file) => file.path),
       unpackedSize: packed.unpackedSize,
       bin: join(dir, 'node_modules', '.bin', 'burrow'),
-      installWarnings: installed.stderr.split('\n').filter((line) => /^npm warn/.test(line) && !/Unknown (user|env) config/.test(line)),
+      installWarnings: `${installed.stdout}\n${installed.stderr}`.split('\n').filter((line) => /^npm warn/i.test(line) && !/Unknown (user|env) config/.test(line)),
       remove: () => rmSync(dir, { recursive: true, force: true }),
     };
   } catch (error) {

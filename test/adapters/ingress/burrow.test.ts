@@ -72,6 +72,20 @@ describe('burrow serve --http-ingress-addr', () => {
   });
 });
 
+describe('policies the vendor\'s agent binds with', () => {
+  test('a policy the checker refuses (an unknown variable; the SDK\'s older req.Method form) refuses the bind, naming the spot, instead of a 500 per request', async (t) => {
+    const session = await agent(t);
+    const unknown = JSON.stringify({ on_http_request: [{ expressions: ["req.foo == 'x'"], actions: [{ type: 'deny' }] }] });
+    await assert.rejects(session.httpEndpoint().trafficPolicy(unknown).listen(), /on_http_request\[0\]\.expressions\[0\]: unknown variable req\.foo/);
+    const older = JSON.stringify({ inbound: [{ expressions: ["req.Method == 'GET'"], actions: [{ type: 'deny' }] }] });
+    await assert.rejects(session.httpEndpoint().trafficPolicy(older).listen(), /traffic_policy/);
+    const fine = await session.httpEndpoint().trafficPolicy(JSON.stringify({ on_http_request: [{ expressions: ["req.url.path == '/no'"], actions: [{ type: 'deny' }] }] })).listenAndForward(`http://127.0.0.1:${app.port}`);
+    const name = new URL(fine.url()!).hostname;
+    assert.equal((await call(name, '/no')).status, 403);
+    assert.equal((await call(name, '/yes')).status, 200);
+  });
+});
+
 describe('cloud endpoints on live traffic', () => {
   test('a cloud endpoint answers by its traffic policy and forwards to a live agent\'s internal endpoint of its own account only', async (t) => {
     assert.equal((await server.request('POST', '/reserved_domains', { domain: 'shop.example.com' })).status, 201);

@@ -78,6 +78,19 @@ describe('json-file: persistence', () => {
     await store.close();
   });
 
+  test('an empty file (as mktemp makes) starts a new state, written by the first write', async () => {
+    const path = freshPath();
+    writeFileSync(path, '');
+    const store = await openJsonFileStore(path);
+    assert.equal(await store.get(KEYS, 'ak_1'), undefined);
+    await store.transaction((tx) => tx.put(KEYS, { id: 'ak_1' }));
+    await store.close();
+    assert.equal(JSON.parse(readFileSync(path, 'utf8')).format, 'burrow-store');
+    const reopened = await openJsonFileStore(path);
+    assert.deepEqual(await reopened.get(KEYS, 'ak_1'), { id: 'ak_1' });
+    await reopened.close();
+  });
+
   test('a corrupt file is refused with a clear message and left byte for byte', async () => {
     const path = freshPath();
     writeFileSync(path, '{"format":"burrow-store","version":1,"scopes":{');

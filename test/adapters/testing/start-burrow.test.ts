@@ -4,7 +4,7 @@ import ngrokApi from '@ngrok/ngrok-api';
 import { startBurrow, type RunningBurrow } from '../../../adapters/testing/index.ts';
 
 /**
- * burrow/testing: the same handle in-process and as a child process, driven with the vendor's
+ * burrow-tunnels/testing: the same handle in-process and as a child process, driven with the vendor's
  * official client; each mode's reset, checkpoints, faults and simulated agents.
  */
 
