@@ -11,7 +11,7 @@ export const endpointsFamily = defineFamily({
   errors: ENDPOINTS_ERRORS,
   kinds: { endpoints },
   operations: ENDPOINT_OPERATIONS,
-  examples: { endpoints: { body: (seed) => ({ url: `https://${seed.unique('endpoint')}.internal`, type: 'cloud', traffic_policy: '{}' }) } },
+  examples: { endpoints: { body: (seed) => ({ url: `https://${seed.unique('endpoint')}.internal`, type: 'cloud', traffic_policy: '{"on_http_request":[{"actions":[{"type":"custom-response","config":{"status_code":200}}]}]}' }) } },
 });
 
 export { addAgentEndpoint, removeAgentEndpoint } from './agent-endpoints.ts';

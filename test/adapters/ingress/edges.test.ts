@@ -273,18 +273,22 @@ describe('edges on live traffic: modules', () => {
 });
 
 describe("agent endpoints' traffic policies read the account's records", () => {
-  test('restrict-ips ip_policies: the IP policies of the agent\'s account allow or block the client address', async (t) => {
+  test('restrict-ips ip_policies: the IP policies of the agent\'s account allow or block the client address; one unknown at bind refuses the bind (2216), one deleted since is a 500', async (t) => {
     const { api, agent, call } = await setUp(t);
     const office = await ok(api, 'POST', '/ip_policies', {});
     await ok(api, 'POST', '/ip_policy_rules', { ip_policy_id: office.id, cidr: '127.0.0.1/32', action: 'allow' });
     const blocked = await ok(api, 'POST', '/ip_policies', {});
     await ok(api, 'POST', '/ip_policy_rules', { ip_policy_id: blocked.id, cidr: '127.0.0.0/8', action: 'deny' });
+    const doomed = await ok(api, 'POST', '/ip_policies', {});
     const restrict = (path: string, policies: string[]) => ({ expressions: [`req.url.path == '${path}'`], actions: [{ type: 'restrict-ips', config: { ip_policies: policies } }] });
-    const policy = JSON.stringify({ on_http_request: [restrict('/office', [office.id]), restrict('/blocked', [blocked.id]), restrict('/unknown', ['ipp_unknown'])] });
     const session = await agent();
     const host = 'office.burrow.test';
     await ok(api, 'POST', '/reserved_domains', { domain: host });
+    const unknownAtBind = JSON.stringify({ on_http_request: [restrict('/unknown', ['ipp_unknown'])] });
+    await assert.rejects(session.httpEndpoint().domain(host).trafficPolicy(unknownAtBind).listen(), /'ipp_unknown' is no IP policy of this account\s+ERR_BURROW_2216/);
+    const policy = JSON.stringify({ on_http_request: [restrict('/office', [office.id]), restrict('/blocked', [blocked.id]), restrict('/unknown', [doomed.id])] });
     await session.httpEndpoint().domain(host).trafficPolicy(policy).listenAndForward(`http://127.0.0.1:${await startApp(t)}`);
+    assert.equal((await api.request('DELETE', `/ip_policies/${doomed.id}`)).status, 204);
 
     assert.equal((await call({ host, path: '/office' })).status, 200);
     const denied = await call({ host, path: '/blocked' });
@@ -292,7 +296,7 @@ describe("agent endpoints' traffic policies read the account's records", () => {
     assert.equal(denied.headers['ngrok-error-code'], 'ERR_BURROW_3205');
     const unknown = await call({ host, path: '/unknown' });
     assert.equal(unknown.status, 500);
-    assert.match(unknown.body.toString(), /restrict-ips: ip_policies: IP policy &#39;ipp_unknown&#39; was not found/);
+    assert.match(unknown.body.toString(), new RegExp(`restrict-ips: ip_policies: IP policy &#39;${doomed.id}&#39; was not found`));
   });
 });
 
