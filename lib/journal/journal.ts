@@ -2,6 +2,9 @@ import { fail } from '../conventions/errors.ts';
 import type { QueryParams } from '../conventions/paging.ts';
 import { LIMITS, limitNote } from '../limits.ts';
 import { AccountRings, type RingSlot } from './ring.ts';
+import { BodyBudget } from './detail.ts';
+
+export { isSecretName, redactQuery } from './secrets.ts';
 
 /**
  * What the request journal (request-journal.ts) and the traffic journal (traffic-journal.ts) are
@@ -26,6 +29,8 @@ export const DROPPED = 0;
 
 export abstract class Journal<R, F extends JournalFilterBase, E> {
   readonly #entries: AccountRings<R>;
+  /** The bodies the entries keep, within `journal_bodies_bytes` together (detail.ts). */
+  protected readonly bodies = new BodyBudget();
 
   /** `option` names the size in the error a bad one gets (`requestJournalSize`). */
   constructor(size: number, now: () => number, option: string) {
@@ -44,12 +49,18 @@ export abstract class Journal<R, F extends JournalFilterBase, E> {
 
   /** Forgets the records of one account (`null`: of no account), or all; answers how many. */
   clear(account?: string | null): number {
+    if (account === undefined) this.bodies.clear();
     return this.#entries.clear(account);
   }
 
-  /** Keeps `record` in the ring of `account` (undefined: of no account). */
-  protected keep(account: string | undefined, record: R): void {
-    this.#entries.push(account, record);
+  /** Keeps `record` in the ring of `account` (undefined: of no account); answers its sequence number. */
+  protected keep(account: string | undefined, record: R): number {
+    return this.#entries.push(account, record);
+  }
+
+  /** The kept entry `matches` accepts, if the journal still has it. */
+  protected findSlot(matches: (slot: RingSlot<R>) => boolean): RingSlot<R> | undefined {
+    return this.#entries.first(matches);
   }
 
   /** Whether a record passes `filter` (its account and limit aside). */
@@ -57,26 +68,6 @@ export abstract class Journal<R, F extends JournalFilterBase, E> {
 
   /** A kept record as the control plane shows it. */
   protected abstract entry(slot: RingSlot<R>): E;
-}
-
-/**
- * Query parameter names whose values may be secrets: never kept in a journal or a log line.
- * A name is secret when it contains one of the usual words for a secret (`access_token`,
- * `client_secret`, `api_key`, `db_pwd`, `credential_id`, `session_cookie`…), ends in `sig`, or is
- * `value` (a vault secret's value, should a client send it in the query) or `code` (an OAuth code).
- */
-const SECRET_NAME = /token|secret|passw|passphrase|pwd|credential|auth|key|signature|cookie|jwt|bearer|sig$|^value$|^code$/i;
-
-/**
- * The query string with the value of every secret-looking parameter replaced by `mask`; `search`
- * itself when it has none (the journals and the log line all redact through here).
- */
-export function redactQuery(search: string, mask: string): string {
-  const params = new URLSearchParams(search);
-  const secret = [...new Set(params.keys())].filter((name) => SECRET_NAME.test(name));
-  if (secret.length === 0) return search;
-  for (const name of secret) params.set(name, mask);
-  return `?${params.toString()}`;
 }
 
 /** Whether a status passes a `status` filter; throws the 400 for a filter that is none of the forms. */

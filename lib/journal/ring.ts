@@ -69,13 +69,20 @@ export class AccountRings<T> {
     this.#now = now;
   }
 
-  /** Keeps `record` in the ring of `account` (undefined: of no account). */
-  push(account: string | undefined, record: T): void {
-    if (this.size === 0) return;
+  /** Keeps `record` in the ring of `account` (undefined: of no account); answers its sequence number (0: kept nowhere). */
+  push(account: string | undefined, record: T): number {
+    if (this.size === 0) return 0;
     const key = account ?? ANONYMOUS;
     let ring = this.#rings.get(key);
     if (!ring) this.#rings.set(key, (ring = new Ring(this.size)));
     ring.push(record, ++this.#seq, this.#now());
+    return this.#seq;
+  }
+
+  /** The newest entry of any account that `matches` accepts (a scan: for the control plane, not the request path). */
+  first(matches: (slot: RingSlot<T>) => boolean): RingSlot<T> | undefined {
+    for (const ring of this.#rings.values()) for (const slot of ring.newest()) if (matches(slot)) return slot;
+    return undefined;
   }
 
   /**
