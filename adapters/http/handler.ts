@@ -139,7 +139,7 @@ async function serveApi(burrow: BurrowCore<any>, router: Router<Operation>, requ
   const api = new ApiRequest(request, target, baseUrlOf(request), requestId);
   const answer = await burrow.pipeline.answer(api, onError);
   const response = toHttp(answer, request.method);
-  if (answer.record) burrow.requests.attach(answer.record, { rawHeaders: request.rawHeaders?.() ?? [], requestBody: api.bodyText, responseHeaders: response.headers, responseBody: response.body });
+  if (answer.record) burrow.requests.attach(answer.record, request.rawHeaders?.() ?? [], api.bodyText, response.headers, response.body);
   return { answer, response };
 }
 

@@ -2,7 +2,7 @@ import { fail } from '../conventions/errors.ts';
 import type { QueryParams } from '../conventions/paging.ts';
 import { LIMITS, limitNote } from '../limits.ts';
 import { AccountRings, type RingSlot } from './ring.ts';
-import { BodyBudget } from './detail.ts';
+import { BodyBudget, type KeptBodies } from './detail.ts';
 
 export { isSecretName, redactQuery } from './secrets.ts';
 
@@ -34,7 +34,7 @@ export abstract class Journal<R, F extends JournalFilterBase, E> {
 
   /** `option` names the size in the error a bad one gets (`requestJournalSize`). */
   constructor(size: number, now: () => number, option: string) {
-    this.#entries = new AccountRings(size, now, option);
+    this.#entries = new AccountRings(size, now, option, (record) => this.bodies.release(this.bodiesOf(record)));
   }
 
   /** Entries kept per account; 0 turns the journal off. */
@@ -49,8 +49,9 @@ export abstract class Journal<R, F extends JournalFilterBase, E> {
 
   /** Forgets the records of one account (`null`: of no account), or all; answers how many. */
   clear(account?: string | null): number {
+    const removed = this.#entries.clear(account);
     if (account === undefined) this.bodies.clear();
-    return this.#entries.clear(account);
+    return removed;
   }
 
   /** Keeps `record` in the ring of `account` (undefined: of no account); answers its sequence number. */
@@ -62,6 +63,9 @@ export abstract class Journal<R, F extends JournalFilterBase, E> {
   protected findSlot(matches: (slot: RingSlot<R>) => boolean): RingSlot<R> | undefined {
     return this.#entries.first(matches);
   }
+
+  /** The bodies `record` keeps, if any (counted in `bodies` until the record is dropped). */
+  protected abstract bodiesOf(record: R): KeptBodies | undefined;
 
   /** Whether a record passes `filter` (its account and limit aside). */
   protected abstract matcher(filter: Partial<F>): (record: R) => boolean;

@@ -1,6 +1,6 @@
 import type { QueryParams } from '../conventions/paging.ts';
 import { fail } from '../conventions/errors.ts';
-import { bodyEntry, keepText, redactRawHeaders, type BodyEntry, type KeptBodies } from './detail.ts';
+import { bodyEntry, headerPairs, keepText, redactRawHeaders, type BodyEntry, type KeptBodies } from './detail.ts';
 import { Journal, parseJournalQuery, redactQuery, statusMatcher, type JournalFilterBase } from './journal.ts';
 import type { RingSlot } from './ring.ts';
 
@@ -47,24 +47,12 @@ export interface RequestRecord {
   detail?: RequestDetail;
 }
 
-/** The HTTP form of a journaled request, as kept. */
-export interface RequestDetail {
-  /** The request's headers, secret values masked. */
-  readonly requestHeaders: readonly (readonly [string, string])[];
+/** The HTTP form of a journaled request, as kept: its headers and its bodies (one object, the journal's total counts it). */
+export interface RequestDetail extends KeptBodies {
+  /** The request's headers, name, value, name, value…, secret values masked. */
+  readonly requestHeaders: readonly string[];
   /** The answer's headers as sent (they carry no secret). */
   readonly responseHeaders: Readonly<Record<string, string>>;
-  readonly bodies: KeptBodies;
-}
-
-/** What the HTTP adapter hands over of one request it answered (`RequestJournal.attach`). */
-export interface HttpExchangeParts {
-  /** The request's headers as received, name, value, name, value… (node's `rawHeaders`). */
-  readonly rawHeaders: readonly string[];
-  /** The request body as read, when the operation read one. */
-  readonly requestBody: string | undefined;
-  readonly responseHeaders: Readonly<Record<string, string>>;
-  /** The answer's body as sent (its JSON). */
-  readonly responseBody: string | undefined;
 }
 
 /** A fault that applied to a request: the rule's id and the latency it added (ms), if any. */
@@ -120,14 +108,22 @@ export class RequestJournal extends Journal<RequestRecord, JournalFilter, Journa
     return kept;
   }
 
-  /** Attaches the HTTP form of a kept request (`record`'s answer): headers masked now, bodies within the caps. */
-  attach(record: RequestRecord, parts: HttpExchangeParts): void {
-    const contentType = requestContentType(parts.rawHeaders);
-    const bodies: KeptBodies = { held: 0, evicted: false };
-    if (parts.requestBody) bodies.request = keepText(parts.requestBody, contentType);
-    if (parts.responseBody) bodies.response = keepText(parts.responseBody);
-    record.detail = { requestHeaders: redactRawHeaders(parts.rawHeaders), responseHeaders: parts.responseHeaders, bodies };
-    this.bodies.add(bodies);
+  /**
+   * Attaches the HTTP form of a kept request (the HTTP adapter, once per API request): the headers
+   * as received (node's `rawHeaders`: name, value, …), masked now; the body it read and the JSON it
+   * sent, within the caps.
+   */
+  attach(record: RequestRecord, rawHeaders: readonly string[], requestBody: string | undefined, responseHeaders: Readonly<Record<string, string>>, responseBody: string | undefined): void {
+    const detail: RequestDetail = {
+      requestHeaders: redactRawHeaders(rawHeaders),
+      responseHeaders,
+      request: requestBody ? keepText(requestBody, requestContentType(rawHeaders)) : undefined,
+      response: responseBody ? keepText(responseBody) : undefined,
+      held: 0,
+      evicted: false,
+    };
+    record.detail = detail;
+    this.bodies.add(detail);
   }
 
   /** The entry of `operationId` with its detail; a 404 when the journal no longer has it. */
@@ -137,9 +133,13 @@ export class RequestJournal extends Journal<RequestRecord, JournalFilter, Journa
     const detail = slot.record.detail;
     return {
       ...this.entry(slot),
-      request: { headers: detail?.requestHeaders ?? [], body: bodyEntry(detail?.bodies.request, detail?.bodies.evicted ?? false) },
-      response: detail ? { headers: Object.entries(detail.responseHeaders), body: bodyEntry(detail.bodies.response, detail.bodies.evicted) } : null,
+      request: { headers: headerPairs(detail?.requestHeaders ?? []), body: bodyEntry(detail?.request) },
+      response: detail ? { headers: Object.entries(detail.responseHeaders), body: bodyEntry(detail.response) } : null,
     };
+  }
+
+  protected bodiesOf(record: RequestRecord): KeptBodies | undefined {
+    return record.detail;
   }
 
   protected matcher(filter: Partial<JournalFilter>): (record: RequestRecord) => boolean {

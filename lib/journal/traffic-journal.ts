@@ -156,14 +156,17 @@ export class TrafficJournal extends Journal<Traffic, TrafficFilter, TrafficEntry
     const t = slot.record;
     const http = t.protocol === 'http' ? t : undefined;
     const bodies = this.#bodies.get(t);
-    const evicted = bodies?.evicted ?? false;
     return {
       ...this.entry(slot),
       started_at: t.startedAt.toISOString(),
-      request: http ? { method: http.request.method, url: redactedUrl(http.request.url), headers: http.request.headers, body: bodyEntry(bodies?.request, evicted) } : null,
-      response: http?.response ? { status: http.response.status, headers: http.response.headers, body: bodyEntry(bodies?.response, evicted) } : null,
+      request: http ? { method: http.request.method, url: redactedUrl(http.request.url), headers: http.request.headers, body: bodyEntry(bodies?.request) } : null,
+      response: http?.response ? { status: http.response.status, headers: http.response.headers, body: bodyEntry(bodies?.response) } : null,
       upstream: http?.upstream ? { status: http.upstream.status, headers: http.upstream.headers, after_ms: http.upstream.afterMs } : null,
     };
+  }
+
+  protected bodiesOf(record: Traffic): KeptBodies | undefined {
+    return this.#bodies.get(record);
   }
 
   /** Sends `request` through the ingress again; answers the new exchange (400 when no ingress of this process listens for HTTP). */

@@ -77,16 +77,26 @@ describe('GET /_burrow/requests/{operation_id}', () => {
 
 describe('journal_bodies_bytes', () => {
   test('past the total the oldest bodies are let go, and their entries say so', () => {
-    const budget = new BodyBudget(100);
-    const kept = (n: number): KeptBodies => ({ request: { data: 'x'.repeat(n), bytes: n, truncated: false }, held: 0, evicted: false });
+    // Each holder counts its bytes and 64 for itself.
+    const budget = new BodyBudget(250);
+    const kept = (n: number): KeptBodies => ({ request: { data: 'x'.repeat(n), truncated: false }, held: 0, evicted: false });
     const [a, b, c] = [kept(40), kept(40), kept(40)];
     budget.add(a);
     budget.add(b);
-    assert.equal(budget.total, 80);
+    assert.equal(budget.total, 208);
     budget.add(c);
     assert.deepEqual([a.evicted, b.evicted, c.evicted], [true, false, false]);
     assert.equal(a.request!.data, undefined);
-    assert.equal(budget.total, 80);
+    assert.equal(a.request!.bytes, 40, 'the size stays known');
+    assert.equal(budget.total, 208);
+    budget.release(b);
+    assert.equal(budget.total, 104, 'an entry its ring dropped no longer counts');
+  });
+
+  test('entries a ring overwrites release their bodies', async () => {
+    const small = await createTestInstance({ requestJournalSize: 2 });
+    for (let i = 0; i < 5; i++) await small.request('POST', '/credentials', { description: `c${i}` });
+    assert.ok((small.burrow.requests as any).bodies.total < 1000, 'two entries\' bodies, not five');
   });
 });
 
