@@ -42,6 +42,18 @@ export const LIMITS = {
   request_json_depth: { value: 64, unit: 'levels', bounds: 'nesting of a JSON request body, checked before parsing', errors: ['BODY_NOT_JSON'] },
   page_size: { value: 100, unit: 'items', bounds: '`limit` of a list page', errors: ['INVALID_LIMIT'] },
   journal_page_size: { value: 1000, unit: 'entries', bounds: '`limit` of `GET /_burrow/requests` and `GET /_burrow/traffic`', errors: ['INVALID_LIMIT'] },
+  journal_body_bytes: {
+    value: 64 * KIB,
+    unit: 'bytes',
+    bounds: 'each body (request and response) a journal entry keeps, API or traffic (the rest is cut; the entry says so and gives the whole size)',
+    errors: [],
+  },
+  journal_bodies_bytes: {
+    value: 32 * 1024 * KIB,
+    unit: 'bytes',
+    bounds: "the bodies one journal keeps in all (the request journal's, the traffic journal's): past it the oldest entries lose theirs, and say so",
+    errors: [],
+  },
   checkpoints: { value: 64, unit: 'checkpoints', bounds: 'named checkpoints an instance keeps (`POST /_burrow/checkpoints`)', errors: ['INVALID_FIELD'] },
   fault_rules: { value: 256, unit: 'rules', bounds: 'fault rules an instance keeps (`POST /_burrow/faults`)', errors: ['INVALID_FIELD'] },
   fault_latency_ms: { value: 600_000, unit: 'milliseconds', bounds: "a fault rule's `latency_ms`", errors: ['INVALID_FIELD'] },

@@ -23,6 +23,8 @@ export interface HttpRequest {
   /** `http://host:port` of the request: the base of `uri` fields when no base URL is configured. */
   readonly origin: string;
   header(name: string): string | null;
+  /** Every header as received, name, value, name, value… (node's `rawHeaders`), for the request journal. */
+  rawHeaders?(): readonly string[];
   /** Reads the body as text; rejects with a 413 ApiError past `limit` (default `request_body_bytes`). */
   text(limit?: BodyLimit): Promise<string>;
   sourceIp?: string;
@@ -51,11 +53,12 @@ export interface HttpResponse {
 
 export const JSON_TYPE = 'application/json';
 
-/** Reads a JSON object body within `limit`; an empty body is `{}`. */
-export async function readJsonBody(request: HttpRequest, limit: BodyLimit = 'request_body_bytes'): Promise<unknown> {
+/** Reads a JSON object body within `limit`; an empty body is `{}`. The text read is left in `seen.bodyText` (for the request journal) before it is parsed. */
+export async function readJsonBody(request: HttpRequest, limit: BodyLimit = 'request_body_bytes', seen?: { bodyText?: string }): Promise<unknown> {
   const length = Number(request.header('content-length') ?? '0');
   if (length > LIMITS[limit].value) tooLarge(limit);
   const text = await request.text(limit);
+  if (seen) seen.bodyText = text;
   if (text.trim() === '') return {};
   const sent = request.header('content-type') ?? '';
   // What clients send almost always; anything else is read the long way.

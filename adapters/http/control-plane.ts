@@ -1,5 +1,7 @@
 import type { BurrowCore, ControlOperation } from '../../lib/index.ts';
-import { JSON_TYPE, readJsonBody, type HttpRequest, type HttpResponse } from './body.ts';
+import type { ReplayRequest } from '../../lib/journal/replay.ts';
+import { LIMITS } from '../../lib/index.ts';
+import { JSON_TYPE, readJsonBody, tooLarge, type HttpRequest, type HttpResponse } from './body.ts';
 import { queryParams } from './query.ts';
 import { serveInspector } from './inspector.ts';
 import { createRouter } from './router.ts';
@@ -13,7 +15,11 @@ import { createRouter } from './router.ts';
 
 export const CONTROL_PREFIX = '/_burrow';
 
-export function createControlPlane(burrow: BurrowCore<any>, operatorToken: string | undefined, onError?: (error: unknown) => void) {
+/**
+ * `handle` serves a replay of a journaled API request (`POST /_burrow/requests/{id}/replay`): the
+ * HTTP handler this control plane belongs to, so the replay takes every stage a client's request does.
+ */
+export function createControlPlane(burrow: BurrowCore<any>, operatorToken: string | undefined, onError: ((error: unknown) => void) | undefined, handle: (request: HttpRequest) => Promise<HttpResponse>) {
   const router = createRouter<ControlOperation>(burrow.controlOperations);
   const answer = burrow.pipeline.controlPlane(operatorToken);
 
@@ -42,6 +48,7 @@ export function createControlPlane(burrow: BurrowCore<any>, operatorToken: strin
       body: (limit) => readJsonBody(request, limit),
       baseUrl: baseUrlOf(request),
       requestId,
+      send: async (replayed) => (await handle(replayOf(replayed, request))).headers['Burrow-Operation-Id']!,
     }, onError);
     // An operation that answers text of its own type (a PEM file) sends it as it is; errors stay JSON.
     const text = target.operation?.contentType !== undefined && typeof answered.body === 'string';
@@ -49,4 +56,25 @@ export function createControlPlane(burrow: BurrowCore<any>, operatorToken: strin
     const body = answered.body === undefined ? undefined : text ? (answered.body as string) : JSON.stringify(answered.body);
     return { status: answered.status, headers, body, ...(answered.errorCode ? { errorCode: answered.errorCode } : {}) };
   }
+}
+
+/** A replayed API request as the handler reads one: from where the operator's request came, with the replay's own head and body. */
+function replayOf(replayed: ReplayRequest, from: HttpRequest): HttpRequest {
+  const q = replayed.target.indexOf('?');
+  const headers = new Map(replayed.headers.map(([name, value]) => [name.toLowerCase(), value]));
+  const body = replayed.body === undefined ? '' : typeof replayed.body === 'string' ? replayed.body : Buffer.from(replayed.body).toString();
+  return {
+    method: replayed.method,
+    path: q < 0 ? replayed.target : replayed.target.slice(0, q),
+    search: q < 0 || q === replayed.target.length - 1 ? '' : replayed.target.slice(q),
+    origin: from.origin,
+    header: (name) => headers.get(name) ?? (name === 'content-length' ? String(Buffer.byteLength(body)) : null),
+    rawHeaders: () => replayed.headers.flat(),
+    text: async (limit) => {
+      if (Buffer.byteLength(body) > LIMITS[limit ?? 'request_body_bytes'].value) tooLarge(limit);
+      return body;
+    },
+    ...(from.sourceIp ? { sourceIp: from.sourceIp } : {}),
+    ...(from.mountPath ? { mountPath: from.mountPath } : {}),
+  };
 }

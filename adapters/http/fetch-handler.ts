@@ -24,6 +24,11 @@ export function createFetchHandler(burrow: BurrowCore<any>, options: FetchHandle
       search: url.search,
       origin: url.origin,
       header: (name) => request.headers.get(name),
+      rawHeaders: () => {
+        const raw: string[] = [];
+        request.headers.forEach((value, name) => raw.push(name, value));
+        return raw;
+      },
       text: (limit = 'request_body_bytes') => readLimited(request, limit),
     });
     // A fault's dropped connection: fetch's own network error.

@@ -53,11 +53,12 @@ export type HttpHandler = (request: HttpRequest) => Promise<HttpResponse>;
 /** Builds the request handler of a Burrow instance. */
 export function createHttpHandler(burrow: BurrowCore<any>, options: HttpHandlerOptions = {}): HttpHandler {
   const router = createRouter(burrow.operations);
-  const controlPlane = createControlPlane(burrow, options.operatorToken, options.onError);
+  // A replay from the control plane is sent through this same handler, as a client's request would be (under basePath, as the journal's path is not).
+  const controlPlane = createControlPlane(burrow, options.operatorToken, options.onError, (request) => handle({ ...request, path: `${basePath}${request.path}` }));
   const basePath = normaliseBasePath(options.basePath);
   // The base of every uri: where the client reached Burrow (origin, host mount path, basePath).
   const baseUrlOf = (request: HttpRequest) => burrow.options.baseUrl ?? `${request.origin}${request.mountPath ?? ''}${basePath}`;
-  return async (sent) => {
+  const handle: HttpHandler = async (sent) => {
     const started = options.log ? performance.now() : 0;
     const requestId = burrow.newOperationId();
     const request = basePath === '' ? sent : withinBasePath(sent, basePath);
@@ -69,9 +70,9 @@ export function createHttpHandler(burrow: BurrowCore<any>, options: HttpHandlerO
       const answered = (options.cors ? await preflight(router, request) : undefined) ?? controlPlane(request, baseUrlOf, requestId);
       if (answered) response = await answered;
       else {
-        const answer = await serveApi(burrow, router, request, baseUrlOf, requestId, options.onError);
-        operation = answer.operation;
-        response = toHttp(answer, request.method);
+        const served = await serveApi(burrow, router, request, baseUrlOf, requestId, options.onError);
+        operation = served.answer.operation;
+        response = served.response;
       }
     } catch (error) {
       response = errorResponse(burrow, error, requestId, options.onError);
@@ -99,6 +100,7 @@ export function createHttpHandler(burrow: BurrowCore<any>, options: HttpHandlerO
     });
     return response;
   };
+  return handle;
 }
 
 /** A base path as `/a/b` (no trailing slash), or `""`. */
@@ -119,18 +121,26 @@ function withinBasePath(request: HttpRequest, basePath: string): HttpRequest | u
       return request.origin;
     },
     header: (name) => request.header(name),
+    rawHeaders: () => request.rawHeaders?.() ?? [],
     text: (limit) => request.text(limit),
     ...(request.sourceIp ? { sourceIp: request.sourceIp } : {}),
     ...(request.mountPath ? { mountPath: request.mountPath } : {}),
   };
 }
 
-/** Routes an API request and runs it through the request pipeline (which journals it). */
-async function serveApi(burrow: BurrowCore<any>, router: Router<Operation>, request: HttpRequest, baseUrlOf: (request: HttpRequest) => string, requestId: string, onError?: (error: unknown) => void): Promise<PipelineAnswer> {
+/**
+ * Routes an API request, runs it through the request pipeline (which journals it) and serialises
+ * the answer; the journal's record gets the headers and the bodies as read and written, by reference.
+ */
+async function serveApi(burrow: BurrowCore<any>, router: Router<Operation>, request: HttpRequest, baseUrlOf: (request: HttpRequest) => string, requestId: string, onError?: (error: unknown) => void): Promise<{ answer: PipelineAnswer; response: HttpResponse }> {
   // A path shape seen before routes synchronously: no extra turn of the microtask queue for it.
   const matched = router.match(request.method === 'HEAD' ? 'GET' : request.method, request.path);
   const target = matched instanceof Promise ? await matched : matched;
-  return burrow.pipeline.answer(new ApiRequest(request, target, baseUrlOf(request), requestId), onError);
+  const api = new ApiRequest(request, target, baseUrlOf(request), requestId);
+  const answer = await burrow.pipeline.answer(api, onError);
+  const response = toHttp(answer, request.method);
+  if (answer.record) burrow.requests.attach(answer.record, request.rawHeaders?.() ?? [], api.bodyText, response.headers, response.body);
+  return { answer, response };
 }
 
 /** An HTTP request as the pipeline takes it; methods, not closures made per request. */
@@ -140,6 +150,8 @@ class ApiRequest implements PipelineRequest {
   readonly search: string;
   readonly query: QueryParams;
   readonly sourceIp?: string;
+  /** The body as read, once the operation read it (for the request journal). */
+  bodyText?: string;
   readonly #request: HttpRequest;
 
   constructor(request: HttpRequest, readonly target: RouteMatch<Operation>, readonly baseUrl: string, readonly requestId: string) {
@@ -156,7 +168,7 @@ class ApiRequest implements PipelineRequest {
   }
 
   body(): Promise<unknown> {
-    return readJsonBody(this.#request);
+    return readJsonBody(this.#request, 'request_body_bytes', this);
   }
 }
 

@@ -142,6 +142,10 @@ class NodeRequest implements HttpRequest {
     return value === undefined ? null : Array.isArray(value) ? value.join(', ') : value;
   }
 
+  rawHeaders(): readonly string[] {
+    return this.#req.rawHeaders;
+  }
+
   text(limit: BodyLimit = 'request_body_bytes'): Promise<string> {
     return readBody(this.#req, limit);
   }

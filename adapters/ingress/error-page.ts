@@ -24,6 +24,8 @@ export interface ErrorPage {
   readonly status: number;
   readonly headers: HeaderList;
   readonly body: string;
+  /** What failed, in words (the traffic journal's `message`). */
+  readonly message?: string;
 }
 
 /**
@@ -38,6 +40,7 @@ export function errorPage(prefix: string, status: number, code: number | string 
     status,
     headers: [...headers, ['Content-Type', 'text/html; charset=utf-8'], ...(text ? [['ngrok-error-code', text] as const] : []), ['Content-Length', String(Buffer.byteLength(body))]],
     body,
+    message,
   };
 }
 

@@ -123,7 +123,7 @@ export function createHttpIngress(burrow: BurrowCore<any>, options: HttpIngressO
       if (connected.terminal) return void answer(reply, connected.terminal);
       if (connected.tls?.mutualTls && !encrypted) return void reply.send(page(501, undefined, `${target.endpoint.url} asks for client certificates (mutual TLS), which only a TLS connection can present; this request came over plain HTTP`));
     }
-    const body = new HeldBody(req);
+    const body = new HeldBody(req, seen);
     let facts: HttpRequestFacts = { method: req.method ?? 'GET', url: url.href, version: req.httpVersion, headers: pairs(req.rawHeaders), receivedAt: burrow.clock.now(), body };
     seen?.received(facts);
     seen?.requestBody(() => body.bytes);
@@ -276,7 +276,9 @@ export function createHttpIngress(burrow: BurrowCore<any>, options: HttpIngressO
    * (and drops `upstream`, the agent's answer), else `relay` sends the answer as the policy left it.
    */
   function relayAnswer(admitted: Admitted, reply: Reply, response: IncomingMessage, upstream: { destroy(): void }, relay: (outcome: HttpResponseOutcome) => void): void {
-    void respond(admitted.exchanges, { status: response.statusCode ?? 502, headers: pairs(response.rawHeaders) }, admitted.seen)
+    const upstreamAnswer = { status: response.statusCode ?? 502, headers: pairs(response.rawHeaders) };
+    admitted.seen?.upstreamHead(upstreamAnswer.status, upstreamAnswer.headers);
+    void respond(admitted.exchanges, upstreamAnswer, admitted.seen)
       .then((outcome) => {
         if (!outcome.terminal) return relay(outcome);
         upstream.destroy();
@@ -366,13 +368,16 @@ export function createHttpIngress(burrow: BurrowCore<any>, options: HttpIngressO
  */
 class HeldBody implements RequestBody {
   readonly #req: IncomingMessage;
+  readonly #seen: HttpTrace | undefined;
   readonly #held: Buffer[] = [];
   #bytes = 0;
   #ended = false;
   #reading: Promise<Uint8Array | undefined> | undefined;
 
-  constructor(req: IncomingMessage) {
+  /** `seen` is told each chunk as it is read (the journal keeps the first bytes). */
+  constructor(req: IncomingMessage, seen: HttpTrace | undefined) {
     this.#req = req;
+    this.#seen = seen;
   }
 
   read(maxBytes: number): Promise<Uint8Array | undefined> {
@@ -385,6 +390,7 @@ class HeldBody implements RequestBody {
       const onData = (chunk: Buffer) => {
         this.#held.push(chunk);
         this.#bytes += chunk.length;
+        this.#seen?.requestChunk(chunk);
         total += chunk.length;
         if (total > maxBytes) {
           stop();
@@ -409,7 +415,10 @@ class HeldBody implements RequestBody {
   forward(to: Writable): void {
     for (const chunk of this.#held) to.write(chunk);
     if (this.#ended) return void to.end();
-    this.#req.on('data', (chunk: Buffer) => (this.#bytes += chunk.length));
+    this.#req.on('data', (chunk: Buffer) => {
+      this.#bytes += chunk.length;
+      this.#seen?.requestChunk(chunk);
+    });
     this.#req.pipe(to);
   }
 
@@ -459,7 +468,7 @@ const responseReply = (req: IncomingMessage, res: ServerResponse): Reply => ({ s
  */
 const socketReply = (socket: Duplex): Reply => ({
   send: (answer) => {
-    traceOf(socket)?.answered(answer.status, answer.headers, answer.body);
+    traceOf(socket)?.answered(answer.status, answer.headers, answer.body, answer.message);
     socket.end(rawResponse(answer));
   },
   drop: () => socket.destroy(),
@@ -467,7 +476,7 @@ const socketReply = (socket: Duplex): Reply => ({
 });
 
 function send(res: ServerResponse, answer: ErrorPage): void {
-  traceOf(res)?.answered(answer.status, answer.headers, answer.body);
+  traceOf(res)?.answered(answer.status, answer.headers, answer.body, answer.message);
   res.writeHead(answer.status, flatten(answer.headers));
   res.end(answer.body);
 }

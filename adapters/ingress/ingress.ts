@@ -5,6 +5,7 @@ import type { RoutableSession } from '../agent-gateway/index.ts';
 import { hostPort } from '../addresses.ts';
 import type { Connections } from './connections.ts';
 import { createIngressCertificates } from './certificates.ts';
+import { replaySender } from './replay-sender.ts';
 import { createHttpIngress } from './http-ingress.ts';
 import { createCarrier } from './carry.ts';
 import { createIngressPolicies } from './policies.ts';
@@ -87,8 +88,10 @@ export async function createIngress<C>(burrow: BurrowCore<any>, options: Ingress
   });
   const detach = burrow.services.tcpPorts.attach(tcp);
   const servers: { name: string; server: NetServer }[] = [];
+  let detachReplay = () => {};
   const close = async () => {
     detach();
+    detachReplay();
     for (const { name } of servers) burrow.services.listeners.delete(name);
     const closed = Promise.all([...servers.map(({ server }) => closeServer(server)), tcp.close()]);
     for (const socket of sockets) socket.destroy();
@@ -105,6 +108,7 @@ export async function createIngress<C>(burrow: BurrowCore<any>, options: Ingress
   try {
     // Without an HTTP listener the HTTP server still serves what the TLS listener terminates.
     const http = options.http || !options.tls ? await open('http_ingress', httpServer, options.http ?? {}) : undefined;
+    if (http) detachReplay = burrow.traffic.attachSender(replaySender(burrow, http));
     let tls: BoundAddress | undefined;
     if (options.tls) {
       const tlsServer = createTlsIngress(burrow, { routes, carrier, certificates: createIngressCertificates(burrow), http: httpServer, connections, onError });

@@ -5,6 +5,7 @@ import type { Duplex, Readable } from 'node:stream';
 import type { PolicyLogEntry, PolicyTerminal, RuleRecord } from '../../lib/traffic/decisions.ts';
 import type { ConnectionFacts, HeaderList } from '../../lib/traffic/facts.ts';
 import type { HttpTraffic, TcpTraffic, TrafficEndpoint } from '../../lib/traffic/exchanges.ts';
+import { LIMITS } from '../../lib/limits.ts';
 
 /**
  * What the ingress saw of one HTTP exchange (`HttpTrace`) or one TCP/TLS connection carried as
@@ -12,8 +13,27 @@ import type { HttpTraffic, TcpTraffic, TrafficEndpoint } from '../../lib/traffic
  * `TcpTraffic` the traffic journal keeps (lib/journal/traffic-journal.ts): an exchange when the client's
  * response closes (answered, or its connection gone), a connection when its socket closes. The
  * ingress tells it where the traffic went (`routed`), what each policy phase decided (`decided`)
- * and what the client was sent; bodies and bytes are counted as they stream, never held.
+ * and what the client was sent; bodies and bytes are counted as they stream, and of each body
+ * only a copy of the first `journal_body_bytes` is held, for the journal's detail.
  */
+
+/** The first `journal_body_bytes` of a body as it streams, copied (a chunk may be a view of a larger buffer). */
+class BodyCapture {
+  readonly #chunks: Buffer[] = [];
+  #size = 0;
+
+  add(chunk: Uint8Array): void {
+    const room = LIMITS.journal_body_bytes.value - this.#size;
+    if (room <= 0 || chunk.byteLength === 0) return;
+    const part = Buffer.from(chunk.subarray(0, room));
+    this.#chunks.push(part);
+    this.#size += part.length;
+  }
+
+  get bytes(): Uint8Array | undefined {
+    return this.#size === 0 ? undefined : this.#chunks.length === 1 ? this.#chunks[0] : Buffer.concat(this.#chunks);
+  }
+}
 
 /** What a policy phase answered the ingress (lib/traffic/decisions.ts), as far as the trace reads it. */
 interface PhaseOutcome {
@@ -46,6 +66,10 @@ export class HttpTrace {
   #answerBytes = 0;
   #requestBytes: () => number = () => 0;
   #request: Omit<HttpTraffic['request'], 'bodyBytes'> | undefined;
+  readonly #requestBody = new BodyCapture();
+  readonly #answerBody = new BodyCapture();
+  #upstreamHead: HttpTraffic['upstream'];
+  #message: string | undefined;
 
   /**
    * Starts tracing the exchange of `req`, answered on `channel` (its response, or an upgrade's
@@ -81,17 +105,33 @@ export class HttpTrace {
     this.#requestBytes = bytes;
   }
 
-  /** The client is sent this answer (an error page, a policy's response), with its whole body. */
-  answered(status: number, headers: HeaderList, body: string | Uint8Array): void {
+  /** A chunk of the request body as it is read (a copy of the first bytes is kept). */
+  requestChunk(chunk: Uint8Array): void {
+    this.#requestBody.add(chunk);
+  }
+
+  /** The client is sent this answer (an error page, a policy's response), with its whole body; `message` says what failed. */
+  answered(status: number, headers: HeaderList, body: string | Uint8Array, message?: string): void {
     this.#answer = { status, headers };
-    this.#answerBytes = typeof body === 'string' ? Buffer.byteLength(body) : body.byteLength;
+    const bytes = typeof body === 'string' ? Buffer.from(body) : body;
+    this.#answerBytes = bytes.byteLength;
+    this.#answerBody.add(bytes);
+    if (message !== undefined) this.#message = message;
+  }
+
+  /** The upstream's answer arrived, as it was before the response phases. */
+  upstreamHead(status: number, headers: HeaderList): void {
+    this.#upstreamHead = { status, headers, afterMs: Math.round((performance.now() - this.#started) * 1000) / 1000 };
   }
 
   /** The client is sent the upstream's answer, its body streamed from `body` (counted as it flows). */
   upstreamAnswered(status: number, headers: HeaderList, body: Readable, compression: Answer['compression'], connectionReused: boolean): void {
     this.#upstream = true;
     this.#answer = { status, headers, ...(compression ? { compression } : {}), connectionReused };
-    body.on('data', (chunk: Buffer) => (this.#answerBytes += chunk.length));
+    body.on('data', (chunk: Buffer) => {
+      this.#answerBytes += chunk.length;
+      this.#answerBody.add(chunk);
+    });
   }
 
   #traffic(req: IncomingMessage): HttpTraffic {
@@ -103,13 +143,20 @@ export class HttpTrace {
       rules: this.#rules,
       logs: this.#logs,
       answeredBy: this.#policyEnded ? 'policy' : this.#upstream ? 'upstream' : 'ingress',
+      ...(this.#message !== undefined ? { message: this.#message } : {}),
       startedAt: this.#startedAt,
       durationMs: Math.round((performance.now() - this.#started) * 1000) / 1000,
-      request: { ...(this.#request ?? { method: req.method ?? 'GET', url: `${scheme(req)}://${req.headers.host ?? ''}${req.url ?? ''}`, headers: [] }), bodyBytes: this.#requestBytes() },
-      response: this.#answer ? { ...this.#answer, bodyBytes: this.#answerBytes } : undefined,
+      request: { ...(this.#request ?? { method: req.method ?? 'GET', url: `${scheme(req)}://${req.headers.host ?? ''}${req.url ?? ''}`, headers: [] }), bodyBytes: this.#requestBytes(), ...optionalBody(this.#requestBody) },
+      response: this.#answer ? { ...this.#answer, bodyBytes: this.#answerBytes, ...optionalBody(this.#answerBody) } : undefined,
+      ...(this.#upstreamHead ? { upstream: this.#upstreamHead } : {}),
     };
   }
 }
+
+const optionalBody = (capture: BodyCapture) => {
+  const body = capture.bytes;
+  return body ? { body } : {};
+};
 
 const scheme = (req: IncomingMessage) => ((req.socket as { encrypted?: boolean }).encrypted ? 'https' : 'http');
 

@@ -1,10 +1,16 @@
 import type { ControlOperation, Instance } from '../engine/context.ts';
 import type { QueryParams } from '../conventions/paging.ts';
+import { fail } from '../conventions/errors.ts';
 import { parseClearQuery, type JournalFilterBase } from '../journal/journal.ts';
-import { parseRequestQuery } from '../journal/request-journal.ts';
-import { parseTrafficQuery } from '../journal/traffic-journal.ts';
+import { curlCommand, parseReplayEdits, ReplayBody, replayRequest, type JournaledRequest } from '../journal/replay.ts';
+import { parseRequestQuery, type JournalEntryDetail } from '../journal/request-journal.ts';
+import { parseTrafficQuery, type TrafficEntryDetail } from '../journal/traffic-journal.ts';
 
-/** The journals (lib/journal/) on the control plane: each listed and cleared the same way. */
+/**
+ * The journals (lib/journal/) on the control plane: each listed and cleared the same way; one
+ * entry read with its detail and the curl command that reproduces it, and replayed with edits
+ * (lib/journal/replay.ts).
+ */
 
 interface JournalOnControlPlane<F extends JournalFilterBase> {
   /** The listing's path and the field of its answer (`requests`, `traffic`). */
@@ -38,6 +44,85 @@ function journalOperations<F extends JournalFilterBase>({ name, journal, parse, 
   ];
 }
 
+/** An API request as replay and curl read it. */
+function apiRequestOf(entry: JournalEntryDetail): JournaledRequest {
+  return { method: entry.method, target: `${entry.path}${entry.query ? `?${entry.query}` : ''}`, headers: entry.request.headers, body: entry.request.body };
+}
+
+/** An HTTP exchange as replay and curl read it (TCP connections are not replayed). */
+function trafficRequestOf(entry: TrafficEntryDetail): JournaledRequest {
+  if (!entry.request) fail('INVALID_FIELD', `exchange ${entry.seq} is a TCP connection; only HTTP exchanges are replayed`);
+  const url = new URL(entry.request.url);
+  return { method: entry.request.method, target: `${url.pathname}${url.search}`, headers: entry.request.headers, body: entry.request.body };
+}
+
+/** `seq` of a path, a whole number (else the 404 an unknown one gets). */
+function seqOf(text: string | undefined): number {
+  const seq = /^\d{1,15}$/.test(text ?? '') ? Number(text) : 0;
+  if (seq === 0) fail('NOT_FOUND', `the traffic journal has no exchange ${JSON.stringify(text)}: entries are numbered 1, 2, …`, { seq: String(text) });
+  return seq;
+}
+
+const withApiCurl = (instance: Instance, baseUrl: string, entry: JournalEntryDetail) => ({ ...entry, curl: curlCommand(instance.baseUrl ?? baseUrl, apiRequestOf(entry)) });
+
+/** The traffic's curl goes to this process's HTTP ingress when it has one (the Host header names the endpoint), else to the URL as received. */
+function withTrafficCurl(instance: Instance, entry: TrafficEntryDetail) {
+  if (!entry.request) return { ...entry, curl: null };
+  const ingress = instance.services.listeners.get('http_ingress');
+  return { ...entry, curl: curlCommand(ingress ? `http://${ingress}` : new URL(entry.request.url).origin, trafficRequestOf(entry)) };
+}
+
+/** Reading one entry and replaying it. */
+const DETAIL_OPERATIONS: readonly ControlOperation[] = [
+  {
+    id: 'control.requests.get',
+    method: 'GET',
+    path: '/requests/:operation_id',
+    status: 200,
+    summary: 'One journaled API request with its detail: headers and bodies both ways (secrets masked, bodies capped), the error message, and a curl command that reproduces it ($BURROW_KEY for the key)',
+    run: async (instance, input, meta) => withApiCurl(instance, meta.baseUrl, instance.requests.get(input.params.operation_id ?? '')),
+  },
+  {
+    id: 'control.requests.replay',
+    method: 'POST',
+    path: '/requests/:operation_id/replay',
+    status: 200,
+    body: ReplayBody,
+    summary:
+      'Send a journaled API request again through the same pipeline, with optional edits (method, path, headers, body), answering the new entry. The journal never keeps API keys: give one as headers.authorization ("Bearer <key>") when the original sent one',
+    async run(instance, input, meta) {
+      const edits = parseReplayEdits(input.body);
+      const original = apiRequestOf(instance.requests.get(input.params.operation_id ?? ''));
+      if (!meta.send) fail('INVALID_FIELD', "a replay is sent over HTTP: call the control plane through Burrow's HTTP adapter");
+      const sentKey = original.headers.some(([name]) => name.toLowerCase() === 'authorization');
+      const operationId = await meta.send(replayRequest(original, edits, sentKey));
+      return withApiCurl(instance, meta.baseUrl, instance.requests.get(operationId));
+    },
+  },
+  {
+    id: 'control.traffic.get',
+    method: 'GET',
+    path: '/traffic/:seq',
+    status: 200,
+    summary: 'One journaled exchange with its detail: the request and answer (headers masked, bodies capped), the upstream\'s answer and timings, the rules evaluated, and a curl command that reproduces it',
+    run: async (instance, input) => withTrafficCurl(instance, instance.traffic.get(seqOf(input.params.seq))),
+  },
+  {
+    id: 'control.traffic.replay',
+    method: 'POST',
+    path: '/traffic/:seq/replay',
+    status: 200,
+    body: ReplayBody,
+    summary:
+      "Send a journaled HTTP exchange again to this process's HTTP ingress, through the endpoint's policy, with optional edits (method, path, headers, body), answering the new exchange. Masked headers are not sent unless the edits give them",
+    async run(instance, input) {
+      const edits = parseReplayEdits(input.body);
+      const original = trafficRequestOf(instance.traffic.get(seqOf(input.params.seq)));
+      return withTrafficCurl(instance, await instance.traffic.replay(replayRequest(original, edits, false)));
+    },
+  },
+];
+
 export const JOURNAL_CONTROL_OPERATIONS: readonly ControlOperation[] = [
   ...journalOperations({
     name: 'requests',
@@ -54,4 +139,5 @@ export const JOURNAL_CONTROL_OPERATIONS: readonly ControlOperation[] = [
       'The traffic journal (what the ingress carried, with the rules its policy evaluated), newest first: filter by account_id (none: traffic no endpoint took), status (404, 4xx, failed), endpoint_id, errors=true (a rule failed); limit ≤ 1000',
     clearSummary: 'Empty the traffic journal of one account (account_id; none: traffic no endpoint took) or of all',
   }),
+  ...DETAIL_OPERATIONS,
 ];

@@ -7,6 +7,7 @@ import type { Schema } from '../conventions/fields.ts';
 import type { SimulationSettings } from '../simulation/settings.ts';
 import type { RequestJournal } from '../journal/request-journal.ts';
 import type { TrafficJournal } from '../journal/traffic-journal.ts';
+import type { ReplayRequest } from '../journal/replay.ts';
 import type { TcpPorts } from '../traffic/tcp-ports.ts';
 import type { TrafficPolicyChecker } from '../conventions/traffic-policy.ts';
 import type { Faults } from '../simulation/faults.ts';
@@ -197,6 +198,8 @@ export interface ControlMeta {
   readonly operator: boolean;
   /** Whether `token` is the control plane's operator token (an account key must never be one). */
   isOperatorToken(token: string): boolean;
+  /** Sends an API request through the adapter the control request came by (a replay), answering its operation id; absent in-process. */
+  readonly send?: (request: ReplayRequest) => Promise<string>;
 }
 
 /** One control-plane operation. `path` is below `/_burrow`, with `:param` placeholders. */

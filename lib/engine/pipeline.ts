@@ -4,7 +4,8 @@ import { ApiError, ERRORS, errorBody, fail, type ErrorBody } from '../convention
 import type { QueryParams } from '../conventions/paging.ts';
 import { StoreUnavailableError, StoreWriteError } from '../store.ts';
 import { DROPPED } from '../journal/journal.ts';
-import type { RequestJournal } from '../journal/request-journal.ts';
+import type { RequestJournal, RequestRecord } from '../journal/request-journal.ts';
+import type { ReplayRequest } from '../journal/replay.ts';
 import { ConnectionDroppedError, type Faults, type Strike } from '../simulation/faults.ts';
 import type { Prefetched } from './prefetch.ts';
 
@@ -70,6 +71,8 @@ export interface PipelineAnswer {
   readonly fault?: string;
   /** A fault says: close the connection without an answer (status is then 0). */
   readonly drop?: true;
+  /** The request journal's record of it (undefined: the journal is off), for the adapter to attach what it sent (`RequestJournal.attach`). */
+  readonly record?: RequestRecord;
 }
 
 /** Result of an operation: the body (undefined for 204) and headers added by guards. */
@@ -82,6 +85,8 @@ export interface OperationResult {
 /** A control-plane request (`/_burrow/…`): the route the sender's control router matched. */
 export interface ControlRequest extends Omit<PipelineRequest, 'target'> {
   readonly target: { readonly operation?: ControlOperation; readonly params: Readonly<Record<string, string>>; readonly allowed: readonly string[] };
+  /** Sends an API request through the adapter this one came by (a replay); answers its operation id. */
+  readonly send?: (request: ReplayRequest) => Promise<string>;
 }
 
 /** What the pipeline uses of its instance (lib/burrow.ts). */
@@ -114,7 +119,7 @@ export class Pipeline {
     const started = performance.now();
     const requestId = request.requestId ?? this.#burrow.newOperationId();
     const trace: Trace = {};
-    let answer: PipelineAnswer;
+    let answer: { -readonly [K in keyof PipelineAnswer]: PipelineAnswer[K] };
     try {
       const result = await this.#run(request, trace);
       answer = traced({ status: result.status, headers: result.headers, body: result.status === 204 ? undefined : result.body, requestId }, trace);
@@ -127,7 +132,7 @@ export class Pipeline {
         answer = traced({ status: apiError.status, headers: errorHeaders(apiError), body: envelope, requestId, error: apiError, errorCode: envelope.error_code }, trace);
       }
     }
-    this.#burrow.requests.record({
+    const record = this.#burrow.requests.record({
       operationId: requestId,
       account: trace.account,
       method: request.method,
@@ -138,7 +143,9 @@ export class Pipeline {
       durationMs: Math.round((performance.now() - started) * 10) / 10,
       operation: trace.operation?.id,
       fault: trace.fault && { id: trace.fault.fault, latency_ms: trace.fault.latencyMs ?? null },
+      message: answer.error?.message,
     });
+    if (record) answer.record = record;
     return answer;
   }
 
@@ -158,7 +165,7 @@ export class Pipeline {
         if (!operation.open) checkOperator(request.header('authorization'), expected !== undefined, isOperatorToken);
         const input = { params: request.target.params, query: request.query, body: operation.body ? await request.body(operation.bodyLimit) : undefined };
         const operator = !operation.open || isOperatorToken(/^Bearer\s+(.+)$/i.exec(request.header('authorization') ?? '')?.[1]?.trim() ?? '');
-        const result = await operation.run(this.#burrow, input, { baseUrl: request.baseUrl, operator, isOperatorToken });
+        const result = await operation.run(this.#burrow, input, { baseUrl: request.baseUrl, operator, isOperatorToken, ...(request.send ? { send: request.send } : {}) });
         return { status: operation.status === 204 || result === undefined ? (operation.status === 204 ? 204 : 200) : operation.status, headers: {}, body: operation.status === 204 ? undefined : result, requestId };
       } catch (error) {
         const apiError = toApiError(error, onError);
@@ -205,7 +212,7 @@ interface Trace {
 }
 
 /** `answer` with what the trace found (set in place: spreads made three objects per request). */
-function traced(answer: { -readonly [K in keyof PipelineAnswer]: PipelineAnswer[K] }, trace: Trace): PipelineAnswer {
+function traced(answer: { -readonly [K in keyof PipelineAnswer]: PipelineAnswer[K] }, trace: Trace): { -readonly [K in keyof PipelineAnswer]: PipelineAnswer[K] } {
   if (trace.operation) answer.operation = trace.operation;
   if (trace.fault) answer.fault = trace.fault.fault;
   return answer;

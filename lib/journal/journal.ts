@@ -2,6 +2,9 @@ import { fail } from '../conventions/errors.ts';
 import type { QueryParams } from '../conventions/paging.ts';
 import { LIMITS, limitNote } from '../limits.ts';
 import { AccountRings, type RingSlot } from './ring.ts';
+import { BodyBudget, type KeptBodies } from './detail.ts';
+
+export { isSecretName, redactQuery } from './secrets.ts';
 
 /**
  * What the request journal (request-journal.ts) and the traffic journal (traffic-journal.ts) are
@@ -26,10 +29,12 @@ export const DROPPED = 0;
 
 export abstract class Journal<R, F extends JournalFilterBase, E> {
   readonly #entries: AccountRings<R>;
+  /** The bodies the entries keep, within `journal_bodies_bytes` together (detail.ts). */
+  protected readonly bodies = new BodyBudget();
 
   /** `option` names the size in the error a bad one gets (`requestJournalSize`). */
   constructor(size: number, now: () => number, option: string) {
-    this.#entries = new AccountRings(size, now, option);
+    this.#entries = new AccountRings(size, now, option, (record) => this.bodies.release(this.bodiesOf(record)));
   }
 
   /** Entries kept per account; 0 turns the journal off. */
@@ -44,39 +49,29 @@ export abstract class Journal<R, F extends JournalFilterBase, E> {
 
   /** Forgets the records of one account (`null`: of no account), or all; answers how many. */
   clear(account?: string | null): number {
-    return this.#entries.clear(account);
+    const removed = this.#entries.clear(account);
+    if (account === undefined) this.bodies.clear();
+    return removed;
   }
 
-  /** Keeps `record` in the ring of `account` (undefined: of no account). */
-  protected keep(account: string | undefined, record: R): void {
-    this.#entries.push(account, record);
+  /** Keeps `record` in the ring of `account` (undefined: of no account); answers its sequence number. */
+  protected keep(account: string | undefined, record: R): number {
+    return this.#entries.push(account, record);
   }
+
+  /** The kept entry `matches` accepts, if the journal still has it. */
+  protected findSlot(matches: (slot: RingSlot<R>) => boolean): RingSlot<R> | undefined {
+    return this.#entries.first(matches);
+  }
+
+  /** The bodies `record` keeps, if any (counted in `bodies` until the record is dropped). */
+  protected abstract bodiesOf(record: R): KeptBodies | undefined;
 
   /** Whether a record passes `filter` (its account and limit aside). */
   protected abstract matcher(filter: Partial<F>): (record: R) => boolean;
 
   /** A kept record as the control plane shows it. */
   protected abstract entry(slot: RingSlot<R>): E;
-}
-
-/**
- * Query parameter names whose values may be secrets: never kept in a journal or a log line.
- * A name is secret when it contains one of the usual words for a secret (`access_token`,
- * `client_secret`, `api_key`, `db_pwd`, `credential_id`, `session_cookie`…), ends in `sig`, or is
- * `value` (a vault secret's value, should a client send it in the query) or `code` (an OAuth code).
- */
-const SECRET_NAME = /token|secret|passw|passphrase|pwd|credential|auth|key|signature|cookie|jwt|bearer|sig$|^value$|^code$/i;
-
-/**
- * The query string with the value of every secret-looking parameter replaced by `mask`; `search`
- * itself when it has none (the journals and the log line all redact through here).
- */
-export function redactQuery(search: string, mask: string): string {
-  const params = new URLSearchParams(search);
-  const secret = [...new Set(params.keys())].filter((name) => SECRET_NAME.test(name));
-  if (secret.length === 0) return search;
-  for (const name of secret) params.set(name, mask);
-  return `?${params.toString()}`;
 }
 
 /** Whether a status passes a `status` filter; throws the 400 for a filter that is none of the forms. */

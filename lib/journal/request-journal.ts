@@ -1,4 +1,6 @@
 import type { QueryParams } from '../conventions/paging.ts';
+import { fail } from '../conventions/errors.ts';
+import { bodyEntry, headerPairs, keepText, redactRawHeaders, type BodyEntry, type KeptBodies } from './detail.ts';
 import { Journal, parseJournalQuery, redactQuery, statusMatcher, type JournalFilterBase } from './journal.ts';
 import type { RingSlot } from './ring.ts';
 
@@ -10,10 +12,15 @@ import type { RingSlot } from './ring.ts';
  * preallocated arrays: no formatting or I/O happens on the request path; times are formatted when
  * the journal is read.
  *
- * An entry never holds a token or a body: the Authorization header is not read, and query values
- * whose names look secret are replaced by `REDACTED` before they are kept (the query is parsed
- * for that: a percent-encoded name is still a name). The control plane is not journaled (the
- * inspector polls it).
+ * Query values whose names look secret are replaced by `REDACTED` before they are kept (the
+ * query is parsed for that: a percent-encoded name is still a name). The control plane is not
+ * journaled (the inspector polls it).
+ *
+ * The detail of an entry (`get`: headers and bodies both ways) is what the HTTP adapter attaches
+ * to the kept record once it has serialised the answer (`attach`): the body text it read and the
+ * JSON it wrote, kept by reference within the caps of detail.ts, and the request's headers,
+ * copied with their secrets masked, so no API key is ever kept (a replay is given one anew:
+ * lib/journal/replay.ts). Calls of the in-process client have no detail: they have no HTTP form.
  */
 
 /** What the HTTP adapter records about one answered API request. */
@@ -34,6 +41,18 @@ export interface RequestRecord {
   readonly operation: string | undefined;
   /** The fault rule that applied to it (lib/simulation/faults.ts), and the latency it added. */
   readonly fault?: JournalFault | undefined;
+  /** The message of an error answer (its envelope's `msg`). */
+  readonly message?: string | undefined;
+  /** What the HTTP adapter attached (`RequestJournal.attach`). */
+  detail?: RequestDetail;
+}
+
+/** The HTTP form of a journaled request, as kept: its headers and its bodies (one object, the journal's total counts it). */
+export interface RequestDetail extends KeptBodies {
+  /** The request's headers, name, value, name, value…, secret values masked. */
+  readonly requestHeaders: readonly string[];
+  /** The answer's headers as sent (they carry no secret). */
+  readonly responseHeaders: Readonly<Record<string, string>>;
 }
 
 /** A fault that applied to a request: the rule's id and the latency it added (ms), if any. */
@@ -58,6 +77,14 @@ export interface JournalEntry {
   readonly duration_ms: number;
   readonly operation: string | null;
   readonly fault: JournalFault | null;
+  /** The message of an error answer, else null. */
+  readonly message: string | null;
+}
+
+/** One entry with what was sent and answered (`GET /_burrow/requests/{operation_id}`); bodies null when none was kept. */
+export interface JournalEntryDetail extends JournalEntry {
+  readonly request: { readonly headers: readonly (readonly [string, string])[]; readonly body: BodyEntry | null };
+  readonly response: { readonly headers: readonly (readonly [string, string])[]; readonly body: BodyEntry | null } | null;
 }
 
 /** A filter over journal entries. */
@@ -73,10 +100,46 @@ export class RequestJournal extends Journal<RequestRecord, JournalFilter, Journa
     super(size, now, 'requestJournalSize');
   }
 
-  /** Keeps one answered request (called by the HTTP adapter once per API request). */
-  record(record: RequestRecord): void {
-    if (this.size === 0) return;
-    this.keep(record.account, record.search === '' ? record : { ...record, search: redactQuery(record.search, 'REDACTED') });
+  /** Keeps one answered request (the pipeline calls it once per API request); answers the record kept, undefined when the journal is off. */
+  record(record: RequestRecord): RequestRecord | undefined {
+    if (this.size === 0) return undefined;
+    const kept = record.search === '' ? record : { ...record, search: redactQuery(record.search, 'REDACTED') };
+    this.keep(record.account, kept);
+    return kept;
+  }
+
+  /**
+   * Attaches the HTTP form of a kept request (the HTTP adapter, once per API request): the headers
+   * as received (node's `rawHeaders`: name, value, …), masked now; the body it read and the JSON it
+   * sent, within the caps.
+   */
+  attach(record: RequestRecord, rawHeaders: readonly string[], requestBody: string | undefined, responseHeaders: Readonly<Record<string, string>>, responseBody: string | undefined): void {
+    const detail: RequestDetail = {
+      requestHeaders: redactRawHeaders(rawHeaders),
+      responseHeaders,
+      request: requestBody ? keepText(requestBody, requestContentType(rawHeaders)) : undefined,
+      response: responseBody ? keepText(responseBody) : undefined,
+      held: 0,
+      evicted: false,
+    };
+    record.detail = detail;
+    this.bodies.add(detail);
+  }
+
+  /** The entry of `operationId` with its detail; a 404 when the journal no longer has it. */
+  get(operationId: string): JournalEntryDetail {
+    const slot = this.findSlot((slot) => slot.record.operationId === operationId);
+    if (!slot) fail('NOT_FOUND', `the request journal has no request ${operationId} (it keeps the last ${this.size} of each account)`, { operation_id: operationId });
+    const detail = slot.record.detail;
+    return {
+      ...this.entry(slot),
+      request: { headers: headerPairs(detail?.requestHeaders ?? []), body: bodyEntry(detail?.request) },
+      response: detail ? { headers: Object.entries(detail.responseHeaders), body: bodyEntry(detail.response) } : null,
+    };
+  }
+
+  protected bodiesOf(record: RequestRecord): KeptBodies | undefined {
+    return record.detail;
   }
 
   protected matcher(filter: Partial<JournalFilter>): (record: RequestRecord) => boolean {
@@ -99,8 +162,15 @@ export class RequestJournal extends Journal<RequestRecord, JournalFilter, Journa
       duration_ms: r.durationMs,
       operation: r.operation ?? null,
       fault: r.fault ?? null,
+      message: r.message ?? null,
     };
   }
+}
+
+/** The Content-Type among raw headers, or undefined. */
+function requestContentType(raw: readonly string[]): string | undefined {
+  for (let i = 0; i + 1 < raw.length; i += 2) if (raw[i]!.length === 12 && raw[i]!.toLowerCase() === 'content-type') return raw[i + 1];
+  return undefined;
 }
 
 /** The filter of `GET /_burrow/requests`; unknown, repeated or bad parameters are 400s. */

@@ -24,13 +24,16 @@ export class Ring<T> {
     this.#seqs = new Float64Array(capacity);
   }
 
-  push(record: T, seq: number, timeMs: number): void {
+  /** Keeps `record`; answers the one it overwrote, if the ring was full. */
+  push(record: T, seq: number, timeMs: number): T | undefined {
     const i = this.#next;
+    const dropped = this.#records[i];
     this.#records[i] = record;
     this.#times[i] = timeMs;
     this.#seqs[i] = seq;
     this.#next = i + 1 === this.#records.length ? 0 : i + 1;
     if (this.#size < this.#records.length) this.#size++;
+    return dropped;
   }
 
   /** Newest first. */
@@ -62,20 +65,31 @@ export class AccountRings<T> {
   readonly #rings = new Map<string, Ring<T>>();
   #seq = 0;
 
-  /** `option` names the size in the error a bad one gets (`requestJournalSize`). */
-  constructor(size: number, now: () => number, option: string) {
+  readonly #dropped: ((record: T) => void) | undefined;
+
+  /** `option` names the size in the error a bad one gets (`requestJournalSize`); `dropped` hears of each entry a ring overwrites or a clear forgets. */
+  constructor(size: number, now: () => number, option: string, dropped?: (record: T) => void) {
     if (!(Number.isInteger(size) && size >= 0)) throw new Error(`burrow: ${option} must be a whole number of at least 0 (got ${size})`);
     this.size = size;
     this.#now = now;
+    this.#dropped = dropped;
   }
 
-  /** Keeps `record` in the ring of `account` (undefined: of no account). */
-  push(account: string | undefined, record: T): void {
-    if (this.size === 0) return;
+  /** Keeps `record` in the ring of `account` (undefined: of no account); answers its sequence number (0: kept nowhere). */
+  push(account: string | undefined, record: T): number {
+    if (this.size === 0) return 0;
     const key = account ?? ANONYMOUS;
     let ring = this.#rings.get(key);
     if (!ring) this.#rings.set(key, (ring = new Ring(this.size)));
-    ring.push(record, ++this.#seq, this.#now());
+    const dropped = ring.push(record, ++this.#seq, this.#now());
+    if (dropped !== undefined) this.#dropped?.(dropped);
+    return this.#seq;
+  }
+
+  /** The newest entry of any account that `matches` accepts (a scan: for the control plane, not the request path). */
+  first(matches: (slot: RingSlot<T>) => boolean): RingSlot<T> | undefined {
+    for (const ring of this.#rings.values()) for (const slot of ring.newest()) if (matches(slot)) return slot;
+    return undefined;
   }
 
   /**
@@ -101,15 +115,15 @@ export class AccountRings<T> {
 
   /** Forgets the entries of one account (`null`: of no account), or all; answers how many. */
   clear(account?: string | null): number {
-    if (account === undefined) {
-      let removed = 0;
-      for (const ring of this.#rings.values()) removed += ring.size;
-      this.#rings.clear();
-      return removed;
+    const keys = account === undefined ? [...this.#rings.keys()] : [account ?? ANONYMOUS];
+    let removed = 0;
+    for (const key of keys) {
+      const ring = this.#rings.get(key);
+      if (!ring) continue;
+      removed += ring.size;
+      if (this.#dropped) for (const slot of ring.newest()) this.#dropped(slot.record);
+      this.#rings.delete(key);
     }
-    const key = account ?? ANONYMOUS;
-    const removed = this.#rings.get(key)?.size ?? 0;
-    this.#rings.delete(key);
     return removed;
   }
 }

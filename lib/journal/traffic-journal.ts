@@ -1,10 +1,12 @@
 import { fail } from '../conventions/errors.ts';
+import { bodyEntry, keepBytes, redactHeaders, type BodyEntry, type KeptBodies } from './detail.ts';
+import type { ReplayRequest } from './replay.ts';
 import type { QueryParams } from '../conventions/paging.ts';
 import type { PolicyLogEntry } from '../traffic/decisions.ts';
 import { DROPPED, Journal, parseJournalQuery, redactQuery, statusMatcher, type JournalFilterBase } from './journal.ts';
 import type { RingSlot } from './ring.ts';
 import { httpRequestComplete, tcpConnectionClosed, TRAFFIC_EVENT_TYPES } from '../traffic/events.ts';
-import type { AnsweredBy, TcpTraffic, Traffic, TrafficEndpoint } from '../traffic/exchanges.ts';
+import type { AnsweredBy, HttpTraffic, TcpTraffic, Traffic, TrafficEndpoint } from '../traffic/exchanges.ts';
 
 /**
  * The traffic journal: what the ingress carried, seen rather than guessed. Each completed HTTP
@@ -15,9 +17,11 @@ import type { AnsweredBy, TcpTraffic, Traffic, TrafficEndpoint } from '../traffi
  * event (`http_request_complete.v0`, `tcp_connection_closed.v0`) for the account's event
  * subscriptions that ask for it (lib/traffic/events.ts); nobody subscribed costs one index lookup.
  *
- * Recording keeps the ingress's report object as is; entries are built when the journal is read.
- * An entry holds no header and no body, and secret-looking query values are redacted, as in the
- * request journal.
+ * Recording keeps a copy of the ingress's report with the secrets of its headers masked
+ * (detail.ts) and its bodies (their first `journal_body_bytes`) counted against the journal's
+ * total; entries are built when the journal is read, secret-looking query values redacted as in
+ * the request journal. `get` answers one with its detail; `replay` sends one again through the
+ * ingress that attached itself (`attachSender`), policy and all.
  */
 
 /** One rule as the journal shows it. */
@@ -60,8 +64,28 @@ export interface TrafficEntry {
   readonly rules: readonly TrafficRuleEntry[];
   /** The errors of rules that failed, in order (also on their rules). */
   readonly errors: readonly string[];
+  /** What failed, in words: the error page's message, else the first rule's error; null when nothing did. */
+  readonly message: string | null;
   readonly logs: readonly PolicyLogEntry[];
 }
+
+/** One HTTP entry with what was sent and answered (`GET /_burrow/traffic/{seq}`). */
+export interface TrafficEntryDetail extends TrafficEntry {
+  /** The request as received (headers masked); null for TCP. */
+  readonly request: { readonly method: string; readonly url: string; readonly headers: readonly (readonly [string, string])[]; readonly body: BodyEntry | null } | null;
+  /** What the client was sent; null when nothing was (or for TCP). */
+  readonly response: { readonly status: number; readonly headers: readonly (readonly [string, string])[]; readonly body: BodyEntry | null } | null;
+  /** What the upstream answered before the response phases, and when; null when no upstream answered. */
+  readonly upstream: { readonly status: number; readonly headers: readonly (readonly [string, string])[]; readonly after_ms: number } | null;
+  /** When the request arrived, by the instance clock. */
+  readonly started_at: string;
+}
+
+/**
+ * Sends a request to the ingress's HTTP listener as a client would, answering the journal's
+ * sequence number of the exchange it made (the ingress attaches it: adapters/ingress).
+ */
+export type TrafficSender = (request: ReplayRequest) => Promise<number>;
 
 /** A filter over traffic entries (`status` matches HTTP exchanges only). */
 export interface TrafficFilter extends JournalFilterBase {
@@ -86,7 +110,10 @@ const ERROR_CODE_HEADER = 'ngrok-error-code';
 
 export class TrafficJournal extends Journal<Traffic, TrafficFilter, TrafficEntry> {
   readonly #publisher: TrafficPublisher;
-  readonly #watchers = new Set<(traffic: Traffic) => void>();
+  readonly #watchers = new Set<(traffic: Traffic, seq: number) => void>();
+  /** The bodies of kept HTTP exchanges, within the journal's total. */
+  readonly #bodies = new WeakMap<Traffic, KeptBodies>();
+  #sender: TrafficSender | undefined;
 
   constructor(size: number, now: () => number, publisher: TrafficPublisher) {
     super(size, now, 'trafficJournalSize');
@@ -99,8 +126,8 @@ export class TrafficJournal extends Journal<Traffic, TrafficFilter, TrafficEntry
    * A size of 0 keeps nothing; events are still sent.
    */
   async record(traffic: Traffic): Promise<void> {
-    this.keep(traffic.account, traffic);
-    for (const watcher of this.#watchers) watcher(traffic);
+    const seq = this.size === 0 ? 0 : this.#keepRedacted(traffic);
+    for (const watcher of this.#watchers) watcher(traffic, seq);
     const account = traffic.account;
     if (!account) return;
     const type = traffic.protocol === 'http' ? TRAFFIC_EVENT_TYPES.http : TRAFFIC_EVENT_TYPES.tcp;
@@ -108,10 +135,65 @@ export class TrafficJournal extends Journal<Traffic, TrafficFilter, TrafficEntry
     await this.#publisher.publish(account, type, traffic.protocol === 'http' ? httpRequestComplete(traffic) : tcpConnectionClosed(traffic));
   }
 
-  /** Calls `watcher` with each exchange as it is recorded (in-process observers, tests); answers the function that stops it. */
-  watch(watcher: (traffic: Traffic) => void): () => void {
+  /** Calls `watcher` with each exchange as it is recorded, and its sequence number (0: not kept); answers the function that stops it. */
+  watch(watcher: (traffic: Traffic, seq: number) => void): () => void {
     this.#watchers.add(watcher);
     return () => void this.#watchers.delete(watcher);
+  }
+
+  /** Makes `sender` the way replays reach the ingress (the last attached wins); answers the function that detaches it. */
+  attachSender(sender: TrafficSender): () => void {
+    this.#sender = sender;
+    return () => {
+      if (this.#sender === sender) this.#sender = undefined;
+    };
+  }
+
+  /** The HTTP exchange `seq` with its detail; a 404 when the journal no longer has it. */
+  get(seq: number): TrafficEntryDetail {
+    const slot = this.findSlot((slot) => slot.seq === seq);
+    if (!slot) fail('NOT_FOUND', `the traffic journal has no exchange ${seq} (it keeps the last ${this.size} of each account)`, { seq: String(seq) });
+    const t = slot.record;
+    const http = t.protocol === 'http' ? t : undefined;
+    const bodies = this.#bodies.get(t);
+    return {
+      ...this.entry(slot),
+      started_at: t.startedAt.toISOString(),
+      request: http ? { method: http.request.method, url: redactedUrl(http.request.url), headers: http.request.headers, body: bodyEntry(bodies?.request) } : null,
+      response: http?.response ? { status: http.response.status, headers: http.response.headers, body: bodyEntry(bodies?.response) } : null,
+      upstream: http?.upstream ? { status: http.upstream.status, headers: http.upstream.headers, after_ms: http.upstream.afterMs } : null,
+    };
+  }
+
+  protected bodiesOf(record: Traffic): KeptBodies | undefined {
+    return this.#bodies.get(record);
+  }
+
+  /** Sends `request` through the ingress again; answers the new exchange (400 when no ingress of this process listens for HTTP). */
+  async replay(request: ReplayRequest): Promise<TrafficEntryDetail> {
+    if (!this.#sender) fail('INVALID_FIELD', 'no HTTP ingress runs in this process to replay traffic through (start Burrow with --http-ingress-addr)');
+    const seq = await this.#sender(request);
+    return this.get(seq);
+  }
+
+  /** Keeps a copy of `traffic` without secrets in its headers, its bodies counted; answers its sequence number. */
+  #keepRedacted(traffic: Traffic): number {
+    if (traffic.protocol !== 'http') return this.keep(traffic.account, traffic);
+    const { request, response, upstream } = traffic;
+    const kept: HttpTraffic = {
+      ...traffic,
+      request: { method: request.method, url: request.url, headers: redactHeaders(request.headers), bodyBytes: request.bodyBytes },
+      response: response && { ...response, headers: redactHeaders(response.headers), body: undefined },
+      ...(upstream ? { upstream: { ...upstream, headers: redactHeaders(upstream.headers) } } : {}),
+    };
+    const contentType = (headers: HttpTraffic['request']['headers']) => headers.find(([name]) => name.toLowerCase() === 'content-type')?.[1];
+    const bodies: KeptBodies = { held: 0, evicted: false };
+    if (request.body) bodies.request = keepBytes(request.body, request.bodyBytes, contentType(request.headers));
+    if (response?.body) bodies.response = keepBytes(response.body, response.bodyBytes, contentType(response.headers));
+    const seq = this.keep(traffic.account, kept);
+    this.#bodies.set(kept, bodies);
+    this.bodies.add(bodies);
+    return seq;
   }
 
   protected matcher(filter: Partial<TrafficFilter>): (traffic: Traffic) => boolean {
@@ -137,6 +219,7 @@ export class TrafficJournal extends Journal<Traffic, TrafficFilter, TrafficEntry
         error: rule.error ?? null,
       }),
     );
+    const errors = rules.flatMap((rule) => (rule.error === null ? [] : [rule.error]));
     return {
       seq: slot.seq,
       time: new Date(slot.timeMs).toISOString(),
@@ -154,7 +237,8 @@ export class TrafficJournal extends Journal<Traffic, TrafficFilter, TrafficEntry
       bytes_in: http ? http.request.bodyBytes : (t as TcpTraffic).bytesIn,
       bytes_out: http ? (http.response?.bodyBytes ?? 0) : (t as TcpTraffic).bytesOut,
       rules,
-      errors: rules.flatMap((rule) => (rule.error === null ? [] : [rule.error])),
+      errors,
+      message: t.message ?? errors[0] ?? null,
       logs: t.logs,
     };
   }

@@ -28,6 +28,8 @@ export interface TrafficBase {
   /** Entries of `log` actions. */
   readonly logs: readonly PolicyLogEntry[];
   readonly answeredBy: AnsweredBy;
+  /** What failed, in words: the error page's message (the ingress's or a policy's); undefined otherwise. */
+  readonly message?: string;
   /** When the request (or connection) arrived, by the instance clock. */
   readonly startedAt: Date;
   readonly durationMs: number;
@@ -43,7 +45,11 @@ export interface HttpTraffic extends TrafficBase {
     readonly headers: HeaderList;
     /** Body bytes received from the client. */
     readonly bodyBytes: number;
+    /** The body's first bytes, at most `journal_body_bytes` (lib/limits.ts), for the journal's detail. */
+    readonly body?: Uint8Array;
   };
+  /** What the upstream answered, before the response phases changed it, and when (ms after the request arrived). */
+  readonly upstream?: { readonly status: number; readonly headers: HeaderList; readonly afterMs: number };
   /** What the client was sent; undefined when its connection ended without an answer. */
   readonly response:
     | {
@@ -51,6 +57,8 @@ export interface HttpTraffic extends TrafficBase {
         readonly headers: HeaderList;
         /** Body bytes of the answer (the upstream's before any compression). */
         readonly bodyBytes: number;
+        /** The body's first bytes (the upstream's before any compression), at most `journal_body_bytes`. */
+        readonly body?: Uint8Array;
         readonly compression?: 'gzip' | 'deflate' | 'br';
         /** The upstream's answer came down a proxy stream an earlier request of the client's connection used. */
         readonly connectionReused?: boolean;

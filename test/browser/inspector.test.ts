@@ -214,6 +214,27 @@ describe('inspector page in headless Chromium', () => {
     assert.equal(await page.locator('tbody tr:not(.failed)', { hasText: 'credentials.create' }).count(), 1, 'successes are not highlighted');
     await shot(page, 'inspector-requests');
 
+    // The detail pane: the message, the body as sent, pretty; replay with the key typed in; curl.
+    const invalid = page.locator('tr.failed', { hasText: '/ip_policies' });
+    assert.match(await invalid.innerText(), /description: must be at most 255 bytes/, 'the row shows the error message');
+    await invalid.click();
+    const pane = page.locator('#detail');
+    await pane.locator('#detail-message').waitFor();
+    assert.match(await pane.locator('#detail-message').innerText(), /description: must be at most 255 bytes/);
+    assert.match(await pane.locator('.exchange pre.json').first().innerText(), /\{\n {2}"description": "x{300}"\n\}/, 'the request body, pretty');
+    assert.match(await pane.locator('pre.curl').innerText(), /^curl -X POST 'http:\/\/127\.0\.0\.1:\d+\/ip_policies' .*"Authorization: Bearer \$BURROW_KEY"/s);
+    assert.ok(!(await pane.innerText()).includes(account.token), 'the key is not shown');
+    await page.click('#copy-curl');
+    await page.locator('#toast', { hasText: /curl command/ }).waitFor();
+    await shot(page, 'inspector-request-detail');
+    await page.fill('#replay-key', account.token);
+    await page.click('#replay');
+    await page.locator('#toast', { hasText: 'Replayed: 400' }).waitFor();
+    await page.locator('tr.failed', { hasText: '/ip_policies' }).nth(1).waitFor();
+    assert.equal(await page.locator('tr.failed.selected', { hasText: '/ip_policies' }).count(), 1, 'the new entry is the one shown');
+    await page.click('#detail-close');
+    await pane.waitFor({ state: 'hidden' });
+
     await page.selectOption('#journal-status', 'failed');
     await page.locator('tbody tr:not(.failed)').waitFor({ state: 'detached' });
     await page.fill('#journal-path', 'ip_policies');
@@ -252,11 +273,17 @@ describe('inspector page in headless Chromium', () => {
     const failedRule = page.locator('.rules-run li.rule.failed');
     await failedRule.waitFor();
     assert.match(await failedRule.innerText(), /on_http_request · agent:traffic_policy · broken[\s\S]*failed[\s\S]*No such key: x-missing/);
+    assert.match(await page.locator('#detail-message').innerText(), /x-missing/);
     await shot(page, 'inspector-traffic');
+    // Replayed through the ingress: the policy fails it again, and the new exchange is the one shown.
+    await page.click('#replay');
+    await page.locator('#toast', { hasText: 'Replayed: 500' }).waitFor();
+    await page.locator('tr.traffic.failed', { hasText: '/broken' }).nth(1).waitFor();
+    await page.click('#detail-close');
 
     await page.check('#traffic-errors');
     await passed.waitFor({ state: 'detached' });
-    assert.equal(await page.locator('tr.traffic').count(), 1, 'only the exchange whose rule failed');
+    assert.equal(await page.locator('tr.traffic').count(), 2, 'only the exchanges whose rule failed: /broken and its replay');
     assert.deepEqual(live.errors, []);
     await done(tab);
   });

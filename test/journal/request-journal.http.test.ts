@@ -34,6 +34,7 @@ describe('GET /_burrow/requests', () => {
       duration_ms: 0,
       operation: 'credentials.create',
       fault: null,
+      message: null,
     });
     assert.equal(typeof create.duration_ms, 'number');
     assert.ok(create.duration_ms >= 0);
@@ -44,7 +45,7 @@ describe('GET /_burrow/requests', () => {
     assert.equal(missing.operation, 'credentials.get');
   });
 
-  test('never keeps a token: the Authorization header is not read and secret-looking query values are redacted', async () => {
+  test('never keeps a token: the Authorization header is masked and secret-looking query values are redacted', async () => {
     const created = await api.request('POST', '/credentials', {});
     await api.request('GET', `/api_keys?token=${created.body.token}&limit=2`);
     const text = JSON.stringify(await journal());

@@ -279,15 +279,20 @@ function pathView(account, path) {
   });
 }
 
-/** Journal entries, failures highlighted; `compact` leaves out the operation ids. */
-function requestTable(entries, empty, { compact = false } = {}) {
+/** Journal entries, failures highlighted; `compact` leaves out the operation ids; `open(id)` makes rows open the detail pane. */
+function requestTable(entries, empty, { compact = false, open, selected } = {}) {
   const rows = entries.map((e) =>
-    h('tr', { class: e.status >= 400 || e.status === 0 ? 'failed' : '', title: `operation id ${e.operation_id}` },
+    h('tr', {
+      class: `${e.status >= 400 || e.status === 0 ? 'failed' : ''}${open ? ' clickable' : ''}${selected === e.operation_id ? ' selected' : ''}`,
+      title: e.message ?? `operation id ${e.operation_id}`,
+      'data-id': e.operation_id,
+      onclick: open ? () => open(e.operation_id) : undefined,
+    },
       h('td', {}, timeOf(e.time)),
       h('td', {}, e.method),
       h('td', { class: 'path' }, pathView(e.account_id, e.path), e.query ? h('span', { class: 'muted' }, `?${e.query}`) : null),
       h('td', {}, h('span', { class: `status s${String(e.status)[0]}` }, e.status === 0 ? 'dropped' : e.status)),
-      h('td', {}, e.error_code ?? ''),
+      h('td', { class: 'error-cell' }, e.error_code ?? '', e.message ? h('div', { class: 'message' }, e.message) : null),
       h('td', {}, e.fault ? h('code', { title: e.fault.latency_ms === null ? 'fault rule' : `fault rule; added ${e.fault.latency_ms} ms` }, e.fault.id) : ''),
       h('td', { class: 'num' }, `${e.duration_ms} ms`),
       h('td', { class: 'muted' }, e.operation ?? ''),
@@ -298,6 +303,7 @@ function requestTable(entries, empty, { compact = false } = {}) {
 
 function requestsView(account) {
   const data = h('div');
+  const pane = detailPane('requests');
   const status = h('select', { id: 'journal-status', 'aria-label': 'status', onchange: () => refreshAll() },
     [['', 'every status'], ['failed', 'failed (≥ 400)'], ['2xx', '2xx'], ['4xx', '4xx'], ['5xx', '5xx']].map(([value, label]) => h('option', { value }, label)));
   const whose = h('select', { id: 'journal-whose', 'aria-label': 'whose requests', onchange: () => refreshAll() },
@@ -314,7 +320,7 @@ function requestsView(account) {
   return {
     title: 'Requests',
     mount(content) {
-      content.append(h('div', { class: 'heading' }, h('h1', {}, 'Requests'), h('form', { class: 'inline filters', onsubmit: (e) => e.preventDefault() }, whose, status, path, clear)), data);
+      content.append(h('div', { class: 'heading' }, h('h1', {}, 'Requests'), h('form', { class: 'inline filters', onsubmit: (e) => e.preventDefault() }, whose, status, path, clear)), data, pane.el);
     },
     async refresh() {
       const query = new URLSearchParams({ account_id: whose.value, limit: '200' });
@@ -322,8 +328,8 @@ function requestsView(account) {
       if (path.value.trim()) query.set('path', path.value.trim());
       const journal = await call('GET', `requests?${query}`);
       data.replaceChildren(
-        h('p', { class: 'muted small' }, `The last ${journal.size} API requests of each account are kept; newest first, failures in red.`),
-        requestTable(journal.requests, 'No requests match.'),
+        h('p', { class: 'muted small' }, `The last ${journal.size} API requests of each account are kept; newest first, failures in red. Click one for its detail.`),
+        requestTable(journal.requests, 'No requests match.', { open: pane.open, selected: pane.selected() }),
       );
     },
   };
@@ -339,18 +345,13 @@ function ruleItem(rule) {
     rule.error ? h('p', { class: 'error' }, rule.error) : null);
 }
 
-/** Traffic journal entries: a row each, the rules the policy evaluated underneath when opened. */
-function trafficTable(entries, open) {
-  const rows = entries.flatMap((e) => {
+/** Traffic journal entries: a row each; `open(seq)` shows one in the detail pane. */
+function trafficTable(entries, open, selected) {
+  const rows = entries.map((e) => {
     const failed = e.errors.length > 0 || e.status === 0 || e.status >= 400;
     const url = e.url ? new URL(e.url) : undefined;
     const ran = e.rules.filter((r) => r.matched || r.error);
-    const toggle = () => {
-      if (open.has(e.seq)) open.delete(e.seq);
-      else open.add(e.seq);
-      refreshAll();
-    };
-    const row = h('tr', { class: `traffic${failed ? ' failed' : ''}`, onclick: toggle, title: 'show the rules evaluated' },
+    return h('tr', { class: `traffic clickable${failed ? ' failed' : ''}${selected === String(e.seq) ? ' selected' : ''}`, 'data-id': e.seq, onclick: () => open(String(e.seq)), title: e.message ?? 'show the detail and the rules evaluated' },
       h('td', {}, timeOf(e.time)),
       h('td', {}, e.method ?? e.protocol),
       h('td', { class: 'path', title: e.url ?? '' }, url ? [h('span', { class: 'muted' }, url.host), url.pathname, url.search ? h('span', { class: 'muted' }, url.search) : null] : e.endpoint?.url ?? ''),
@@ -359,20 +360,106 @@ function trafficTable(entries, open) {
       h('td', {}, e.error_code ?? ''),
       h('td', { class: 'rules' }, ran.map((r) => h('span', { class: `chip${r.error ? ' failed' : ''}`, title: r.error ?? r.source }, r.name ?? r.source, r.actions.length ? `: ${r.actions.map((a) => a.type).join(', ')}` : ''))),
       h('td', { class: 'num' }, `${e.duration_ms} ms`));
-    if (!open.has(e.seq)) return [row];
-    const details = h('tr', { class: 'traffic-details' }, h('td', { colspan: 8 },
-      h('p', { class: 'muted small' }, e.endpoint ? ['endpoint ', h('code', {}, e.endpoint.id), ` ${e.endpoint.url}`, e.forwarded_to.length ? ` → ${e.forwarded_to.map((f) => f.url).join(' → ')}` : ''] : 'no endpoint took it',
-        ` · client ${e.client_ip ?? '?'} · ${e.bytes_in} B in, ${e.bytes_out} B out`),
-      e.rules.length ? h('ul', { class: 'rules-run' }, e.rules.map(ruleItem)) : h('p', { class: 'muted' }, 'No rules ran.'),
-      e.logs.length ? jsonView(e.logs) : null));
-    return [row, details];
   });
   return table(['time', 'method', 'url', 'status', 'answered by', 'error', 'rules that ran', 'took'], rows, 'No traffic yet: requests through the ingress appear here as they complete.');
 }
 
+/** Headers as a two-column list. */
+function headersView(headers) {
+  if (!headers.length) return h('p', { class: 'muted small' }, 'no headers');
+  return h('table', { class: 'headers' }, h('tbody', {}, headers.map(([name, value]) => h('tr', {}, h('th', {}, name), h('td', {}, value)))));
+}
+
+/** A kept body: pretty JSON when it is JSON, else its text; what was cut or let go said. */
+function bodyView(body) {
+  if (!body) return h('p', { class: 'muted small' }, 'no body');
+  const notes = [`${body.bytes} bytes`, body.truncated ? 'only the first part was kept' : null, body.evicted ? 'let go to keep newer bodies' : null, body.encoding === 'base64' ? 'not text: base64' : null].filter(Boolean).join(' · ');
+  let view;
+  if (body.data === null) view = null;
+  else {
+    try {
+      view = body.encoding === 'utf8' && !body.truncated ? jsonView(JSON.parse(body.data)) : undefined;
+    } catch {
+      view = undefined;
+    }
+    view ??= h('pre', { class: 'body' }, body.data);
+  }
+  return h('div', { class: 'body-view' }, h('p', { class: 'muted small' }, notes), view);
+}
+
+/**
+ * The detail pane of the Requests or Traffic view (`kind`): one entry's request and answer, its
+ * error message, for traffic the policy's rules as a trace, and Replay and Copy-as-curl. It keeps
+ * its entry between polls; opening another row or a replay's new entry replaces it.
+ */
+function detailPane(kind) {
+  const el = h('section', { id: 'detail', class: 'detail', hidden: true });
+  let selected;
+  const close = () => {
+    selected = undefined;
+    el.hidden = true;
+    el.replaceChildren();
+    refreshAll();
+  };
+  const show = (entry) => {
+    const id = kind === 'requests' ? entry.operation_id : String(entry.seq);
+    selected = id;
+    const key = h('input', { id: 'replay-key', type: 'password', autocomplete: 'off', placeholder: 'API key to replay with', 'aria-label': 'API key to replay with' });
+    const replay = () => act(async () => {
+      const edits = kind === 'requests' && key.value.trim() ? { headers: { authorization: `Bearer ${key.value.trim()}` } } : {};
+      const fresh = await call('POST', `${kind}/${enc(id)}/replay`, edits);
+      toast(`Replayed: ${fresh.status === 0 ? 'no answer' : fresh.status}`);
+      show(fresh);
+      await refreshAll();
+    });
+    const copy = () => act(async () => {
+      try {
+        await navigator.clipboard.writeText(entry.curl);
+        toast('Copied the curl command');
+      } catch {
+        getSelection().selectAllChildren(el.querySelector('.curl'));
+        toast('Select and copy the curl command');
+      }
+    });
+    const request = entry.request;
+    const response = entry.response;
+    const title = kind === 'requests' ? `${entry.method} ${entry.path}${entry.query ? `?${entry.query}` : ''}` : `${entry.method ?? entry.protocol} ${entry.url ?? entry.endpoint?.url ?? ''}`;
+    el.replaceChildren(
+      h('div', { class: 'heading' },
+        h('h2', {}, title, ' ', entry.status === null ? '' : h('span', { class: `status s${String(entry.status)[0]}` }, entry.status === 0 ? 'no answer' : entry.status)),
+        h('span', { class: 'row-actions' },
+          kind === 'requests' ? key : null,
+          entry.curl ? h('button', { type: 'button', id: 'replay', onclick: replay }, 'Replay') : null,
+          entry.curl ? h('button', { type: 'button', id: 'copy-curl', onclick: copy }, 'Copy as curl') : null,
+          h('button', { type: 'button', id: 'detail-close', onclick: close }, 'Close'))),
+      entry.message ? h('p', { class: 'error', id: 'detail-message' }, entry.message) : '',
+      h('p', { class: 'muted small' },
+        kind === 'requests'
+          ? [`operation ${entry.operation ?? '(no route)'} · `, h('code', {}, entry.operation_id), ` · ${entry.duration_ms} ms`, entry.fault ? ` · fault ${entry.fault.id}` : '']
+          : [entry.endpoint ? ['endpoint ', h('code', {}, entry.endpoint.id), ` ${entry.endpoint.url}`, entry.forwarded_to.length ? ` → ${entry.forwarded_to.map((f) => f.url).join(' → ')}` : ''] : 'no endpoint took it',
+            ` · client ${entry.client_ip ?? '?'} · answered by ${entry.answered_by} · ${entry.duration_ms} ms`, entry.upstream ? ` (upstream answered ${entry.upstream.status} after ${entry.upstream.after_ms} ms)` : '']),
+      kind === 'traffic' ? h('div', { class: 'policy' }, h('h3', {}, 'Policy'), entry.rules.length ? h('ul', { class: 'rules-run' }, entry.rules.map(ruleItem)) : h('p', { class: 'muted' }, 'No rules ran.'), entry.logs.length ? jsonView(entry.logs) : null) : '',
+      entry.curl ? h('pre', { class: 'curl' }, entry.curl) : '',
+      h('div', { class: 'exchange' },
+        h('div', {}, h('h3', {}, 'Request'), request ? [headersView(request.headers), bodyView(request.body)] : h('p', { class: 'muted' }, 'not kept')),
+        h('div', {}, h('h3', {}, 'Response'), response ? [headersView(response.headers), bodyView(response.body)] : h('p', { class: 'muted' }, 'no answer was sent'))),
+    );
+    el.hidden = false;
+  };
+  return {
+    el,
+    selected: () => selected,
+    open: (id) => act(async () => {
+      show(await call('GET', `${kind}/${enc(id)}`));
+      el.scrollIntoView({ block: 'nearest' });
+      await refreshAll();
+    }),
+  };
+}
+
 function trafficView(account) {
   const data = h('div');
-  const open = new Set();
+  const pane = detailPane('traffic');
   const status = h('select', { id: 'traffic-status', 'aria-label': 'status', onchange: () => refreshAll() },
     [['', 'every status'], ['failed', 'failed (≥ 400)'], ['2xx', '2xx'], ['3xx', '3xx'], ['4xx', '4xx'], ['5xx', '5xx']].map(([value, label]) => h('option', { value }, label)));
   const whose = h('select', { id: 'traffic-whose', 'aria-label': 'whose traffic', onchange: () => refreshAll() },
@@ -390,7 +477,7 @@ function trafficView(account) {
     title: 'Traffic',
     mount(content) {
       content.append(h('div', { class: 'heading' }, h('h1', {}, 'Traffic'),
-        h('form', { class: 'inline filters', onsubmit: (e) => e.preventDefault() }, whose, status, h('label', { class: 'check' }, errors, ' a rule failed'), clear)), data);
+        h('form', { class: 'inline filters', onsubmit: (e) => e.preventDefault() }, whose, status, h('label', { class: 'check' }, errors, ' a rule failed'), clear)), data, pane.el);
     },
     async refresh() {
       const query = new URLSearchParams({ account_id: whose.value, limit: '200' });
@@ -398,8 +485,8 @@ function trafficView(account) {
       if (errors.checked) query.set('errors', 'true');
       const journal = await call('GET', `traffic?${query}`);
       data.replaceChildren(
-        h('p', { class: 'muted small' }, `What the ingress carried, newest first (the last ${journal.size} exchanges of each account are kept). Open one to see every rule its policy evaluated.`),
-        trafficTable(journal.traffic, open),
+        h('p', { class: 'muted small' }, `What the ingress carried, newest first (the last ${journal.size} exchanges of each account are kept). Click one for its detail and every rule its policy evaluated.`),
+        trafficTable(journal.traffic, pane.open, pane.selected()),
       );
     },
   };

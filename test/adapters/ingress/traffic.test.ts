@@ -24,8 +24,8 @@ async function setUp(t: TestContext) {
   const live = await startLiveIngress(t, burrow, { domain: HOST });
   const control = createFetchHandler(burrow, { operatorToken: OPERATOR });
   /** A control-plane call with the operator token. */
-  const controlCall = async (method: string, path: string) => {
-    const res = await control(new Request(`http://burrow.test/_burrow${path}`, { method, headers: { Authorization: `Bearer ${OPERATOR}` } }));
+  const controlCall = async (method: string, path: string, body?: unknown) => {
+    const res = await control(new Request(`http://burrow.test/_burrow${path}`, { method, headers: { Authorization: `Bearer ${OPERATOR}`, ...(body ? { 'Content-Type': 'application/json' } : {}) }, ...(body ? { body: JSON.stringify(body) } : {}) }));
     return { status: res.status, body: (await res.json()) as any };
   };
   /** The next exchange the journal records (subscribe before the request is sent). */
@@ -135,6 +135,55 @@ describe('the traffic journal', () => {
 
     assert.deepEqual(await controlCall('DELETE', '/traffic?account_id=none'), { status: 200, body: { removed: 1 } });
     assert.deepEqual((await controlCall('GET', '/traffic')).body.traffic, []);
+  });
+
+  test('GET /_burrow/traffic/{seq} answers the detail (headers masked, bodies, the upstream\'s answer, the message); a replay goes through the policy again', async (t) => {
+    const { agent, appUrl, port, account, recorded, controlCall, errors } = await setUp(t);
+    const session = await agent();
+    await session.httpEndpoint().domain(HOST).trafficPolicy(POLICY).listenAndForward(appUrl);
+
+    const passing = recorded();
+    await call(port, '/items?page=2', { method: 'POST', body: Buffer.from('{"name":"n","password":"hunter2"}'), headers: { 'Content-Type': 'application/json', Cookie: 'sid=s3cret', Authorization: 'Basic dXNlcjpwdw==' } });
+    await passing;
+    const [listed] = (await controlCall('GET', `/traffic?account_id=${account.accountId}&limit=1`)).body.traffic;
+    const { status, body: entry } = await controlCall('GET', `/traffic/${listed.seq}`);
+    assert.equal(status, 200);
+    const text = JSON.stringify(entry);
+    for (const secret of ['hunter2', 's3cret', 'dXNlcjpwdw==']) assert.ok(!text.includes(secret), `${secret} is not kept`);
+    const header = (headers: [string, string][], name: string) => headers.find(([n]) => n.toLowerCase() === name)?.[1];
+    assert.equal(header(entry.request.headers, 'authorization'), 'Basic REDACTED');
+    assert.equal(header(entry.request.headers, 'cookie'), 'REDACTED');
+    assert.deepEqual(JSON.parse(entry.request.body.data), { name: 'n', password: 'REDACTED' });
+    assert.deepEqual(JSON.parse(entry.response.body.data), { url: '/items?page=2', length: 33 });
+    assert.equal(entry.response.status, 200);
+    assert.equal(header(entry.response.headers, 'x-served-by'), 'burrow', 'the answer as the client got it');
+    assert.equal(entry.upstream.status, 200);
+    assert.equal(header(entry.upstream.headers, 'x-served-by'), undefined, "the upstream's answer, before the response phase");
+    assert.ok(entry.upstream.after_ms >= 0 && entry.upstream.after_ms <= entry.duration_ms);
+    assert.equal(entry.message, null);
+    assert.match(entry.curl, new RegExp(`^curl -X POST 'http://127\\.0\\.0\\.1:${port}/items\\?page=2' `));
+    assert.match(entry.curl, /-H "Authorization: Basic \$BURROW_KEY"/);
+
+    // Replayed with edits: the path now hits the deny rule, and the new exchange says so.
+    const replayed = recorded();
+    const replay = await controlCall('POST', `/traffic/${listed.seq}/replay`, { path: '/admin/x', body: '{}' });
+    assert.equal(replay.status, 200, JSON.stringify(replay.body));
+    assert.equal((await replayed).protocol, 'http');
+    assert.ok(replay.body.seq > listed.seq);
+    assert.equal(replay.body.url, `http://${HOST}/admin/x`);
+    assert.equal(replay.body.status, 403);
+    assert.equal(replay.body.answered_by, 'policy');
+    assert.equal(header(replay.body.request.headers, 'authorization'), undefined, 'a masked header is not replayed');
+
+    const offline = recorded();
+    await call(port, '/x', { host: 'nobody.example.com' });
+    await offline;
+    const [gone] = (await controlCall('GET', '/traffic?account_id=none')).body.traffic;
+    assert.match(gone.message, /The endpoint http:\/\/nobody\.example\.com is offline/);
+    const missing = await controlCall('GET', '/traffic/999999');
+    assert.equal(missing.status, 404);
+    assert.equal(missing.body.error_code, 'ERR_BURROW_9001');
+    assert.deepEqual(errors, []);
   });
 
   test('bad filters are refused naming the parameter', async (t) => {
