@@ -1,5 +1,5 @@
 import { PolicyExpressionProblem, type PolicyExpression, type PolicyLanguage } from '../conventions/cel.ts';
-import { ACTION_PHASES, TRAFFIC_POLICY_PHASES, type PolicyErrorName, type TrafficPolicyAction } from '../conventions/traffic-policy.ts';
+import { ACTION_PHASES, TRAFFIC_POLICY_PHASES, type PolicyErrorName, type TrafficPolicyRule } from '../conventions/traffic-policy.ts';
 import { DOCUMENT_ACTIONS, MODULE_ACTIONS } from './actions/index.ts';
 import { ActionConfigProblem, templateOf, type ActionDefinition } from './actions/types.ts';
 import type { Phase } from '../traffic/decisions.ts';
@@ -13,11 +13,7 @@ import type { Phase } from '../traffic/decisions.ts';
  */
 
 /** A rule as a document states it (modules and agent options are translated into the same form). */
-export interface PolicyRule {
-  readonly name?: string | null;
-  readonly expressions?: readonly string[] | null;
-  readonly actions: readonly TrafficPolicyAction[];
-}
+export type PolicyRule = TrafficPolicyRule;
 
 /** Rules by phase. */
 export type PolicyRules = { readonly [phase in Phase]?: readonly PolicyRule[] | null };
