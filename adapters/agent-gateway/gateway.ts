@@ -148,6 +148,8 @@ class AgentConnection<C> extends GatewayConnection<SessionEndReason['kind'], Liv
       window: STREAM_WINDOW_BYTES,
       maxFrameBytes: LIMITS.agent_frame_bytes.value,
       frameNote: limitNote('agent_frame_bytes'),
+      maxReorder: LIMITS.agent_stream_reorder.value,
+      reorderNote: limitNote('agent_stream_reorder'),
       ...BOUNDS_BEFORE_AUTH,
     });
     this.#mux = mux;
