@@ -120,6 +120,7 @@ export const LIMITS = {
   // The agent gateway (docs/agent-protocol.md): an agent past one of these loses its own session (GOAWAY naming the limit).
   agent_frame_bytes: { value: 256 * KIB, unit: 'bytes', bounds: 'the body of one muxado frame from an agent (a DATA frame never exceeds a stream window)', errors: [] },
   agent_streams: { value: 512, unit: 'streams', bounds: 'streams open at once on one agent session, both sides\' (more are refused with RST)', errors: [] },
+  agent_stream_reorder: { value: 64, unit: 'streams', bounds: 'how far out of order an agent\'s new stream ids may arrive (Go\'s muxado numbers a stream when it is created and sends it from the goroutine that first writes); an id further back, or one used before, ends the session', errors: [] },
   agent_streams_before_auth: { value: 4, unit: 'streams', bounds: 'streams an agent may have open before its successful Auth (the SDK opens two: heartbeat and Auth; more are refused with RST)', errors: [] },
   agent_message_bytes: { value: 1024 * KIB, unit: 'bytes', bounds: 'one RPC message from an agent (Auth, Bind…)', errors: [] },
   agent_message_depth: { value: 64, unit: 'levels', bounds: 'nesting of one RPC message from an agent, checked as it arrives, before parsing', errors: [] },

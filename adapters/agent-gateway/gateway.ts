@@ -128,6 +128,11 @@ class AgentConnection<C> extends GatewayConnection<SessionEndReason['kind'], Liv
   #heartbeat: { stop(): void } | undefined;
   /** The region the handler gave at Auth, for SrvInfo. */
   #region = '';
+  #settleAuth!: (session: LiveAgentSession<C> | undefined) => void;
+  /** The session once Auth succeeded and was answered; undefined once the connection ended without one. */
+  readonly #authOutcome = new Promise<LiveAgentSession<C> | undefined>((resolve) => (this.#settleAuth = resolve));
+  /** Binds being served, by the `Id` the agent chose: a Bind repeating one waits for it. */
+  readonly #bindsInFlight = new Map<string, Promise<RpcAnswer>>();
 
   constructor(raw: Socket, settings: Settings<C>, forget: () => void) {
     super(raw, settings, forget);
@@ -148,6 +153,8 @@ class AgentConnection<C> extends GatewayConnection<SessionEndReason['kind'], Liv
       window: STREAM_WINDOW_BYTES,
       maxFrameBytes: LIMITS.agent_frame_bytes.value,
       frameNote: limitNote('agent_frame_bytes'),
+      maxReorder: LIMITS.agent_stream_reorder.value,
+      reorderNote: limitNote('agent_stream_reorder'),
       ...BOUNDS_BEFORE_AUTH,
     });
     this.#mux = mux;
@@ -162,6 +169,7 @@ class AgentConnection<C> extends GatewayConnection<SessionEndReason['kind'], Liv
   }
 
   protected closePolitely(reason: SessionEndReason): void {
+    this.#settleAuth(undefined);
     this.#heartbeat?.stop();
     if (this.#mux && !this.#mux.closed) {
       // A GOAWAY only tells a peer that broke the protocol why; every other end closes the
@@ -203,9 +211,11 @@ class AgentConnection<C> extends GatewayConnection<SessionEndReason['kind'], Liv
     }
     if (type === HEARTBEAT_STREAM_TYPE) return echoHeartbeats(stream);
     if (type === STREAM_TYPES.auth) return this.#authenticate(stream);
-    const session = this.session;
+    // The vendor's v2 agent sends its Binds without waiting for the Auth reply: they wait for
+    // Auth's outcome, held within the bounds before Auth (its streams, its bytes, its deadline).
+    const session = this.session ?? (await this.#authOutcome);
     if (!session) {
-      this.end({ kind: 'protocol-error', message: `stream of type ${type} before a successful Auth` });
+      stream.destroy();
       return;
     }
     switch (type) {
@@ -316,6 +326,7 @@ class AgentConnection<C> extends GatewayConnection<SessionEndReason['kind'], Liv
       limitNote: limitNote('agent_heartbeat_answer_ms'),
       onFailure: (message) => this.end({ kind: 'heartbeat-timeout', message }),
     });
+    this.#settleAuth(session);
   }
 
   /** The agent learns why, then the session ends (the agent does not retry a refused Auth). */
@@ -324,10 +335,30 @@ class AgentConnection<C> extends GatewayConnection<SessionEndReason['kind'], Liv
     this.end({ kind: 'protocol-error', message: `Auth refused: ${error.trim()}` });
   }
 
+  /**
+   * A Bind repeating the `Id` of a tunnel the session holds is answered with that tunnel, as the
+   * vendor's service does (the v2 agent repeats a Bind it is not sure went through); what else it
+   * asks is not looked at. Only an `Id` the session holds for a labeled tunnel is a conflict.
+   */
   async #bind(session: LiveAgentSession<C>, request: EndpointBindRequest): Promise<RpcAnswer> {
-    if (request.clientId !== '' && session.tunnelByBindId(request.clientId)) {
-      throw new AgentGatewayError(ERRORS.CONFLICT.code, `this session already has a tunnel with id '${request.clientId}'`);
+    const bindId = request.clientId;
+    if (bindId === '') return this.#bindNew(session, request);
+    for (let pending = this.#bindsInFlight.get(bindId); pending; pending = this.#bindsInFlight.get(bindId)) await pending.catch(() => undefined);
+    const held = session.tunnelByBindId(bindId);
+    if (held) {
+      if (held.request.kind !== 'endpoint' || held.url === undefined) throw new AgentGatewayError(ERRORS.CONFLICT.code, `this session already has a labeled tunnel with id '${bindId}'`);
+      return { reply: encodeBindReply(held.request, bindId, held.url, held.tunnelId) };
     }
+    const bound = this.#bindNew(session, request);
+    this.#bindsInFlight.set(bindId, bound);
+    try {
+      return await bound;
+    } finally {
+      this.#bindsInFlight.delete(bindId);
+    }
+  }
+
+  async #bindNew(session: LiveAgentSession<C>, request: EndpointBindRequest): Promise<RpcAnswer> {
     const result = await this.call(() => this.#settings.handler.bind(session, request));
     if (!result.url) throw new Error(`the session handler bound ${request.proto} tunnel ${result.tunnelId} without a URL`);
     const bindId = request.clientId || result.tunnelId;

@@ -39,6 +39,14 @@ export interface MuxadoSessionOptions extends MuxadoSessionBounds {
   readonly maxFrameBytes: number;
   /** Words naming the frame bound at the end of the message that enforces it (`(limit …)`). */
   readonly frameNote?: string;
+  /**
+   * How many streams behind the peer's highest id a new stream may still arrive (default 0: ids
+   * must grow). Go's muxado numbers a stream when it is created but sends its SYN with the first
+   * write, from whichever goroutine writes first, so the vendor's agent opens 5 before 3 at times.
+   */
+  readonly maxReorder?: number;
+  /** Words naming `maxReorder` at the end of the message that enforces it (`(limit …)`). */
+  readonly reorderNote?: string;
 }
 
 /** Why a session ended. */
@@ -64,7 +72,10 @@ export class MuxadoSession extends EventEmitter {
   /** The bytes the streams hold, as they report them. */
   #streamBytes = 0;
   #nextLocalId: number;
+  /** The peer's highest stream id so far. */
   #lastRemoteId = 0;
+  /** The ids the peer used within `maxReorder` streams below #lastRemoteId: the rest of that range may still come, once. */
+  readonly #recentRemoteIds = new Set<number>();
   #closed: MuxadoCloseReason | undefined;
   readonly #transport: StreamTransport;
 
@@ -239,7 +250,6 @@ export class MuxadoSession extends EventEmitter {
     const fin = (flags & FLAG_FIN) !== 0;
     if (flags & FLAG_SYN) {
       if (!this.#acceptsRemoteId(id)) return;
-      this.#lastRemoteId = id;
       if (this.#streams.size >= this.#bounds.maxStreams) {
         this.#transport.sendReset(id, MUXADO_ERRORS.streamsExhausted);
         return;
@@ -254,17 +264,38 @@ export class MuxadoSession extends EventEmitter {
     else if (!(fin && data.length === 0)) this.#transport.sendReset(id, MUXADO_ERRORS.streamClosed);
   }
 
-  /** A new remote stream id must have the peer's parity and be above every id it used before. */
+  /**
+   * A new remote stream id must have the peer's parity, never have been used, and be above every
+   * id the peer used before, or at most `maxReorder` streams below the highest (see that option).
+   * What this remembers is at most `maxReorder` + 1 ids.
+   */
   #acceptsRemoteId(id: number): boolean {
     const remoteParity = this.#options.role === 'server' ? 1 : 0;
     if (id % 2 !== remoteParity) {
       this.#protocolError(MUXADO_ERRORS.protocol, `the peer opened stream ${id}, an id of the wrong side`);
       return false;
     }
-    if (id <= this.#lastRemoteId) {
-      this.#protocolError(MUXADO_ERRORS.protocol, `the peer opened stream ${id} after stream ${this.#lastRemoteId} (ids must grow)`);
-      return false;
+    const reorder = this.#options.maxReorder ?? 0;
+    const last = this.#lastRemoteId;
+    if (id <= last) {
+      if (reorder === 0) {
+        this.#protocolError(MUXADO_ERRORS.protocol, `the peer opened stream ${id} after stream ${last} (ids must grow)`);
+        return false;
+      }
+      if (this.#recentRemoteIds.has(id)) {
+        this.#protocolError(MUXADO_ERRORS.protocol, `the peer opened stream ${id} a second time`);
+        return false;
+      }
+      if (id < last - 2 * reorder) {
+        const note = this.#options.reorderNote ? ` ${this.#options.reorderNote}` : '';
+        this.#protocolError(MUXADO_ERRORS.protocol, `the peer opened stream ${id} after stream ${last}, more than ${reorder} streams out of order${note}`);
+        return false;
+      }
+    } else {
+      this.#lastRemoteId = id;
+      for (const used of this.#recentRemoteIds) if (used < id - 2 * reorder) this.#recentRemoteIds.delete(used);
     }
+    if (reorder > 0) this.#recentRemoteIds.add(id);
     return true;
   }
 }

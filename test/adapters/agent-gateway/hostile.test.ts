@@ -4,12 +4,12 @@ import { connect } from 'node:net';
 import { describe, test } from 'node:test';
 import { AgentRelayError } from '../../../adapters/agent-gateway/index.ts';
 import { LIMITS } from '../../../lib/limits.ts';
-import { encodeHeader, FLAG_SYN, MUXADO_ERRORS, type Frame } from '../../../adapters/agent-gateway/muxado/frames.ts';
+import { encodeHeader, FLAG_FIN, FLAG_SYN, MUXADO_ERRORS, type Frame } from '../../../adapters/agent-gateway/muxado/frames.ts';
 import type { MuxadoStream } from '../../../adapters/agent-gateway/muxado/stream.ts';
 import { HEARTBEAT_STREAM_TYPE, openTypedStream } from '../../../adapters/agent-gateway/muxado/typed.ts';
 import { decodeProxyHeader, STREAM_TYPES, STREAM_WINDOW_BYTES } from '../../../adapters/agent-gateway/protocol.ts';
 import { AGENT_MESSAGE_BOUNDS, readMessage, writeMessage } from '../../../adapters/agent-gateway/rpc.ts';
-import { connectAgent, connectRawAgent, connectTls, framePeer, manualTimers, startGateway, type GatewayFixture } from './helpers.ts';
+import { connectAgent, connectRawAgent, connectTls, framePeer, manualTimers, REFUSED_CODE, REFUSED_MESSAGE, REFUSED_TOKEN, startGateway, type GatewayFixture } from './helpers.ts';
 
 /**
  * What the vendor's agent never does, from peers written here: garbage, broken frames, bad or
@@ -91,12 +91,54 @@ describe('peers that do not speak the protocol', () => {
 });
 
 describe('Auth from a hand-written agent', () => {
-  test('a stream other than Auth first ends the session', async (t) => {
+  test('a Bind opened before Auth (the v2 CLI agent\'s way) waits, and is answered once Auth succeeded', async (t) => {
     const fixture = await startGateway(t);
     const agent = await connectRawAgent(t, fixture);
-    void agent.call(STREAM_TYPES.bind, { Proto: 'http' }).catch(() => {});
-    const reason = await agent.closed;
-    assert.deepEqual(reason, { kind: 'remote-goaway', error: MUXADO_ERRORS.protocol, message: 'stream of type 1 before a successful Auth' });
+    const bind = agent.call(STREAM_TYPES.bind, { Id: 'early', Proto: 'http', Opts: {} });
+    assert.equal((await agent.auth()).Error, '');
+    assert.deepEqual([(await bind).Id, (await bind).URL, (await bind).Error], ['early', 'http://t1.burrow.test', '']);
+  });
+
+  test('from a peer written frame by frame: a Bind on stream 5 before the Auth on stream 3, both answered (ids out of order, and the Bind before Auth)', async (t) => {
+    const fixture = await startGateway(t);
+    const peer = framePeer(await connectTls(t, fixture));
+    const typed = (type: number, message: unknown) => Buffer.concat([Buffer.from([type >>> 24, (type >>> 16) & 0xff, (type >>> 8) & 0xff, type & 0xff]), Buffer.from(JSON.stringify(message))]);
+    /** The JSON the gateway wrote on `stream`, read to its FIN. */
+    const reply = async (stream: number) => {
+      await peer.frames.next((frame) => frame.type === 'data' && frame.streamId === stream && (frame.flags & FLAG_FIN) !== 0);
+      return JSON.parse(Buffer.concat(peer.frames.events.flatMap((frame) => (frame.type === 'data' && frame.streamId === stream ? [frame.data] : []))).toString());
+    };
+    peer.send(
+      { type: 'data', streamId: 5, flags: FLAG_SYN, data: typed(STREAM_TYPES.bind, { Id: 'tunnel-a', Proto: 'https', Opts: {} }) },
+      { type: 'data', streamId: 3, flags: FLAG_SYN, data: typed(STREAM_TYPES.auth, { Version: ['2'], ClientId: '', Extra: { OS: 'linux', Authtoken: 'v2-token', Version: '2.3.41' } }) },
+    );
+    assert.deepEqual([(await reply(3)).ClientId, (await reply(3)).Error], ['ts_1', '']);
+    assert.deepEqual([(await reply(5)).Id, (await reply(5)).URL], ['tunnel-a', 'https://t1.burrow.test']);
+  });
+
+  test('a Bind opened before an Auth that is refused closes with the session; nothing is bound', async (t) => {
+    const fixture = await startGateway(t);
+    const agent = await connectRawAgent(t, fixture);
+    const bind = agent.call(STREAM_TYPES.bind, { Id: '', Proto: 'http', Opts: {} });
+    assert.equal((await agent.auth({ AuthToken: REFUSED_TOKEN })).Error, `${REFUSED_MESSAGE}${codeLine(REFUSED_CODE)}`);
+    await assert.rejects(bind);
+    await agent.closed;
+    assert.deepEqual(fixture.events.events.filter((event) => event.kind === 'bind'), []);
+  });
+
+  test('a Bind with no Auth at all waits until the handshake time is up, then the connection is cut', async (t) => {
+    const timers = manualTimers();
+    const fixture = await startGateway(t, { timers });
+    const agent = await connectRawAgent(t, fixture);
+    const bind = agent.call(STREAM_TYPES.bind, { Id: '', Proto: 'http', Opts: {} });
+    // A heartbeat's echo says the gateway has read what came before it: the Bind waits there.
+    const heartbeat = openTypedStream(agent.mux, HEARTBEAT_STREAM_TYPE);
+    heartbeat.on('error', () => {});
+    heartbeat.write(Buffer.from('beat'));
+    await once(heartbeat, 'data');
+    timers.advance(LIMITS.agent_handshake_ms.value);
+    await assert.rejects(bind);
+    assert.match((await agent.closed).message, /no successful Auth within 10000 ms \(limit agent_handshake_ms\)/);
   });
 
   test('a malformed Auth is answered with the key at fault, then the session ends', async (t) => {
@@ -195,8 +237,18 @@ describe('RPCs from a hand-written agent', () => {
     assert.deepEqual(reply, { Id: 'tn_1', URL: 'https://t1.burrow.test', Proto: 'https', Opts: { ...opts, Hostname: 't1.burrow.test' }, Error: '', Extra: { Token: '', TunnelID: 'tn_1' } });
     const tcp = await agent.call(STREAM_TYPES.bind, { Id: 'my-own-id', Proto: 'tcp', Opts: { Addr: '', ProxyProto: 1 } });
     assert.deepEqual([tcp.Id, tcp.URL, tcp.Opts.Addr], ['my-own-id', 'tcp.burrow.test:20002', 'tcp.burrow.test:20002'].map((v, i) => (i === 1 ? `tcp://${v}` : v)));
+  });
+
+  test('a Bind repeating an Id the session holds is answered with the tunnel it has, also when both arrive at once; nothing more is bound', async (t) => {
+    const fixture = await startGateway(t);
+    const agent = await connectRawAgent(t, fixture);
+    await agent.auth();
+    const [first, racing] = await Promise.all([0, 1].map(() => agent.call(STREAM_TYPES.bind, { Id: 'my-own-id', Proto: 'tcp', Opts: { Addr: '', ProxyProto: 1 } })));
     const again = await agent.call(STREAM_TYPES.bind, { Id: 'my-own-id', Proto: 'tcp', Opts: {} });
-    assert.equal(again.Error, `this session already has a tunnel with id 'my-own-id'${codeLine(9007)}`);
+    assert.deepEqual(racing, first);
+    assert.deepEqual(again, first);
+    assert.deepEqual([first.Id, first.URL, first.Error], ['my-own-id', 'tcp://tcp.burrow.test:20001', '']);
+    assert.equal(fixture.events.events.filter((event) => event.kind === 'bind').length, 1);
   });
 
   test('a malformed Bind is refused with the key at fault; the session goes on', async (t) => {

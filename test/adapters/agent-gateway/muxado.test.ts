@@ -294,6 +294,42 @@ describe('session end', () => {
     });
   }
 
+  describe('new stream ids out of order (maxReorder: Go\'s muxado sends SYNs from several goroutines)', () => {
+    /** A server session that takes SYNs up to 2 streams out of order, and a peer writing frames by hand. */
+    async function reordering(t: TestContext) {
+      const [a, b] = await socketPair(t);
+      const server = session(b, 'server', { maxReorder: 2, reorderNote: '(limit test_reorder)' });
+      const opened = new Recorder<number>();
+      server.on('stream', (stream: MuxadoStream) => opened.push(stream.id));
+      return { server, opened, peer: framePeer(a) };
+    }
+
+    test('any odd id not used yet is a new stream, within 2 streams below the highest', async (t) => {
+      const { server, opened, peer } = await reordering(t);
+      peer.send(data(5, 'x', FLAG_SYN), data(1, 'x', FLAG_SYN), data(3, 'x', FLAG_SYN), data(9, 'x', FLAG_SYN), data(7, 'x', FLAG_SYN));
+      await opened.next((id) => id === 7);
+      assert.deepEqual(opened.events, [5, 1, 3, 9, 7]);
+      assert.equal(server.closed, undefined);
+    });
+
+    for (const [name, frames, message] of [
+      ['an id used before (the stream still open)', [data(5, 'x', FLAG_SYN), data(3, 'x', FLAG_SYN), data(3, 'y', FLAG_SYN)], 'the peer opened stream 3 a second time'],
+      ['an id used before (the highest)', [data(5, 'x', FLAG_SYN), data(5, 'y', FLAG_SYN)], 'the peer opened stream 5 a second time'],
+      ['an id more than 2 streams back', [data(9, 'x', FLAG_SYN), data(3, 'x', FLAG_SYN)], 'the peer opened stream 3 after stream 9, more than 2 streams out of order (limit test_reorder)'],
+      ['an id still unused once the highest moved past it by more than 2 streams', [data(1, 'x', FLAG_SYN), data(5, 'x', FLAG_SYN), data(9, 'x', FLAG_SYN), data(3, 'x', FLAG_SYN)], 'the peer opened stream 3 after stream 9, more than 2 streams out of order (limit test_reorder)'],
+    ] as const) {
+      test(`${name} ends the session with a GOAWAY naming it`, async (t) => {
+        const { server, peer } = await reordering(t);
+        const closed = once(server, 'close');
+        peer.send(...frames);
+        const goaway = await peer.goaway();
+        assert.equal(goaway.message.toString(), message);
+        assert.equal(goaway.lastStreamId, Math.max(...frames.map((frame) => frame.streamId)));
+        assert.deepEqual((await closed)[0], { kind: 'protocol-error', error: MUXADO_ERRORS.protocol, message });
+      });
+    }
+  });
+
   test('a peer that sends but never reads is cut off once too much waits for it', async () => {
     // A connection whose far end never takes what is written to it (no kernel buffers to fill first).
     const connection = new Duplex({ read() {}, write() {} });
