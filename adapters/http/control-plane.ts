@@ -36,7 +36,9 @@ export function createControlPlane(burrow: BurrowCore<any>, operatorToken: strin
   async function serve(request: HttpRequest, path: string, baseUrlOf: (request: HttpRequest) => string, requestId: string): Promise<HttpResponse> {
     const page = await serveInspector(request.method, path.slice(CONTROL_PREFIX.length));
     if (page) return page;
-    const target = await router.match(request.method === 'HEAD' ? 'GET' : request.method, path.slice(CONTROL_PREFIX.length) || '/');
+    const matched = await router.match(request.method === 'HEAD' ? 'GET' : request.method, path.slice(CONTROL_PREFIX.length) || '/');
+    // The control router's paths lie below the prefix; a suggestion names the whole path, as the message does.
+    const target = matched.nearest === undefined ? matched : { ...matched, nearest: `${CONTROL_PREFIX}${matched.nearest}` };
     const answered = await answer({
       target,
       method: request.method,
