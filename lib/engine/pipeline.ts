@@ -218,15 +218,21 @@ function traced(answer: { -readonly [K in keyof PipelineAnswer]: PipelineAnswer[
   return answer;
 }
 
+/** The version headers read, Burrow's first, spelled as messages name them. */
+const VERSION_HEADERS = ['Service-Version', 'Ngrok-Version'] as const;
+
 function checkVersion(request: PipelineRequest, required: boolean): void {
-  // The vendor's official clients send their own header name; both are read.
-  const version = request.header('service-version') ?? request.header('ngrok-version');
-  if (version === null) {
+  // The vendor's official clients send their own header name; both are read, and a refusal names
+  // the one the client sent, which is the one its user can find in their code.
+  // Asked in lower case, as every header of the pipeline is (node's header table has no other).
+  const name = VERSION_HEADERS.find((header) => request.header(header.toLowerCase()) !== null);
+  if (name === undefined) {
     if (required) fail('VERSION_MISSING', `the Service-Version header is missing; supported versions: ${SUPPORTED_VERSIONS.join(', ')}`);
     return;
   }
+  const version = request.header(name.toLowerCase())!;
   if (!SUPPORTED_VERSIONS.includes(version.trim())) {
-    fail('VERSION_UNSUPPORTED', `Service-Version ${JSON.stringify(version)} is not supported; supported versions: ${SUPPORTED_VERSIONS.join(', ')}`);
+    fail('VERSION_UNSUPPORTED', `${name} ${JSON.stringify(version)} is not supported; supported versions: ${SUPPORTED_VERSIONS.join(', ')}`);
   }
 }
 

@@ -75,6 +75,12 @@ describe('Service-Version header', () => {
   test("the vendor clients' header name is read too", async () => {
     const res = await api.request('GET', '/api_keys', undefined, { headers: { 'Service-Version': null, 'Ngrok-Version': '3' } });
     assertEnvelope(res.body, 400, 217);
+    assert.equal(res.body.msg, 'Ngrok-Version "3" is not supported; supported versions: 2');
+  });
+
+  test('an unsupported version is named as the header it came in', async () => {
+    const res = await api.request('GET', '/api_keys', undefined, { headers: { 'Service-Version': '1' } });
+    assert.equal(res.body.msg, 'Service-Version "1" is not supported; supported versions: 2');
   });
 
   test('requireVersionHeader makes a missing header a 400', async () => {
