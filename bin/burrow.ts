@@ -14,6 +14,7 @@ import { captureLauncher, type Launcher } from './launcher-watch.ts';
 import { removeReadyFile, writeReadyFile } from './ready-file.ts';
 import { isRfc3339 } from '../lib/conventions/fields.ts';
 import { errorPrefixProblem } from '../lib/conventions/errors.ts';
+import { nearestName } from '../lib/conventions/nearest.ts';
 import { parseSecretsKey } from '../lib/families/vaults/index.ts';
 import { VERSION } from '../lib/version.ts';
 
@@ -147,27 +148,6 @@ function parseOptions(argv: string[]) {
     }
     throw error;
   }
-}
-
-/** The candidate within a third of its length in edits (at least 2) of `name`, if one is. */
-function nearestName(name: string, candidates: readonly string[]): string | undefined {
-  let best: { candidate: string; distance: number } | undefined;
-  for (const candidate of candidates) {
-    const distance = editDistance(name, candidate);
-    if (distance <= Math.max(2, Math.floor(candidate.length / 3)) && (!best || distance < best.distance)) best = { candidate, distance };
-  }
-  return best?.candidate;
-}
-
-/** Levenshtein distance (insertions, deletions and substitutions), over two short strings. */
-function editDistance(a: string, b: string): number {
-  let row = Array.from({ length: b.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= a.length; i++) {
-    const next = [i];
-    for (let j = 1; j <= b.length; j++) next[j] = Math.min(row[j]! + 1, next[j - 1]! + 1, row[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
-    row = next;
-  }
-  return row[b.length]!;
 }
 
 /** What follows a usage error's line, instead of the whole help. */

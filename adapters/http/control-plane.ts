@@ -28,8 +28,7 @@ export function createControlPlane(burrow: BurrowCore<any>, operatorToken: strin
    * API request) when the path is not under `/_burrow`.
    */
   return (request: HttpRequest, baseUrlOf: (request: HttpRequest) => string, requestId: string): Promise<HttpResponse> | undefined => {
-    // The OpenAPI document is also served at the conventional root path.
-    const path = request.path === '/openapi.json' ? `${CONTROL_PREFIX}/openapi.json` : request.path;
+    const path = rootAlias(request) ?? request.path;
     if (path !== CONTROL_PREFIX && !path.startsWith(`${CONTROL_PREFIX}/`)) return undefined;
     return serve(request, path, baseUrlOf, requestId);
   };
@@ -37,7 +36,9 @@ export function createControlPlane(burrow: BurrowCore<any>, operatorToken: strin
   async function serve(request: HttpRequest, path: string, baseUrlOf: (request: HttpRequest) => string, requestId: string): Promise<HttpResponse> {
     const page = await serveInspector(request.method, path.slice(CONTROL_PREFIX.length));
     if (page) return page;
-    const target = await router.match(request.method === 'HEAD' ? 'GET' : request.method, path.slice(CONTROL_PREFIX.length) || '/');
+    const matched = await router.match(request.method === 'HEAD' ? 'GET' : request.method, path.slice(CONTROL_PREFIX.length) || '/');
+    // The control router's paths lie below the prefix; a suggestion names the whole path, as the message does.
+    const target = matched.nearest === undefined ? matched : { ...matched, nearest: `${CONTROL_PREFIX}${matched.nearest}` };
     const answered = await answer({
       target,
       method: request.method,
@@ -56,6 +57,17 @@ export function createControlPlane(burrow: BurrowCore<any>, operatorToken: strin
     const body = answered.body === undefined ? undefined : text ? (answered.body as string) : JSON.stringify(answered.body);
     return { status: answered.status, headers, body, ...(answered.errorCode ? { errorCode: answered.errorCode } : {}) };
   }
+}
+
+/**
+ * The control-plane path a root path stands for: the OpenAPI document at its conventional place,
+ * and the API root, which no API route takes, answering where the inspector and the docs are (a
+ * browser or `curl` pointed at the server's address meets it first; HEAD too, for probes that wait for a 2xx).
+ */
+function rootAlias(request: HttpRequest): string | undefined {
+  if (request.path === '/openapi.json') return `${CONTROL_PREFIX}/openapi.json`;
+  if (request.path === '/' && (request.method === 'GET' || request.method === 'HEAD')) return `${CONTROL_PREFIX}/about`;
+  return undefined;
 }
 
 /** A replayed API request as the handler reads one: from where the operator's request came, with the replay's own head and body. */

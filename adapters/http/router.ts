@@ -1,4 +1,5 @@
 import { IttyRouter, type IRequest } from 'itty-router';
+import { editDistance, editReach } from '../../lib/conventions/nearest.ts';
 
 /**
  * The route table, built from the registry's operations on itty-router: the only module that
@@ -11,6 +12,9 @@ import { IttyRouter, type IRequest } from 'itty-router';
  * every other one. Since a route parameter matches any non-empty segment, the path and its shape
  * take the same route, and the placeholders say which segment each parameter came from. Shapes
  * are remembered in a bounded table.
+ *
+ * A path no route takes gets the nearest route's path as a suggestion, asked of the routes with as
+ * many segments, where a parameter takes any segment and a spelled-out segment costs its edits.
  */
 
 /** Anything routable: the API's operations and the control plane's. */
@@ -23,6 +27,8 @@ export interface RouteMatch<T extends Routable> {
   operation?: T;
   params: Record<string, string>;
   allowed: string[];
+  /** When no route has the path: the nearest route's path, with the request's own segments as its parameters (`/api_key` → `/api_keys`). */
+  nearest?: string;
 }
 
 export interface Router<T extends Routable> {
@@ -58,6 +64,7 @@ export function createRouter<T extends Routable>(operations: readonly T[]): Rout
   };
   const literals = new Set(operations.flatMap((op) => op.path.split('/').filter((segment) => segment !== '' && !segment.startsWith(':'))));
   const shapes = new Map<string, Shape<T>>();
+  const templates = routeTemplates(operations);
 
   async function learn(key: string, method: string, shapedPath: string): Promise<Shape<T>> {
     const { routes, methods } = ittyTables();
@@ -75,8 +82,11 @@ export function createRouter<T extends Routable>(operations: readonly T[]): Rout
     return shape;
   }
 
-  function answer(shape: Shape<T>, segments: readonly string[]): RouteMatch<T> {
-    if (!shape.operation) return { params: {}, allowed: shape.allowed };
+  function answer(method: string, shape: Shape<T>, segments: readonly string[]): RouteMatch<T> {
+    if (!shape.operation) {
+      const nearest = shape.allowed.length === 0 ? nearestPath(method, segments.slice(1), templates) : undefined;
+      return nearest === undefined ? { params: {}, allowed: shape.allowed } : { params: {}, allowed: shape.allowed, nearest };
+    }
     const params: Record<string, string> = {};
     for (const [name, from] of shape.params) params[name] = typeof from === 'number' ? decodeParam(segments[from]!) : from;
     return { operation: shape.operation, params, allowed: [] };
@@ -93,10 +103,45 @@ export function createRouter<T extends Routable>(operations: readonly T[]): Rout
       }
       const key = `${method} ${shapedPath}`;
       const known = shapes.get(key);
-      if (known) return answer(known, segments);
-      return learn(key, method, shapedPath || '/').then((shape) => answer(shape, segments));
+      if (known) return answer(method, known, segments);
+      return learn(key, method, shapedPath || '/').then((shape) => answer(method, shape, segments));
     },
   };
+}
+
+/** A route's path as the suggestion compares it: its segments, its methods, and how many edits it forgives. */
+interface Template {
+  readonly segments: readonly string[];
+  readonly methods: ReadonlySet<string>;
+  readonly reach: number;
+}
+
+/** The routes' distinct paths by segment count. */
+function routeTemplates(operations: readonly Routable[]): Map<number, Template[]> {
+  const methods = new Map<string, Set<string>>();
+  for (const { method, path } of operations) methods.set(path, (methods.get(path) ?? new Set()).add(method));
+  const bySize = new Map<number, Template[]>();
+  for (const [path, allowed] of methods) {
+    const segments = path.split('/').slice(1);
+    const letters = segments.reduce((sum, segment) => sum + (segment.startsWith(':') ? 0 : segment.length), 0);
+    bySize.set(segments.length, [...(bySize.get(segments.length) ?? []), { segments, methods: allowed, reach: editReach(letters) }]);
+  }
+  return bySize;
+}
+
+/** The path of the route nearest to `asked` (segments after the leading slash), a route with `method` first among equals. */
+function nearestPath(method: string, asked: readonly string[], templates: ReadonlyMap<number, readonly Template[]>): string | undefined {
+  let best: { template: Template; distance: number } | undefined;
+  for (const template of templates.get(asked.length) ?? []) {
+    let distance = 0;
+    for (let i = 0; i < asked.length && distance <= template.reach; i++) {
+      const segment = template.segments[i]!;
+      distance += segment.startsWith(':') ? (asked[i] === '' ? 1 : 0) : editDistance(asked[i]!, segment, template.reach - distance);
+    }
+    if (distance > template.reach) continue;
+    if (!best || distance < best.distance || (distance === best.distance && template.methods.has(method) && !best.template.methods.has(method))) best = { template, distance };
+  }
+  return best && `/${best.template.segments.map((segment, i) => (segment.startsWith(':') ? asked[i] : segment)).join('/')}`;
 }
 
 function decodeParam(value: string): string {

@@ -55,6 +55,9 @@ export function listenersOf(instance: Instance): Record<string, string | null> {
   return { ...Object.fromEntries(NAMED_LISTENERS.map((name) => [name, listeners.get(name) ?? null])), ...Object.fromEntries(listeners) };
 }
 
+/** Where the documentation is read online (the package also ships it as docs/*.md); under package.json's homepage, as a test checks. */
+export const DOCS_URL = 'https://github.com/burrow-tunnels/burrow/tree/main/docs';
+
 function manualClock(instance: Instance): ManualClock {
   if (!(instance.clock instanceof ManualClock)) fail('INVALID_FIELD', 'the clock is the system clock; start Burrow with a manual clock (CLI --clock TIME) to control it');
   return instance.clock;
@@ -82,6 +85,26 @@ export const CORE_CONTROL_OPERATIONS: readonly ControlOperation[] = [
         uptime_seconds: Math.round((Date.now() - instance.startedAt) / 1000),
         time: formatTime(instance.clock.now()),
         listeners: listenersOf(instance),
+      };
+    },
+  },
+  {
+    id: 'control.about',
+    method: 'GET',
+    path: '/about',
+    status: 200,
+    open: true,
+    summary: 'Where the inspector, the OpenAPI document, health and the docs are (also at GET /, the API root, which has no API route)',
+    run: async (instance, _input, meta) => {
+      const base = instance.baseUrl ?? meta.baseUrl;
+      return {
+        name: 'burrow',
+        version: VERSION,
+        hint: 'API requests take Authorization: Bearer <API key>; openapi_uri lists every route; the inspector signs in with the operator token',
+        inspector_uri: `${base}/_burrow/`,
+        openapi_uri: `${base}/openapi.json`,
+        health_uri: `${base}/_burrow/health`,
+        docs_uri: DOCS_URL,
       };
     },
   },

@@ -26,8 +26,8 @@ export const SUPPORTED_VERSIONS = ['2'];
 
 /** Where a request is going: a route its sender's router matched, or an operation named by id. */
 export type Target =
-  /** `operation` absent: no route took the path; `allowed` lists the methods the path does have. */
-  | { readonly operation?: Operation; readonly params: Readonly<Record<string, string>>; readonly allowed: readonly string[] }
+  /** `operation` absent: no route took the path; `allowed` lists the methods the path does have, `nearest` the path of a route near it. */
+  | { readonly operation?: Operation; readonly params: Readonly<Record<string, string>>; readonly allowed: readonly string[]; readonly nearest?: string }
   | { readonly operationId: string; readonly params: Readonly<Record<string, string>> };
 
 /** One API request as an adapter hands it over. */
@@ -84,7 +84,7 @@ export interface OperationResult {
 
 /** A control-plane request (`/_burrow/…`): the route the sender's control router matched. */
 export interface ControlRequest extends Omit<PipelineRequest, 'target'> {
-  readonly target: { readonly operation?: ControlOperation; readonly params: Readonly<Record<string, string>>; readonly allowed: readonly string[] };
+  readonly target: { readonly operation?: ControlOperation; readonly params: Readonly<Record<string, string>>; readonly allowed: readonly string[]; readonly nearest?: string };
   /** Sends an API request through the adapter this one came by (a replay); answers its operation id. */
   readonly send?: (request: ReplayRequest) => Promise<string>;
 }
@@ -161,7 +161,7 @@ export class Pipeline {
       const requestId = request.requestId ?? this.#burrow.newOperationId();
       try {
         const operation = request.target.operation;
-        if (!operation) routeMiss(request.method, request.path, request.target.allowed, 'control-plane');
+        if (!operation) routeMiss(request.method, request.path, request.target.allowed, 'control-plane', request.target.nearest);
         if (!operation.open) checkOperator(request.header('authorization'), expected !== undefined, isOperatorToken);
         const input = { params: request.target.params, query: request.query, body: operation.body ? await request.body(operation.bodyLimit) : undefined };
         const operator = !operation.open || isOperatorToken(/^Bearer\s+(.+)$/i.exec(request.header('authorization') ?? '')?.[1]?.trim() ?? '');
@@ -199,7 +199,7 @@ export class Pipeline {
       if (!operation) fail('ROUTE_NOT_FOUND', `no API operation ${target.operationId}`);
       return operation;
     }
-    if (!target.operation) routeMiss(request.method, request.path, target.allowed, 'API');
+    if (!target.operation) routeMiss(request.method, request.path, target.allowed, 'API', target.nearest);
     return target.operation;
   }
 }
@@ -218,15 +218,21 @@ function traced(answer: { -readonly [K in keyof PipelineAnswer]: PipelineAnswer[
   return answer;
 }
 
+/** The version headers read, Burrow's first, spelled as messages name them. */
+const VERSION_HEADERS = ['Service-Version', 'Ngrok-Version'] as const;
+
 function checkVersion(request: PipelineRequest, required: boolean): void {
-  // The vendor's official clients send their own header name; both are read.
-  const version = request.header('service-version') ?? request.header('ngrok-version');
-  if (version === null) {
+  // The vendor's official clients send their own header name; both are read, and a refusal names
+  // the one the client sent, which is the one its user can find in their code.
+  // Asked in lower case, as every header of the pipeline is (node's header table has no other).
+  const name = VERSION_HEADERS.find((header) => request.header(header.toLowerCase()) !== null);
+  if (name === undefined) {
     if (required) fail('VERSION_MISSING', `the Service-Version header is missing; supported versions: ${SUPPORTED_VERSIONS.join(', ')}`);
     return;
   }
+  const version = request.header(name.toLowerCase())!;
   if (!SUPPORTED_VERSIONS.includes(version.trim())) {
-    fail('VERSION_UNSUPPORTED', `Service-Version ${JSON.stringify(version)} is not supported; supported versions: ${SUPPORTED_VERSIONS.join(', ')}`);
+    fail('VERSION_UNSUPPORTED', `${name} ${JSON.stringify(version)} is not supported; supported versions: ${SUPPORTED_VERSIONS.join(', ')}`);
   }
 }
 
@@ -240,12 +246,12 @@ function checkOperator(header: string | null, enabled: boolean, isOperatorToken:
   if (!isOperatorToken(token)) fail('OPERATOR_FORBIDDEN', 'the token is not the operator token');
 }
 
-/** Throws the answer to a request no route took: 405 with `Allow` when the path has other methods, else 404. */
-export function routeMiss(method: string, path: string, allowed: readonly string[], space: 'API' | 'control-plane'): never {
+/** Throws the answer to a request no route took: 405 with `Allow` when the path has other methods, else 404 (suggesting `nearest`, a route's path, when given). */
+export function routeMiss(method: string, path: string, allowed: readonly string[], space: 'API' | 'control-plane', nearest?: string): never {
   if (allowed.length > 0) {
     throw new ApiError(ERRORS.METHOD_NOT_ALLOWED, `${method} is not allowed on ${path}; allowed: ${allowed.join(', ')}`, { path }, { Allow: allowed.join(', ') });
   }
-  fail('ROUTE_NOT_FOUND', `no ${space} route ${method} ${path}`, { path });
+  fail('ROUTE_NOT_FOUND', `no ${space} route ${method} ${path}${nearest === undefined ? '' : `; did you mean ${nearest}?`}`, { path });
 }
 
 /** The ApiError a thrown value answers as: store failures are 503s, anything unexpected a reported 500. */

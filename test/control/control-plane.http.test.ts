@@ -6,6 +6,7 @@ import { createFetchHandler } from '../../adapters/http/fetch-handler.ts';
 import { MemoryStore } from '../../adapters/stores/memory-store.ts';
 import { createBurrow, ManualClock } from '../../lib/index.ts';
 import { VERSION } from '../../lib/version.ts';
+import { DOCS_URL } from '../../lib/control/operations.ts';
 import { createTestInstance, createTestStore, OPERATOR_TOKEN, sendRequest, type TestInstance } from '../helpers.ts';
 
 let api: TestInstance;
@@ -143,6 +144,35 @@ describe('/_burrow/snapshot', () => {
     assert.equal(badRecord.status, 400);
     assert.match(badRecord.body.msg, /^scopes\[0\]: account "a" is not among the snapshot's accounts/);
     assert.equal((await api.request('GET', '/api_keys')).status, 200);
+  });
+});
+
+describe('GET / (the API root)', () => {
+  test('answers without a token where the inspector, the OpenAPI document, health and the docs are', async () => {
+    const res = await api.request('GET', '/', undefined, { token: null });
+    assert.equal(res.status, 200);
+    assert.match(res.headers.get('content-type') ?? '', /^application\/json/);
+    assert.deepEqual(res.body, {
+      name: 'burrow',
+      version: VERSION,
+      hint: 'API requests take Authorization: Bearer <API key>; openapi_uri lists every route; the inspector signs in with the operator token',
+      inspector_uri: 'http://burrow.test/_burrow/',
+      openapi_uri: 'http://burrow.test/openapi.json',
+      health_uri: 'http://burrow.test/_burrow/health',
+      docs_uri: 'https://github.com/burrow-tunnels/burrow/tree/main/docs',
+    });
+    assert.deepEqual((await api.request('GET', '/_burrow/about', undefined, { token: null })).body, res.body);
+  });
+
+  test('the docs address is in the repository package.json names', () => {
+    const { homepage } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8'));
+    assert.ok(DOCS_URL.startsWith(homepage.replace(/#readme$/, '')), `${DOCS_URL} is not under ${homepage}`);
+  });
+
+  test('other methods on / stay an API 404', async () => {
+    const res = await api.request('POST', '/', {});
+    assert.equal(res.status, 404);
+    assert.match(res.body.msg, /^no API route POST \//);
   });
 });
 

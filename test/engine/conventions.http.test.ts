@@ -75,6 +75,12 @@ describe('Service-Version header', () => {
   test("the vendor clients' header name is read too", async () => {
     const res = await api.request('GET', '/api_keys', undefined, { headers: { 'Service-Version': null, 'Ngrok-Version': '3' } });
     assertEnvelope(res.body, 400, 217);
+    assert.equal(res.body.msg, 'Ngrok-Version "3" is not supported; supported versions: 2');
+  });
+
+  test('an unsupported version is named as the header it came in', async () => {
+    const res = await api.request('GET', '/api_keys', undefined, { headers: { 'Service-Version': '1' } });
+    assert.equal(res.body.msg, 'Service-Version "1" is not supported; supported versions: 2');
   });
 
   test('requireVersionHeader makes a missing header a 400', async () => {
@@ -91,6 +97,26 @@ describe('routing', () => {
     assert.equal(res.status, 404);
     assertEnvelope(res.body, 404, 9002);
     assert.equal(res.body.details.path, '/no_such_thing');
+  });
+
+  test('an unknown path near a known route suggests it, with the path\'s own ids in place', async () => {
+    const res = await api.request('GET', '/api_key');
+    assert.equal(res.status, 404);
+    assert.equal(res.body.msg, 'no API route GET /api_key; did you mean /api_keys?');
+    assert.equal((await api.request('DELETE', '/ip_policy/ipp_123')).body.msg, 'no API route DELETE /ip_policy/ipp_123; did you mean /ip_policies/ipp_123?');
+    assert.equal((await api.request('GET', '/api_keys/ak_1/rule')).body.msg, 'no API route GET /api_keys/ak_1/rule');
+  });
+
+  test('a path near no route suggests nothing, however long', async () => {
+    assert.equal((await api.request('GET', '/no_such_thing')).body.msg, 'no API route GET /no_such_thing');
+    const long = `/${'a'.repeat(8000)}/${'b'.repeat(8000)}`;
+    assert.equal((await api.request('GET', long)).body.msg, `no API route GET ${long}`);
+  });
+
+  test('an unknown control-plane path suggests the nearest control route', async () => {
+    const res = await api.request('GET', '/_burrow/helth', undefined, { token: null });
+    assert.equal(res.status, 404);
+    assert.equal(res.body.msg, 'no control-plane route GET /_burrow/helth; did you mean /_burrow/health?');
   });
 
   test('a known path with the wrong method is a 405 with Allow', async () => {

@@ -93,3 +93,11 @@ describe('answers written together at the end of a turn', () => {
     assert.equal((await send('GET', '/ip_policies')).status, 200);
   });
 });
+
+describe('headers through the node listener', () => {
+  test('an unsupported version is refused and named as the header it came in, whatever its case', async () => {
+    const answer = await send('GET', '/api_keys', undefined, { 'NGROK-VERSION': '3' });
+    assert.equal(answer.status, 400);
+    assert.equal(JSON.parse(answer.body).msg, 'Ngrok-Version "3" is not supported; supported versions: 2');
+  });
+});

@@ -100,10 +100,12 @@ describe("a host framework's mount path (req.originalUrl)", () => {
     const server = mount('/app', createNodeListener(burrow, { log: (entry) => logs.push(entry) }));
     try {
       const url = await listen(server);
-      assert.equal((await fetch(`${url}/app`)).status, 404);
+      const root = await fetch(`${url}/app`);
+      assert.equal(root.status, 200);
+      assert.equal((await root.json()).inspector_uri, `${url}/app/_burrow/`);
       assert.equal((await fetch(`${url}/app/api_keys/?limit=2`)).status, 401);
       assert.deepEqual(logs.map((entry) => [entry.path, entry.query, entry.status]), [
-        ['/app/', '', 404],
+        ['/app/', '', 200],
         ['/app/api_keys/', '?limit=2', 401],
       ]);
     } finally {
