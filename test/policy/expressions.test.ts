@@ -153,11 +153,6 @@ describe('policy expressions: functions (the vendor macros)', () => {
     ['strings.quote(\'single-quote with "double quote"\')', '"single-quote with \\"double quote\\""'],
     ['strings.quote("two escape sequences \\a\\n")', '"two escape sequences \\a\\n"'],
   ];
-  for (const [expression, expected] of DOCUMENTED) {
-    test(`${expression} is ${expected}`, async () => {
-      assert.equal(await interpolate(h, expression), expected);
-    });
-  }
 
   test('sorting fails for elements that do not compare, even when the sort compares none of them', async () => {
     await assert.rejects(interpolate(h, '[[2], [1]].sort()'), /sort: the elements must be of one comparable type/);
@@ -180,7 +175,7 @@ describe('policy expressions: functions (the vendor macros)', () => {
     ["hash.xxhash64('abc')", '44bc2cf5ad770999'],
     ["hash.xxhash64('Nobody inspects the spammish repetition')", 'fbcea83c8a378bf1'],
   ];
-  for (const [expression, expected] of XXHASH64) {
+  for (const [expression, expected] of [...DOCUMENTED, ...XXHASH64]) {
     test(`${expression} is ${expected}`, async () => {
       assert.equal(await interpolate(h, expression), expected);
     });

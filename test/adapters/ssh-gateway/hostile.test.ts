@@ -51,14 +51,20 @@ describe('SSH gateway: hostile input ends only that connection', { skip }, () =>
     await stillServes(t, fixture);
   });
 
-  test('a client that never finishes the handshake is cut when ssh_handshake_ms runs out', async (t) => {
-    const fixture = await startSshGateway(t);
+  /** A client connected and left alone, once the gateway's handshake deadline for it is set. */
+  async function silentClient(fixture: Awaited<ReturnType<typeof startSshGateway>>): Promise<{ socket: Socket; timers: ManualTimers }> {
     const timers = fixture.timers as ManualTimers;
     const socket = connect(fixture.port, '127.0.0.1');
     socket.on('error', () => {});
     socket.on('data', () => {});
     await once(socket, 'connect');
     await timers.whenPending(LIMITS.ssh_handshake_ms.value);
+    return { socket, timers };
+  }
+
+  test('a client that never finishes the handshake is cut when ssh_handshake_ms runs out', async (t) => {
+    const fixture = await startSshGateway(t);
+    const { socket, timers } = await silentClient(fixture);
     timers.advance(LIMITS.ssh_handshake_ms.value);
     await once(socket, 'close');
     await stillServes(t, fixture);
@@ -66,12 +72,7 @@ describe('SSH gateway: hostile input ends only that connection', { skip }, () =>
 
   test('the handshake deadline runs from the connection, whatever the client dribbles meanwhile', async (t) => {
     const fixture = await startSshGateway(t);
-    const timers = fixture.timers as ManualTimers;
-    const socket = connect(fixture.port, '127.0.0.1');
-    socket.on('error', () => {});
-    socket.on('data', () => {});
-    await once(socket, 'connect');
-    await timers.whenPending(LIMITS.ssh_handshake_ms.value);
+    const { socket, timers } = await silentClient(fixture);
     const closed = new Promise((resolve) => socket.once('close', resolve));
     // One byte of a version line a tenth of the deadline: a timer reset by bytes would never fire.
     for (const byte of 'SSH-2.0-d') {
