@@ -9,7 +9,8 @@
  * This module is where the core (lib/*.ts) meets the families (lib/families/): `Burrow` is the
  * core instance over every family, with the families' own conveniences (outboxes, secret values).
  */
-import { BurrowCore, type CoreOptions, type CreateBodyOf, type UpdateBodyOf } from './burrow.ts';
+import { BurrowClient as CoreClient, BurrowCore, type CoreOptions, type CreateBodyOf, type UpdateBodyOf } from './burrow.ts';
+import type { FamilyKinds } from './engine/family.ts';
 import { FAMILIES, REGISTRY, type Kinds, type ResourceName } from './families/index.ts';
 import { clearOutbox, eventsOf, readOutbox, type EventOptions, type OutboxContents } from './families/events/index.ts';
 import { operatorKeyOf, readSecretValue, type VaultOptions } from './families/vaults/index.ts';
@@ -62,8 +63,16 @@ export type CreateBody<N extends ResourceName> = CreateBodyOf<Kinds[N]>;
 /** The body `PATCH` on resource kind `N` accepts, from its valibot schema. */
 export type UpdateBody<N extends ResourceName> = UpdateBodyOf<Kinds[N]>;
 
+/**
+ * The in-process client (lib/burrow.ts), typed by default with Burrow's own kinds, so that the
+ * natural annotation `const client: BurrowClient = burrow.client(token)` keeps the resource names
+ * and bodies checked; `BurrowClient<K>` for an instance over other families.
+ */
+export type BurrowClient<K extends FamilyKinds = Kinds> = CoreClient<K>;
+export const BurrowClient = CoreClient;
+
 // Instance
-export { BurrowClient, BurrowCore } from './burrow.ts';
+export { BurrowCore } from './burrow.ts';
 export type { CoreOptions, ListResponse, ResourceClient, ResourceResponse } from './burrow.ts';
 export type { Actor, Instance, Operation, OperationContext, OperationInput, Principal, RequestGuard, RequestMeta } from './engine/context.ts';
 export type { CreatedAccount } from './engine/accounts.ts';

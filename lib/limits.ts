@@ -62,8 +62,9 @@ export const LIMITS = {
   filter_page_cost: {
     value: 500_000,
     unit: 'cost units',
-    bounds: 'one filtered list page: records scanned × (the filter\'s syntax nodes, a `timestamp()` counting 25, + 50)',
-    errors: ['FILTER_INVALID'],
+    bounds:
+      'one filtered list page: records scanned × (the filter\'s syntax nodes, a `timestamp()` counting 25, + 50); a page that reaches it answers the matches so far and a `next_page_uri` that goes on scanning (only a Kubernetes operator\'s endpoint selectors that together exceed it per endpoint are refused)',
+    errors: ['K8S_SELECTORS_INVALID'],
   },
   traffic_policy_yaml_bytes: {
     value: 64 * KIB,

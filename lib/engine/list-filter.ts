@@ -2,7 +2,7 @@ import type { OperationContext } from './context.ts';
 import { compileFilter, FilterProblem, type CompiledFilter } from '../conventions/cel.ts';
 import { ApiError, ERRORS } from '../conventions/errors.ts';
 import type { PageRequest } from '../conventions/paging.ts';
-import { LIMITS, limitNote } from '../limits.ts';
+import { LIMITS } from '../limits.ts';
 import type { PageQuery, Scope, StoredRecord } from '../store.ts';
 
 /**
@@ -16,11 +16,14 @@ import type { PageQuery, Scope, StoredRecord } from '../store.ts';
  * included: each batch is one index range scan). Burrow keeps no index on the fields a filter
  * reads, so a page costs the records it scans, and when matches are rare that is many: each record
  * scanned costs the filter's evaluation cost (its syntax nodes, lib/conventions/cel.ts) plus
- * FILTER_RECORD_COST (answering the record and converting it for CEL), and one page may spend `filter_page_cost` (lib/limits.ts), which keeps
- * a page under 50 ms of work. A page that runs out with matches in hand answers them, with
- * `next_page_uri` set as more may follow; one that runs out with none is a 400 naming the limit and
- * the last record it scanned, where a caller may continue (`before_id`). The scan always ends: each
- * batch starts below the last id of the one before.
+ * FILTER_RECORD_COST (answering the record and converting it for CEL), and one page may spend
+ * `filter_page_cost` (lib/limits.ts), which keeps a page under 50 ms of work. A page that runs out
+ * of budget answers the matches it found, possibly none, with a `next_page_uri` whose `before_id`
+ * is the last record it scanned, as paged scans elsewhere do (DynamoDB's LastEvaluatedKey): a
+ * client that follows `next_page_uri` sees every match exactly once, and no query is refused for
+ * being rare. Every page scans at least one record (a filter's cost, and the endpoint selectors'
+ * together, fit the budget; FILTER_RECORD_COST included), so following `next_page_uri` always
+ * ends: each batch starts below the last id of the one before.
  */
 
 /** Records read from the store per step of a filtered scan. */
@@ -66,8 +69,9 @@ export function compileListFilter(ctx: OperationContext, filter: string): Compil
 
 /**
  * One filtered page of `scope`: the responses of up to `page.limit` records whose response matches,
- * the id of the last of them, and whether an older record matches too (or may, when the page ran
- * out of its budget).
+ * the id the next page continues below (the last match, or the last record scanned when the page
+ * ran out of its budget), and whether an older record matches too (or may, when the page ran out
+ * of its budget).
  */
 export function filteredPage<R extends StoredRecord>(
   ctx: OperationContext,
@@ -75,25 +79,24 @@ export function filteredPage<R extends StoredRecord>(
   page: PageRequest & { filter: string },
   respond: (record: R) => Record<string, unknown>,
 ): Promise<{ items: Record<string, unknown>[]; lastId: string | undefined; hasMore: boolean }> {
-  return scanPage(ctx, scope, page, respond, compileListFilter(ctx, page.filter), 'filter');
+  return scanPage(ctx, scope, page, respond, compileListFilter(ctx, page.filter));
 }
+
+/**
+/** The store page a scan reads below `cursor` (the first: below the page's before id). */
+export const scanQuery = (cursor: string | undefined): PageQuery => (cursor === undefined ? { limit: SCAN_BATCH } : { beforeId: cursor, limit: SCAN_BATCH });
 
 /**
  * One page of `scope` scanned as `filteredPage` scans (batches, the same budget), keeping the
  * records whose response `matches` (a predicate with its evaluation cost in syntax nodes, such as
- * a compiled filter or a Kubernetes operator's endpoint selectors); `what` names the condition in
- * the 400 of a page that runs out of budget before a match.
+ * a compiled filter or a Kubernetes operator's endpoint selectors).
  */
-/** The store page a scan reads below `cursor` (the first: below the page's before id). */
-export const scanQuery = (cursor: string | undefined): PageQuery => (cursor === undefined ? { limit: SCAN_BATCH } : { beforeId: cursor, limit: SCAN_BATCH });
-
 export async function scanPage<R extends StoredRecord>(
   ctx: OperationContext,
   scope: Scope,
   page: PageRequest,
   respond: (record: R) => Record<string, unknown>,
   matches: CompiledFilter,
-  what: string,
 ): Promise<{ items: Record<string, unknown>[]; lastId: string | undefined; hasMore: boolean }> {
   const budget = LIMITS.filter_page_cost.value;
   const perRecord = matches.cost + FILTER_RECORD_COST;
@@ -105,16 +108,7 @@ export async function scanPage<R extends StoredRecord>(
   for (;;) {
     const rows = (await ctx.tx.page(scope, scanQuery(cursor))) as R[];
     for (const record of rows) {
-      if ((scanned + 1) * perRecord > budget) {
-        if (items.length > 0) return { items, lastId, hasMore: true };
-        throw new ApiError(
-          ERRORS.FILTER_INVALID,
-          `${what}: no match among the ${scanned} records scanned for this page, and scanning one more would spend more than ${budget} cost units ` +
-            `at ${perRecord} a record (the ${what}'s ${matches.cost} + ${FILTER_RECORD_COST}) ${limitNote('filter_page_cost')}; ` +
-            `narrow the ${what}, or continue the scan with before_id=${lastScanned}`,
-          { last_scanned_id: lastScanned! },
-        );
-      }
+      if ((scanned + 1) * perRecord > budget) return { items, lastId: lastScanned, hasMore: true };
       scanned++;
       lastScanned = record.id;
       const response = respond(record);

@@ -3,7 +3,7 @@
  * `@ts-expect-error` line must be an error, or tsc fails with "unused @ts-expect-error". Nothing
  * here runs.
  */
-import { createBurrow, type CreateBody, type ResourceName, type UpdateBody } from '../../lib/index.ts';
+import { createBurrow, type BurrowClient, type CreateBody, type ResourceName, type UpdateBody } from '../../lib/index.ts';
 import { MemoryStore } from '../../adapters/stores/memory-store.ts';
 
 export async function clientTypes(): Promise<void> {
@@ -43,6 +43,17 @@ export async function clientTypes(): Promise<void> {
   await client.resource('secrets').update(id, { vault_id: 'vault_1' });
   // @ts-expect-error a secret value is a string
   await client.resource('secrets').create({ name: 'S', value: 42, vault_id: 'vault_1' });
+}
+
+/** The exported client type, unannotated with kinds, is Burrow's: names and bodies stay checked. */
+export async function annotatedClientTypes(): Promise<void> {
+  const burrow = createBurrow({ store: new MemoryStore() });
+  const client: BurrowClient = burrow.client((await burrow.createAccount()).token);
+  await client.resource('api_keys').create({ description: 'ci' });
+  // @ts-expect-error an unknown resource name
+  client.resource('no_such_kind');
+  // @ts-expect-error an unknown field (schemas are strict)
+  await client.resource('api_keys').create({ descripton: 'typo' });
 }
 
 /** Names and bodies are types of their own, for code that passes them around. */

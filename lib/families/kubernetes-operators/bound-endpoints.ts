@@ -51,7 +51,7 @@ export const BOUND_ENDPOINTS: Operation = {
     const listUri = absoluteUri(ctx.baseUrl, `${kubernetesOperators.path}/${operator.id}/bound_endpoints`);
     if (!operator.binding) return listEnvelope(ENDPOINTS.listKey, [], listUri, page, undefined, false);
     const matches = boundBy(compileSelectors(ctx, operator.binding.endpoint_selectors));
-    const { items, lastId, hasMore } = await scanPage(ctx, scopeOf(ctx, ENDPOINTS.kind), page, (record) => respond(ctx, ENDPOINTS, record as never), matches, 'endpoint_selectors');
+    const { items, lastId, hasMore } = await scanPage(ctx, scopeOf(ctx, ENDPOINTS.kind), page, (record) => respond(ctx, ENDPOINTS, record as never), matches);
     return listEnvelope(ENDPOINTS.listKey, items, listUri, page, lastId, hasMore);
   },
 };
