@@ -81,7 +81,7 @@ export interface OpenedSession {
 }
 
 interface BindCommon {
-  /** Where the agent forwards the tunnel's traffic (the tunnel's `forwards_to`). */
+  /** Where the agent forwards the tunnel's traffic (the tunnel's `forwards_to`); '' when the agent did not say. */
   readonly forwards_to?: string;
   /**
    * The traffic policy the agent sets on the bind (a document, or the legacy JSON policy), refused
@@ -263,7 +263,7 @@ async function startBoundTunnel(instance: Instance, account: string, sessionId: 
     const credential = { kind: session.credential.kind, id: session.credential.id, acl: credentialRecord.acl as string[] };
     const owner = { ...session, owner_id: session.owner_id ?? '' };
     const tunnel = (proto: TunnelProto, url: string, labels: Readonly<Record<string, string>> = {}) =>
-      startTunnel(ctx, owner, { proto, url, labels, metadata: bind.metadata ?? session.metadata, ...(bind.forwards_to ? { forwards_to: bind.forwards_to } : {}) });
+      startTunnel(ctx, owner, { proto, url, labels, metadata: bind.metadata ?? session.metadata, ...(bind.forwards_to === undefined ? {} : { forwards_to: bind.forwards_to }) });
     if (bind.proto === 'labeled') {
       checkAcl(credential, 'labels', { labels: bind.labels });
       return { tunnelId: (await tunnel('', '', bind.labels)).id };
