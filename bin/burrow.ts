@@ -9,6 +9,7 @@ import { compileTrustProxy } from '../adapters/http/trust-proxy.ts';
 import { createHash, randomBytes } from 'node:crypto';
 import { isPostgresUrl, openStore } from '../adapters/stores/index.ts';
 import { startNetworkEdges, type NetworkEdges } from '../adapters/network-edges.ts';
+import { hostPort } from '../adapters/addresses.ts';
 import { checkCertificateAuthority, checkChosenToken, createBurrow, DEFAULT_SIMULATION, listenersOf, ManualClock, parseRateLimit, type CertificateAuthority, type Store } from '../lib/index.ts';
 import { captureLauncher, type Launcher } from './launcher-watch.ts';
 import { removeReadyFile, writeReadyFile } from './ready-file.ts';
@@ -82,7 +83,7 @@ Options:
                      also serve HTTPS and TLS endpoints here, routed by SNI, port 0 for any
                      free port (env BURROW_TLS_INGRESS_ADDR; off unless given): HTTPS with the
                      domain's certificate, else one Burrow's CA signs (GET /_burrow/ca.pem)
-  --public-host NAME another name agents reach the agent gateway by (env BURROW_PUBLIC_HOST);
+  --public-host NAME another name or IP agents reach the agent gateway by (env BURROW_PUBLIC_HOST);
                      its certificate is valid for it too; also the host of TCP endpoints' URLs
   --region REGION    the region of real agents' sessions (default us; env BURROW_REGION)
   --ca-cert FILE, --ca-key FILE
@@ -485,7 +486,8 @@ async function serve(settings: ReturnType<typeof parseCli>, store: Store, launch
   burrow.services.listeners.set('api', `${host}:${port}`);
   say(`inspector: ${listenUrl}/_burrow/ (sign in with the operator token)`, { inspector: `${listenUrl}/_burrow/` });
   if (agentGateway) {
-    say(`agent gateway: ${agentGateway.serverAddr} (ngrok agent: server_addr ${agentGateway.serverAddr}, root CA ${listenUrl}/_burrow/ca.pem, a tunnel credential's token as authtoken)`, {
+    // Where it listens first; the public host is only how agents dial it.
+    say(`agent gateway: ${hostPort(agentGateway.address.host, agentGateway.address.port)} (ngrok agent: server_addr ${agentGateway.serverAddr}, root CA ${listenUrl}/_burrow/ca.pem, a tunnel credential's token as authtoken)`, {
       agent_gateway: agentGateway.serverAddr,
     });
   }

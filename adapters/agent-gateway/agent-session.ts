@@ -18,6 +18,13 @@ import { AGENT_MESSAGE_BOUNDS, readMessage, writeMessage } from './rpc.ts';
 import { AgentRelayError, type AgentSession, type AgentSessionAuth, type AgentTunnel, type CommandReply, type ProxyOptions, type RemoteAddress, type SessionEndReason } from './session-handler.ts';
 import type { Timers } from '../gateway-connection/timers.ts';
 
+/**
+ * Replies by which a vendor's agent refuses a command it has no way to run, though its Auth did not
+ * say so: the v2 CLI agent (2.3.41) with `update_check: false` answers Update "updates disabled".
+ * They are the vendor's "unsupported" outcome (806), not a failure (809).
+ */
+const UNSUPPORTED_REPLIES: Readonly<Record<CommandKind, readonly string[]>> = { stop: [], restart: [], update: ['updates disabled'] };
+
 /** What a live session needs from its gateway. */
 export interface LiveSessionSettings {
   readonly timers: Timers;
@@ -96,7 +103,8 @@ export class LiveAgentSession<C> implements AgentSession<C> {
     // Read on to the agent's FIN, so the stream closes cleanly on both sides.
     stream.resume();
     if (error === '') return { outcome: 'ok' };
-    return support.state === 'unsupported' && error === support.reason ? { outcome: 'unsupported', message: error } : { outcome: 'failed', message: error };
+    const unsupported = (support.state === 'unsupported' && error === support.reason) || UNSUPPORTED_REPLIES[kind].includes(error);
+    return unsupported ? { outcome: 'unsupported', message: error } : { outcome: 'failed', message: error };
   }
 
   openProxy(tunnelId: string, options: ProxyOptions): Duplex {

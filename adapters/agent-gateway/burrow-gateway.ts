@@ -156,7 +156,8 @@ export async function startAgentGateway(burrow: BurrowCore<any>, options: AgentG
 
 /** A bind as the session path takes it. */
 function bindOf(request: BindRequest): AgentBind {
-  const common = { ...(request.forwardsTo ? { forwards_to: request.forwardsTo } : {}), metadata: request.metadata };
+  // What the agent said it forwards to, '' when it said nothing (the v2 CLI agent): never an invented address.
+  const common = { forwards_to: request.forwardsTo, metadata: request.metadata };
   if (request.kind === 'labeled') return { proto: 'labeled', labels: request.labels, ...common };
   // The policy the agent binds with is checked as a stored one is (lib/policy/checker.ts), before any traffic.
   const policy = request.options.trafficPolicy ? { traffic_policy: request.options.trafficPolicy } : {};

@@ -208,3 +208,6 @@ const UNSTORABLE = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff
 export function isStorableKey(text: string): boolean {
   return !UNSTORABLE.test(text);
 }
+
+/** Whether `token` has the shape of the tokens `IdFactory.token` makes: `<27 base62 chars>_<base62 secret>`. */
+export const isTokenShaped = (token: string): boolean => /^[0-9A-Za-z]{27}_[0-9A-Za-z]{26,}$/.test(token);

@@ -2,6 +2,7 @@ import { lookupToken } from '../../engine/auth.ts';
 import { operatorIn, type Instance, type OperationContext, type Principal } from '../../engine/context.ts';
 import { aclPermits, describeAcl, type AclBind } from '../../conventions/acl.ts';
 import { ApiError, ERRORS, fail } from '../../conventions/errors.ts';
+import { isTokenShaped } from '../../conventions/ids.ts';
 import { CONNECTION_PHASES, policyRefusal, TRAFFIC_POLICY_PHASES } from '../../conventions/traffic-policy.ts';
 import { AGENTS_ERRORS } from './errors.ts';
 import { addPair, claimUnique, findByUnique, findUnique, membersOf, removePair, type PairIndex } from '../../engine/indexes.ts';
@@ -80,7 +81,7 @@ export interface OpenedSession {
 }
 
 interface BindCommon {
-  /** Where the agent forwards the tunnel's traffic (the tunnel's `forwards_to`). */
+  /** Where the agent forwards the tunnel's traffic (the tunnel's `forwards_to`); '' when the agent did not say. */
   readonly forwards_to?: string;
   /**
    * The traffic policy the agent sets on the bind (a document, or the legacy JSON policy), refused
@@ -128,6 +129,8 @@ const label = (credential: Pick<ResolvedCredential, 'kind'>) => (credential.kind
 
 async function resolveCredential(reader: StoreReader, proof: AgentProof): Promise<ResolvedCredential> {
   if ('token' in proof) {
+    // The vendor tells a token of the wrong shape (105) from a well-formed unknown one (107).
+    if (!isTokenShaped(proof.token)) throw new ApiError(AGENTS_ERRORS.AGENT_TOKEN_MALFORMED, "token: not of the shape of a tunnel credential's token (<27 characters>_<secret>); use the token of a tunnel credential (POST /credentials)");
     const entry = await lookupToken(reader, proof.token);
     if (!entry || entry.kind !== 'credential' || (proof.account_id !== undefined && entry.account !== proof.account_id)) {
       throw new ApiError(AGENTS_ERRORS.AGENT_CREDENTIAL_UNKNOWN, 'token: not the token of a tunnel credential');
@@ -260,7 +263,7 @@ async function startBoundTunnel(instance: Instance, account: string, sessionId: 
     const credential = { kind: session.credential.kind, id: session.credential.id, acl: credentialRecord.acl as string[] };
     const owner = { ...session, owner_id: session.owner_id ?? '' };
     const tunnel = (proto: TunnelProto, url: string, labels: Readonly<Record<string, string>> = {}) =>
-      startTunnel(ctx, owner, { proto, url, labels, metadata: bind.metadata ?? session.metadata, ...(bind.forwards_to ? { forwards_to: bind.forwards_to } : {}) });
+      startTunnel(ctx, owner, { proto, url, labels, metadata: bind.metadata ?? session.metadata, ...(bind.forwards_to === undefined ? {} : { forwards_to: bind.forwards_to }) });
     if (bind.proto === 'labeled') {
       checkAcl(credential, 'labels', { labels: bind.labels });
       return { tunnelId: (await tunnel('', '', bind.labels)).id };
@@ -281,6 +284,11 @@ async function startBoundTunnel(instance: Instance, account: string, sessionId: 
       url = `tcp://${addr}`;
     } else {
       const name = (bind.hostname || (bind.subdomain ? `${bind.subdomain}.${zone}` : `${hexOf(ctx.ids.bytes(8))}.${zone}`)).toLowerCase().replace(/\.$/, '');
+      // The vendor checks a name's characters before any reservation (its ERR_NGROK_326).
+      const invalid = /[^A-Za-z0-9.*-]/.exec(name);
+      if (invalid) {
+        throw new ApiError(AGENTS_ERRORS.AGENT_DOMAIN_INVALID, `hostname: invalid character '${invalid[0]}' in '${name}'; a domain may contain only a-z, A-Z, 0-9, '.', '*' and '-'`);
+      }
       if (bind.hostname && !underZone(name, zone) && !isInternalHost(name, zone) && !(await findReservedDomain(ctx, name))) {
         throw new ApiError(AGENTS_ERRORS.AGENT_DOMAIN_NOT_RESERVED, `hostname: ${name} is not a reserved domain of this account (nor under ${zone}); reserve it (POST /reserved_domains) or a wildcard domain one label above it`);
       }

@@ -22,7 +22,8 @@ export interface EndpointTunnel {
 
 /** Stores the agent endpoint of a domain or address tunnel that just started. */
 export async function addAgentEndpoint(ctx: OperationContext, tunnel: EndpointTunnel, ownerId: string): Promise<void> {
-  const url = parseEndpointUrl(tunnel.public_url);
+  // An agent's TCP URL names the ingress's public host, which may be an IP address (`--public-host`).
+  const url = parseEndpointUrl(tunnel.public_url, 'url', { ipHost: true });
   const record: EndpointRecord = {
     id: tunnel.endpoint_id!,
     created_at: tunnel.started_at,

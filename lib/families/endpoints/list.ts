@@ -23,7 +23,7 @@ function filterValues(value: QueryParams[string]): string[] {
 /** A url filter matches the stored (canonical) url; a parseable one is canonicalised first. */
 function canonicalUrl(text: string): string {
   try {
-    return parseEndpointUrl(text).url;
+    return parseEndpointUrl(text, 'url', { ipHost: true }).url;
   } catch {
     return text;
   }

@@ -2,6 +2,7 @@ import type { OperationContext } from '../../engine/context.ts';
 import { ApiError } from '../../conventions/errors.ts';
 import { type BaseRecord } from '../../engine/resource.ts';
 import { isDnsName } from '../../conventions/acl.ts';
+import { isIpAddress } from '../../conventions/cidr.ts';
 import { ENDPOINTS_ERRORS } from './errors.ts';
 
 /**
@@ -53,7 +54,7 @@ export interface EndpointUrl {
  * Reads an endpoint URL (see the file comment for the rules); throws the vendor's
  * 18001/18003/18022.
  */
-export function parseEndpointUrl(text: string, field = 'url'): EndpointUrl {
+export function parseEndpointUrl(text: string, field = 'url', options: { readonly ipHost?: boolean } = {}): EndpointUrl {
   const invalid = (why: string, spec = ENDPOINTS_ERRORS.ENDPOINT_URL_INVALID): never => {
     throw new ApiError(spec, `${field}: ${why} (got ${JSON.stringify(text)})`);
   };
@@ -66,18 +67,19 @@ export function parseEndpointUrl(text: string, field = 'url'): EndpointUrl {
   if (!(SCHEMES as readonly string[]).includes(scheme)) invalid(`the scheme must be one of ${SCHEMES.join(', ')}`, ENDPOINTS_ERRORS.ENDPOINT_SCHEME_INVALID);
   const authority = match![2]!;
   if (authority.includes('@')) invalid('must not carry credentials');
-  const hostPort = /^([^:]+)(?::(\d{1,10}))?$/.exec(authority);
+  const hostPort = /^([^:]+|\[[0-9A-Fa-f:.]+\])(?::(\d{1,10}))?$/.exec(authority);
   if (!hostPort) invalid(authority.includes(':') ? 'the port must be a number from 1 to 65535' : 'needs a host', authority.includes(':') ? ENDPOINTS_ERRORS.ENDPOINT_PORT_INVALID : ENDPOINTS_ERRORS.ENDPOINT_URL_INVALID);
-  const host = hostPort![1]!.toLowerCase();
+  const host = hostPort![1]!.toLowerCase().replace(/^\[(.*)\]$/, '$1');
   const bare = host.startsWith('*.') ? host.slice(2) : host;
-  if (!isDnsName(bare) || /^[\d.]+$/.test(bare)) invalid('the host must be a DNS name (a leading *. is allowed)');
+  const ip = isIpAddress(host);
+  if (ip ? !options.ipHost : !isDnsName(bare) || /^[\d.]+$/.test(bare)) invalid('the host must be a DNS name (a leading *. is allowed)');
   let port = DEFAULT_PORTS[scheme];
   if (hostPort![2] !== undefined) {
     port = Number(hostPort![2]);
     if (!(port >= 1 && port <= 65535)) invalid('the port must be a number from 1 to 65535', ENDPOINTS_ERRORS.ENDPOINT_PORT_INVALID);
   }
   if (port === undefined) invalid(`a ${scheme} URL needs a port`, ENDPOINTS_ERRORS.ENDPOINT_PORT_INVALID);
-  const url = `${scheme}://${host}${port === DEFAULT_PORTS[scheme] ? '' : `:${port}`}`;
+  const url = `${scheme}://${host.includes(':') ? `[${host}]` : host}${port === DEFAULT_PORTS[scheme] ? '' : `:${port}`}`;
   return { url, scheme, host, port: port! };
 }
 

@@ -140,13 +140,32 @@ describe('sessions of the real agent', () => {
     assert.deepEqual(await client.endpoints.list(), []);
   });
 
-  test('an unknown token is refused with the code and a message saying why', async (t) => {
-    await assert.rejects(connect(t, 'not-a-credential-token'), (error: Error) => {
+  test('a well-formed unknown token is 107, a malformed one 105, each with a message saying why', async (t) => {
+    await assert.rejects(connect(t, `${'A'.repeat(27)}_${'b'.repeat(27)}`), (error: Error) => {
       assert.match(error.message, /The authtoken you specified is not valid: not the token of a tunnel credential/);
       assert.match(error.message, /ERR_BURROW_107/);
       return true;
     });
+    await assert.rejects(connect(t, 'badtoken'), (error: Error) => {
+      assert.match(error.message, /token: not of the shape of a tunnel credential's token/);
+      assert.match(error.message, /ERR_BURROW_105/);
+      assert.doesNotMatch(error.message, /badtoken/, 'the token is not echoed');
+      return true;
+    });
     assert.deepEqual(await sessions(), []);
+  });
+
+  test('a domain with invalid characters is 326, before any reservation check', async (t) => {
+    const credential = await client.credentials.create({});
+    const session = await connect(t, credential.token);
+    await assert.rejects(session.httpEndpoint().domain('1.21 gigawatts').listen(false), (error: Error) => {
+      assert.match(error.message, /hostname: invalid character ' ' in '1\.21 gigawatts'/);
+      assert.match(error.message, /ERR_BURROW_326/);
+      return true;
+    });
+    await session.close();
+    await client.credentials.delete(credential.id).catch(() => undefined);
+    await until(sessions, (list) => list.length === 0, 'the session ended');
   });
 
   test("a bind outside the credential's ACL, or on a domain the account has not reserved, is refused naming it", async (t) => {

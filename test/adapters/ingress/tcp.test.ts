@@ -245,6 +245,22 @@ describe('burrow serve', () => {
     assert.match(listener.url()!, /^tcp:\/\/tunnels\.example\.test:\d+$/);
     assert.equal(await roundTrip(portOf(listener.url()!), 'served'), 'echo: served');
   });
+  test('with --public-host IP, an agent\'s TCP bind is tcp://IP:PORT, and the start-up line names where the gateway listens', async (t) => {
+    const ingress = await startIngressServer(['--http-ingress-addr', '127.0.0.1:0', '--public-host', '203.0.113.5']);
+    let session: Session;
+    try {
+      session = await ingress.agent(t);
+    } finally {
+      t.after(() => ingress.stop());
+    }
+    const listener = await session.tcpEndpoint().listenAndForward(`tcp://127.0.0.1:${await startEcho(t)}`);
+    assert.match(listener.url()!, /^tcp:\/\/203\.0\.113\.5:\d+$/);
+    assert.equal(await roundTrip(portOf(listener.url()!), 'served'), 'echo: served');
+    const gatewayPort = ingress.port('agent');
+    const lines = await ingress.server.outputUntil((output) => output.some((line) => line.startsWith('agent gateway: ')));
+    const line = lines.find((output) => output.startsWith('agent gateway: '))!;
+    assert.ok(line.startsWith(`agent gateway: 127.0.0.1:${gatewayPort} (ngrok agent: server_addr 203.0.113.5:${gatewayPort},`), line);
+  });
 });
 
 describe('TCP edges', () => {

@@ -69,8 +69,9 @@ describe('connecting agents', () => {
     assertError(await connect({ ssh_public_key: key.publicKey }), 400, 215, /account_id: required/);
   });
 
-  test('unknown, deleted or API-key tokens are refused', async () => {
-    assertError(await connect({ token: 'nope' }), 401, 9013, /not the token of a tunnel credential/);
+  test('unknown, deleted or API-key tokens are refused; a token of the wrong shape is 105', async () => {
+    assertError(await connect({ token: 'nope' }), 401, 105, /token: not of the shape of a tunnel credential's token/);
+    assertError(await connect({ token: `${'A'.repeat(27)}_${'b'.repeat(27)}` }), 401, 9013, /not the token of a tunnel credential/);
     assertError(await connect({ token: api.token }), 401, 9013, /not the token of a tunnel credential/);
     const cred = await credential();
     await api.request('DELETE', `/credentials/${cred.id}`);
