@@ -1,4 +1,4 @@
-import { pipeline, type Duplex } from 'node:stream';
+import type { Duplex } from 'node:stream';
 import type { Socket } from 'node:net';
 import type { TLSSocket } from 'node:tls';
 import type { ConnectionFacts, TlsFacts } from '../../lib/traffic/facts.ts';
@@ -43,12 +43,27 @@ export function tlsFacts(socket: TLSSocket, serverCertificate: string): TlsFacts
   };
 }
 
-/** Carries bytes both ways between a client and an agent's proxy stream until either side ends; then both close. */
+/**
+ * Carries bytes both ways between a client and an agent's proxy stream until either side ends
+ * (its end written through to the other) or fails; then both close. With pipe and one listener
+ * per event, not two stream.pipeline calls: those add end-of-stream listeners to each side twice,
+ * and a client socket that node's server, the trace and the ingress already watch went past
+ * node's ten 'close' listeners (MaxListenersExceededWarning in every WebSocket test).
+ */
 export function joinStreams(client: Duplex, upstream: Duplex): void {
   const done = () => {
     client.destroy();
     upstream.destroy();
   };
-  pipeline(client, upstream, done);
-  pipeline(upstream, client, done);
+  for (const [from, to] of [
+    [client, upstream],
+    [upstream, client],
+  ] as const) {
+    // Done once what one side sent is written through to the other, or when a side fails or
+    // closes before its end (an end then waits for the write to flush, as pipeline's did).
+    from.pipe(to).once('finish', done);
+    from.once('error', done).once('close', () => {
+      if (!from.readableEnded) done();
+    });
+  }
 }
