@@ -232,8 +232,9 @@ describe('agent TCP endpoints', () => {
 });
 
 describe('burrow serve', () => {
-  test('with --http-ingress-addr and --public-host NAME, an agent\'s TCP bind is tcp://NAME:PORT, PORT listening on the ingress host', async (t) => {
-    const ingress = await startIngressServer(['--http-ingress-addr', '127.0.0.1:0', '--public-host', 'tunnels.example.test']);
+  /** `burrow serve` with an HTTP ingress and `--public-host publicHost`, an agent, and one TCP bind round-tripped; answers the server. */
+  async function tcpBindUnder(t: TestContext, publicHost: string, url: RegExp) {
+    const ingress = await startIngressServer(['--http-ingress-addr', '127.0.0.1:0', '--public-host', publicHost]);
     let session: Session;
     try {
       session = await ingress.agent(t);
@@ -242,20 +243,17 @@ describe('burrow serve', () => {
       t.after(() => ingress.stop());
     }
     const listener = await session.tcpEndpoint().listenAndForward(`tcp://127.0.0.1:${await startEcho(t)}`);
-    assert.match(listener.url()!, /^tcp:\/\/tunnels\.example\.test:\d+$/);
+    assert.match(listener.url()!, url);
     assert.equal(await roundTrip(portOf(listener.url()!), 'served'), 'echo: served');
+    return ingress;
+  }
+
+  test('with --http-ingress-addr and --public-host NAME, an agent\'s TCP bind is tcp://NAME:PORT, PORT listening on the ingress host', async (t) => {
+    await tcpBindUnder(t, 'tunnels.example.test', /^tcp:\/\/tunnels\.example\.test:\d+$/);
   });
+
   test('with --public-host IP, an agent\'s TCP bind is tcp://IP:PORT, and the start-up line names where the gateway listens', async (t) => {
-    const ingress = await startIngressServer(['--http-ingress-addr', '127.0.0.1:0', '--public-host', '203.0.113.5']);
-    let session: Session;
-    try {
-      session = await ingress.agent(t);
-    } finally {
-      t.after(() => ingress.stop());
-    }
-    const listener = await session.tcpEndpoint().listenAndForward(`tcp://127.0.0.1:${await startEcho(t)}`);
-    assert.match(listener.url()!, /^tcp:\/\/203\.0\.113\.5:\d+$/);
-    assert.equal(await roundTrip(portOf(listener.url()!), 'served'), 'echo: served');
+    const ingress = await tcpBindUnder(t, '203.0.113.5', /^tcp:\/\/203\.0\.113\.5:\d+$/);
     const gatewayPort = ingress.port('agent');
     const lines = await ingress.server.outputUntil((output) => output.some((line) => line.startsWith('agent gateway: ')));
     const line = lines.find((output) => output.startsWith('agent gateway: '))!;
