@@ -7,7 +7,7 @@ import type { BurrowCore } from '../../lib/burrow.ts';
 import { LIMITS, limitNote } from '../../lib/limits.ts';
 import type { HttpResponseOutcome, PolicyTerminal } from '../../lib/traffic/decisions.ts';
 import type { HttpExchange } from '../../lib/policy/engine.ts';
-import type { ConnectionFacts, HeaderList, HttpRequestFacts, HttpResponseFacts, RequestBody } from '../../lib/traffic/facts.ts';
+import { headerPairs, type ConnectionFacts, type HeaderList, type HttpRequestFacts, type HttpResponseFacts, type RequestBody } from '../../lib/traffic/facts.ts';
 import { hostPort } from '../addresses.ts';
 import { AgentRelayError } from '../agent-gateway/session-handler.ts';
 import { connectionFacts, joinStreams, type Connections } from './connections.ts';
@@ -124,7 +124,7 @@ export function createHttpIngress(burrow: BurrowCore<any>, options: HttpIngressO
       if (connected.tls?.mutualTls && !encrypted) return void reply.send(page(501, undefined, `${target.endpoint.url} asks for client certificates (mutual TLS), which only a TLS connection can present; this request came over plain HTTP`));
     }
     const body = new HeldBody(req, seen);
-    let facts: HttpRequestFacts = { method: req.method ?? 'GET', url: url.href, version: req.httpVersion, headers: pairs(req.rawHeaders), receivedAt: burrow.clock.now(), body };
+    let facts: HttpRequestFacts = { method: req.method ?? 'GET', url: url.href, version: req.httpVersion, headers: headerPairs(req.rawHeaders), receivedAt: burrow.clock.now(), body };
     seen?.received(facts);
     seen?.requestBody(() => body.bytes);
     // forward-internal hands the request on to an internal endpoint, whose policy runs in turn; the
@@ -276,7 +276,7 @@ export function createHttpIngress(burrow: BurrowCore<any>, options: HttpIngressO
    * (and drops `upstream`, the agent's answer), else `relay` sends the answer as the policy left it.
    */
   function relayAnswer(admitted: Admitted, reply: Reply, response: IncomingMessage, upstream: { destroy(): void }, relay: (outcome: HttpResponseOutcome) => void): void {
-    const upstreamAnswer = { status: response.statusCode ?? 502, headers: pairs(response.rawHeaders) };
+    const upstreamAnswer = { status: response.statusCode ?? 502, headers: headerPairs(response.rawHeaders) };
     admitted.seen?.upstreamHead(upstreamAnswer.status, upstreamAnswer.headers);
     void respond(admitted.exchanges, upstreamAnswer, admitted.seen)
       .then((outcome) => {
@@ -438,13 +438,6 @@ class HeldBody implements RequestBody {
   get bytes(): number {
     return this.#bytes;
   }
-}
-
-/** `rawHeaders` (name, value, name, value…) as a header list. */
-function pairs(raw: readonly string[]): [string, string][] {
-  const list: [string, string][] = [];
-  for (let i = 0; i + 1 < raw.length; i += 2) list.push([raw[i]!, raw[i + 1]!]);
-  return list;
 }
 
 const flatten = (headers: HeaderList): string[] => headers.flatMap(([name, value]) => [name, value]);

@@ -48,13 +48,6 @@ export function redactRawHeaders(raw: readonly string[]): string[] {
   return kept;
 }
 
-/** Flat headers as pairs. */
-export function headerPairs(flat: readonly string[]): [string, string][] {
-  const pairs: [string, string][] = [];
-  for (let i = 0; i + 1 < flat.length; i += 2) pairs.push([flat[i]!, flat[i + 1]!]);
-  return pairs;
-}
-
 /** Masked copies of header pairs. */
 export function redactHeaders(headers: HeaderPairs): [string, string][] {
   return headers.map(([name, value]) => [name, isSecretHeader(name) ? maskedValue(name, value) : value]);

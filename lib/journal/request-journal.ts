@@ -1,6 +1,7 @@
 import type { QueryParams } from '../conventions/paging.ts';
 import { fail } from '../conventions/errors.ts';
-import { bodyEntry, headerPairs, keepText, redactRawHeaders, type BodyEntry, type KeptBodies } from './detail.ts';
+import { headerPairs } from '../traffic/facts.ts';
+import { bodyEntry, keepText, REDACTED, redactRawHeaders, type BodyEntry, type KeptBodies } from './detail.ts';
 import { Journal, parseJournalQuery, redactQuery, statusMatcher, type JournalFilterBase } from './journal.ts';
 import type { RingSlot } from './ring.ts';
 
@@ -103,7 +104,7 @@ export class RequestJournal extends Journal<RequestRecord, JournalFilter, Journa
   /** Keeps one answered request (the pipeline calls it once per API request); answers the record kept, undefined when the journal is off. */
   record(record: RequestRecord): RequestRecord | undefined {
     if (this.size === 0) return undefined;
-    const kept = record.search === '' ? record : { ...record, search: redactQuery(record.search, 'REDACTED') };
+    const kept = record.search === '' ? record : { ...record, search: redactQuery(record.search, REDACTED) };
     this.keep(record.account, kept);
     return kept;
   }

@@ -1,5 +1,5 @@
 import { fail } from '../conventions/errors.ts';
-import { bodyEntry, keepBytes, redactHeaders, type BodyEntry, type KeptBodies } from './detail.ts';
+import { bodyEntry, keepBytes, REDACTED, redactHeaders, type BodyEntry, type KeptBodies } from './detail.ts';
 import type { ReplayRequest } from './replay.ts';
 import type { QueryParams } from '../conventions/paging.ts';
 import type { PolicyLogEntry } from '../traffic/decisions.ts';
@@ -249,7 +249,7 @@ function redactedUrl(url: string): string {
   if (query < 0) return url;
   const hash = url.indexOf('#', query);
   const search = url.slice(query, hash < 0 ? undefined : hash);
-  return `${url.slice(0, query)}${redactQuery(search, 'REDACTED')}${hash < 0 ? '' : url.slice(hash)}`;
+  return `${url.slice(0, query)}${redactQuery(search, REDACTED)}${hash < 0 ? '' : url.slice(hash)}`;
 }
 
 /** The filter of `GET /_burrow/traffic`; unknown, repeated or bad parameters are 400s. */

@@ -7,6 +7,13 @@
 /** Header fields in the order received, names as sent (`[['Host', 'a.example'], ['Accept', '*\/*']]`). */
 export type HeaderList = readonly (readonly [name: string, value: string])[];
 
+/** Flat headers (node's `rawHeaders`: name, value, name, value…) as a header list, names as sent. */
+export function headerPairs(flat: readonly string[]): [string, string][] {
+  const pairs: [string, string][] = [];
+  for (let i = 0; i + 1 < flat.length; i += 2) pairs.push([flat[i]!, flat[i + 1]!]);
+  return pairs;
+}
+
 /** The endpoint that took the traffic. */
 export interface EndpointFacts {
   /** `ep_…`. */
