@@ -1,6 +1,5 @@
 import * as v from 'valibot';
 import { operatorIn, type ControlOperation, type Instance, type Operation } from '../engine/context.ts';
-import { knownAccount } from '../engine/accounts.ts';
 import { fail } from '../conventions/errors.ts';
 import { parseInput } from '../conventions/fields.ts';
 import { parsePageRequest } from '../conventions/paging.ts';
@@ -67,7 +66,7 @@ export const INSPECTION_CONTROL_OPERATIONS: readonly ControlOperation[] = [
     status: 200,
     summary: `Every resource kind of the API with the account's count of it (counting stops at ${COUNT_CAP}: then more is true)`,
     async run(instance, input) {
-      const account = await knownAccount(instance, input.params.account_id!);
+      const account = input.params.account_id!;
       const resources = [];
       for (const def of instance.resources) {
         const count = await countUpTo(instance.reader, { account, kind: def.kind }, COUNT_CAP + 1);
@@ -83,7 +82,7 @@ export const INSPECTION_CONTROL_OPERATIONS: readonly ControlOperation[] = [
     status: 200,
     summary: "One page of a kind's list exactly as the API answers it (limit, before_id)",
     async run(instance, input, meta) {
-      const account = await knownAccount(instance, input.params.account_id!);
+      const account = input.params.account_id!;
       const def = definitionNamed(instance, input.params.name!);
       const page = parsePageRequest(input.query);
       const query: Record<string, string> = { limit: String(page.limit), ...(page.beforeId ? { before_id: page.beforeId } : {}) };
@@ -97,7 +96,7 @@ export const INSPECTION_CONTROL_OPERATIONS: readonly ControlOperation[] = [
     status: 200,
     summary: 'Any record of the account by id (its prefix names the kind), as the API answers it',
     async run(instance, input, meta) {
-      const account = await knownAccount(instance, input.params.account_id!);
+      const account = input.params.account_id!;
       const id = input.params.id!;
       const prefix = id.slice(0, id.lastIndexOf('_'));
       const def = instance.resources.find((d) => d.prefix === prefix);
@@ -114,7 +113,7 @@ export const INSPECTION_CONTROL_OPERATIONS: readonly ControlOperation[] = [
     body: NoFields,
     summary: 'Send an agent command (stop, restart or update) to the agent of a tunnel session, as the API does',
     async run(instance, input, meta) {
-      const account = await knownAccount(instance, input.params.account_id!);
+      const account = input.params.account_id!;
       const command = input.params.command!;
       if (!SESSION_COMMANDS.includes(command)) fail('ROUTE_NOT_FOUND', `no agent command '${command}'; commands: ${SESSION_COMMANDS.join(', ')}`);
       parseInput(NoFields, input.body ?? {});

@@ -1,5 +1,6 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { ControlOperation, Instance, Operation, OperationInput, Principal, RequestMeta } from './context.ts';
+import { knownAccount } from './accounts.ts';
 import { ApiError, ERRORS, errorBody, fail, type ErrorBody } from '../conventions/errors.ts';
 import type { QueryParams } from '../conventions/paging.ts';
 import { StoreUnavailableError, StoreWriteError } from '../store.ts';
@@ -163,6 +164,8 @@ export class Pipeline {
         const operation = request.target.operation;
         if (!operation) routeMiss(request.method, request.path, request.target.allowed, 'control-plane', request.target.nearest);
         if (!operation.open) checkOperator(request.header('authorization'), expected !== undefined, isOperatorToken);
+        // Every operation under /accounts/:account_id answers an unknown account's 404 before anything else.
+        if (request.target.params.account_id !== undefined) await knownAccount(this.#burrow, request.target.params.account_id);
         const input = { params: request.target.params, query: request.query, body: operation.body ? await request.body(operation.bodyLimit) : undefined };
         const operator = !operation.open || isOperatorToken(/^Bearer\s+(.+)$/i.exec(request.header('authorization') ?? '')?.[1]?.trim() ?? '');
         const result = await operation.run(this.#burrow, input, { baseUrl: request.baseUrl, operator, isOperatorToken, ...(request.send ? { send: request.send } : {}) });

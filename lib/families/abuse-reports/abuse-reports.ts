@@ -2,7 +2,6 @@ import * as v from 'valibot';
 import { operatorIn, type ControlOperation } from '../../engine/context.ts';
 import { fail } from '../../conventions/errors.ts';
 import { maxBytes, metadata, parseInput } from '../../conventions/fields.ts';
-import { knownAccount } from '../../engine/accounts.ts';
 import { defineResource, getRecord, respond, scopeOf, type BaseRecord } from '../../engine/resource.ts';
 
 /**
@@ -102,7 +101,7 @@ export const ABUSE_REPORT_CONTROL_OPERATIONS: readonly ControlOperation[] = [
     body: DecisionBody,
     summary: 'Decide reported hostnames of an abuse report ({hostnames: {"<hostname>": "BANNED" | "UNBANNED" | "IGNORE"}}); answers the report',
     async run(instance, input, meta) {
-      const account = await knownAccount(instance, input.params.account_id!);
+      const account = input.params.account_id!;
       const body = parseInput(DecisionBody, input.body ?? {});
       return instance.perform(
         operatorIn(account),

@@ -4,7 +4,6 @@ import { formatTime } from '../../conventions/clock.ts';
 import { ApiError, ERRORS, fail } from '../../conventions/errors.ts';
 import { maxBytes, parseInput, rfc3339, storedRef } from '../../conventions/fields.ts';
 import { absoluteUri, makeRef, type Ref } from '../../conventions/refs.ts';
-import { knownAccount } from '../../engine/accounts.ts';
 import { addPair, membersOf, removePair, type PairIndex } from '../../engine/indexes.ts';
 import { createRecord, defineResource, getRecord, scopeOf, type BaseRecord, type ResourceDefinition } from '../../engine/resource.ts';
 import { httpsEdges, routePath, type HttpsEdgeRecord } from '../edges/index.ts';
@@ -264,7 +263,7 @@ function controlCreate<R extends BaseRecord>(def: ResourceDefinition<R>, path: s
     body: def.createSchema,
     summary,
     async run(instance, input, meta) {
-      const account = await knownAccount(instance, input.params.account_id!);
+      const account = input.params.account_id!;
       return instance.perform(operatorIn(account), (ctx) => createRecord(ctx, def, parseInput(def.createSchema, input.body ?? {}) as Record<string, unknown>), instance.baseUrl ?? meta.baseUrl);
     },
   };
