@@ -60,8 +60,6 @@ export const tunnelSessions = defineResource<TunnelSessionRecord>({
   label: 'tunnel session',
   kind: TUNNEL_SESSION_KIND,
   prefix: 'ts',
-  path: '/tunnel_sessions',
-  listKey: 'tunnel_sessions',
   filterable: true,
   operations: ['get', 'list'],
   commands: {

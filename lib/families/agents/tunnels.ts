@@ -68,8 +68,6 @@ export const tunnels = defineResource<TunnelRecord>({
   label: 'tunnel',
   kind: TUNNEL_KIND,
   prefix: 'tn',
-  path: '/tunnels',
-  listKey: 'tunnels',
   operations: ['get', 'list'],
   createSchema: NoFields,
   updateSchema: NoFields,
