@@ -25,7 +25,8 @@ export interface JournalLine {
 
 export class Journal {
   readonly path: string;
-  #handle: FileHandle | undefined;
+  /** The open journal file, or its opening: one handle even when two writes start together. */
+  #handle: Promise<FileHandle> | undefined;
   #size = 0;
 
   constructor(path: string) {
@@ -76,26 +77,31 @@ export class Journal {
     return new Error(`journal ${this.path} is corrupt at line ${index + 1}: ${reason}. Burrow left it untouched; restore it or move it away to start from the data file alone`);
   }
 
-  async #open(): Promise<FileHandle> {
-    if (!this.#handle) {
-      let created = true;
-      const handle = await open(this.path, 'ax', 0o600).catch((error: NodeJS.ErrnoException) => {
-        if (error.code !== 'EEXIST') throw error;
-        created = false;
-        return open(this.path, 'a', 0o600);
-      });
-      try {
-        // A new file is durable only once its directory entry is.
-        if (created) await syncDirectory(this.path);
-        // A torn tail from a crash is cut off before anything is appended after it.
-        else await handle.truncate(this.#size);
-      } catch (error) {
-        await handle.close();
-        throw error;
-      }
-      this.#handle = handle;
-    }
+  #open(): Promise<FileHandle> {
+    this.#handle ??= this.#openFile().catch((error: unknown) => {
+      this.#handle = undefined;
+      throw error;
+    });
     return this.#handle;
+  }
+
+  async #openFile(): Promise<FileHandle> {
+    let created = true;
+    const handle = await open(this.path, 'ax', 0o600).catch((error: NodeJS.ErrnoException) => {
+      if (error.code !== 'EEXIST') throw error;
+      created = false;
+      return open(this.path, 'a', 0o600);
+    });
+    try {
+      // A new file is durable only once its directory entry is.
+      if (created) await syncDirectory(this.path);
+      // A torn tail from a crash is cut off before anything is appended after it.
+      else await handle.truncate(this.#size);
+    } catch (error) {
+      await handle.close();
+      throw error;
+    }
+    return handle;
   }
 
   /** Appends one line and makes it durable; on failure the journal is cut back to its old end. */
@@ -121,8 +127,9 @@ export class Journal {
   }
 
   async close(): Promise<void> {
-    await this.#handle?.close();
+    const opening = this.#handle;
     this.#handle = undefined;
+    await (await opening?.catch(() => undefined))?.close();
   }
 }
 

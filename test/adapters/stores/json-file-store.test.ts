@@ -64,6 +64,13 @@ function canUnshare(): boolean {
   return process.getuid?.() === 0 && spawnSync('unshare', ['--pid', '--fork', 'true']).status === 0;
 }
 
+/**
+ * Closes a store a test abandoned to simulate a crash, once the test no longer reads its file: a
+ * crashed process's files are closed by the OS; node would otherwise close the journal's handle on
+ * garbage collection (DEP0137). Its clean-close compaction writes a state nobody reads any more.
+ */
+const closeAbandoned = (store: JsonFileStore) => store.close();
+
 runStoreConformance('json-file', { create: () => openJsonFileStore(freshPath()) });
 
 describe('json-file: persistence', () => {
@@ -393,6 +400,7 @@ describe('json-file: file modes', () => {
     assert.deepEqual([mode(path), mode(`${path}.journal`)], ['600', '600'], 'before any write');
     assert.ok(await reopened.get(KEYS, 'ak_2'));
     await reopened.close();
+    await closeAbandoned(store);
   });
 });
 
@@ -487,6 +495,7 @@ describe('json-file: durability', () => {
     await reopened.transaction((tx) => tx.put(KEYS, { id: 'ak_4' }));
     assert.ok(diskState(path).ac_1!.api_key!.ak_4, 'appends continue after the cut-off tail');
     await reopened.close();
+    await closeAbandoned(store);
 
     const broken = freshPath();
     writeFileSync(broken, JSON.stringify({ format: 'burrow-store', version: 1, scopes: {} }));
