@@ -42,7 +42,7 @@ const DOCUMENTED_DIFFERENCES: readonly Difference[] = [
 const VENDORLESS_OPERATIONS: readonly { readonly path: string; readonly reason: string }[] = [
   { path: '/edges/tcp/{id}/policy', reason: "the 0.11.0 clients' policy module (removed from the vendor's clients in 0.12, still in the spec)" },
   { path: '/edges/tls/{id}/policy', reason: "the 0.11.0 clients' policy module (removed from the vendor's clients in 0.12, still in the spec)" },
-  { path: '/edges/https/{edge_id}/routes/{id}/policy', reason: "the 0.11.0 clients' policy module (removed from the vendor's clients in 0.12, still in the spec)" },
+  { path: '/edges/https/{edge_id}/routes/{id}/policy', reason: "the 0.11.0 clients' policy module (removed from the vendor's clients in 0.12, still in the spec)" },  { path: '/users/{id}', reason: "the user a reference's `uri` names (owners, principals, `created_by`): the vendor's references point under `/users`, but it publishes no users API" },
 ];
 
 /** What a sweep found: problems (deduplicated), and the documented differences it met. */
@@ -152,6 +152,7 @@ async function sweep(api: TestInstance, keysDir: string): Promise<{ report: Repo
   await send('GET', `${sources}/api_key_created.v0`);
   await send('PATCH', `${sources}/api_key_created.v0`, {});
   await send('GET', `/vaults/${representatives.vault}/secrets`);
+  await send('GET', `/users/${api.userId}`);
   const bound = await send('GET', `/kubernetes_operators/${representatives.operator}/bound_endpoints`);
   assert.equal(bound.body.endpoints.length, 1, 'the operator binds the kubernetes endpoint');
   await replaceEveryModule(api, representatives, send);
