@@ -193,13 +193,9 @@ export async function startGateway(t: TestContext, options: Partial<Omit<AgentGa
     onError: (error) => errors.push(error),
   });
   const { port } = await gateway.listen('127.0.0.1', 0);
-  // The vendor's agents are ended by the gateway's close, before the test's other servers go (VendorAgents).
+  // The vendor's agents end with the gateway, before the test's other servers go (VendorAgents).
   const agents = new VendorAgents();
-  t.after(async () => {
-    agents.stop();
-    await gateway.close();
-    await agents.ended();
-  });
+  t.after(() => agents.end(() => gateway.close()));
   return { gateway, port, caPem: ca.certificatePem, events, handler, errors, timers, agents };
 }
 

@@ -26,11 +26,11 @@ const call = (port: number, options: Partial<Call> = {}) => callIngress(port, { 
 
 /** A gateway, an ingress routing to its sessions, and the app; `bind` starts the agent's endpoint. */
 async function setUp(t: TestContext, gatewayOptions: Parameters<typeof startGateway>[1] = {}) {
-  const gateway = await startGateway(t, gatewayOptions);
-  // Agents close once the gateway has gone (after-hooks run in the order registered): the SDK's
-  // close of a session the gateway still serves waits for an answer it does not get.
+  // Agents close while the gateway still serves them (after-hooks run in the order registered):
+  // the SDK's close of a session the gateway has ended can wait forever.
   const agents: Session[] = [];
   t.after(() => Promise.all(agents.map((agent) => agent.close().catch(() => undefined))));
+  const gateway = await startGateway(t, gatewayOptions);
   const burrow = createBurrow({ store: new MemoryStore() });
   const errors: unknown[] = [];
   const ingress = await createIngress(burrow, { sessions: () => gateway.gateway.sessions(), onError: (error) => errors.push(error) });
