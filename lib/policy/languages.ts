@@ -1,4 +1,5 @@
 import { createPolicyLanguage } from '../conventions/cel.ts';
+import { onFirstUse } from '../conventions/on-first-use.ts';
 import { TRAFFIC_POLICY_PHASES } from '../conventions/traffic-policy.ts';
 import { policyFunctions } from './functions.ts';
 import type { PhaseLanguages } from './program.ts';
@@ -10,6 +11,25 @@ import { phaseVariables, POLICY_VARIABLES } from './variables.ts';
  * is a policy that compiles. `random` serves `rand.*`.
  */
 export function createPhaseLanguages(random: () => number): PhaseLanguages {
+  return random === Math.random ? defaultLanguages() : makePhaseLanguages(random);
+}
+
+/** The languages of `random`, made when a phase's language is first read (by a policy with rules), not before. */
+export function lazyPhaseLanguages(random: () => number): PhaseLanguages {
+  const made = onFirstUse(() => createPhaseLanguages(random));
+  const getters = TRAFFIC_POLICY_PHASES.map((phase) => [phase, { get: () => made()[phase], enumerable: true }] as const);
+  return Object.defineProperties({}, Object.fromEntries(getters)) as PhaseLanguages;
+}
+
+/**
+ * The languages over Math.random, made once per process on first use and shared by every engine
+ * and checker that draws from it: making them registers every function in three CEL environments
+ * (~20 ms of CPU), which each instance paid at start (a test suite's `startBurrow({ ingress: true })`).
+ * They hold no state between evaluations (cel.ts), so sharing them changes nothing.
+ */
+const defaultLanguages = onFirstUse(() => makePhaseLanguages(Math.random));
+
+function makePhaseLanguages(random: () => number): PhaseLanguages {
   const functions = policyFunctions(random);
   return Object.fromEntries(
     TRAFFIC_POLICY_PHASES.map((phase) => {
