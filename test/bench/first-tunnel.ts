@@ -22,6 +22,8 @@ import { once } from 'node:events';
 import { createServer, request } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import { startBurrow } from '../../adapters/testing/index.ts';
+import { median } from '../fixtures/first-answer.ts';
+import type { IngressBenchResult } from './ingress.ts';
 
 export interface FirstTunnelRound {
   readonly startMs: number;
@@ -33,19 +35,10 @@ export interface FirstTunnelRound {
   readonly directMs: number;
 }
 
-export interface FirstTunnelResult {
-  readonly figures: Record<string, number>;
-  readonly samples: Record<string, number[]>;
-  readonly ratios: Record<string, { median: number; min: number; max: number }>;
-  readonly targets: [string, boolean][];
-}
+/** Figures, samples, ratios and targets, as the ingress bench answers them. */
+export type FirstTunnelResult = IngressBenchResult;
 
 const round2 = (n: number) => Math.round(n * 100) / 100;
-const median = (values: readonly number[]) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = sorted.length >> 1;
-  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
-};
 
 /** The local app every round's agent forwards to. */
 export async function startApp(): Promise<{ port: number; close(): Promise<void> }> {
