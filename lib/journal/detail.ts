@@ -12,7 +12,8 @@ import { isSecretName, redactQuery } from './secrets.ts';
  * (`token`, `value` of a vault secret, `*secret*`, `*password*`, `private_key_pem`…); a form body's
  * secret-looking fields as a query's. An Authorization value keeps its scheme (`Bearer REDACTED`).
  * A JSON body is parsed only when a quick scan finds such a field name in it: the API's hot path
- * pays one scan per body, not a parse.
+ * pays one scan per body, not a parse; the API's own answers (JSON.stringify's text) are never
+ * parsed, their secret values are replaced in one pass over their strings.
  */
 
 /** Replaces a secret value. */
