@@ -295,6 +295,10 @@ class OverlayTransaction implements StoreTransaction {
   }
 
   async get(scope: Scope, id: string): Promise<StoredRecord | undefined> {
+    return this.#read(scope, id);
+  }
+
+  #read(scope: Scope, id: string): StoredRecord | undefined {
     const own = this.#own(scope)?.get(id);
     return own === undefined ? this.#store.committed(scope, id) : (own ?? undefined);
   }
@@ -315,14 +319,15 @@ class OverlayTransaction implements StoreTransaction {
     this.#scopeWrites(scope).set(record.id, freezeRecord(record));
   }
 
+  // Reads and writes without awaiting its own methods: a created key's token entry is an insert.
   async insert(scope: Scope, record: StoredRecord): Promise<boolean> {
-    if ((await this.get(scope, record.id)) !== undefined) return false;
-    await this.put(scope, record);
+    if (this.#read(scope, record.id) !== undefined) return false;
+    this.#scopeWrites(scope).set(record.id, freezeRecord(record));
     return true;
   }
 
   async delete(scope: Scope, id: string): Promise<boolean> {
-    const existed = (await this.get(scope, id)) !== undefined;
+    const existed = this.#read(scope, id) !== undefined;
     this.#scopeWrites(scope).set(id, null);
     return existed;
   }

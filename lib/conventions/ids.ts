@@ -197,16 +197,15 @@ export function hashToken(token: string): string {
   return oneShotHash ? oneShotHash('sha256', token, 'hex') : createHash('sha256').update(token).digest('hex');
 }
 
-// NUL, which SQL text cannot hold, and unpaired surrogates, which UTF-8 cannot encode (a database
-// would keep U+FFFD, so two such ids would become one).
-const UNSTORABLE = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
-
 /**
- * Whether `text` can be an account, kind or id in every store (lib/store.ts). No id Burrow makes
- * holds anything else, so text that fails this names no record.
+ * Whether `text` can be an account, kind or id in every store (lib/store.ts): no NUL, which SQL
+ * text cannot hold, and no unpaired surrogate, which UTF-8 cannot encode (a database would keep
+ * U+FFFD, so two such ids would become one). No id Burrow makes holds either, so text that fails
+ * this names no record. Checked for every key a request reads or writes: the native checks take
+ * half the time of one regular expression.
  */
 export function isStorableKey(text: string): boolean {
-  return !UNSTORABLE.test(text);
+  return (text as string & { isWellFormed(): boolean }).isWellFormed() && !text.includes('\0');
 }
 
 /** Whether `token` has the shape of the tokens `IdFactory.token` makes: `<27 base62 chars>_<base62 secret>`. */

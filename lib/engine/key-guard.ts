@@ -101,9 +101,9 @@ class GuardedTransaction implements StoreTransaction {
     return storable(scope, record.id) ? this.#tx.put(scope, record) : Promise.reject(unstorable(scope, record.id));
   }
 
-  async insert(scope: Scope, record: StoredRecord) {
-    writable(scope, record.id);
-    return this.#tx.insert(scope, record);
+  // Not async, as put: an unstorable key still rejects rather than throws.
+  insert(scope: Scope, record: StoredRecord) {
+    return storable(scope, record.id) ? this.#tx.insert(scope, record) : Promise.reject(unstorable(scope, record.id));
   }
 
   async delete(scope: Scope, id: string) {
@@ -113,11 +113,6 @@ class GuardedTransaction implements StoreTransaction {
   async deleteAccount(account: string) {
     return isStorableKey(account) ? this.#tx.deleteAccount(account) : undefined;
   }
-}
-
-/** Refuses a write under an unstorable key. */
-function writable(scope: Scope, id: string): void {
-  if (!storable(scope, id)) throw unstorable(scope, id);
 }
 
 /** The refusal of a write under an unstorable key. */

@@ -112,14 +112,15 @@ export class RequestJournal extends Journal<RequestRecord, JournalFilter, Journa
   /**
    * Attaches the HTTP form of a kept request (the HTTP adapter, once per API request): the headers
    * as received (node's `rawHeaders`: name, value, …), masked now; the body it read and the JSON it
-   * sent, within the caps.
+   * sent (`JSON.stringify`'s text), within the caps.
    */
   attach(record: RequestRecord, rawHeaders: readonly string[], requestBody: string | undefined, responseHeaders: Readonly<Record<string, string>>, responseBody: string | undefined): void {
     const detail: RequestDetail = {
       requestHeaders: redactRawHeaders(rawHeaders),
       responseHeaders,
       request: requestBody ? keepText(requestBody, requestContentType(rawHeaders)) : undefined,
-      response: responseBody ? keepText(responseBody) : undefined,
+      // The adapter's JSON.stringify of the answer (adapters/http/handler.ts).
+      response: responseBody ? keepText(responseBody, undefined, true) : undefined,
       held: 0,
       evicted: false,
     };

@@ -10,7 +10,7 @@ import { Scope, Unavailable, type RequestState } from './scope.ts';
 import { createMemoryCircuitBreakers, createMemoryRateLimits } from './state.ts';
 import type { PolicyServices } from './services.ts';
 import { readVariable } from './variables.ts';
-import { createPhaseLanguages } from './languages.ts';
+import { lazyPhaseLanguages } from './languages.ts';
 
 /**
  * The policy engine: compiles policies (traffic policy documents, edge modules and agent options,
@@ -54,7 +54,7 @@ export function createPolicyEngine(services: PolicyServices): PolicyEngine {
     rateLimits: services.rateLimits ?? createMemoryRateLimits(),
     circuitBreakers: services.circuitBreakers ?? createMemoryCircuitBreakers(),
   };
-  const languages = createPhaseLanguages(services.random ?? Math.random);
+  const languages = lazyPhaseLanguages(services.random ?? Math.random);
   const documents = createDocumentCache(services);
   const run = (policy: CompiledPolicy, scope: Scope) => runPhase(policy.phases[scope.phase], scope, resolved, documents);
 

@@ -74,8 +74,9 @@ export function compilePolicy(languages: PhaseLanguages, sources: readonly RuleS
       continue;
     }
     for (const phase of TRAFFIC_POLICY_PHASES) {
-      const language = languages[phase];
       for (const [r, rule] of (rules[phase] ?? []).entries()) {
+        // Read for a rule only: an engine's languages are made when first read (languages.ts).
+        const language = languages[phase];
         const where = `${source} ${phase}[${r}]`;
         const expressions = (rule.expressions ?? []).map((text, e): CompiledExpression => {
           try {

@@ -1,5 +1,5 @@
 /**
- * `node --import tsx test/bench/listener.ts [get|post]`: Burrow's own CPU time per request, without
+ * `node --import tsx test/bench/listener.ts [get|post|keys]`: Burrow's own CPU time per request, without
  * sockets or node's HTTP parser: the node:http listener (adapters/http/node.ts) is handed stand-ins
  * for node's request and response, on a memory store holding 1,000 IP policies. Prints five runs'
  * µs of CPU per request and their median. Steadier than a run over HTTP, so a change to the hot
@@ -85,5 +85,6 @@ async function measure(title: string, send: () => Promise<unknown>, count: numbe
   console.log(`${title}: ${runs.map((us) => us.toFixed(1)).join(' ')} µs CPU per request (median ${runs[2]!.toFixed(1)})`);
 }
 
-if (which !== 'post') await measure('GET /ip_policies/{id}', () => request('GET', `/ip_policies/${id}`), 20_000);
-if (which !== 'get') await measure('POST /ip_policies', () => request('POST', '/ip_policies', '{"description":"bench"}'), 10_000);
+if (which === 'both' || which === 'get') await measure('GET /ip_policies/{id}', () => request('GET', `/ip_policies/${id}`), 20_000);
+if (which === 'both' || which === 'post') await measure('POST /ip_policies', () => request('POST', '/ip_policies', '{"description":"bench"}'), 10_000);
+if (which === 'both' || which === 'keys') await measure('POST /api_keys', () => request('POST', '/api_keys', '{"description":"bench"}'), 10_000);

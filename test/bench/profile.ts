@@ -1,7 +1,7 @@
 /**
- * `node --import tsx test/bench/profile.ts [seconds] [--bare] [--data=URL|FILE]`: where the microseconds
+ * `node --import tsx test/bench/profile.ts [seconds] [--bare] [--data=URL|FILE] [--post=PATH]`: where the microseconds
  * of one request go. Starts the CLI (`burrow serve`, memory store unless `--data` names another) under `--cpu-prof`, creates 1,000 IP policies, drives
- * GET /ip_policies/{id} and then POST /ip_policies with autocannon (each in its own server process), and
+ * GET /ip_policies/{id} and then POST /ip_policies (or `--post`'s collection) with autocannon (each in its own server process), and
  * prints per request: the server's CPU time (from /proc, steadier than req/s on a shared machine)
  * and top-down and bottom-up tables of the CPU profile in µs per request.
  */
@@ -16,6 +16,8 @@ import { tempDir } from '../fixtures/openssh.ts';
 const seconds = Number(process.argv.find((a) => /^\d+$/.test(a)) ?? 5);
 // `--data=URL|FILE`: the store to profile (default the memory store), e.g. a PostgreSQL database.
 const data = process.argv.find((a) => a.startsWith('--data='))?.slice('--data='.length);
+// `--post=PATH`: the collection the POST scenario creates in (default /ip_policies), e.g. /api_keys.
+const postPath = process.argv.find((a) => a.startsWith('--post='))?.slice('--post='.length) ?? '/ip_policies';
 const TOKEN = 'bench-admin-token-0123456789';
 const root = new URL('../../', import.meta.url).pathname;
 const headers = { Authorization: `Bearer ${TOKEN}`, 'Content-Type': 'application/json', 'Service-Version': '2' };
@@ -187,7 +189,7 @@ async function bare(): Promise<void> {
 
 if (process.argv.includes('--bare')) await bare();
 await scenario('GET /ip_policies/{id}', async (url, pid) => load(url, pid, 'GET', `/ip_policies/${await seed(url)}`));
-await scenario('POST /ip_policies', async (url, pid) => {
+await scenario(`POST ${postPath}`, async (url, pid) => {
   await seed(url);
-  return load(url, pid, 'POST', '/ip_policies', '{"description":"bench"}');
+  return load(url, pid, 'POST', postPath, '{"description":"bench"}');
 });

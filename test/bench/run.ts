@@ -23,6 +23,7 @@ import { BARE_STARTUP, cpuMicros, firstAnswer, median } from '../fixtures/first-
 import { tempDir } from '../fixtures/openssh.ts';
 import { installPackedBurrow } from '../package/packed.ts';
 import { measureBounds, type BoundFigure } from './bounds.ts';
+import { measureFirstTunnel } from './first-tunnel.ts';
 import { measureIngress } from './ingress.ts';
 import { createDatabase, POSTGRES_MISSING, postgresBinDir, startPostgresCluster } from '../fixtures/postgres-cluster.ts';
 
@@ -37,6 +38,8 @@ const boundsOnly = process.argv.includes('--bounds');
 const checkpointsOnly = process.argv.includes('--checkpoints');
 // `-- --ingress` measures traffic through the ingress and the vendor's agent against direct, alone (test/bench/ingress.ts).
 const ingressOnly = process.argv.includes('--ingress');
+// `-- --tunnel` measures a test's first tunnel alone (test/bench/first-tunnel.ts).
+const tunnelOnly = process.argv.includes('--tunnel');
 // `-- --hot` measures the hot path alone: GET and POST /ip_policies against the bare server (about 2 minutes).
 const hotOnly = process.argv.includes('--hot');
 // `-- --postgres` measures the PostgreSQL store against the memory store (issue #32's targets), alone.
@@ -56,6 +59,24 @@ const samples: Record<string, number[]> = {};
 const unavailable: Record<string, number> = {};
 /** Same-round ratios: median and spread. */
 const ratios: Record<string, { median: number; min: number; max: number }> = {};
+/** The 1-minute load average while each ratio's rounds ran: lowest and highest, read before and after each round. */
+const ratioLoads: Record<string, { min: number; max: number }> = {};
+const loadAverage = () => Number(readFileSync('/proc/loadavg', 'utf8').split(' ')[0]);
+
+/** Notes `loads` (load averages read while its rounds ran) for the ratio `name`. */
+function noteLoads(name: string, loads: readonly number[]): void {
+  const seen = ratioLoads[name];
+  ratioLoads[name] = { min: Math.min(...loads, seen?.min ?? Infinity), max: Math.max(...loads, seen?.max ?? -Infinity) };
+}
+
+/** Runs a scenario; each ratio it adds that `rounds` did not note gets the load average before and after it. */
+async function underLoad<T>(work: () => Promise<T>): Promise<T> {
+  const before = loadAverage();
+  const result = await work();
+  const after = loadAverage();
+  for (const name of Object.keys(ratios)) if (!ratioLoads[name]) noteLoads(name, [before, after]);
+  return result;
+}
 
 interface Server {
   url: string;
@@ -178,6 +199,7 @@ function record(name: string, values: number[]): void {
 async function rounds(loads: Record<string, Load>, pairs: [string, string, string][], rounds = ROUNDS): Promise<void> {
   const rates: Record<string, number[]> = {};
   const cpus: Record<string, number[]> = {};
+  const loadsSeen = [loadAverage()];
   for (let i = 0; i < rounds; i++) {
     for (const [name, load] of Object.entries(loads)) {
       const { rate, cpu, unavailable: refused } = await run(load);
@@ -185,6 +207,7 @@ async function rounds(loads: Record<string, Load>, pairs: [string, string, strin
       (rates[name] ??= []).push(rate);
       (cpus[name] ??= []).push(cpu);
     }
+    loadsSeen.push(loadAverage());
   }
   for (const name of Object.keys(loads)) {
     record(name, rates[name]!);
@@ -195,6 +218,8 @@ async function rounds(loads: Record<string, Load>, pairs: [string, string, strin
     ratios[ratio] = { median: round2(median(perRound)), min: round2(Math.min(...perRound)), max: round2(Math.max(...perRound)) };
     const cpuPerRound = cpus[base]!.map((cpu, i) => cpu / cpus[of]![i]!);
     ratios[`${ratio}_by_cpu`] = { median: round2(median(cpuPerRound)), min: round2(Math.min(...cpuPerRound)), max: round2(Math.max(...cpuPerRound)) };
+    noteLoads(ratio, loadsSeen);
+    noteLoads(`${ratio}_by_cpu`, loadsSeen);
   }
 }
 
@@ -224,11 +249,13 @@ async function hotPath() {
         memory_get_logged: { server: logging, method: 'GET', path: `/ip_policies/${loggedId}` },
         bare_post: { server: bare, method: 'POST', path: '/ip_policies', body: { description: 'x' } },
         memory_post: { server: burrow, method: 'POST', path: '/ip_policies', body: { description: 'x' } },
+        memory_post_key: { server: burrow, method: 'POST', path: '/api_keys', body: { description: 'x' } },
       },
       [
         ['get_vs_bare', 'memory_get', 'bare_get'],
         ['get_logged_vs_bare', 'memory_get_logged', 'bare_get'],
         ['post_vs_bare', 'memory_post', 'bare_post'],
+        ['post_api_keys_vs_bare', 'memory_post_key', 'bare_post'],
       ],
     );
   } finally {
@@ -632,30 +659,41 @@ let bounds: BoundFigure[] = [];
 
 try {
   const load = readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
-  const all = !hotOnly && !startupOnly && !storesOnly && !boundsOnly && !checkpointsOnly && !ingressOnly && !postgresOnly;
+  const all = !hotOnly && !startupOnly && !storesOnly && !boundsOnly && !checkpointsOnly && !ingressOnly && !postgresOnly && !tunnelOnly;
   if (all) await httpScenarios();
   if (hotOnly) await hotPath();
   if (all || postgresOnly) await postgresScenarios();
   if (all || storesOnly) await storeScenarios();
   // Before the in-process scenarios, so that the first in-process instance runs cold code.
-  if (all || startupOnly) await startUp();
-  if (all) await inProcessScenarios();
+  if (all || startupOnly) await underLoad(startUp);
+  if (all) await underLoad(inProcessScenarios);
   if (all) await memory();
   if (all || checkpointsOnly) await checkpointScenarios();
   if (all || boundsOnly) {
     const measured = await measureBounds(quick ? 5 : 9);
     bounds = [...measured.policies, ...measured.filters];
   }
-  const ingress = all || ingressOnly ? await measureIngress({ rounds: ROUNDS, durationS: DURATION, connections: CONNECTIONS, latencyRequests: quick ? 500 : 2000 }) : undefined;
-  if (ingress) {
-    Object.assign(figures, ingress.figures);
-    Object.assign(samples, ingress.samples);
-    Object.assign(ratios, ingress.ratios);
+  // Traffic through the ingress, and a test's first tunnel: their own modules, their own figures.
+  const parts: [boolean, () => ReturnType<typeof measureIngress>][] = [
+    [all || ingressOnly, () => measureIngress({ rounds: ROUNDS, durationS: DURATION, connections: CONNECTIONS, latencyRequests: quick ? 500 : 2000 })],
+    [all || tunnelOnly, () => measureFirstTunnel(quick ? 3 : 7)],
+  ];
+  const partTargets: [string, boolean][] = [];
+  for (const [wanted, measure] of parts) {
+    if (!wanted) continue;
+    const before = loadAverage();
+    const part = await measure();
+    Object.assign(figures, part.figures);
+    Object.assign(samples, part.samples);
+    Object.assign(ratios, part.ratios);
+    for (const name of Object.keys(part.ratios)) noteLoads(name, [before, loadAverage()]);
+    partTargets.push(...part.targets);
   }
   const r = (name: string) => ratios[name]?.median ?? Number.NaN;
   const targets: [string, boolean][] = [
     ['GET by id ≥ 0.5 of bare node:http', r('get_vs_bare') >= 0.5],
     ['POST create ≥ 0.4 of bare', r('post_vs_bare') >= 0.4],
+    ['POST /api_keys ≥ 0.4 of bare', r('post_api_keys_vs_bare') >= 0.4],
     ['in-process get ≥ 0.4 of a Map get', r('core_get_vs_map') >= 0.4],
     ['GET by id ≥ 10× json-server', r('get_vs_jsonserver') >= 10],
     ['JSON-file POST at 10k ≥ 10× json-server POST', r('file_post_vs_jsonserver') >= 10],
@@ -675,23 +713,26 @@ try {
           ['every bound\'s costliest accepted input takes the event loop\'s thread < 50 ms of CPU', bounds.every((b) => b.cpuMs < 50)],
         ] as [string, boolean][])
       : []),
-    ...(ingress?.targets ?? []),
+    ...partTargets,
   ];
   console.log(`\nBurrow benchmark (${quick ? 'quick' : 'full'}): ${DURATION} s per HTTP run, ${CONNECTIONS} connections, ${ROUNDS} rounds; load average before: ${load}, after: ${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')}\n`);
   console.log('| figure (median) | value | samples |\n|---|---|---|');
   for (const [name, value] of Object.entries(figures)) console.log(`| ${name} | ${value} | ${samples[name]?.join(', ') ?? ''} |`);
   console.log('\n| 503 answers (all rounds) | count |\n|---|---|');
   for (const [name, n] of Object.entries(unavailable)) if (n > 0 || /postgres|pg_/.test(name)) console.log(`| ${name} | ${n} |`);
-  console.log('\n| same-round ratio | median | min–max |\n|---|---|---|');
-  for (const [name, { median: m, min, max }] of Object.entries(ratios)) console.log(`| ${name} | ${m} | ${min}–${max} |`);
+  console.log('\n| same-round ratio | median | min–max | load average (1 min) while measured |\n|---|---|---|---|');
+  for (const [name, { median: m, min, max }] of Object.entries(ratios)) {
+    const seen = ratioLoads[name];
+    console.log(`| ${name} | ${m} | ${min}–${max} | ${seen ? (seen.min === seen.max ? `${seen.min}` : `${seen.min}–${seen.max}`) : ''} |`);
+  }
   if (bounds.length > 0) {
     console.log('\n| costliest accepted input | longest event-loop block, ms (median) | its thread\'s CPU, ms (median) | first run (cold), ms |\n|---|---|---|---|');
     for (const b of bounds) console.log(`| ${b.input} | ${b.blockMs} | ${b.cpuMs} | ${b.coldMs} |`);
   }
   console.log('\n| target | met |\n|---|---|');
-  const shown = (name: string) => (startupOnly ? /start|instance|bare node -e/.test(name) : boundsOnly ? /bound/.test(name) : checkpointsOnly ? /checkpoint/.test(name) : ingressOnly ? /^ingress/.test(name) : postgresOnly ? /PostgreSQL/.test(name) : hotOnly ? /of bare/.test(name) : !storesOnly);
+  const shown = (name: string) => (startupOnly ? /start|instance|bare node -e/.test(name) : boundsOnly ? /bound/.test(name) : checkpointsOnly ? /checkpoint/.test(name) : ingressOnly ? /^ingress/.test(name) : tunnelOnly ? /^first tunnel/.test(name) : postgresOnly ? /PostgreSQL/.test(name) : hotOnly ? /of bare/.test(name) : !storesOnly);
   for (const [name, met] of targets) if (shown(name)) console.log(`| ${name} | ${met ? 'yes' : 'NO'} |`);
-  console.log(`\n${JSON.stringify({ quick, figures, samples, ratios, unavailable, bounds, targets: Object.fromEntries(targets) })}`);
+  console.log(`\n${JSON.stringify({ quick, figures, samples, ratios, ratioLoads, unavailable, bounds, targets: Object.fromEntries(targets) })}`);
 } finally {
   dir.remove();
 }
