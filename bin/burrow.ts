@@ -445,7 +445,7 @@ async function serve(settings: ReturnType<typeof parseCli>, store: Store, launch
   try {
     account = await burrow.ensureDefaultAccount(settings.apiKey);
     // Every account as it is now (before the first request is answered) is what POST /_burrow/reset returns to.
-    await burrow.captureStart();
+    await burrow.captureStart({ missingOnly: true });
   } catch (error) {
     server.close();
     server.closeAllConnections();
