@@ -364,3 +364,27 @@ export async function endSessionsOfGoneServers(instance: Instance): Promise<numb
   }
   return ended;
 }
+
+/** Where a live agent's tunnel of `url` is held: its account, tunnel, session and the server holding the session. */
+export interface HeldTunnel {
+  readonly account: string;
+  readonly tunnelId: string;
+  readonly sessionId: string;
+  readonly server: string;
+}
+
+/**
+ * The live agent tunnel bound to `url` (`https://name`, `tls://name`, …) anywhere among the
+ * servers sharing the store, and the server holding its session (three reads); undefined when no
+ * live agent binds it (a simulated agent's session names no server).
+ */
+export async function findHeldTunnel(reader: StoreReader, url: string): Promise<HeldTunnel | undefined> {
+  const holder = await findUnique(reader, INSTANCE_SCOPE, TUNNEL_KIND, 'url', url);
+  if (holder === undefined) return undefined;
+  const account = holder.slice(0, holder.indexOf('/'));
+  const tunnel = (await reader.get({ account, kind: TUNNEL_KIND }, holder.slice(account.length + 1))) as TunnelRecord | undefined;
+  if (!tunnel) return undefined;
+  const session = (await reader.get({ account, kind: TUNNEL_SESSION_KIND }, tunnel.session_id)) as TunnelSessionRecord | undefined;
+  if (session?.server === undefined) return undefined;
+  return { account, tunnelId: tunnel.id, sessionId: session.id, server: session.server };
+}
