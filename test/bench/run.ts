@@ -23,7 +23,7 @@ import { BARE_STARTUP, cpuMicros, firstAnswer, median } from '../fixtures/first-
 import { tempDir } from '../fixtures/openssh.ts';
 import { installPackedBurrow } from '../package/packed.ts';
 import { measureBounds, type BoundFigure } from './bounds.ts';
-import { measureIngress } from './ingress.ts';
+import { measureCluster, measureIngress } from './ingress.ts';
 import { createDatabase, POSTGRES_MISSING, postgresBinDir, startPostgresCluster } from '../fixtures/postgres-cluster.ts';
 
 const quick = process.argv.includes('--quick');
@@ -37,6 +37,8 @@ const boundsOnly = process.argv.includes('--bounds');
 const checkpointsOnly = process.argv.includes('--checkpoints');
 // `-- --ingress` measures traffic through the ingress and the vendor's agent against direct, alone (test/bench/ingress.ts).
 const ingressOnly = process.argv.includes('--ingress');
+// `-- --cluster` measures traffic through a server relaying to the agent's server against through that server, alone (test/bench/ingress.ts).
+const clusterOnly = process.argv.includes('--cluster');
 // `-- --hot` measures the hot path alone: GET and POST /ip_policies against the bare server (about 2 minutes).
 const hotOnly = process.argv.includes('--hot');
 // `-- --postgres` measures the PostgreSQL store against the memory store (issue #32's targets), alone.
@@ -632,7 +634,7 @@ let bounds: BoundFigure[] = [];
 
 try {
   const load = readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
-  const all = !hotOnly && !startupOnly && !storesOnly && !boundsOnly && !checkpointsOnly && !ingressOnly && !postgresOnly;
+  const all = !hotOnly && !startupOnly && !storesOnly && !boundsOnly && !checkpointsOnly && !ingressOnly && !postgresOnly && !clusterOnly;
   if (all) await httpScenarios();
   if (hotOnly) await hotPath();
   if (all || postgresOnly) await postgresScenarios();
@@ -651,6 +653,12 @@ try {
     Object.assign(figures, ingress.figures);
     Object.assign(samples, ingress.samples);
     Object.assign(ratios, ingress.ratios);
+  }
+  const clustered = (all && postgresBinDir()) || clusterOnly ? await measureCluster({ rounds: ROUNDS, durationS: DURATION, connections: CONNECTIONS, latencyRequests: quick ? 500 : 2000 }) : undefined;
+  if (clustered) {
+    Object.assign(figures, clustered.figures);
+    Object.assign(samples, clustered.samples);
+    Object.assign(ratios, clustered.ratios);
   }
   const r = (name: string) => ratios[name]?.median ?? Number.NaN;
   const targets: [string, boolean][] = [
@@ -676,6 +684,7 @@ try {
         ] as [string, boolean][])
       : []),
     ...(ingress?.targets ?? []),
+    ...(clustered?.targets ?? []),
   ];
   console.log(`\nBurrow benchmark (${quick ? 'quick' : 'full'}): ${DURATION} s per HTTP run, ${CONNECTIONS} connections, ${ROUNDS} rounds; load average before: ${load}, after: ${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')}\n`);
   console.log('| figure (median) | value | samples |\n|---|---|---|');
@@ -689,7 +698,7 @@ try {
     for (const b of bounds) console.log(`| ${b.input} | ${b.blockMs} | ${b.cpuMs} | ${b.coldMs} |`);
   }
   console.log('\n| target | met |\n|---|---|');
-  const shown = (name: string) => (startupOnly ? /start|instance|bare node -e/.test(name) : boundsOnly ? /bound/.test(name) : checkpointsOnly ? /checkpoint/.test(name) : ingressOnly ? /^ingress/.test(name) : postgresOnly ? /PostgreSQL/.test(name) : hotOnly ? /of bare/.test(name) : !storesOnly);
+  const shown = (name: string) => (startupOnly ? /start|instance|bare node -e/.test(name) : boundsOnly ? /bound/.test(name) : checkpointsOnly ? /checkpoint/.test(name) : ingressOnly ? /^ingress/.test(name) : clusterOnly ? /^cluster/.test(name) : postgresOnly ? /PostgreSQL/.test(name) : hotOnly ? /of bare/.test(name) : !storesOnly);
   for (const [name, met] of targets) if (shown(name)) console.log(`| ${name} | ${met ? 'yes' : 'NO'} |`);
   console.log(`\n${JSON.stringify({ quick, figures, samples, ratios, unavailable, bounds, targets: Object.fromEntries(targets) })}`);
 } finally {
