@@ -65,7 +65,8 @@ export interface HeldAgentTunnel {
  * applies the endpoint's policy itself, as for a local agent; the other server only carries bytes.
  */
 export interface RemoteAgents {
-  find(url: string): Promise<HeldAgentTunnel | undefined>;
+  /** The tunnel of the first of `urls` (one endpoint's URLs by preferred scheme) that an agent on another server binds. */
+  find(urls: readonly string[]): Promise<HeldAgentTunnel | undefined>;
 }
 
 /** The host name of a URL or a Host header, lower case, without port or trailing dot. */
@@ -164,12 +165,8 @@ export class IngressRoutes {
 
   /** The first of `urls` a live agent on another server binds (public endpoints only: internal ones are reached by forward-internal). */
   async #elsewhere(urls: readonly string[]): Promise<AgentTarget | undefined> {
-    if (!this.#remote) return undefined;
-    for (const url of urls) {
-      const held = await this.#remote.find(url);
-      if (held) return agentTarget(held);
-    }
-    return undefined;
+    const held = await this.#remote?.find(urls);
+    return held && agentTarget(held);
   }
 
   async #cloud(hostname: string, schemes: readonly HttpScheme[], account?: string): Promise<CloudTarget | undefined> {

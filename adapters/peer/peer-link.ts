@@ -231,21 +231,23 @@ class RemoteSessions implements RemoteAgents {
     readonly onError: (error: unknown) => void,
   ) {}
 
-  async find(url: string): Promise<HeldAgentTunnel | undefined> {
+  async find(urls: readonly string[]): Promise<HeldAgentTunnel | undefined> {
     const now = performance.now();
-    const cached = this.#targets.get(url);
+    const key = urls.join(' ');
+    const cached = this.#targets.get(key);
     if (cached && now - cached.at < TARGET_TTL_MS) {
       const held = await cached.held;
       if (held && !held.session.ended) return held;
     }
-    const held = this.#resolve(url);
+    const held = this.#resolve(urls);
     if (this.#targets.size >= 10_000) this.#targets.clear();
-    this.#targets.set(url, { at: now, held });
+    this.#targets.set(key, { at: now, held });
     return held;
   }
 
-  async #resolve(url: string): Promise<HeldAgentTunnel | undefined> {
-    const where = await findHeldTunnel(this.burrow.reader, url);
+  async #resolve(urls: readonly string[]): Promise<HeldAgentTunnel | undefined> {
+    // The URLs' lookups leave together (one round trip to a database), the first held one wins.
+    const where = (await Promise.all(urls.map((url) => findHeldTunnel(this.burrow.reader, url)))).find((found) => found !== undefined);
     if (!where || where.server === this.serverId) return undefined;
     const peer = await this.#peer(where.server);
     if (!peer) return undefined;
