@@ -44,6 +44,8 @@ const PEER_SCOPE = { account: CLUSTER_SCOPE, kind: 'peer' };
 /** The name peer certificates carry (they are pinned by fingerprint; the name is never routed). */
 const PEER_NAME = 'peer.burrow.invalid';
 const TARGET_TTL_MS = 1_000;
+/** Targets and tunnels' binds kept at most (each cache is emptied when full). */
+const MAX_KEPT = 10_000;
 const CONNECT_TIMEOUT_MS = 2_000;
 /** HTTP/2 windows: the default 64 KiB would cap a relayed stream's throughput at 64 KiB per round trip. */
 const WINDOW = 4 * 1024 * 1024;
@@ -240,7 +242,7 @@ class RemoteSessions implements RemoteAgents {
       if (held && !held.session.ended) return held;
     }
     const held = this.#resolve(urls);
-    if (this.#targets.size >= 10_000) this.#targets.clear();
+    if (this.#targets.size >= MAX_KEPT) this.#targets.clear();
     this.#targets.set(key, { at: now, held });
     return held;
   }
@@ -252,7 +254,11 @@ class RemoteSessions implements RemoteAgents {
     const peer = await this.#peer(where.server);
     if (!peer) return undefined;
     let described = peer.tunnels.get(where.tunnelId);
-    if (!described) peer.tunnels.set(where.tunnelId, (described = this.#describe(peer, where.tunnelId)));
+    if (!described) {
+      // Tunnels that ended are not told of: the map is emptied when it grows past what live tunnels need.
+      if (peer.tunnels.size >= MAX_KEPT) peer.tunnels.clear();
+      peer.tunnels.set(where.tunnelId, (described = this.#describe(peer, where.tunnelId)));
+    }
     const held = await described;
     if (!held) peer.tunnels.delete(where.tunnelId);
     return held;
