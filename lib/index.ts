@@ -125,6 +125,7 @@ export {
   closeAgentSession,
   endSessionsOfGoneServers,
   findHeldTunnel,
+  liveTcpTunnelUrls,
   type HeldTunnel,
   openAgentSession,
   unbindAgentTunnel,

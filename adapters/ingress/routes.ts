@@ -124,9 +124,14 @@ export class IngressRoutes {
     return this.#find((tunnel) => tunnel.request.kind === 'endpoint' && tunnel.request.proto === 'tls' && urlHost(tunnel.url) === hostname, () => true) ?? (await this.#elsewhere([`tls://${hostname}`]));
   }
 
-  /** The live agent tunnel bound to the TCP URL `url` (`tcp://host:port`), if one serves it. */
-  tcp(url: string): AgentTarget | undefined {
-    return this.#find((tunnel) => tunnel.request.kind === 'endpoint' && tunnel.request.proto === 'tcp' && tunnel.url === url, () => true);
+  /** The live agent tunnel bound to the TCP URL `url` (`tcp://host:port`), if one serves it (here or on another server). */
+  async tcp(url: string): Promise<AgentTarget | undefined> {
+    return this.#find((tunnel) => tunnel.request.kind === 'endpoint' && tunnel.request.proto === 'tcp' && tunnel.url === url, () => true) ?? (await this.#elsewhere([url]));
+  }
+
+  /** Whether agents on other servers are reached (the TCP ingress then listens for their TCP endpoints too). */
+  get relays(): boolean {
+    return this.#remote !== undefined;
   }
 
   /** The TCP edge holding `hostport` (canonical `host:port`), if one does. */

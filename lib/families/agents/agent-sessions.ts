@@ -5,7 +5,7 @@ import { ApiError, ERRORS, fail } from '../../conventions/errors.ts';
 import { isTokenShaped } from '../../conventions/ids.ts';
 import { CONNECTION_PHASES, policyRefusal, TRAFFIC_POLICY_PHASES } from '../../conventions/traffic-policy.ts';
 import { AGENTS_ERRORS } from './errors.ts';
-import { addPair, claimUnique, findByUnique, findUnique, membersOf, removePair, type PairIndex } from '../../engine/indexes.ts';
+import { addPair, claimUnique, findByUnique, findUnique, membersOf, removePair, uniqueEntries, type PairIndex } from '../../engine/indexes.ts';
 import { inactiveOwnerError, isInactive, OWNER_KINDS, ownerKind } from '../../engine/owners.ts';
 import { respond, scopeOf } from '../../engine/resource.ts';
 import { INSTANCE_SCOPE, readAll, type StoreReader } from '../../store.ts';
@@ -387,4 +387,9 @@ export async function findHeldTunnel(reader: StoreReader, url: string): Promise<
   const session = (await reader.get({ account, kind: TUNNEL_SESSION_KIND }, tunnel.session_id)) as TunnelSessionRecord | undefined;
   if (session?.server === undefined) return undefined;
   return { account, tunnelId: tunnel.id, sessionId: session.id, server: session.server };
+}
+
+/** The URLs of the live agents' TCP tunnels across the servers sharing the store (`tcp://host:port`), at most `atMost`. */
+export async function liveTcpTunnelUrls(reader: StoreReader, atMost: number): Promise<string[]> {
+  return (await uniqueEntries(reader, INSTANCE_SCOPE, TUNNEL_KIND, 'url', atMost, 'tcp://')).map((entry) => entry.value);
 }

@@ -5,6 +5,7 @@ import http2 from 'node:http2';
 import pg from 'pg';
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
+import { connect as netConnect, createServer as createNetServer } from 'node:net';
 import { connect as tlsConnect, createServer as createTlsServer } from 'node:tls';
 import type { Duplex } from 'node:stream';
 import { after, before, describe, test, type TestContext } from 'node:test';
@@ -115,6 +116,35 @@ describe('three servers on one PostgreSQL database are one ingress', { skip: clu
       client.destroy();
       assert.equal(String(echoed), 'echo: ping');
     }
+  });
+
+  test("a TCP endpoint of the agent on A answers on the same port of another server's ingress (on 127.0.0.2), relayed to A", async (t: TestContext) => {
+    const echo = await listenLocally(createNetServer((socket) => socket.on('data', (chunk: Buffer) => socket.write(`tcp echo: ${chunk}`)).on('error', () => socket.destroy())));
+    t.after(() => echo.close());
+    const d = await startClusterNode(url, OPERATOR, '127.0.0.2');
+    t.after(() => d.server.stop('SIGKILL'));
+    const listener = await (await agentOn(a)).tcpEndpoint().listenAndForward(`tcp://127.0.0.1:${echo.port}`);
+    const port = Number(new URL(listener.url()!).port);
+    // D listens for it at its next look at the store (every 5 s); until then the port is closed.
+    const started = performance.now();
+    for (;;) {
+      const answered = await new Promise<string | undefined>((resolve) => {
+        const socket = netConnect({ host: '127.0.0.2', port }, () => socket.write('ping'));
+        socket.once('data', (chunk: Buffer) => {
+          socket.destroy();
+          resolve(String(chunk));
+        });
+        socket.once('error', () => resolve(undefined));
+        socket.once('close', () => resolve(undefined));
+      });
+      if (answered !== undefined) {
+        assert.equal(answered, 'tcp echo: ping');
+        break;
+      }
+      assert.ok(performance.now() - started < 15_000, `D did not answer on port ${port} within 15 s`);
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+    console.log(`# cluster: a TCP endpoint bound on A answered through D after ${(performance.now() - started).toFixed(0)} ms`);
   });
 
   test('the peer port refuses a client without a certificate of the CA, and one with a certificate of another CA', async () => {
