@@ -6,6 +6,7 @@ import type { TLSSocket } from 'node:tls';
 import { CLUSTER_SCOPE, findHeldTunnel, signServerCertificate, type BurrowCore, type StoredRecord } from '../../lib/index.ts';
 import type { AgentTunnel, ProxyOptions, RoutableSession, SessionEndReason } from '../agent-gateway/index.ts';
 import { readAll } from '../../lib/store.ts';
+import { hostPort } from '../addresses.ts';
 import type { BoundAddress, ListenAddress } from '../ingress/ingress.ts';
 import type { HeldAgentTunnel, LiveSessions, RemoteAgents } from '../ingress/routes.ts';
 
@@ -85,8 +86,13 @@ export async function startPeerLink(burrow: BurrowCore<any>, options: PeerLinkOp
 
   let address: BoundAddress | undefined;
   let server: http2.Http2SecureServer | undefined;
+  const inbound = new Set<http2.ServerHttp2Session>();
   if (options.listen) {
     server = serveLink(burrow, tls, options.sessions, onError);
+    server.on('session', (session: http2.ServerHttp2Session) => {
+      inbound.add(session);
+      session.once('close', () => inbound.delete(session));
+    });
     address = await new Promise<BoundAddress>((resolve, reject) => {
       server!.once('error', reject);
       server!.listen(options.listen!.port ?? 0, options.listen!.host ?? '127.0.0.1', () => {
@@ -95,7 +101,7 @@ export async function startPeerLink(burrow: BurrowCore<any>, options: PeerLinkOp
         resolve({ host: bound.address, port: bound.port });
       });
     });
-    burrow.services.listeners.set('peer', `${address.host.includes(':') ? `[${address.host}]` : address.host}:${address.port}`);
+    burrow.services.listeners.set('peer', hostPort(address.host, address.port));
   }
   await register(burrow, { id: serverId, addr: address ? hostPortOf(options.listen?.host, address) : '', fingerprint });
   const remote = new RemoteSessions(burrow, serverId, tls, onError);
@@ -105,7 +111,12 @@ export async function startPeerLink(burrow: BurrowCore<any>, options: PeerLinkOp
     async close() {
       remote.close();
       burrow.services.listeners.delete('peer');
-      if (server) await new Promise<void>((resolve) => server!.close(() => resolve()));
+      if (server) {
+        const closed = new Promise<void>((resolve) => server!.close(() => resolve()));
+        // The other servers' connections are long-lived: they end now (their streams with them).
+        for (const session of inbound) session.destroy();
+        await closed;
+      }
       await burrow.store.transaction((tx) => tx.delete(PEER_SCOPE, serverId)).catch(() => undefined);
     },
   };
@@ -113,8 +124,7 @@ export async function startPeerLink(burrow: BurrowCore<any>, options: PeerLinkOp
 
 /** `host:port` the others dial: the host asked for (a wildcard one is this host's loopback). */
 function hostPortOf(host: string | undefined, bound: BoundAddress): string {
-  const name = host === undefined || host === '' || host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host;
-  return `${name.includes(':') ? `[${name}]` : name}:${bound.port}`;
+  return hostPort(host === undefined || host === '' || host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host, bound.port);
 }
 
 /** Keeps this server's entry, and drops the entries of servers that are no longer alive. */

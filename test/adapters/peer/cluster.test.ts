@@ -210,4 +210,17 @@ describe('three servers on one PostgreSQL database are one ingress', { skip: clu
     for (const node of [b, c]) assert.equal((await callIngress(node.http, { host, path: '/again' })).status, 200);
     console.log(`# cluster: offline through B ${offline[0]!.toFixed(0)} ms and C ${offline[1]!.toFixed(0)} ms after kill -9 A; the name free for B ${(bound - killed).toFixed(0)} ms after; B and C serve at once`);
   });
+
+  test('a server whose agents others relay to stops on SIGTERM at once, its endpoints then offline through them', async (t: TestContext) => {
+    const app = await startApp(t);
+    const e = await startClusterNode(url, OPERATOR);
+    t.after(() => e.server.stop('SIGKILL'));
+    const host = hostOf((await (await agentOn(e)).httpEndpoint().listenAndForward(`http://127.0.0.1:${app}`)).url()!);
+    assert.equal((await callIngress(b.http, { host })).status, 200, 'B relays to E');
+    const stopping = performance.now();
+    assert.equal(await e.server.stop('SIGTERM'), 0);
+    const stopMs = performance.now() - stopping;
+    assert.ok(stopMs < 5_000, `E took ${stopMs} ms to stop`);
+    assert.equal((await callIngress(b.http, { host })).headers['ngrok-error-code'], 'ERR_BURROW_3200');
+  });
 });
