@@ -183,7 +183,8 @@ export class Pipeline {
     const rules = this.#burrow.faults.rules();
     const { principal, prefetched } = await this.#burrow.authenticateFor(request.header('authorization'), operation, { params: request.target.params, query: request.query });
     trace.account = principal.account;
-    const strike = await this.#burrow.faults.strike(await rules, { method: request.method, path: request.path, operation: operation.id, account: principal.account });
+    const live = await rules;
+    const strike = live.length === 0 ? undefined : await this.#burrow.faults.strike(live, { method: request.method, path: request.path, operation: operation.id, account: principal.account });
     if (strike) {
       trace.fault = strike;
       if (strike.latencyMs) await this.#burrow.faults.wait(strike.latencyMs);
