@@ -116,7 +116,7 @@ export class IngressRoutes {
     const hostname = hostnameOf(parsed.host);
     const scheme = parsed.protocol.slice(0, -1);
     if (!this.#isInternal(hostname) || (scheme !== 'http' && scheme !== 'https')) return undefined;
-    return this.#agent(hostname, [scheme], (session) => this.#accountOf(session) === account) ?? (await this.#cloud(hostname, [scheme], account));
+    return this.#agent(hostname, [scheme], (session) => this.#accountOf(session) === account) ?? (await this.#elsewhere([`${scheme}://${hostname}`], account)) ?? (await this.#cloud(hostname, [scheme], account));
   }
 
   /** The live agent tunnel of a TLS endpoint (`tls://hostname`), if one serves it (here or on another server). */
@@ -168,10 +168,10 @@ export class IngressRoutes {
     return undefined;
   }
 
-  /** The first of `urls` a live agent on another server binds (public endpoints only: internal ones are reached by forward-internal). */
-  async #elsewhere(urls: readonly string[]): Promise<AgentTarget | undefined> {
+  /** The first of `urls` a live agent on another server binds (of `account` only, when given: forward-internal's targets). */
+  async #elsewhere(urls: readonly string[], account?: string): Promise<AgentTarget | undefined> {
     const held = await this.#remote?.find(urls);
-    return held && agentTarget(held);
+    return held && (account === undefined || held.account === account) ? agentTarget(held) : undefined;
   }
 
   async #cloud(hostname: string, schemes: readonly HttpScheme[], account?: string): Promise<CloudTarget | undefined> {

@@ -118,6 +118,21 @@ describe('three servers on one PostgreSQL database are one ingress', { skip: clu
     }
   });
 
+  test("forward-internal from a cloud endpoint reaches an internal endpoint whose agent is on another server", async (t: TestContext) => {
+    const app = await startApp(t, 'internal app');
+    const n = Date.now();
+    const [front, internal] = [`front-${n}.example.com`, `https://api-${n}.internal`];
+    assert.equal((await b.server.request('POST', '/reserved_domains', { domain: front }, { token })).status, 201);
+    const policy = JSON.stringify({ on_http_request: [{ actions: [{ type: 'forward-internal', config: { url: internal } }] }] });
+    assert.equal((await b.server.request('POST', '/endpoints', { type: 'cloud', url: `https://${front}`, traffic_policy: policy }, { token })).status, 201);
+    await (await agentOn(c)).httpEndpoint().domain(hostOf(internal)).listenAndForward(`http://127.0.0.1:${app}`);
+    const answer = await callIngress(b.http, { host: front, path: '/inside' });
+    assert.equal(answer.status, 200, answer.body.toString());
+    assert.deepEqual([seen(answer).app, seen(answer).url], ['internal app', '/inside']);
+    // Internal endpoints take no traffic from clients, through any server.
+    assert.equal((await callIngress(b.http, { host: hostOf(internal) })).headers['ngrok-error-code'], 'ERR_BURROW_3200');
+  });
+
   test("a TCP endpoint of the agent on A answers on the same port of another server's ingress (on 127.0.0.2), relayed to A", async (t: TestContext) => {
     const echo = await listenLocally(createNetServer((socket) => socket.on('data', (chunk: Buffer) => socket.write(`tcp echo: ${chunk}`)).on('error', () => socket.destroy())));
     t.after(() => echo.close());
