@@ -1,6 +1,7 @@
-import type { BurrowCore } from '../lib/index.ts';
+import { isShared, type BurrowCore } from '../lib/index.ts';
 import type { RunningAgentGateway } from './agent-gateway/index.ts';
 import type { Ingress, ListenAddress } from './ingress/index.ts';
+import type { PeerLink } from './peer/peer-link.ts';
 import type { RunningSshGateway } from './ssh-gateway/index.ts';
 
 /**
@@ -23,6 +24,12 @@ export interface NetworkEdgeOptions {
   readonly publicHost?: string;
   /** The region of the gateways' sessions (default: the instance's first simulated region). */
   readonly region?: string;
+  /**
+   * Listen here for the other servers sharing the store (PostgreSQL): they relay connections to
+   * this server's agents over it (adapters/peer). With a shared store this server's ingress
+   * reaches the others' agents whether or not it listens itself.
+   */
+  readonly peerAddr?: ListenAddress;
   /** A failure while an edge served (default: ignored), with the edge's name ('agent gateway', 'SSH gateway', 'ingress'). */
   readonly onError?: (edge: string, error: unknown) => void;
 }
@@ -31,6 +38,7 @@ export interface NetworkEdges {
   readonly agentGateway: RunningAgentGateway | undefined;
   readonly sshGateway: RunningSshGateway | undefined;
   readonly ingress: Ingress | undefined;
+  readonly peerLink: PeerLink | undefined;
   /**
    * Stops the ingress, then both gateways (clients' traffic stops first; sessions end while the
    * store is still open to record it). Rejects with the first failure once every edge was stopped.
@@ -47,8 +55,9 @@ export async function startNetworkEdges(burrow: BurrowCore<any>, options: Networ
   let agentGateway: RunningAgentGateway | undefined;
   let sshGateway: RunningSshGateway | undefined;
   let ingress: Ingress | undefined;
+  let peerLink: PeerLink | undefined;
   const close = async () => {
-    const stopped = [...(await Promise.allSettled([ingress?.close()])), ...(await Promise.allSettled([agentGateway?.close(), sshGateway?.close()]))];
+    const stopped = [...(await Promise.allSettled([ingress?.close(), peerLink?.close()])), ...(await Promise.allSettled([agentGateway?.close(), sshGateway?.close()]))];
     const failed = stopped.find((result) => result.status === 'rejected');
     if (failed) throw failed.reason;
   };
@@ -71,20 +80,30 @@ export async function startNetworkEdges(burrow: BurrowCore<any>, options: Networ
       (await import('./ssh-gateway/index.ts')).startSshGateway(burrow, { ...sshAddr, region, onError: onError('SSH gateway') }),
     );
   }
-  if (options.httpIngressAddr || options.tlsIngressAddr) {
+  // SSH sessions serve their endpoints as agents do (adapters/ssh-gateway/routable.ts).
+  const sessions = () => [...(agentGateway?.sessions() ?? []), ...(sshGateway?.routableSessions() ?? [])];
+  const ingressAsked = options.httpIngressAddr !== undefined || options.tlsIngressAddr !== undefined;
+  if (options.peerAddr && !isShared(burrow.store)) throw new Error(`a link between servers (peer address) needs a store servers share (PostgreSQL); ${burrow.store.name} has one server`);
+  if (isShared(burrow.store) && (options.peerAddr || ingressAsked)) {
+    const { peerAddr } = options;
+    peerLink = await start(`the link between servers${peerAddr ? ` on ${where(peerAddr)}` : ''}`, async () =>
+      (await import('./peer/peer-link.ts')).startPeerLink(burrow, { ...(peerAddr ? { listen: peerAddr } : {}), sessions, onError: onError('peer link') }),
+    );
+  }
+  if (ingressAsked) {
     ingress = await start('the ingress', async () =>
       (await import('./ingress/index.ts')).createIngress(burrow, {
-        // SSH sessions serve their endpoints as agents do (adapters/ssh-gateway/routable.ts).
-        sessions: () => [...(agentGateway?.sessions() ?? []), ...(sshGateway?.routableSessions() ?? [])],
+        sessions,
         accountOf: (session) => session.context.account,
         http: options.httpIngressAddr,
         tls: options.tlsIngressAddr,
         publicHost,
         onError: onError('ingress'),
+        ...(peerLink ? { remote: peerLink.remote } : {}),
       }),
     );
   }
-  return { agentGateway, sshGateway, ingress, close };
+  return { agentGateway, sshGateway, ingress, peerLink, close };
 }
 
 /** `host:port` of a listen address, with its defaults (as the failure names it). */

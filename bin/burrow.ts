@@ -83,6 +83,10 @@ Options:
                      also serve HTTPS and TLS endpoints here, routed by SNI, port 0 for any
                      free port (env BURROW_TLS_INGRESS_ADDR; off unless given): HTTPS with the
                      domain's certificate, else one Burrow's CA signs (GET /_burrow/ca.pem)
+  --peer-addr HOST:PORT
+                     with --data postgres://…: listen here for the other servers of the
+                     database (env BURROW_PEER_ADDR), so their ingress reaches the agents
+                     connected to this one (mutual TLS with Burrow's CA); see docs/cluster.md
   --public-host NAME another name or IP agents reach the agent gateway by (env BURROW_PUBLIC_HOST);
                      its certificate is valid for it too; also the host of TCP endpoints' URLs
   --region REGION    the region of real agents' sessions (default us; env BURROW_REGION)
@@ -115,6 +119,7 @@ const OPTIONS = {
   'ssh-addr': { type: 'string' },
   'http-ingress-addr': { type: 'string' },
   'tls-ingress-addr': { type: 'string' },
+  'peer-addr': { type: 'string' },
   'public-host': { type: 'string' },
   region: { type: 'string' },
   'ca-cert': { type: 'string' },
@@ -207,6 +212,9 @@ export function parseCli(argv: string[], env: NodeJS.ProcessEnv) {
   const httpIngressAddr = httpIngressAddrText === undefined ? undefined : parseHostPort(httpIngressAddrText, '--http-ingress-addr');
   const tlsIngressAddrText = values['tls-ingress-addr'] ?? env.BURROW_TLS_INGRESS_ADDR;
   const tlsIngressAddr = tlsIngressAddrText === undefined ? undefined : parseHostPort(tlsIngressAddrText, '--tls-ingress-addr');
+  const peerAddrText = values['peer-addr'] ?? env.BURROW_PEER_ADDR;
+  const peerAddr = peerAddrText === undefined ? undefined : parseHostPort(peerAddrText, '--peer-addr');
+  if (peerAddr && !(data !== undefined && isPostgresUrl(data))) throw new Error('--peer-addr links the servers of one PostgreSQL database: give --data postgres://…');
   const region = values.region ?? env.BURROW_REGION;
   if (region !== undefined && !DEFAULT_SIMULATION.regions.includes(region)) throw new Error(`--region must be one of ${DEFAULT_SIMULATION.regions.join(', ')} (got ${region})`);
   const publicHost = values['public-host'] ?? env.BURROW_PUBLIC_HOST;
@@ -233,6 +241,7 @@ export function parseCli(argv: string[], env: NodeJS.ProcessEnv) {
     sshAddr,
     httpIngressAddr,
     tlsIngressAddr,
+    peerAddr,
     publicHost,
     region,
     certificateAuthority,
@@ -445,7 +454,7 @@ async function serve(settings: ReturnType<typeof parseCli>, store: Store, launch
   try {
     account = await burrow.ensureDefaultAccount(settings.apiKey);
     // Every account as it is now (before the first request is answered) is what POST /_burrow/reset returns to.
-    await burrow.captureStart();
+    await burrow.captureStart({ missingOnly: true });
   } catch (error) {
     server.close();
     server.closeAllConnections();
@@ -460,6 +469,7 @@ async function serve(settings: ReturnType<typeof parseCli>, store: Store, launch
       sshAddr: settings.sshAddr,
       httpIngressAddr: settings.httpIngressAddr,
       tlsIngressAddr: settings.tlsIngressAddr,
+      ...(settings.peerAddr ? { peerAddr: settings.peerAddr } : {}),
       publicHost: settings.publicHost,
       region: settings.region,
       onError: (edge, error) => console.error(`burrow: ${edge} error`, error),
@@ -469,7 +479,7 @@ async function serve(settings: ReturnType<typeof parseCli>, store: Store, launch
     server.closeAllConnections();
     throw error;
   }
-  const { agentGateway, sshGateway, ingress } = edges;
+  const { agentGateway, sshGateway, ingress, peerLink } = edges;
   answer = listener;
   ready!();
   if (account.token) say(`admin API key (shown once): ${account.token}`, { admin_api_key: account.token });
@@ -491,6 +501,7 @@ async function serve(settings: ReturnType<typeof parseCli>, store: Store, launch
       agent_gateway: agentGateway.serverAddr,
     });
   }
+  if (peerLink?.address) say(`peer link: ${hostPort(peerLink.address.host, peerLink.address.port)} (the other servers of the database relay to this one's agents here)`, { peer_link: hostPort(peerLink.address.host, peerLink.address.port) });
   if (sshGateway) {
     const { host: sshHost, port: sshPort } = sshGateway.address;
     say(`ssh gateway: ${sshGateway.serverAddr} (ssh -R 0:localhost:8080 -p ${sshPort} v2@${sshHost} http, with a key registered as an SSH credential; host key ${sshGateway.hostKey})`, {

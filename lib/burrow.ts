@@ -27,7 +27,7 @@ import type { BaseResponse, ResourceDefinition } from './engine/resource.ts';
 import { DEFAULT_SIMULATION, type SimulationSettings } from './simulation/settings.ts';
 import { TcpPorts } from './traffic/tcp-ports.ts';
 import { createTrafficPolicyChecker } from './policy/checker.ts';
-import type { Read, Store, StoreReader, StoreTransaction } from './store.ts';
+import { isShared, type Read, type Store, type StoreReader, type StoreTransaction } from './store.ts';
 import type * as v from 'valibot';
 
 /** Options of every Burrow instance. Only `store` is required; families add their own (lib/index.ts). */
@@ -116,7 +116,7 @@ export class BurrowCore<K extends FamilyKinds = FamilyKinds> implements Instance
     const prefixProblem = errorPrefixProblem(this.errorPrefix);
     if (prefixProblem) throw new Error(`burrow: errorPrefix ${prefixProblem}`);
     this.registry = new Registry(families, CORE_CONTROL);
-    this.guards = options.rateLimit ? [rateLimitGuard(options.rateLimit, this.clock), ...this.registry.guards] : this.registry.guards;
+    this.guards = options.rateLimit ? [rateLimitGuard(options.rateLimit, this.clock, isShared(this.#store) ? this.#store : undefined), ...this.registry.guards] : this.registry.guards;
     this.#byId = new Map(this.registry.operations.map((op) => [op.id, op]));
     const clock = this.clock;
     // The system clock's time without a Date per request.
@@ -146,7 +146,7 @@ export class BurrowCore<K extends FamilyKinds = FamilyKinds> implements Instance
     const seeded = (stream: string) => (options.seed === undefined ? undefined : seededRandom(`${options.seed}\u0000${stream}`));
     const faultDraws = seeded('faults');
     const faultIds = seeded('fault ids');
-    this.faults = new Faults({ ids: faultIds ? new IdFactory(faultIds, now) : this.ids, clock: this.clock, errorPrefix: this.errorPrefix, ...(faultDraws ? { random: faultDraws } : {}) });
+    this.faults = new Faults({ ids: faultIds ? new IdFactory(faultIds, now) : this.ids, clock: this.clock, errorPrefix: this.errorPrefix, ...(faultDraws ? { random: faultDraws } : {}), ...(isShared(this.#store) ? { shared: this.#store } : {}) });
     this.checkpoints = new StateCheckpoints(this);
     this.pipeline = new Pipeline(this);
   }
@@ -280,10 +280,11 @@ export class BurrowCore<K extends FamilyKinds = FamilyKinds> implements Instance
   /**
    * Makes the state of every account, as it is now, its starting state: what `reset` returns to.
    * An account created later starts as it was created; the CLI calls this once its default
-   * account and `--api-key` key exist.
+   * account and `--api-key` key exist, with `missingOnly` (only accounts without a starting state:
+   * a server starting beside others over one store leaves the states they captured alone).
    */
-  captureStart(): Promise<void> {
-    return this.checkpoints.captureStart();
+  captureStart(options?: { missingOnly?: boolean }): Promise<void> {
+    return this.checkpoints.captureStart(options);
   }
 
   /**

@@ -113,7 +113,7 @@ export { MAX_PAGE_SIZE, type QueryParams } from './conventions/paging.ts';
 export { LIMITS, limitNote, type Limit, type LimitName } from './limits.ts';
 
 // Storage contract
-export { INSTANCE_SCOPE, StoreUnavailableError, StoreWriteError, type PageQuery, type Scope, type Store, type StoreChannel, type StoreReader, type StoreTransaction, type StoredRecord } from './store.ts';
+export { CLUSTER_SCOPE, INSTANCE_SCOPE, isShared, StoreUnavailableError, StoreWriteError, type PageQuery, type Scope, type Store, type StoreChannel, type StoreReader, type StoreTransaction, type StoredRecord } from './store.ts';
 
 // Resource engine
 export { crudOperations, defineResource, type BaseRecord, type ResourceDefinition } from './engine/resource.ts';
@@ -124,6 +124,9 @@ export {
   bindAgentTunnel,
   closeAgentSession,
   endSessionsOfGoneServers,
+  findHeldTunnel,
+  liveTcpTunnelUrls,
+  type HeldTunnel,
   openAgentSession,
   unbindAgentTunnel,
   type AgentBind,

@@ -160,6 +160,7 @@ export const LIMITS = {
   ingress_document_ms: { value: 5_000, unit: 'ms', bounds: 'the time a JSON document a traffic policy fetches from this machine has to arrive (slower: the action answers 5xx)', errors: [] },
   ingress_edge_policies: { value: 10_000, unit: 'policies', bounds: "edges' module sets (an edge's and a route's) the ingress keeps compiled (the least recently used is compiled again when next needed)", errors: [] },
   ingress_tcp_edge_ports: { value: 1_000, unit: 'hostports', bounds: "TCP edges' hostports an ingress listens for, across every account (past it the rest are not listened on)", errors: [] },
+  ingress_tcp_relayed_ports: { value: 1_000, unit: 'ports', bounds: "TCP endpoints of agents on other servers of the store an ingress listens for (past it the rest answer only on their own server)", errors: [] },
   ingress_backend_reads: { value: 64, unit: 'backends', bounds: 'the backends read to choose the upstream of one request to an edge (failover and weighted children; past it the request is answered as offline)', errors: [] },
   policy_evaluation_steps: {
     value: 50_000,

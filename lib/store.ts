@@ -45,6 +45,21 @@ export interface Scope {
 /** The account id of instance-wide records (accounts themselves, token indexes). */
 export const INSTANCE_SCOPE = '_instance';
 
+/**
+ * The account id of the records the servers sharing a store keep among themselves: test state
+ * (starting states, checkpoints, fault rules), rate counts, the servers' peer addresses. They are
+ * not part of the instance's state: snapshots, checkpoints, resets and restores leave them alone.
+ */
+export const CLUSTER_SCOPE = '_cluster';
+
+/** The scopes of the instance's state: all but the servers' own (CLUSTER_SCOPE). */
+export async function stateScopes(store: Pick<Store, 'scopes'>): Promise<Scope[]> {
+  return (await store.scopes()).filter((scope) => scope.account !== CLUSTER_SCOPE);
+}
+
+/** Whether several servers share the store (it has a channel between them), so what they share must live in it. */
+export const isShared = (store: Pick<Store, 'openChannel'>): boolean => store.openChannel !== undefined;
+
 /** One page request: records with id lower than `beforeId` (all when absent), at most `limit`. */
 export interface PageQuery {
   readonly beforeId?: string;

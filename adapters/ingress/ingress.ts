@@ -9,7 +9,7 @@ import { replaySender } from './replay-sender.ts';
 import { createHttpIngress } from './http-ingress.ts';
 import { createCarrier } from './carry.ts';
 import { createIngressPolicies } from './policies.ts';
-import { IngressRoutes } from './routes.ts';
+import { IngressRoutes, type RemoteAgents } from './routes.ts';
 import { createTcpIngress } from './tcp-ingress.ts';
 import { createTlsIngress } from './tls-ingress.ts';
 
@@ -49,6 +49,8 @@ export interface IngressOptions<C = unknown> {
   readonly publicHost?: string;
   /** A failure while traffic was served (default: ignored; the client got its error page). */
   readonly onError?: (error: unknown) => void;
+  /** The agents other servers sharing the store hold, reached over the link between servers (adapters/peer). */
+  readonly remote?: RemoteAgents;
 }
 
 export interface Ingress {
@@ -66,7 +68,7 @@ export interface Ingress {
 export async function createIngress<C>(burrow: BurrowCore<any>, options: IngressOptions<C>): Promise<Ingress> {
   const onError = options.onError ?? (() => undefined);
   const accountOf = options.accountOf ?? (() => '');
-  const routes = new IngressRoutes(burrow, options.sessions as () => readonly RoutableSession<unknown>[], (session) => accountOf(session as RoutableSession<C>));
+  const routes = new IngressRoutes(burrow, options.sessions as () => readonly RoutableSession<unknown>[], (session) => accountOf(session as RoutableSession<C>), options.remote);
   const policies = createIngressPolicies(burrow);
   const carrier = createCarrier(burrow, policies, onError);
   const connections: Connections = new WeakMap();

@@ -52,6 +52,23 @@ export function openStream(target: StreamTarget, clientAddr: string, passthrough
 /** The live sessions the ingress routes to (an agent gateway's `sessions`). */
 export type LiveSessions = () => readonly RoutableSession<unknown>[];
 
+/** A live tunnel, local or held by another server: its session, the tunnel, its account. */
+export interface HeldAgentTunnel {
+  readonly session: RoutableSession<unknown>;
+  readonly tunnel: AgentTunnel;
+  readonly account: string;
+}
+
+/**
+ * The agents other servers sharing the store hold (adapters/peer): the tunnel of an endpoint URL,
+ * as a session whose proxy streams travel to its server over the link between servers. The ingress
+ * applies the endpoint's policy itself, as for a local agent; the other server only carries bytes.
+ */
+export interface RemoteAgents {
+  /** The tunnel of the first of `urls` (one endpoint's URLs by preferred scheme) that an agent on another server binds. */
+  find(urls: readonly string[]): Promise<HeldAgentTunnel | undefined>;
+}
+
 /** The host name of a URL or a Host header, lower case, without port or trailing dot. */
 export function hostnameOf(authority: string): string {
   const host = authority.startsWith('[') ? authority.slice(0, authority.indexOf(']') + 1) : authority.replace(/:\d*$/, '');
@@ -68,11 +85,14 @@ export class IngressRoutes {
   readonly #accountOf: (session: RoutableSession<unknown>) => string;
   readonly #edges: EdgeRoutes;
 
-  constructor(burrow: BurrowCore<any>, sessions: LiveSessions, accountOf: (session: RoutableSession<unknown>) => string) {
+  readonly #remote: RemoteAgents | undefined;
+
+  constructor(burrow: BurrowCore<any>, sessions: LiveSessions, accountOf: (session: RoutableSession<unknown>) => string, remote?: RemoteAgents) {
     this.#burrow = burrow;
     this.#sessions = sessions;
     this.#accountOf = accountOf;
     this.#edges = createEdgeRoutes(burrow, sessions);
+    this.#remote = remote;
   }
 
   /**
@@ -83,7 +103,7 @@ export class IngressRoutes {
   async http(hostname: string, schemes: readonly HttpScheme[], target: string): Promise<IngressTarget | undefined> {
     // Internal endpoints (`https://api.internal`) take traffic only from forward-internal, never from clients.
     if (this.#isInternal(hostname)) return undefined;
-    return this.#agent(hostname, schemes, () => true) ?? (await this.#cloud(hostname, schemes)) ?? (await this.#edges.route(hostname, target));
+    return this.#agent(hostname, schemes, () => true) ?? (await this.#elsewhere(schemes.map((scheme) => `${scheme}://${hostname}`))) ?? (await this.#cloud(hostname, schemes)) ?? (await this.#edges.route(hostname, target));
   }
 
   /**
@@ -96,17 +116,22 @@ export class IngressRoutes {
     const hostname = hostnameOf(parsed.host);
     const scheme = parsed.protocol.slice(0, -1);
     if (!this.#isInternal(hostname) || (scheme !== 'http' && scheme !== 'https')) return undefined;
-    return this.#agent(hostname, [scheme], (session) => this.#accountOf(session) === account) ?? (await this.#cloud(hostname, [scheme], account));
+    return this.#agent(hostname, [scheme], (session) => this.#accountOf(session) === account) ?? (await this.#elsewhere([`${scheme}://${hostname}`], account)) ?? (await this.#cloud(hostname, [scheme], account));
   }
 
-  /** The live agent tunnel of a TLS endpoint (`tls://hostname`), if one serves it. */
-  tls(hostname: string): AgentTarget | undefined {
-    return this.#find((tunnel) => tunnel.request.kind === 'endpoint' && tunnel.request.proto === 'tls' && urlHost(tunnel.url) === hostname, () => true);
+  /** The live agent tunnel of a TLS endpoint (`tls://hostname`), if one serves it (here or on another server). */
+  async tls(hostname: string): Promise<AgentTarget | undefined> {
+    return this.#find((tunnel) => tunnel.request.kind === 'endpoint' && tunnel.request.proto === 'tls' && urlHost(tunnel.url) === hostname, () => true) ?? (await this.#elsewhere([`tls://${hostname}`]));
   }
 
-  /** The live agent tunnel bound to the TCP URL `url` (`tcp://host:port`), if one serves it. */
-  tcp(url: string): AgentTarget | undefined {
-    return this.#find((tunnel) => tunnel.request.kind === 'endpoint' && tunnel.request.proto === 'tcp' && tunnel.url === url, () => true);
+  /** The live agent tunnel bound to the TCP URL `url` (`tcp://host:port`), if one serves it (here or on another server). */
+  async tcp(url: string): Promise<AgentTarget | undefined> {
+    return this.#find((tunnel) => tunnel.request.kind === 'endpoint' && tunnel.request.proto === 'tcp' && tunnel.url === url, () => true) ?? (await this.#elsewhere([url]));
+  }
+
+  /** Whether agents on other servers are reached (the TCP ingress then listens for their TCP endpoints too). */
+  get relays(): boolean {
+    return this.#remote !== undefined;
   }
 
   /** The TCP edge holding `hostport` (canonical `host:port`), if one does. */
@@ -137,14 +162,16 @@ export class IngressRoutes {
       for (const tunnel of session.tunnels()) {
         const request = tunnel.request;
         if (request.kind !== 'endpoint' || !tunnel.url || !matches(tunnel)) continue;
-        // The Opts object as the agent sent it carries the vendor's option names agentBindSources reads;
-        // the traffic policy as decoded (older agents send it as an object).
-        const options = { ...(request.raw as AgentBindOptions), TrafficPolicy: request.options.trafficPolicy };
-        const account = this.#accountOf(session);
-        return { kind: 'agent', endpoint: { id: tunnel.tunnelId, url: tunnel.url, account }, account, session, tunnel, sources: agentBindSources(request.proto, options) };
+        return agentTarget({ session, tunnel, account: this.#accountOf(session) });
       }
     }
     return undefined;
+  }
+
+  /** The first of `urls` a live agent on another server binds (of `account` only, when given: forward-internal's targets). */
+  async #elsewhere(urls: readonly string[], account?: string): Promise<AgentTarget | undefined> {
+    const held = await this.#remote?.find(urls);
+    return held && (account === undefined || held.account === account) ? agentTarget(held) : undefined;
   }
 
   async #cloud(hostname: string, schemes: readonly HttpScheme[], account?: string): Promise<CloudTarget | undefined> {
@@ -154,6 +181,15 @@ export class IngressRoutes {
     }
     return undefined;
   }
+}
+
+/** The target of a live endpoint tunnel, with the rules of the options its agent set on the bind. */
+function agentTarget({ session, tunnel, account }: HeldAgentTunnel): AgentTarget {
+  const request = tunnel.request as Extract<AgentTunnel['request'], { kind: 'endpoint' }>;
+  // The Opts object as the agent sent it carries the vendor's option names agentBindSources reads;
+  // the traffic policy as decoded (older agents send it as an object).
+  const options = { ...(request.raw as AgentBindOptions), TrafficPolicy: request.options.trafficPolicy };
+  return { kind: 'agent', endpoint: { id: tunnel.tunnelId, url: tunnel.url!, account }, account, session, tunnel, sources: agentBindSources(request.proto, options) };
 }
 
 /** The host name of an endpoint URL, or '' for none. */

@@ -1,7 +1,7 @@
 import { createServer, type Server, type Socket } from 'node:net';
 import type { BurrowCore } from '../../lib/burrow.ts';
 import { LIMITS } from '../../lib/limits.ts';
-import { tcpEdgeHostports, type TcpPortLease, type TcpPortListener } from '../../lib/index.ts';
+import { liveTcpTunnelUrls, tcpEdgeHostports, type TcpPortLease, type TcpPortListener } from '../../lib/index.ts';
 import { hostPort } from '../addresses.ts';
 import type { Carrier } from './carry.ts';
 import type { IngressRoutes, StreamTarget } from './routes.ts';
@@ -19,6 +19,12 @@ import type { IngressRoutes, StreamTarget } from './routes.ts';
  *   changes other servers of the store made). A connection goes to the edge's backend (routes.ts,
  *   edge-routes.ts) through its modules. A raw TCP connection names no host, so one port serves one
  *   hostport: when several TCP edges' hostports share a port, the first in sort order is served.
+ *
+ * - With several servers on one store (a peer link, adapters/peer): the TCP endpoints of agents
+ *   other servers hold, read from the store at the same looks (`ingress_tcp_relayed_ports` at
+ *   most): the ingress listens on each one's port too, and its connections are relayed to the
+ *   holding server (routes.ts). A port this server cannot take (in use: on one host the holding
+ *   server's ingress has it) is left to the holder.
  *
  * A port that cannot be listened on refuses the bind (naming the port and why), or, for an edge,
  * is reported to `onError` once and tried again at the next look.
@@ -102,7 +108,33 @@ export function createTcpIngress(burrow: BurrowCore<any>, options: TcpIngressOpt
     server.close();
   };
 
+  /** Ports listened on for TCP endpoints other servers' agents hold, by port, with their URL. */
+  const relayedPorts = new Map<number, { readonly server: Server; readonly url: string }>();
+  /** Ports this server's own binds listen on. */
+  const leased = new Set<number>();
+
+  async function reconcileRelayed(): Promise<void> {
+    if (!routes.relays) return;
+    const wanted = new Map<number, string>();
+    for (const url of await liveTcpTunnelUrls(burrow.reader, LIMITS.ingress_tcp_relayed_ports.value)) {
+      const port = URL.canParse(url) ? Number(new URL(url).port) : 0;
+      if (port > 0 && !leased.has(port) && !edgePorts.has(port)) wanted.set(port, url);
+    }
+    for (const [port, entry] of relayedPorts) {
+      if (wanted.get(port) === entry.url) continue;
+      shut(entry.server);
+      relayedPorts.delete(port);
+    }
+    for (const [port, url] of wanted) {
+      if (relayedPorts.has(port)) continue;
+      const server = serverFor(() => routes.tcp(url));
+      // In use: the holder's own ingress on this host, or anything else; left to the holder.
+      if (await open(server, port).then(() => true, () => false)) relayedPorts.set(port, { server, url });
+    }
+  }
+
   async function reconcile(): Promise<void> {
+    await reconcileRelayed().catch(onError);
     const wanted = new Map<number, string[]>();
     for (const { hostport } of await tcpEdgeHostports(burrow.reader)) {
       const port = Number(hostport.slice(hostport.lastIndexOf(':') + 1));
@@ -147,11 +179,15 @@ export function createTcpIngress(burrow: BurrowCore<any>, options: TcpIngressOpt
       let url: string | undefined;
       const server = serverFor(() => (url === undefined ? undefined : routes.tcp(url)));
       const bound = await open(server, port);
+      leased.add(bound);
       return {
         address: hostPort(advertised, bound),
         port: bound,
         serve: (served) => void (url = served),
-        release: () => shut(server),
+        release: () => {
+          leased.delete(bound);
+          shut(server);
+        },
       };
     },
     edgesChanged: () => void syncEdges(),
@@ -162,6 +198,7 @@ export function createTcpIngress(burrow: BurrowCore<any>, options: TcpIngressOpt
       await Promise.all([...servers].map((server) => new Promise<void>((resolve) => server.close(() => resolve()))));
       servers.clear();
       edgePorts.clear();
+      relayedPorts.clear();
     },
   };
 }

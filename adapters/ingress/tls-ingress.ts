@@ -59,7 +59,7 @@ export function createTlsIngress(burrow: BurrowCore<any>, options: TlsIngressOpt
     if (!hello || !isDnsName(hello.name)) return void socket.destroy();
     const name = hello.name;
     // A TLS endpoint or edge takes the connection's bytes; any other name is served as HTTPS.
-    const stream: StreamTarget | undefined = routes.tls(name) ?? (await routes.tlsEdge(name));
+    const stream: StreamTarget | undefined = (await routes.tls(name)) ?? (await routes.tlsEdge(name));
     // Before the handshake only the name is known: an HTTPS edge's connection rules are its own, whatever the route.
     const target: IngressTarget | undefined = stream ?? (await routes.http(name, ['https'], '/'));
     const carried = stream ? carrier.start(socket, startedAt, name) : undefined;

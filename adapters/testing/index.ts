@@ -237,7 +237,7 @@ async function startInProcess(options: StartBurrowOptions): Promise<RunningBurro
         add: async (rule) => burrow.faults.add(rule),
         list: async () => burrow.faults.list(),
         remove: async (id) => burrow.faults.remove(id),
-        clear: async () => void burrow.faults.clear(),
+        clear: async () => void (await burrow.faults.clear()),
       },
     };
     const apiKey = account.token ?? options.apiKey!;

@@ -108,11 +108,12 @@ function issuerOf(ca: CertificateAuthority): Issuer {
 /**
  * Signs a server certificate for `dnsNames` and `ipAddresses` (text, IPv4 or IPv6) with a new
  * P-256 key, valid for SERVER_CERTIFICATE_VALID_DAYS from `now`. The first DNS name (else the
- * first address) is the subject's common name.
+ * first address) is the subject's common name. With `clientAuth` it also serves as a client
+ * certificate (both ends of a link between servers, adapters/peer).
  */
 export async function signServerCertificate(
   ca: CertificateAuthority,
-  options: { now: Date; dnsNames: readonly string[]; ipAddresses?: readonly string[] },
+  options: { now: Date; dnsNames: readonly string[]; ipAddresses?: readonly string[]; clientAuth?: boolean },
 ): Promise<SignedCertificate> {
   const ipAddresses = options.ipAddresses ?? [];
   const commonName = options.dnsNames[0] ?? ipAddresses[0];
@@ -132,7 +133,7 @@ export async function signServerCertificate(
     extensions: [
       basicConstraints(false),
       keyUsage('digitalSignature'),
-      extendedKeyUsage('serverAuth'),
+      options.clientAuth ? extendedKeyUsage('serverAuth', 'clientAuth') : extendedKeyUsage('serverAuth'),
       subjectAltName({ dns: options.dnsNames, ips: ipAddresses }),
       subjectKeyIdentifier(publicKey),
       ...(caKeyIdentifier ? [authorityKeyIdentifier(caKeyIdentifier)] : []),

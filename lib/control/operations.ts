@@ -39,7 +39,7 @@ export async function restoreCheckpoint(instance: Instance, name: string): Promi
 export async function resetAccounts(instance: Instance, accountId?: string): Promise<{ accounts: string[]; removed: number }> {
   if (accountId !== undefined) await knownAccount(instance, accountId);
   const result = await instance.checkpoints.reset(accountId);
-  instance.faults.clear(accountId);
+  await instance.faults.clear(accountId);
   if (accountId !== undefined) instance.requests.clear(accountId);
   else instance.requests.clear();
   instance.traffic.clear(accountId);
@@ -170,7 +170,7 @@ export const CORE_CONTROL_OPERATIONS: readonly ControlOperation[] = [
     path: '/checkpoints',
     status: 200,
     summary: 'The named checkpoints, oldest first',
-    run: async (instance) => ({ checkpoints: instance.checkpoints.list() }),
+    run: async (instance) => ({ checkpoints: await instance.checkpoints.list() }),
   },
   {
     id: 'control.checkpoints.restore',
@@ -187,7 +187,7 @@ export const CORE_CONTROL_OPERATIONS: readonly ControlOperation[] = [
     status: 204,
     summary: 'Forget a named checkpoint',
     async run(instance, input) {
-      if (!instance.checkpoints.delete(input.params.name!)) fail('NOT_FOUND', `checkpoint '${input.params.name}' was not found`, { name: input.params.name! });
+      if (!(await instance.checkpoints.delete(input.params.name!))) fail('NOT_FOUND', `checkpoint '${input.params.name}' was not found`, { name: input.params.name! });
     },
   },
   {
@@ -205,7 +205,7 @@ export const CORE_CONTROL_OPERATIONS: readonly ControlOperation[] = [
     path: '/faults',
     status: 200,
     summary: 'The fault rules, oldest first, with how many requests each matched and applied to',
-    run: async (instance) => ({ faults: instance.faults.list() }),
+    run: async (instance) => ({ faults: await instance.faults.list() }),
   },
   {
     id: 'control.faults.get',
@@ -229,7 +229,7 @@ export const CORE_CONTROL_OPERATIONS: readonly ControlOperation[] = [
     path: '/faults',
     status: 200,
     summary: 'Remove every fault rule',
-    run: async (instance) => ({ removed: instance.faults.clear() }),
+    run: async (instance) => ({ removed: await instance.faults.clear() }),
   },
   {
     id: 'control.clock.get',

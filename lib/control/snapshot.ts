@@ -6,7 +6,7 @@ import { ApiError, fail } from '../conventions/errors.ts';
 import { description, isStoredRef, metadata, parseInput, rfc3339, type Schema } from '../conventions/fields.ts';
 import { baseResponse, keepIndexes, type ResourceDefinition } from '../engine/resource.ts';
 import { REFERRER_KIND } from '../engine/references.ts';
-import { INSTANCE_SCOPE, readAll, type Scope, type StoredRecord } from '../store.ts';
+import { INSTANCE_SCOPE, readAll, stateScopes, type Scope, type StoredRecord } from '../store.ts';
 
 /**
  * Snapshots: every record of the instance as one JSON document (`GET /_burrow/snapshot`), and the
@@ -51,7 +51,7 @@ export const SNAPSHOT_BODY: Schema = SnapshotBody;
 /** Every record of the instance, scope by scope, oldest first. */
 export async function exportSnapshot(instance: Instance): Promise<Snapshot> {
   const scopes = [];
-  for (const scope of await instance.reader.scopes()) {
+  for (const scope of await stateScopes(instance.reader)) {
     scopes.push({ account: scope.account, kind: scope.kind, records: (await readAll(instance.reader, scope)).reverse() });
   }
   return { format: SNAPSHOT_FORMAT, version: SNAPSHOT_VERSION, exported_at: formatTime(instance.clock.now()), scopes };
@@ -62,7 +62,7 @@ export async function importSnapshot(instance: Instance, body: unknown): Promise
   const snapshot = parseInput(SnapshotBody, body);
   // A kind serving another's records (service users) is checked as that kind.
   const definitions = (instance.resources as readonly ResourceDefinition<any, any, any>[]).filter((def) => def.sameRecordsAs === undefined);
-  const existing = await instance.reader.scopes();
+  const existing = await stateScopes(instance.reader);
   return instance.perform(operatorIn(INSTANCE_SCOPE), async (ctx) => {
     const state = await checkSnapshot(ctx, definitions, snapshot);
     // The accounts as this transaction sees them too: one created since `existing` was read goes as well.

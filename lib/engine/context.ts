@@ -11,7 +11,7 @@ import type { ReplayRequest } from '../journal/replay.ts';
 import type { TcpPorts } from '../traffic/tcp-ports.ts';
 import type { TrafficPolicyChecker } from '../conventions/traffic-policy.ts';
 import type { Faults } from '../simulation/faults.ts';
-import type { Read, Scope, StoredRecord, StoreReader, StoreTransaction } from '../store.ts';
+import type { Read, Scope, Store, StoredRecord, StoreReader, StoreTransaction } from '../store.ts';
 
 /** Who is calling: the owner (user or bot) behind an API key, or the operator. */
 export interface Principal {
@@ -118,7 +118,7 @@ export function operatorIn(account: string): Principal {
  */
 export interface Instance {
   /** Reads outside a transaction; each may see a newer committed state (lib/store.ts). */
-  readonly reader: StoreReader & { readonly name: string; scopes(): Promise<Scope[]> };
+  readonly reader: StoreReader & Pick<Store, 'name' | 'scopes' | 'openChannel'>;
   readonly clock: Clock;
   readonly ids: IdFactory;
   readonly services: Services;
@@ -158,19 +158,19 @@ export interface CheckpointInfo {
 
 /** The states a test returns to (lib/control/checkpoints.ts): starting states of accounts and named checkpoints. */
 export interface Checkpoints {
-  /** Makes the state of every account, as it is now, its starting state. */
-  captureStart(): Promise<void>;
+  /** Makes the state of every account (with `missingOnly`: of those without one), as it is now, its starting state. */
+  captureStart(options?: { missingOnly?: boolean }): Promise<void>;
   /** Makes the state of one account, as it is now, its starting state (on its creation). */
   captureAccountStart(accountId: string): Promise<void>;
   /** Returns one account, or every account, to its starting state; answers them and the records gone. */
   reset(accountId?: string): Promise<{ accounts: string[]; removed: number }>;
   /** Keeps the whole state under `name`. */
   create(name: string): Promise<CheckpointInfo>;
-  list(): CheckpointInfo[];
+  list(): Promise<CheckpointInfo[]>;
   /** Replaces the whole state with the checkpoint `name` (404 when there is none). */
   restore(name: string): Promise<CheckpointInfo>;
   /** Forgets a checkpoint; false when there was none. */
-  delete(name: string): boolean;
+  delete(name: string): Promise<boolean>;
 }
 
 /** The facts of a resource kind that the control plane and tools read (a definition has more). */

@@ -34,14 +34,14 @@ export async function findByUnique(reader: StoreReader, account: string, kind: s
  * The values of `field` of `kind` (a range of the `_unique` ids) and the ids of the records holding
  * them, by value descending; at most `atMost`.
  */
-export async function uniqueEntries(reader: StoreReader, account: string, kind: string, field: string, atMost: number): Promise<{ readonly value: string; readonly recordId: string }[]> {
+export async function uniqueEntries(reader: StoreReader, account: string, kind: string, field: string, atMost: number, valuePrefix = ''): Promise<{ readonly value: string; readonly recordId: string }[]> {
   const prefix = uniqueId(kind, field, '');
   const out: { value: string; recordId: string }[] = [];
-  // ':' + 1 is ';': every id of the range sorts below it.
-  for (let before = `${kind}.${field};`; ; ) {
+  // ':' + 1 is ';': every id of the range sorts below it (with a value prefix: below the prefix and U+FFFF).
+  for (let before = valuePrefix ? `${uniqueId(kind, field, valuePrefix)}\uffff` : `${kind}.${field};`; ; ) {
     const page = await reader.page({ account, kind: UNIQUE }, { beforeId: before, limit: PAGE });
     for (const entry of page) {
-      if (!entry.id.startsWith(prefix) || out.length >= atMost) return out;
+      if (!entry.id.startsWith(prefix + valuePrefix) || out.length >= atMost) return out;
       out.push({ value: entry.id.slice(prefix.length), recordId: String(entry.record_id) });
     }
     if (page.length < PAGE) return out;

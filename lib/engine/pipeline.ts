@@ -182,9 +182,12 @@ export class Pipeline {
     const operation = this.#route(request);
     trace.operation = operation;
     checkVersion(request, this.#burrow.options.requireVersionHeader === true);
+    // Asked with the key check, so a store a round trip away reads the rules in the same one.
+    const rules = this.#burrow.faults.rules();
     const { principal, prefetched } = await this.#burrow.authenticateFor(request.header('authorization'), operation, { params: request.target.params, query: request.query });
     trace.account = principal.account;
-    const strike = this.#burrow.faults.strike({ method: request.method, path: request.path, operation: operation.id, account: principal.account });
+    const live = await rules;
+    const strike = live.length === 0 ? undefined : await this.#burrow.faults.strike(live, { method: request.method, path: request.path, operation: operation.id, account: principal.account });
     if (strike) {
       trace.fault = strike;
       if (strike.latencyMs) await this.#burrow.faults.wait(strike.latencyMs);

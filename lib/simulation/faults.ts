@@ -4,6 +4,7 @@ import { ApiError, ERRORS, fail } from '../conventions/errors.ts';
 import { parseInput } from '../conventions/fields.ts';
 import { cryptoRandom, type IdFactory, type RandomSource } from '../conventions/ids.ts';
 import { LIMITS, limitNote } from '../limits.ts';
+import { CLUSTER_SCOPE, type Store } from '../store.ts';
 
 /**
  * Faults on demand: rules that make matching API requests fail, slow down or lose their
@@ -62,9 +63,9 @@ export type FaultRule = v.InferOutput<typeof FaultBody> & {
   readonly id: string;
   readonly created_at: string;
   /** Requests it matched. */
-  readonly matched: number;
+  matched: number;
   /** Requests it applied to. */
-  readonly applied: number;
+  applied: number;
 };
 
 /** The request facts a rule matches on. */
@@ -102,12 +103,49 @@ function compilePattern(text: string): RegExp {
   return new RegExp(`^${source}$`);
 }
 
-interface LiveRule {
-  readonly rule: Omit<FaultRule, 'matched' | 'applied'>;
-  readonly path?: RegExp;
-  readonly operation?: RegExp;
-  matched: number;
-  applied: number;
+/** A rule as kept: what was given, its id and counts. */
+type KeptRule = FaultRule;
+
+/**
+ * Where the rules live. One server alone over its store keeps them in its memory; servers sharing
+ * a store (PostgreSQL) keep them in it (one record under CLUSTER_SCOPE), so a rule added through
+ * any server applies through all, and its counts, `every` and `times` count every server's
+ * requests (a match that changes counts is one store transaction; requests no rule matches read
+ * the rules only, in the round trip of their key check).
+ */
+interface RuleBook {
+  /** The rules, oldest first. */
+  read(): Promise<readonly KeptRule[]>;
+  /** Runs `change` on the rules atomically; what it leaves in the array is kept. */
+  change<T>(change: (rules: KeptRule[]) => T): Promise<T>;
+}
+
+class MemoryRuleBook implements RuleBook {
+  readonly #rules: KeptRule[] = [];
+  readonly #read = Promise.resolve(this.#rules);
+  read() {
+    return this.#read;
+  }
+  async change<T>(change: (rules: KeptRule[]) => T) {
+    return change(this.#rules);
+  }
+}
+
+const RULES_SCOPE = { account: CLUSTER_SCOPE, kind: 'faults' };
+
+class StoreRuleBook implements RuleBook {
+  constructor(readonly store: Store) {}
+  async read() {
+    return (((await this.store.get(RULES_SCOPE, 'rules'))?.rules ?? []) as KeptRule[]);
+  }
+  change<T>(change: (rules: KeptRule[]) => T) {
+    return this.store.transaction(async (tx) => {
+      const rules = structuredClone(((await tx.get(RULES_SCOPE, 'rules'))?.rules ?? []) as KeptRule[]);
+      const result = change(rules);
+      await tx.put(RULES_SCOPE, { id: 'rules', rules });
+      return result;
+    });
+  }
 }
 
 export interface FaultsOptions {
@@ -116,62 +154,66 @@ export interface FaultsOptions {
   /** Draws for probabilities and latency ranges; seeded in deterministic mode. */
   readonly random?: RandomSource;
   readonly errorPrefix: string;
+  /** The store, when several servers share it: the rules live in it (see RuleBook). */
+  readonly shared?: Store;
 }
 
-/** The fault rules of one instance (in memory, like the request journal). */
+/** The fault rules of one instance (in memory, or in a store several servers share). */
 export class Faults {
-  readonly #rules: LiveRule[] = [];
+  readonly #book: RuleBook;
   readonly #options: FaultsOptions;
   readonly #random: RandomSource;
+  /** Compiled path and operation patterns, by pattern (rules are few: LIMITS.fault_rules). */
+  readonly #patterns = new Map<string, RegExp>();
 
   constructor(options: FaultsOptions) {
     this.#options = options;
     this.#random = options.random ?? cryptoRandom;
+    this.#book = options.shared ? new StoreRuleBook(options.shared) : new MemoryRuleBook();
   }
 
   /** Adds a rule (checked as `POST /_burrow/faults` checks its body); answers it with its id. */
-  add(input: FaultInput): FaultRule {
+  add(input: FaultInput): Promise<FaultRule> {
     const body = parseInput(FaultBody, input);
-    if (this.#rules.length >= LIMITS.fault_rules.value) fail('INVALID_FIELD', `at most ${LIMITS.fault_rules.value} fault rules are kept; remove one first ${limitNote('fault_rules')}`);
-    const rule = { id: this.#options.ids.id('flt'), created_at: formatTime(this.#options.clock.now()), ...body };
-    const live: LiveRule = {
-      rule,
-      ...(body.path !== undefined ? { path: compilePattern(body.path) } : {}),
-      ...(body.operation !== undefined ? { operation: compilePattern(body.operation) } : {}),
-      matched: 0,
-      applied: 0,
-    };
-    this.#rules.push(live);
-    return view(live);
+    const rule: KeptRule = { id: this.#options.ids.id('flt'), created_at: formatTime(this.#options.clock.now()), ...body, matched: 0, applied: 0 };
+    return this.#book.change((rules) => {
+      if (rules.length >= LIMITS.fault_rules.value) fail('INVALID_FIELD', `at most ${LIMITS.fault_rules.value} fault rules are kept; remove one first ${limitNote('fault_rules')}`);
+      rules.push(rule);
+      return { ...rule };
+    });
   }
 
   /** The rules, oldest first. */
-  list(): FaultRule[] {
-    return this.#rules.map(view);
+  async list(): Promise<FaultRule[]> {
+    return (await this.#book.read()).map((rule) => ({ ...rule }));
   }
 
   /** The rule with this id; throws the 404. */
-  get(id: string): FaultRule {
-    const live = this.#rules.find((r) => r.rule.id === id) ?? fail('NOT_FOUND', `fault rule '${id}' was not found`, { id });
-    return view(live);
+  async get(id: string): Promise<FaultRule> {
+    const rule = (await this.#book.read()).find((r) => r.id === id) ?? fail('NOT_FOUND', `fault rule '${id}' was not found`, { id });
+    return { ...rule };
   }
 
   /** Removes one rule; throws the 404 when there is none. */
-  remove(id: string): void {
-    const at = this.#rules.findIndex((r) => r.rule.id === id);
-    if (at < 0) fail('NOT_FOUND', `fault rule '${id}' was not found`, { id });
-    this.#rules.splice(at, 1);
+  remove(id: string): Promise<void> {
+    return this.#book.change((rules) => {
+      const at = rules.findIndex((r) => r.id === id);
+      if (at < 0) fail('NOT_FOUND', `fault rule '${id}' was not found`, { id });
+      rules.splice(at, 1);
+    });
   }
 
   /** Removes every rule, or those scoped to `account`; answers how many. */
-  clear(account?: string): number {
-    let removed = 0;
-    for (let i = this.#rules.length - 1; i >= 0; i--) {
-      if (account !== undefined && this.#rules[i]!.rule.account_id !== account) continue;
-      this.#rules.splice(i, 1);
-      removed++;
-    }
-    return removed;
+  clear(account?: string): Promise<number> {
+    return this.#book.change((rules) => {
+      let removed = 0;
+      for (let i = rules.length - 1; i >= 0; i--) {
+        if (account !== undefined && rules[i]!.account_id !== account) continue;
+        rules.splice(i, 1);
+        removed++;
+      }
+      return removed;
+    });
   }
 
   /**
@@ -184,29 +226,54 @@ export class Faults {
     for (let left = ms; left > 0; left = until - performance.now()) await new Promise((resolve) => setTimeout(resolve, Math.ceil(left)));
   }
 
-  /** The fault for one request, or undefined (the common case: no rules, one length check). */
-  strike(target: FaultTarget): Strike | undefined {
-    for (const live of this.#rules) {
-      const { rule } = live;
-      if (rule.times !== undefined && live.applied >= rule.times) continue;
-      if (rule.method !== undefined && rule.method.toUpperCase() !== target.method) continue;
-      if (rule.account_id !== undefined && rule.account_id !== target.account) continue;
-      if (live.path && !live.path.test(target.path)) continue;
-      if (live.operation && !live.operation.test(target.operation)) continue;
-      live.matched++;
-      if (live.matched % (rule.every ?? 1) !== 0) continue;
-      if (rule.probability !== undefined && !(this.#draw() < rule.probability)) continue;
-      live.applied++;
-      return this.#effect(rule);
-    }
-    return undefined;
+  /**
+   * The rules as they are now, for `strike`: the pipeline asks for them before a request's key
+   * check, so a store a round trip away answers both together. Never rejects (a store that cannot
+   * be read strikes nothing; the request then meets the store's own error).
+   */
+  rules(): Promise<readonly KeptRule[]> {
+    return this.#book.read().catch(() => []);
   }
 
-  #effect(rule: LiveRule['rule']): Strike {
+  /** The fault for one request, or undefined (the common case: no rules, one length check). */
+  async strike(rules: readonly KeptRule[], target: FaultTarget): Promise<Strike | undefined> {
+    if (rules.length === 0 || !rules.some((rule) => this.#matches(rule, target))) return undefined;
+    return this.#book.change((current) => {
+      for (const rule of current) {
+        if (!this.#matches(rule, target)) continue;
+        rule.matched++;
+        if (rule.matched % (rule.every ?? 1) !== 0) continue;
+        if (rule.probability !== undefined && !(this.#draw() < rule.probability)) continue;
+        rule.applied++;
+        return this.#effect(rule);
+      }
+      return undefined;
+    });
+  }
+
+  #matches(rule: KeptRule, target: FaultTarget): boolean {
+    if (rule.times !== undefined && rule.applied >= rule.times) return false;
+    if (rule.method !== undefined && rule.method.toUpperCase() !== target.method) return false;
+    if (rule.account_id !== undefined && rule.account_id !== target.account) return false;
+    if (rule.path !== undefined && !this.#pattern(rule.path).test(target.path)) return false;
+    if (rule.operation !== undefined && !this.#pattern(rule.operation).test(target.operation)) return false;
+    return true;
+  }
+
+  #pattern(text: string): RegExp {
+    let compiled = this.#patterns.get(text);
+    if (!compiled) {
+      if (this.#patterns.size >= 4 * LIMITS.fault_rules.value) this.#patterns.clear();
+      this.#patterns.set(text, (compiled = compilePattern(text)));
+    }
+    return compiled;
+  }
+
+  #effect(rule: KeptRule): Strike {
     const latency = rule.latency_ms;
     const latencyMs = latency === undefined ? undefined : typeof latency === 'number' ? latency : latency.min + Math.floor(this.#draw() * (latency.max - latency.min + 1));
     const base = { fault: rule.id, ...(latencyMs !== undefined ? { latencyMs } : {}) };
-    if (rule.drop_connection) return { ...base, drop: true };
+    if (rule.drop_connection) return { ...base, drop: true as const };
     if (rule.rate_limit) {
       const retry = rule.rate_limit.retry_after_seconds;
       return { ...base, error: new ApiError(ERRORS.RATE_LIMITED, `rate limit exceeded (fault ${rule.id}); retry in ${retry} s`, { fault: rule.id }, { 'Retry-After': String(retry) }) };
@@ -224,8 +291,4 @@ export class Faults {
   #draw(): number {
     return Buffer.from(this.#random(4)).readUInt32BE(0) / 2 ** 32;
   }
-}
-
-function view(live: LiveRule): FaultRule {
-  return { ...live.rule, matched: live.matched, applied: live.applied };
 }

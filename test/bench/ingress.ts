@@ -176,3 +176,69 @@ export async function measureIngress(options: IngressBenchOptions): Promise<Ingr
     agentPart.kill();
   }
 }
+
+/**
+ * Traffic through two servers on one PostgreSQL database (`npm run bench -- --cluster`; issue 45):
+ * the vendor's agent connects to server A; the same requests go through A's ingress (local: A holds
+ * the agent) and through B's (relayed to A over the peer link, adapters/peer), in alternating
+ * rounds. Measured as for one server: requests per second of each and their ratio per round, and
+ * p50/p99 of one request at a time, with what the relay adds (B minus A, per round).
+ */
+export async function measureCluster(options: IngressBenchOptions): Promise<IngressBenchResult> {
+  const { createDatabase, startPostgresCluster } = await import('../fixtures/postgres-cluster.ts');
+  const { startServer } = await import('../helpers.ts');
+  const cluster = await startPostgresCluster();
+  const agentPart = forkPart('agent');
+  const servers: Awaited<ReturnType<typeof startServer>>[] = [];
+  try {
+    const url = await createDatabase(cluster, 'bench_cluster');
+    const serve = () => startServer(['--data', url, '--quiet', '--agent-addr', '127.0.0.1:0', '--http-ingress-addr', '127.0.0.1:0', '--peer-addr', '127.0.0.1:0']);
+    servers.push(await serve());
+    servers.push(await serve());
+    const [a, b] = servers as [(typeof servers)[0], (typeof servers)[0]];
+    const token = a.token!;
+    const listeners = async (server: typeof a) => (await server.request('GET', '/_burrow/health', undefined, { token: null })).body.listeners as Record<string, string>;
+    const portOf = (hostport: string) => Number(hostport.slice(hostport.lastIndexOf(':') + 1));
+    const [la, lb] = [await listeners(a), await listeners(b)];
+    const domain = 'cluster-bench.example.com';
+    await a.request('POST', '/reserved_domains', { domain }, { token });
+    const credential = (await a.request('POST', '/credentials', {}, { token })).body as { token: string };
+    const caPem = await (await fetch(`${a.url}/_burrow/ca.pem`)).text();
+    agentPart.send({ ingressPort: portOf(la.http_ingress!), gatewayPort: portOf(la.agent!), caPem, token: credential.token, domain } satisfies BurrowPart);
+    await message<AgentPart>(agentPart);
+    const local = { port: portOf(la.http_ingress!), host: domain };
+    const relayed = { port: portOf(lb.http_ingress!), host: domain };
+    for (const side of [local, relayed]) await sequential(side.port, side.host, 300);
+
+    const samples: Record<string, number[]> = {};
+    const add = (name: string, value: number) => (samples[name] ??= []).push(round(value));
+    for (let i = 0; i < options.rounds; i++) {
+      add('cluster_local_rps', (await throughput(local.port, local.host, options)).rate);
+      add('cluster_relayed_rps', (await throughput(relayed.port, relayed.host, options)).rate);
+      const localTimes = await sequential(local.port, local.host, options.latencyRequests);
+      const relayedTimes = await sequential(relayed.port, relayed.host, options.latencyRequests);
+      add('cluster_local_p50_ms', percentile(localTimes, 0.5));
+      add('cluster_local_p99_ms', percentile(localTimes, 0.99));
+      add('cluster_relayed_p50_ms', percentile(relayedTimes, 0.5));
+      add('cluster_relayed_p99_ms', percentile(relayedTimes, 0.99));
+    }
+    const figures: Record<string, number> = {};
+    for (const [name, values] of Object.entries(samples)) figures[name] = round(median(values));
+    const perRound = (of: string, base: string, combine: (x: number, y: number) => number) => samples[of]!.map((value, i) => combine(value, samples[base]![i]!));
+    const spread = (values: number[]) => ({ median: round(median(values)), min: round(Math.min(...values)), max: round(Math.max(...values)) });
+    const ratios = {
+      cluster_relayed_vs_local: spread(perRound('cluster_relayed_rps', 'cluster_local_rps', (x, y) => x / y)),
+      cluster_relay_added_p50_ms: spread(perRound('cluster_relayed_p50_ms', 'cluster_local_p50_ms', (x, y) => x - y)),
+      cluster_relay_added_p99_ms: spread(perRound('cluster_relayed_p99_ms', 'cluster_local_p99_ms', (x, y) => x - y)),
+    };
+    const targets: [string, boolean][] = [
+      ['cluster: requests per second through B (relayed to the agent on A) ≥ 0.7 of through A', ratios.cluster_relayed_vs_local.median >= 0.7],
+      ['cluster: the relay adds < 1 ms at p50', ratios.cluster_relay_added_p50_ms.median < 1],
+    ];
+    return { figures, samples, ratios, targets };
+  } finally {
+    agentPart.kill();
+    await Promise.all(servers.map((server) => server.stop('SIGKILL')));
+    await cluster.stop();
+  }
+}

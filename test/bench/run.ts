@@ -24,7 +24,7 @@ import { tempDir } from '../fixtures/openssh.ts';
 import { installPackedBurrow } from '../package/packed.ts';
 import { measureBounds, type BoundFigure } from './bounds.ts';
 import { measureFirstTunnel } from './first-tunnel.ts';
-import { measureIngress } from './ingress.ts';
+import { measureCluster, measureIngress } from './ingress.ts';
 import { createDatabase, POSTGRES_MISSING, postgresBinDir, startPostgresCluster } from '../fixtures/postgres-cluster.ts';
 
 const quick = process.argv.includes('--quick');
@@ -40,6 +40,8 @@ const checkpointsOnly = process.argv.includes('--checkpoints');
 const ingressOnly = process.argv.includes('--ingress');
 // `-- --tunnel` measures a test's first tunnel alone (test/bench/first-tunnel.ts).
 const tunnelOnly = process.argv.includes('--tunnel');
+// `-- --cluster` measures traffic through a server relaying to the agent's server against through that server, alone (test/bench/ingress.ts).
+const clusterOnly = process.argv.includes('--cluster');
 // `-- --hot` measures the hot path alone: GET and POST /ip_policies against the bare server (about 2 minutes).
 const hotOnly = process.argv.includes('--hot');
 // `-- --postgres` measures the PostgreSQL store against the memory store (issue #32's targets), alone.
@@ -659,7 +661,7 @@ let bounds: BoundFigure[] = [];
 
 try {
   const load = readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
-  const all = !hotOnly && !startupOnly && !storesOnly && !boundsOnly && !checkpointsOnly && !ingressOnly && !postgresOnly && !tunnelOnly;
+  const all = !hotOnly && !startupOnly && !storesOnly && !boundsOnly && !checkpointsOnly && !ingressOnly && !postgresOnly && !tunnelOnly && !clusterOnly;
   if (all) await httpScenarios();
   if (hotOnly) await hotPath();
   if (all || postgresOnly) await postgresScenarios();
@@ -673,10 +675,13 @@ try {
     const measured = await measureBounds(quick ? 5 : 9);
     bounds = [...measured.policies, ...measured.filters];
   }
-  // Traffic through the ingress, and a test's first tunnel: their own modules, their own figures.
+  // Traffic through the ingress, a test's first tunnel, and traffic relayed between servers (with
+  // PostgreSQL installed): their own modules, their own figures.
+  const traffic = { rounds: ROUNDS, durationS: DURATION, connections: CONNECTIONS, latencyRequests: quick ? 500 : 2000 };
   const parts: [boolean, () => ReturnType<typeof measureIngress>][] = [
-    [all || ingressOnly, () => measureIngress({ rounds: ROUNDS, durationS: DURATION, connections: CONNECTIONS, latencyRequests: quick ? 500 : 2000 })],
+    [all || ingressOnly, () => measureIngress(traffic)],
     [all || tunnelOnly, () => measureFirstTunnel(quick ? 3 : 7)],
+    [(all && postgresBinDir() !== undefined) || clusterOnly, () => measureCluster(traffic)],
   ];
   const partTargets: [string, boolean][] = [];
   for (const [wanted, measure] of parts) {
@@ -730,7 +735,7 @@ try {
     for (const b of bounds) console.log(`| ${b.input} | ${b.blockMs} | ${b.cpuMs} | ${b.coldMs} |`);
   }
   console.log('\n| target | met |\n|---|---|');
-  const shown = (name: string) => (startupOnly ? /start|instance|bare node -e/.test(name) : boundsOnly ? /bound/.test(name) : checkpointsOnly ? /checkpoint/.test(name) : ingressOnly ? /^ingress/.test(name) : tunnelOnly ? /^first tunnel/.test(name) : postgresOnly ? /PostgreSQL/.test(name) : hotOnly ? /of bare/.test(name) : !storesOnly);
+  const shown = (name: string) => (startupOnly ? /start|instance|bare node -e/.test(name) : boundsOnly ? /bound/.test(name) : checkpointsOnly ? /checkpoint/.test(name) : ingressOnly ? /^ingress/.test(name) : tunnelOnly ? /^first tunnel/.test(name) : clusterOnly ? /^cluster/.test(name) : postgresOnly ? /PostgreSQL/.test(name) : hotOnly ? /of bare/.test(name) : !storesOnly);
   for (const [name, met] of targets) if (shown(name)) console.log(`| ${name} | ${met ? 'yes' : 'NO'} |`);
   console.log(`\n${JSON.stringify({ quick, figures, samples, ratios, ratioLoads, unavailable, bounds, targets: Object.fromEntries(targets) })}`);
 } finally {

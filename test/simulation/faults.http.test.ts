@@ -172,7 +172,7 @@ describe('POST /_burrow/faults', () => {
   }
 
   test('at most 256 rules (limit fault_rules)', async () => {
-    for (let i = 0; i < 256; i++) api.burrow.faults.add({ path: `/r${i}`, error: { status: 500 } });
+    for (let i = 0; i < 256; i++) await api.burrow.faults.add({ path: `/r${i}`, error: { status: 500 } });
     assertError(await api.request('POST', '/_burrow/faults', { error: { status: 500 } }, asOperator), 400, 215, /^at most 256 fault rules are kept; remove one first \(limit fault_rules\)$/);
   });
 });
@@ -210,7 +210,7 @@ describe("the official client's error paths, through faults on a live server", (
   }
 
   test('an error answer reaches the caller as the client deserialises the envelope', async () => {
-    const fault = live.burrow.faults.add({ operation: 'ip_policies.create', error: { status: 503, error_code: 'ERR_NGROK_999', message: 'try later' } });
+    const fault = await live.burrow.faults.add({ operation: 'ip_policies.create', error: { status: 503, error_code: 'ERR_NGROK_999', message: 'try later' } });
     await assert.rejects(client.ipPolicies.create({ description: 'x' }), (error: any) => {
       assert.equal(error.errorCode, 'ERR_NGROK_999');
       assert.equal(error.statusCode, 503);
@@ -221,8 +221,8 @@ describe("the official client's error paths, through faults on a live server", (
   });
 
   test('a retry loop gets through once the fault is spent; the journal shows each attempt', async () => {
-    live.burrow.faults.add({ operation: 'credentials.create', error: { status: 502 }, times: 2 });
-    live.burrow.faults.add({ operation: 'credentials.list', rate_limit: { retry_after_seconds: 0 }, times: 1 });
+    await live.burrow.faults.add({ operation: 'credentials.create', error: { status: 502 }, times: 2 });
+    await live.burrow.faults.add({ operation: 'credentials.list', rate_limit: { retry_after_seconds: 0 }, times: 1 });
     const created = await withRetries<any>(() => client.credentials.create({ description: 'retried' }), 3);
     assert.equal(created.result.description, 'retried');
     assert.deepEqual(created.failures.map((e: any) => e.statusCode), [502, 502]);
@@ -240,13 +240,13 @@ describe("the official client's error paths, through faults on a live server", (
   });
 
   test('gives up after its attempts when the fault does not stop', async () => {
-    live.burrow.faults.add({ operation: 'api_keys.list', error: { status: 500 } });
+    await live.burrow.faults.add({ operation: 'api_keys.list', error: { status: 500 } });
     await assert.rejects(withRetries(() => client.apiKeys.list(), 3), (error: any) => error.statusCode === 500);
-    assert.equal(live.burrow.faults.list()[0]!.applied, 3);
+    assert.equal((await live.burrow.faults.list())[0]!.applied, 3);
   });
 
   test("a dropped connection: the client fails parsing node-fetch's network error as JSON (its network error path)", async () => {
-    live.burrow.faults.add({ operation: 'api_keys.list', drop_connection: true, times: 1 });
+    await live.burrow.faults.add({ operation: 'api_keys.list', drop_connection: true, times: 1 });
     await assert.rejects(client.apiKeys.list(), (error: Error) => error instanceof SyntaxError && error.message.includes('"request to"'));
     assert.equal((await client.apiKeys.list()).length, 1, 'the next call goes through');
   });

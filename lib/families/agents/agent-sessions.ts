@@ -5,7 +5,7 @@ import { ApiError, ERRORS, fail } from '../../conventions/errors.ts';
 import { isTokenShaped } from '../../conventions/ids.ts';
 import { CONNECTION_PHASES, policyRefusal, TRAFFIC_POLICY_PHASES } from '../../conventions/traffic-policy.ts';
 import { AGENTS_ERRORS } from './errors.ts';
-import { addPair, claimUnique, findByUnique, findUnique, membersOf, removePair, type PairIndex } from '../../engine/indexes.ts';
+import { addPair, claimUnique, findByUnique, findUnique, membersOf, removePair, uniqueEntries, type PairIndex } from '../../engine/indexes.ts';
 import { inactiveOwnerError, isInactive, OWNER_KINDS, ownerKind } from '../../engine/owners.ts';
 import { respond, scopeOf } from '../../engine/resource.ts';
 import { INSTANCE_SCOPE, readAll, type StoreReader } from '../../store.ts';
@@ -363,4 +363,33 @@ export async function endSessionsOfGoneServers(instance: Instance): Promise<numb
     }
   }
   return ended;
+}
+
+/** Where a live agent's tunnel of `url` is held: its account, tunnel, session and the server holding the session. */
+export interface HeldTunnel {
+  readonly account: string;
+  readonly tunnelId: string;
+  readonly sessionId: string;
+  readonly server: string;
+}
+
+/**
+ * The live agent tunnel bound to `url` (`https://name`, `tls://name`, …) anywhere among the
+ * servers sharing the store, and the server holding its session (three reads); undefined when no
+ * live agent binds it (a simulated agent's session names no server).
+ */
+export async function findHeldTunnel(reader: StoreReader, url: string): Promise<HeldTunnel | undefined> {
+  const holder = await findUnique(reader, INSTANCE_SCOPE, TUNNEL_KIND, 'url', url);
+  if (holder === undefined) return undefined;
+  const account = holder.slice(0, holder.indexOf('/'));
+  const tunnel = (await reader.get({ account, kind: TUNNEL_KIND }, holder.slice(account.length + 1))) as TunnelRecord | undefined;
+  if (!tunnel) return undefined;
+  const session = (await reader.get({ account, kind: TUNNEL_SESSION_KIND }, tunnel.session_id)) as TunnelSessionRecord | undefined;
+  if (session?.server === undefined) return undefined;
+  return { account, tunnelId: tunnel.id, sessionId: session.id, server: session.server };
+}
+
+/** The URLs of the live agents' TCP tunnels across the servers sharing the store (`tcp://host:port`), at most `atMost`. */
+export async function liveTcpTunnelUrls(reader: StoreReader, atMost: number): Promise<string[]> {
+  return (await uniqueEntries(reader, INSTANCE_SCOPE, TUNNEL_KIND, 'url', atMost, 'tcp://')).map((entry) => entry.value);
 }
