@@ -10,7 +10,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { isPostgresUrl, openStore } from '../adapters/stores/index.ts';
 import { startNetworkEdges, type NetworkEdges } from '../adapters/network-edges.ts';
 import { hostPort } from '../adapters/addresses.ts';
-import { checkCertificateAuthority, checkChosenToken, createBurrow, DEFAULT_SIMULATION, listenersOf, ManualClock, parseRateLimit, type CertificateAuthority, type Store } from '../lib/index.ts';
+import { ApiError, checkCertificateAuthority, checkChosenToken, createBurrow, DEFAULT_SIMULATION, limitNote, LIMITS, listenersOf, ManualClock, parseRateLimit, type CertificateAuthority, type Store } from '../lib/index.ts';
 import { captureLauncher, type Launcher } from './launcher-watch.ts';
 import { removeReadyFile, writeReadyFile } from './ready-file.ts';
 import { isRfc3339 } from '../lib/conventions/fields.ts';
@@ -54,6 +54,8 @@ Options:
   --clock TIME       deterministic mode: a manual clock starting at this RFC 3339 time, moved
                      only through POST /_burrow/clock (env BURROW_CLOCK); --rate-limit windows
                      and Retry-After then count this clock's seconds
+  --snapshot FILE    start from this snapshot (GET /_burrow/snapshot's JSON): it replaces the
+                     whole state (in --data too) and becomes every account's starting state
   --seed SEED        deterministic ids, tokens and key material from this seed (env BURROW_SEED);
                      they depend only on the order of successful creates in each account
   --secrets-key-file FILE
@@ -110,6 +112,7 @@ const OPTIONS = {
   clock: { type: 'string' },
   'journal-size': { type: 'string' },
   seed: { type: 'string' },
+  snapshot: { type: 'string' },
   'secrets-key-file': { type: 'string' },
   'agent-addr': { type: 'string' },
   'ssh-addr': { type: 'string' },
@@ -189,6 +192,7 @@ export function parseCli(argv: string[], env: NodeJS.ProcessEnv) {
     const source = secretsKeyFile !== undefined ? `--secrets-key-file ${secretsKeyFile}` : 'BURROW_SECRETS_KEY';
     throw new Error(`${source}: ${(error as Error).message.replace(/^burrow: /, '')}`);
   }
+  const snapshot = values.snapshot === undefined ? undefined : readSnapshot(values.snapshot);
   if (clock !== undefined && !isRfc3339(clock)) throw new Error(`--clock must be an RFC 3339 time such as 2026-01-01T00:00:00Z (got ${clock})`);
   const trustProxy = values['trust-proxy'] ?? env.BURROW_TRUST_PROXY;
   try {
@@ -242,6 +246,7 @@ export function parseCli(argv: string[], env: NodeJS.ProcessEnv) {
     clock,
     seed: values.seed ?? env.BURROW_SEED,
     journalSize,
+    snapshot,
     secretsKey,
     host: values.host ?? env.BURROW_HOST ?? '127.0.0.1',
     port,
@@ -267,6 +272,19 @@ function checkReadyFilePath(path: string): void {
   if (statSync(path, { throwIfNoEntry: false })?.isDirectory()) throw new Error(`--ready-file names a file to write, and ${path} is a directory (e.g. --ready-file ${join(path, 'burrow.json')})`);
   const directory = dirname(path);
   if (!statSync(directory, { throwIfNoEntry: false })?.isDirectory()) throw new Error(`--ready-file ${path}: there is no directory ${directory} to write it in`);
+}
+
+/** The snapshot document in FILE (at most `snapshot_body_bytes`, as `PUT /_burrow/snapshot` takes), parsed; its records are checked when it is loaded. */
+function readSnapshot(file: string): unknown {
+  const size = statSync(file, { throwIfNoEntry: false })?.size;
+  if (size === undefined) throw new Error(`--snapshot ${file}: no such file`);
+  const limit = LIMITS.snapshot_body_bytes.value;
+  if (size > limit) throw new Error(`--snapshot ${file}: ${size} bytes is more than the ${limit} a snapshot may have ${limitNote('snapshot_body_bytes')}`);
+  try {
+    return JSON.parse(readFileSync(file, 'utf8'));
+  } catch (error) {
+    throw new Error(`--snapshot ${file}: ${describeError(error)}`);
+  }
 }
 
 /** `HOST:PORT` (IPv6 hosts in brackets), port 0 for any free one. */
@@ -440,6 +458,17 @@ async function serve(settings: ReturnType<typeof parseCli>, store: Store, launch
     });
   } catch (error) {
     throw new Error(`cannot listen on ${settings.host}:${settings.port}: ${describeError(error)}`);
+  }
+  if (settings.snapshot !== undefined) {
+    try {
+      await burrow.loadSnapshot(settings.snapshot);
+    } catch (error) {
+      server.close();
+      server.closeAllConnections();
+      // A snapshot the checks refuse is the caller's input (exit 2); a store that fails is not.
+      const message = `cannot load the snapshot: ${describeError(error)}`;
+      throw error instanceof ApiError && error.status < 500 ? new UsageError(message) : new Error(message);
+    }
   }
   let account: Awaited<ReturnType<typeof burrow.ensureDefaultAccount>>;
   try {
