@@ -2,6 +2,7 @@ import type { BurrowCore } from '../lib/index.ts';
 import type { RunningAgentGateway } from './agent-gateway/index.ts';
 import type { Ingress, ListenAddress } from './ingress/index.ts';
 import type { RunningSshGateway } from './ssh-gateway/index.ts';
+import type { AgentSessionLog } from './session-events.ts';
 
 /**
  * The network edges of a Burrow instance beside its API: the agent gateway, the SSH gateway and
@@ -25,6 +26,8 @@ export interface NetworkEdgeOptions {
   readonly region?: string;
   /** A failure while an edge served (default: ignored), with the edge's name ('agent gateway', 'SSH gateway', 'ingress'). */
   readonly onError?: (edge: string, error: unknown) => void;
+  /** Each agent session either gateway opened and closed, for the server's log. */
+  readonly onSession?: AgentSessionLog;
 }
 
 export interface NetworkEdges {
@@ -44,6 +47,7 @@ export interface NetworkEdges {
  */
 export async function startNetworkEdges(burrow: BurrowCore<any>, options: NetworkEdgeOptions): Promise<NetworkEdges> {
   const onError = (edge: string) => (error: unknown) => options.onError?.(edge, error);
+  const session = options.onSession ? { onSession: options.onSession } : {};
   let agentGateway: RunningAgentGateway | undefined;
   let sshGateway: RunningSshGateway | undefined;
   let ingress: Ingress | undefined;
@@ -63,12 +67,12 @@ export async function startNetworkEdges(burrow: BurrowCore<any>, options: Networ
   const { agentAddr, sshAddr, publicHost, region } = options;
   if (agentAddr) {
     agentGateway = await start(`the agent gateway on ${where(agentAddr)}`, async () =>
-      (await import('./agent-gateway/index.ts')).startAgentGateway(burrow, { ...agentAddr, publicHost, region, onError: onError('agent gateway') }),
+      (await import('./agent-gateway/index.ts')).startAgentGateway(burrow, { ...agentAddr, publicHost, region, onError: onError('agent gateway'), ...session }),
     );
   }
   if (sshAddr) {
     sshGateway = await start(`the SSH gateway on ${where(sshAddr)}`, async () =>
-      (await import('./ssh-gateway/index.ts')).startSshGateway(burrow, { ...sshAddr, region, onError: onError('SSH gateway') }),
+      (await import('./ssh-gateway/index.ts')).startSshGateway(burrow, { ...sshAddr, region, onError: onError('SSH gateway'), ...session }),
     );
   }
   if (options.httpIngressAddr || options.tlsIngressAddr) {

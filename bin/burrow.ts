@@ -13,6 +13,7 @@ import { hostPort } from '../adapters/addresses.ts';
 import { ApiError, checkCertificateAuthority, checkChosenToken, createBurrow, DEFAULT_SIMULATION, limitNote, LIMITS, listenersOf, ManualClock, parseRateLimit, type CertificateAuthority, type Store } from '../lib/index.ts';
 import { captureLauncher, type Launcher } from './launcher-watch.ts';
 import { removeReadyFile, writeReadyFile } from './ready-file.ts';
+import { createServerLog } from './server-log.ts';
 import { isRfc3339 } from '../lib/conventions/fields.ts';
 import { errorPrefixProblem } from '../lib/conventions/errors.ts';
 import { nearestName } from '../lib/conventions/nearest.ts';
@@ -91,8 +92,9 @@ Options:
   --ca-cert FILE, --ca-key FILE
                      Burrow's CA (PEM certificate and private key) instead of the one it keeps
                      in the state, generated on first start
-  --quiet            no request log lines
-  --log-format FMT   text (default) or json, for the request log and the start-up lines
+  --quiet            no per-request log lines (API requests, ingress traffic); agent sessions,
+                     the store lost and regained, and the start-up lines stay
+  --log-format FMT   text (default) or json: every log line, one JSON object each
   --version          print the version and exit
   -h, --help         show this help
 `;
@@ -311,26 +313,6 @@ export function seededOperatorToken(seed: string): string {
   return createHash('sha256').update(`burrow operator token\u0000${seed}`).digest('base64url');
 }
 
-/**
- * Request log lines, written once per turn of the event loop: stdout to a pipe or file is written
- * synchronously, so a write per request under load would hold the loop once per request.
- */
-function batchedLines(out: NodeJS.WritableStream) {
-  let pending: string[] = [];
-  const flush = () => {
-    if (pending.length === 0) return;
-    const text = `${pending.join('\n')}\n`;
-    pending = [];
-    out.write(text);
-  };
-  return {
-    write(line: string) {
-      if (pending.push(line) === 1) setImmediate(flush);
-    },
-    flush,
-  };
-}
-
 /** How long a stopping server lets requests already running finish before it cuts their connections. */
 const SHUTDOWN_GRACE_MS = 2000;
 
@@ -393,9 +375,8 @@ class UsageError extends Error {}
  * account exists.
  */
 async function serve(settings: ReturnType<typeof parseCli>, store: Store, launcher: Launcher): Promise<void> {
-  const say = (text: string, fields: Record<string, unknown> = {}) =>
-    console.log(settings.logFormat === 'json' ? JSON.stringify({ time: new Date().toISOString(), msg: text, ...fields }) : text);
-  const requestLog = batchedLines(process.stdout);
+  const log = createServerLog({ format: settings.logFormat === 'json' ? 'json' : 'text', quiet: settings.quiet, out: process.stdout });
+  const say = log.say;
   // Without --base-url, uris use the origin each request was sent to (its Host header), so the
   // instance is ready before it listens and serves from its first connection.
   const burrow = createBurrow({
@@ -420,14 +401,7 @@ async function serve(settings: ReturnType<typeof parseCli>, store: Store, launch
     cors: settings.cors,
     operatorToken,
     onError: (error) => console.error('burrow: internal error', error),
-    ...(settings.quiet
-      ? {}
-      : {
-          log: (entry) =>
-            requestLog.write(settings.logFormat === 'json'
-              ? JSON.stringify(entry)
-              : `${entry.time} ${entry.method} ${entry.path}${entry.query} ${entry.status}${entry.errorCode ? ` ${entry.errorCode}` : ''} ${entry.ms}ms ${entry.operationId}${entry.operation ? ` ${entry.operation}` : ''}${entry.warning ? ` warning: ${entry.warning}` : ''}${entry.fault ? ` fault ${entry.fault}` : ''}`),
-        }),
+    ...(log.request ? { log: log.request } : {}),
   });
   let stopping = false;
   // Once stopping, every answer closes its connection (see `stop`). Checked as its head is written,
@@ -492,6 +466,7 @@ async function serve(settings: ReturnType<typeof parseCli>, store: Store, launch
       publicHost: settings.publicHost,
       region: settings.region,
       onError: (edge, error) => console.error(`burrow: ${edge} error`, error),
+      onSession: log.session,
     });
   } catch (error) {
     server.close();
@@ -499,6 +474,9 @@ async function serve(settings: ReturnType<typeof parseCli>, store: Store, launch
     throw error;
   }
   const { agentGateway, sshGateway, ingress } = edges;
+  // One line per exchange the ingress carried, and the store lost and regained, once each.
+  if (ingress) burrow.traffic.watch((traffic) => log.traffic(traffic));
+  store.watchAvailability?.((available, reason) => log.store(available, reason));
   answer = listener;
   ready!();
   if (account.token) say(`admin API key (shown once): ${account.token}`, { admin_api_key: account.token });
@@ -554,7 +532,7 @@ async function serve(settings: ReturnType<typeof parseCli>, store: Store, launch
   const stop = (reason: string) => {
     if (stopping) return;
     stopping = true;
-    requestLog.flush();
+    log.flush();
     say(`burrow: ${reason}, shutting down`, { reason });
     if (settings.readyFile !== undefined) removeReadyFile(settings.readyFile);
     // Requests already running finish against an open store (a closed one would answer 500), and
