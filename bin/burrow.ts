@@ -396,7 +396,10 @@ async function serve(settings: ReturnType<typeof parseCli>, store: Store, launch
   if (keyHolder || operatorToken === settings.apiKey) {
     throw new UsageError(`the operator token is an API key of ${keyHolder ? `account ${keyHolder.account}` : 'the default account (--api-key)'}; choose an operator token that is no account's key`);
   }
+  // The inspector's one-time sign-in link (printed below), as Jupyter's token link.
+  const signInCode = randomBytes(24).toString('base64url');
   const listener = createNodeListener(burrow, {
+    signInCode,
     ...(settings.trustProxy !== undefined ? { trustProxy: settings.trustProxy } : {}),
     cors: settings.cors,
     operatorToken,
@@ -491,7 +494,8 @@ async function serve(settings: ReturnType<typeof parseCli>, store: Store, launch
   const host = settings.host.includes(':') ? `[${settings.host}]` : settings.host;
   const listenUrl = `http://${host}:${port}`;
   burrow.services.listeners.set('api', `${host}:${port}`);
-  say(`inspector: ${listenUrl}/_burrow/ (sign in with the operator token)`, { inspector: `${listenUrl}/_burrow/` });
+  const signInUrl = `${listenUrl}/_burrow/?token=${signInCode}`;
+  say(`inspector: ${signInUrl} (a one-time sign-in link; after it, sign in at ${listenUrl}/_burrow/ with the operator token)`, { inspector: `${listenUrl}/_burrow/`, sign_in_url: signInUrl });
   if (agentGateway) {
     // Where it listens first; the public host is only how agents dial it.
     say(`agent gateway: ${hostPort(agentGateway.address.host, agentGateway.address.port)} (ngrok agent: server_addr ${agentGateway.serverAddr}, root CA ${listenUrl}/_burrow/ca.pem, a tunnel credential's token as authtoken)`, {
