@@ -21,8 +21,6 @@ import { statusMatcher } from './journal.ts';
  * The answer is each matching entry with its detail, newest first.
  */
 
-/** The longest a traffic find waits for a first match. */
-const FIND_WAIT_MS_MAX = 10_000;
 
 const whole = (min: number, max: number) => v.pipe(v.number(), v.safeInteger('must be a whole number'), v.minValue(min, `must be at least ${min}`), v.maxValue(max, `must be at most ${max}`));
 
@@ -35,9 +33,27 @@ const COMMON = {
   limit: v.optional(whole(1, LIMITS.journal_page_size.value)),
 };
 
-const RequestFindBody = v.strictObject({ ...COMMON, operation: v.optional(pattern('an operation id pattern such as credentials.create or credentials.*')) });
+/** The criteria of `requests.find` and `POST /_burrow/requests/find`. */
+export interface RequestFindInput {
+  readonly method?: string;
+  readonly path?: string;
+  readonly operation?: string;
+  readonly status?: number | string;
+  readonly body?: string | object;
+  readonly account_id?: string | null;
+  readonly limit?: number;
+}
 
-const TrafficFindBody = v.strictObject({
+/** The criteria of `traffic.find` and `POST /_burrow/traffic/find`. */
+export interface TrafficFindInput extends Omit<RequestFindInput, 'operation'> {
+  readonly host?: string;
+  readonly endpoint_id?: string;
+  readonly wait_ms?: number;
+}
+
+const RequestFindBody: v.GenericSchema<RequestFindInput> = v.strictObject({ ...COMMON, operation: v.optional(pattern('an operation id pattern such as credentials.create or credentials.*')) });
+
+const TrafficFindBody: v.GenericSchema<TrafficFindInput> = v.strictObject({
   ...COMMON,
   /** The request's host (its Host header or SNI name), exactly. */
   host: v.optional(v.string()),
@@ -46,13 +62,9 @@ const TrafficFindBody = v.strictObject({
    * An exchange is journaled when its answer has closed, a moment after the client read it: wait
    * up to this long (ms) for a first match when there is none yet.
    */
-  wait_ms: v.optional(whole(0, FIND_WAIT_MS_MAX)),
+  wait_ms: v.optional(whole(0, LIMITS.journal_find_wait_ms.value)),
 });
 
-/** The criteria of `requests.find` and `POST /_burrow/requests/find`. */
-export type RequestFindInput = v.InferInput<typeof RequestFindBody>;
-/** The criteria of `traffic.find` and `POST /_burrow/traffic/find`. */
-export type TrafficFindInput = v.InferInput<typeof TrafficFindBody>;
 export const REQUEST_FIND_BODY = RequestFindBody;
 export const TRAFFIC_FIND_BODY = TrafficFindBody;
 
