@@ -3,6 +3,8 @@ import { createServer } from 'node:http';
 import { test } from 'node:test';
 import { callIngress } from '../fixtures/live-ingress.ts';
 import { listenLocally, startIngressServer } from '../adapters/ingress/fixtures.ts';
+import { createServerLog } from '../../bin/server-log.ts';
+import type { Traffic } from '../../lib/index.ts';
 
 /**
  * The log tells the story: `burrow serve` with the agent gateway and the HTTP ingress, the vendor's
@@ -69,4 +71,42 @@ test('--log-format text: the same story, a line each', async (t) => {
   assert.ok(lines.some((line) => new RegExp(`^\\S+Z GET ${at}/hello\\?token=\\*\\*\\* 200 [\\d.]+ms tn_\\w+ ${escaped}$`).test(line)), lines.join('\n'));
   assert.ok(lines.some((line) => new RegExp(`^\\S+Z GET ${at}/admin 403 [\\d.]+ms tn_\\w+ ${escaped} rule agent:traffic_policy on_http_request\\[0\\] \\(no admin\\): deny`).test(line)), lines.join('\n'));
   assert.ok(lines.some((line) => new RegExp(`^\\S+Z agent session ${id} closed: gateway-closed`).test(line)));
+});
+
+test('the log line of a TCP connection gives its bytes, and a rule that failed decides when no action ended the exchange; --quiet writes neither', () => {
+  const written: string[] = [];
+  const out = { write: (text: string) => void written.push(text) } as unknown as NodeJS.WritableStream;
+  const conn = { clientIp: '127.0.0.1', clientPort: 50000, serverIp: '127.0.0.1', serverPort: 20001, startedAt: new Date() };
+  const tcp: Traffic = {
+    protocol: 'tcp',
+    account: 'ac_1',
+    endpoints: [{ id: 'ep_1', url: 'tcp://1.tcp.burrow.internal:20001' }],
+    conn,
+    rules: [{ phase: 'on_tcp_connect', index: 0, source: 'traffic_policy', matched: true, actions: [{ type: 'restrict-ips', ended: false }], error: 'restrict-ips: bad CIDR' }],
+    logs: [],
+    answeredBy: 'policy',
+    startedAt: new Date(),
+    durationMs: 12.34,
+    bytesIn: 5,
+    bytesOut: 7,
+    serverName: '',
+  };
+  const log = createServerLog({ format: 'json', quiet: false, out });
+  log.traffic(tcp);
+  log.flush();
+  const line = JSON.parse(written.join('')) as Record<string, unknown>;
+  assert.deepEqual(
+    [line.event, line.protocol, line.bytes_in, line.bytes_out, line.ms, line.endpoint_url, line.client, line.rule],
+    ['ingress', 'tcp', 5, 7, 12.3, 'tcp://1.tcp.burrow.internal:20001', '127.0.0.1:50000', 'traffic_policy on_tcp_connect[0]: failed'],
+  );
+  assert.equal(line.msg, 'TCP tcp://1.tcp.burrow.internal:20001 5B in 7B out 12.3ms ep_1 tcp://1.tcp.burrow.internal:20001 rule traffic_policy on_tcp_connect[0]: failed');
+
+  written.length = 0;
+  const quiet = createServerLog({ format: 'text', quiet: true, out });
+  quiet.traffic(tcp);
+  assert.equal(quiet.request, undefined);
+  quiet.store(false, 'PostgreSQL at db is unreachable');
+  quiet.flush();
+  assert.equal(written.length, 1, 'only the store line');
+  assert.match(written[0]!, /^\S+Z store lost: PostgreSQL at db is unreachable\n$/);
 });
