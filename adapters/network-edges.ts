@@ -3,6 +3,7 @@ import type { RunningAgentGateway } from './agent-gateway/index.ts';
 import type { Ingress, ListenAddress } from './ingress/index.ts';
 import type { PeerLink } from './peer/peer-link.ts';
 import type { RunningSshGateway } from './ssh-gateway/index.ts';
+import type { AgentSessionLog } from './session-events.ts';
 
 /**
  * The network edges of a Burrow instance beside its API: the agent gateway, the SSH gateway and
@@ -32,6 +33,8 @@ export interface NetworkEdgeOptions {
   readonly peerAddr?: ListenAddress;
   /** A failure while an edge served (default: ignored), with the edge's name ('agent gateway', 'SSH gateway', 'ingress'). */
   readonly onError?: (edge: string, error: unknown) => void;
+  /** Each agent session either gateway opened and closed, for the server's log. */
+  readonly onSession?: AgentSessionLog;
 }
 
 export interface NetworkEdges {
@@ -52,6 +55,7 @@ export interface NetworkEdges {
  */
 export async function startNetworkEdges(burrow: BurrowCore<any>, options: NetworkEdgeOptions): Promise<NetworkEdges> {
   const onError = (edge: string) => (error: unknown) => options.onError?.(edge, error);
+  const session = options.onSession ? { onSession: options.onSession } : {};
   let agentGateway: RunningAgentGateway | undefined;
   let sshGateway: RunningSshGateway | undefined;
   let ingress: Ingress | undefined;
@@ -72,12 +76,12 @@ export async function startNetworkEdges(burrow: BurrowCore<any>, options: Networ
   const { agentAddr, sshAddr, publicHost, region } = options;
   if (agentAddr) {
     agentGateway = await start(`the agent gateway on ${where(agentAddr)}`, async () =>
-      (await import('./agent-gateway/index.ts')).startAgentGateway(burrow, { ...agentAddr, publicHost, region, onError: onError('agent gateway') }),
+      (await import('./agent-gateway/index.ts')).startAgentGateway(burrow, { ...agentAddr, publicHost, region, onError: onError('agent gateway'), ...session }),
     );
   }
   if (sshAddr) {
     sshGateway = await start(`the SSH gateway on ${where(sshAddr)}`, async () =>
-      (await import('./ssh-gateway/index.ts')).startSshGateway(burrow, { ...sshAddr, region, onError: onError('SSH gateway') }),
+      (await import('./ssh-gateway/index.ts')).startSshGateway(burrow, { ...sshAddr, region, onError: onError('SSH gateway'), ...session }),
     );
   }
   // SSH sessions serve their endpoints as agents do (adapters/ssh-gateway/routable.ts).

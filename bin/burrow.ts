@@ -10,9 +10,10 @@ import { createHash, randomBytes } from 'node:crypto';
 import { isPostgresUrl, openStore } from '../adapters/stores/index.ts';
 import { startNetworkEdges, type NetworkEdges } from '../adapters/network-edges.ts';
 import { hostPort } from '../adapters/addresses.ts';
-import { checkCertificateAuthority, checkChosenToken, createBurrow, DEFAULT_SIMULATION, listenersOf, ManualClock, parseRateLimit, type CertificateAuthority, type Store } from '../lib/index.ts';
+import { ApiError, checkCertificateAuthority, checkChosenToken, createBurrow, DEFAULT_SIMULATION, limitNote, LIMITS, listenersOf, ManualClock, parseRateLimit, type CertificateAuthority, type Store } from '../lib/index.ts';
 import { captureLauncher, type Launcher } from './launcher-watch.ts';
 import { removeReadyFile, writeReadyFile } from './ready-file.ts';
+import { createServerLog } from './server-log.ts';
 import { isRfc3339 } from '../lib/conventions/fields.ts';
 import { errorPrefixProblem } from '../lib/conventions/errors.ts';
 import { nearestName } from '../lib/conventions/nearest.ts';
@@ -54,6 +55,8 @@ Options:
   --clock TIME       deterministic mode: a manual clock starting at this RFC 3339 time, moved
                      only through POST /_burrow/clock (env BURROW_CLOCK); --rate-limit windows
                      and Retry-After then count this clock's seconds
+  --snapshot FILE    start from this snapshot (GET /_burrow/snapshot's JSON): it replaces the
+                     whole state (in --data too) and becomes every account's starting state
   --seed SEED        deterministic ids, tokens and key material from this seed (env BURROW_SEED);
                      they depend only on the order of successful creates in each account
   --secrets-key-file FILE
@@ -93,8 +96,9 @@ Options:
   --ca-cert FILE, --ca-key FILE
                      Burrow's CA (PEM certificate and private key) instead of the one it keeps
                      in the state, generated on first start
-  --quiet            no request log lines
-  --log-format FMT   text (default) or json, for the request log and the start-up lines
+  --quiet            no per-request log lines (API requests, ingress traffic); agent sessions,
+                     the store lost and regained, and the start-up lines stay
+  --log-format FMT   text (default) or json: every log line, one JSON object each
   --version          print the version and exit
   -h, --help         show this help
 `;
@@ -114,6 +118,7 @@ const OPTIONS = {
   clock: { type: 'string' },
   'journal-size': { type: 'string' },
   seed: { type: 'string' },
+  snapshot: { type: 'string' },
   'secrets-key-file': { type: 'string' },
   'agent-addr': { type: 'string' },
   'ssh-addr': { type: 'string' },
@@ -194,6 +199,7 @@ export function parseCli(argv: string[], env: NodeJS.ProcessEnv) {
     const source = secretsKeyFile !== undefined ? `--secrets-key-file ${secretsKeyFile}` : 'BURROW_SECRETS_KEY';
     throw new Error(`${source}: ${(error as Error).message.replace(/^burrow: /, '')}`);
   }
+  const snapshot = values.snapshot === undefined ? undefined : readSnapshot(values.snapshot);
   if (clock !== undefined && !isRfc3339(clock)) throw new Error(`--clock must be an RFC 3339 time such as 2026-01-01T00:00:00Z (got ${clock})`);
   const trustProxy = values['trust-proxy'] ?? env.BURROW_TRUST_PROXY;
   try {
@@ -251,6 +257,7 @@ export function parseCli(argv: string[], env: NodeJS.ProcessEnv) {
     clock,
     seed: values.seed ?? env.BURROW_SEED,
     journalSize,
+    snapshot,
     secretsKey,
     host: values.host ?? env.BURROW_HOST ?? '127.0.0.1',
     port,
@@ -278,6 +285,19 @@ function checkReadyFilePath(path: string): void {
   if (!statSync(directory, { throwIfNoEntry: false })?.isDirectory()) throw new Error(`--ready-file ${path}: there is no directory ${directory} to write it in`);
 }
 
+/** The snapshot document in FILE (at most `snapshot_body_bytes`, as `PUT /_burrow/snapshot` takes), parsed; its records are checked when it is loaded. */
+function readSnapshot(file: string): unknown {
+  const size = statSync(file, { throwIfNoEntry: false })?.size;
+  if (size === undefined) throw new Error(`--snapshot ${file}: no such file`);
+  const limit = LIMITS.snapshot_body_bytes.value;
+  if (size > limit) throw new Error(`--snapshot ${file}: ${size} bytes is more than the ${limit} a snapshot may have ${limitNote('snapshot_body_bytes')}`);
+  try {
+    return JSON.parse(readFileSync(file, 'utf8'));
+  } catch (error) {
+    throw new Error(`--snapshot ${file}: ${describeError(error)}`);
+  }
+}
+
 /** `HOST:PORT` (IPv6 hosts in brackets), port 0 for any free one. */
 function parseHostPort(text: string, option: string): { host: string; port: number } {
   const match = /^(?:\[([0-9A-Fa-f:.]+)\]|([^:[\]]+)):(\d{1,5})$/.exec(text);
@@ -300,26 +320,6 @@ function withBareTrustProxy(argv: string[]): string[] {
 /** The operator token of deterministic mode: the same for the same seed, unguessable without it. */
 export function seededOperatorToken(seed: string): string {
   return createHash('sha256').update(`burrow operator token\u0000${seed}`).digest('base64url');
-}
-
-/**
- * Request log lines, written once per turn of the event loop: stdout to a pipe or file is written
- * synchronously, so a write per request under load would hold the loop once per request.
- */
-function batchedLines(out: NodeJS.WritableStream) {
-  let pending: string[] = [];
-  const flush = () => {
-    if (pending.length === 0) return;
-    const text = `${pending.join('\n')}\n`;
-    pending = [];
-    out.write(text);
-  };
-  return {
-    write(line: string) {
-      if (pending.push(line) === 1) setImmediate(flush);
-    },
-    flush,
-  };
 }
 
 /** How long a stopping server lets requests already running finish before it cuts their connections. */
@@ -384,9 +384,8 @@ class UsageError extends Error {}
  * account exists.
  */
 async function serve(settings: ReturnType<typeof parseCli>, store: Store, launcher: Launcher): Promise<void> {
-  const say = (text: string, fields: Record<string, unknown> = {}) =>
-    console.log(settings.logFormat === 'json' ? JSON.stringify({ time: new Date().toISOString(), msg: text, ...fields }) : text);
-  const requestLog = batchedLines(process.stdout);
+  const log = createServerLog({ format: settings.logFormat === 'json' ? 'json' : 'text', quiet: settings.quiet, out: process.stdout });
+  const say = log.say;
   // Without --base-url, uris use the origin each request was sent to (its Host header), so the
   // instance is ready before it listens and serves from its first connection.
   const burrow = createBurrow({
@@ -406,19 +405,15 @@ async function serve(settings: ReturnType<typeof parseCli>, store: Store, launch
   if (keyHolder || operatorToken === settings.apiKey) {
     throw new UsageError(`the operator token is an API key of ${keyHolder ? `account ${keyHolder.account}` : 'the default account (--api-key)'}; choose an operator token that is no account's key`);
   }
+  // The inspector's one-time sign-in link (printed below), as Jupyter's token link.
+  const signInCode = randomBytes(24).toString('base64url');
   const listener = createNodeListener(burrow, {
+    signInCode,
     ...(settings.trustProxy !== undefined ? { trustProxy: settings.trustProxy } : {}),
     cors: settings.cors,
     operatorToken,
     onError: (error) => console.error('burrow: internal error', error),
-    ...(settings.quiet
-      ? {}
-      : {
-          log: (entry) =>
-            requestLog.write(settings.logFormat === 'json'
-              ? JSON.stringify(entry)
-              : `${entry.time} ${entry.method} ${entry.path}${entry.query} ${entry.status}${entry.errorCode ? ` ${entry.errorCode}` : ''} ${entry.ms}ms ${entry.operationId}${entry.operation ? ` ${entry.operation}` : ''}${entry.warning ? ` warning: ${entry.warning}` : ''}${entry.fault ? ` fault ${entry.fault}` : ''}`),
-        }),
+    ...(log.request ? { log: log.request } : {}),
   });
   let stopping = false;
   // Once stopping, every answer closes its connection (see `stop`). Checked as its head is written,
@@ -450,6 +445,17 @@ async function serve(settings: ReturnType<typeof parseCli>, store: Store, launch
   } catch (error) {
     throw new Error(`cannot listen on ${settings.host}:${settings.port}: ${describeError(error)}`);
   }
+  if (settings.snapshot !== undefined) {
+    try {
+      await burrow.loadSnapshot(settings.snapshot);
+    } catch (error) {
+      server.close();
+      server.closeAllConnections();
+      // A snapshot the checks refuse is the caller's input (exit 2); a store that fails is not.
+      const message = `cannot load the snapshot: ${describeError(error)}`;
+      throw error instanceof ApiError && error.status < 500 ? new UsageError(message) : new Error(message);
+    }
+  }
   let account: Awaited<ReturnType<typeof burrow.ensureDefaultAccount>>;
   try {
     account = await burrow.ensureDefaultAccount(settings.apiKey);
@@ -473,6 +479,7 @@ async function serve(settings: ReturnType<typeof parseCli>, store: Store, launch
       publicHost: settings.publicHost,
       region: settings.region,
       onError: (edge, error) => console.error(`burrow: ${edge} error`, error),
+      onSession: log.session,
     });
   } catch (error) {
     server.close();
@@ -480,6 +487,9 @@ async function serve(settings: ReturnType<typeof parseCli>, store: Store, launch
     throw error;
   }
   const { agentGateway, sshGateway, ingress, peerLink } = edges;
+  // One line per exchange the ingress carried, and the store lost and regained, once each.
+  if (ingress) burrow.traffic.watch((traffic) => log.traffic(traffic));
+  store.watchAvailability?.((available, reason) => log.store(available, reason));
   answer = listener;
   ready!();
   if (account.token) say(`admin API key (shown once): ${account.token}`, { admin_api_key: account.token });
@@ -494,7 +504,8 @@ async function serve(settings: ReturnType<typeof parseCli>, store: Store, launch
   const host = settings.host.includes(':') ? `[${settings.host}]` : settings.host;
   const listenUrl = `http://${host}:${port}`;
   burrow.services.listeners.set('api', `${host}:${port}`);
-  say(`inspector: ${listenUrl}/_burrow/ (sign in with the operator token)`, { inspector: `${listenUrl}/_burrow/` });
+  const signInUrl = `${listenUrl}/_burrow/?token=${signInCode}`;
+  say(`inspector: ${signInUrl} (a one-time sign-in link; after it, sign in at ${listenUrl}/_burrow/ with the operator token)`, { inspector: `${listenUrl}/_burrow/`, sign_in_url: signInUrl });
   if (agentGateway) {
     // Where it listens first; the public host is only how agents dial it.
     say(`agent gateway: ${hostPort(agentGateway.address.host, agentGateway.address.port)} (ngrok agent: server_addr ${agentGateway.serverAddr}, root CA ${listenUrl}/_burrow/ca.pem, a tunnel credential's token as authtoken)`, {
@@ -536,7 +547,7 @@ async function serve(settings: ReturnType<typeof parseCli>, store: Store, launch
   const stop = (reason: string) => {
     if (stopping) return;
     stopping = true;
-    requestLog.flush();
+    log.flush();
     say(`burrow: ${reason}, shutting down`, { reason });
     if (settings.readyFile !== undefined) removeReadyFile(settings.readyFile);
     // Requests already running finish against an open store (a closed one would answer 500), and

@@ -1,7 +1,7 @@
 import { createAccount, createOwner, ensureDefaultAccount, issueApiKey, type CreatedAccount } from './engine/accounts.ts';
 import { authenticate, authenticateAndRead, TokenAddresses } from './engine/auth.ts';
 import type { Prefetched } from './engine/prefetch.ts';
-import { CORE_CONTROL_OPERATIONS, resetAccounts, restoreCheckpoint } from './control/operations.ts';
+import { CORE_CONTROL_OPERATIONS, loadSnapshot, moveClock, resetAccounts, restoreCheckpoint, type ClockMove } from './control/operations.ts';
 import { operatorIn, type Actor, type CheckpointInfo, type Checkpoints, type ControlOperation, type Instance, type Operation, type OperationContext, type OperationInput, type Principal, type RequestGuard, type RequestMeta, type ResourceKind, type Services } from './engine/context.ts';
 import { systemClock, type Clock } from './conventions/clock.ts';
 import { ApiError, errorPrefixProblem, ERRORS } from './conventions/errors.ts';
@@ -304,6 +304,19 @@ export class BurrowCore<K extends FamilyKinds = FamilyKinds> implements Instance
   /** Replaces the whole state with the checkpoint `name`, in one transaction; the request journal starts afresh. */
   restore(name: string): Promise<CheckpointInfo> {
     return restoreCheckpoint(this, name);
+  }
+
+  /**
+   * Replaces the whole state with a snapshot (`GET /_burrow/snapshot`'s document), checked whole
+   * first, in one transaction; it becomes every account's starting state (`PUT /_burrow/snapshot`).
+   */
+  loadSnapshot(snapshot: unknown): Promise<{ scopes: number; records: number }> {
+    return loadSnapshot(this, snapshot);
+  }
+
+  /** Sets (`now`) and/or advances (`advance_seconds`) the manual clock (`POST /_burrow/clock`); answers its time. */
+  moveClock(move: ClockMove): { now: string; manual: true } {
+    return moveClock(this, move);
   }
 
   /** Flushes and closes the store. */

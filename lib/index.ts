@@ -152,7 +152,10 @@ export { eventCatalogue, AGENT_SESSION_EVENTS, type BurrowEvent, type Delivery, 
 export { aclPermits, parseAcl, type AclBind } from './conventions/acl.ts';
 export { evaluateIpRules, parseCidr, CidrError, type IpDecision, type IpRule } from './conventions/cidr.ts';
 export { evaluateRestriction, type RestrictionVerdict } from './families/ip-policies/restrictions.ts';
-export { listenersOf } from './control/operations.ts';
+export { listenersOf, type ClockMove } from './control/operations.ts';
+export type { RequestFindInput, TrafficFindInput } from './journal/find.ts';
+export type { JournalEntryDetail } from './journal/request-journal.ts';
+export type { TrafficEntryDetail } from './journal/traffic-journal.ts';
 
 // Live traffic: where a request to an edge goes, and the account records traffic policies read
 export { routeEdgeTraffic, tcpEdgeHostports, type AppliedModules, type EdgeTraffic } from './families/edges/index.ts';

@@ -41,7 +41,8 @@ export const LIMITS = {
   },
   request_json_depth: { value: 64, unit: 'levels', bounds: 'nesting of a JSON request body, checked before parsing', errors: ['BODY_NOT_JSON'] },
   page_size: { value: 100, unit: 'items', bounds: '`limit` of a list page', errors: ['INVALID_LIMIT'] },
-  journal_page_size: { value: 1000, unit: 'entries', bounds: '`limit` of `GET /_burrow/requests` and `GET /_burrow/traffic`', errors: ['INVALID_LIMIT'] },
+  journal_page_size: { value: 1000, unit: 'entries', bounds: '`limit` of `GET /_burrow/requests` and `GET /_burrow/traffic`, and of their `find`', errors: ['INVALID_LIMIT', 'INVALID_FIELD'] },
+  journal_find_wait_ms: { value: 10_000, unit: 'milliseconds', bounds: '`wait_ms` of `POST /_burrow/traffic/find`: how long it waits for a first match', errors: ['INVALID_FIELD'] },
   journal_body_bytes: {
     value: 64 * KIB,
     unit: 'bytes',

@@ -152,6 +152,12 @@ export interface Store extends StoreReader {
    * one process can hold (memory, JSON file) has none, and that process is the only server.
    */
   openChannel?(): Promise<StoreChannel>;
+  /**
+   * A store that can go away (PostgreSQL) calls `listener` once when it stops answering (false,
+   * with why) and once when it answers again (true); answers the function that stops it. A store in
+   * this process (memory, JSON file) has none.
+   */
+  watchAvailability?(listener: (available: boolean, reason: string) => void): () => void;
 }
 
 /**

@@ -2,7 +2,6 @@ import { isIP } from 'node:net';
 import {
   ApiError,
   bindAgentTunnel,
-  closeAgentSession,
   endSessionsOfGoneServers,
   AGENTS_ERRORS,
   openAgentSession,
@@ -18,6 +17,7 @@ import { hostPort } from '../addresses.ts';
 import { createAgentGateway, type AgentGateway, type AgentGatewayAddress } from './gateway.ts';
 import type { BindRequest } from './protocol.ts';
 import { AgentGatewayError, type AgentSession, type AgentSessionHandler } from './session-handler.ts';
+import { endLiveSession, type AgentSessionLog } from '../session-events.ts';
 import type { Timers } from '../gateway-connection/timers.ts';
 
 /**
@@ -48,6 +48,8 @@ export interface AgentGatewayStartOptions {
   readonly timers?: Timers;
   /** A failure of the gateway or the store while an agent was served (default: ignored). */
   readonly onError?: (error: unknown) => void;
+  /** Each session opened and closed, for the server's log. */
+  readonly onSession?: AgentSessionLog;
 }
 
 export interface RunningAgentGateway {
@@ -111,6 +113,7 @@ export async function startAgentGateway(burrow: BurrowCore<any>, options: AgentG
         command: (kind, update) => relay(id, kind, update),
         close: (message) => liveSession(id)?.close(message),
       });
+      options.onSession?.({ event: 'opened', id, transport: 'agent', account: opened.account, agentVersion: auth.agentVersion, client: remote });
       return { sessionId: id, context: { account: opened.account, release }, region, accountName: opened.account };
     },
     async bind(session, request) {
@@ -120,10 +123,7 @@ export async function startAgentGateway(burrow: BurrowCore<any>, options: AgentG
     async unbind(session, tunnelId) {
       await refusals(() => unbindAgentTunnel(burrow, session.context.account, session.id, tunnelId));
     },
-    async sessionEnded(session) {
-      session.context.release();
-      await closeAgentSession(burrow, session.context.account, session.id);
-    },
+    sessionEnded: (session, reason) => endLiveSession(burrow, 'agent', session, reason, options.onSession),
   };
 
   gateway = createAgentGateway({

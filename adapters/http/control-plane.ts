@@ -3,7 +3,7 @@ import type { ReplayRequest } from '../../lib/journal/replay.ts';
 import { LIMITS } from '../../lib/index.ts';
 import { JSON_TYPE, readJsonBody, tooLarge, type HttpRequest, type HttpResponse } from './body.ts';
 import { queryParams } from './query.ts';
-import { serveInspector } from './inspector.ts';
+import { createSignIn, serveInspector } from './inspector.ts';
 import { createRouter } from './router.ts';
 
 /**
@@ -19,7 +19,8 @@ export const CONTROL_PREFIX = '/_burrow';
  * `handle` serves a replay of a journaled API request (`POST /_burrow/requests/{id}/replay`): the
  * HTTP handler this control plane belongs to, so the replay takes every stage a client's request does.
  */
-export function createControlPlane(burrow: BurrowCore<any>, operatorToken: string | undefined, onError: ((error: unknown) => void) | undefined, handle: (request: HttpRequest) => Promise<HttpResponse>) {
+export function createControlPlane(burrow: BurrowCore<any>, operatorToken: string | undefined, onError: ((error: unknown) => void) | undefined, handle: (request: HttpRequest) => Promise<HttpResponse>, signInCode?: string) {
+  const signIn = createSignIn(operatorToken, signInCode);
   const router = createRouter<ControlOperation>(burrow.controlOperations);
   const answer = burrow.pipeline.controlPlane(operatorToken);
 
@@ -34,7 +35,7 @@ export function createControlPlane(burrow: BurrowCore<any>, operatorToken: strin
   };
 
   async function serve(request: HttpRequest, path: string, baseUrlOf: (request: HttpRequest) => string, requestId: string): Promise<HttpResponse> {
-    const page = await serveInspector(request.method, path.slice(CONTROL_PREFIX.length));
+    const page = (await serveInspector(request.method, path.slice(CONTROL_PREFIX.length))) ?? (await signIn(request, path.slice(CONTROL_PREFIX.length)));
     if (page) return page;
     const matched = await router.match(request.method === 'HEAD' ? 'GET' : request.method, path.slice(CONTROL_PREFIX.length) || '/');
     // The control router's paths lie below the prefix; a suggestion names the whole path, as the message does.

@@ -41,6 +41,11 @@ export interface HttpHandlerOptions {
   /** Logs unexpected (500) errors. */
   onError?: (error: unknown) => void;
   /**
+   * The code of a one-time sign-in link to the inspector (`/_burrow/?token=CODE`), which the page
+   * exchanges for the operator token once (adapters/http/inspector.ts); without it, no link works.
+   */
+  signInCode?: string;
+  /**
    * The path Burrow is served under, e.g. `/burrow`: removed from request paths before routing
    * (a path outside it is a 404) and put in every `uri` and `next_page_uri`. A host framework's own
    * mount path (Express's, read from `req.originalUrl`) is honoured without it.
@@ -54,7 +59,7 @@ export type HttpHandler = (request: HttpRequest) => Promise<HttpResponse>;
 export function createHttpHandler(burrow: BurrowCore<any>, options: HttpHandlerOptions = {}): HttpHandler {
   const router = createRouter(burrow.operations);
   // A replay from the control plane is sent through this same handler, as a client's request would be (under basePath, as the journal's path is not).
-  const controlPlane = createControlPlane(burrow, options.operatorToken, options.onError, (request) => handle({ ...request, path: `${basePath}${request.path}` }));
+  const controlPlane = createControlPlane(burrow, options.operatorToken, options.onError, (request) => handle({ ...request, path: `${basePath}${request.path}` }), options.signInCode);
   const basePath = normaliseBasePath(options.basePath);
   // The base of every uri: where the client reached Burrow (origin, host mount path, basePath).
   const baseUrlOf = (request: HttpRequest) => burrow.options.baseUrl ?? `${request.origin}${request.mountPath ?? ''}${basePath}`;

@@ -1,5 +1,7 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
-import type { HttpResponse } from './body.ts';
+import { ApiError, ERRORS } from '../../lib/index.ts';
+import { JSON_TYPE, readJsonBody, type HttpRequest, type HttpResponse } from './body.ts';
 
 /**
  * Serves the inspector page (`/_burrow/`): plain HTML, CSS and JavaScript files that ship in the
@@ -50,4 +52,29 @@ export async function serveInspector(method: string, path: string): Promise<Http
   if (!entry) return undefined;
   const body = await load(entry.file);
   return { status: 200, headers: { 'Content-Type': entry.type, ...HEADERS }, body: method === 'HEAD' ? undefined : body };
+}
+
+/** Where the page exchanges the code of a sign-in link for the operator token (`POST`, no token). */
+export const SIGN_IN_PATH = '/sign-in';
+
+/**
+ * The one-time sign-in link's exchange, as Jupyter's token link: the server prints
+ * `<URL>/_burrow/?token=CODE` at start; the page, opened there, takes the code out of its URL and
+ * sends it to `POST /_burrow/sign-in {"code"}`, which answers the operator token once (the page
+ * keeps it as if it had been typed in), then refuses that code. Without a code (`signInCode`
+ * undefined) every exchange is refused. Answers undefined for any other request.
+ */
+export function createSignIn(operatorToken: string | undefined, signInCode: string | undefined) {
+  const digest = (text: string) => createHash('sha256').update(text).digest();
+  let unused = signInCode === undefined || operatorToken === undefined ? undefined : digest(signInCode);
+  return async (request: HttpRequest, path: string): Promise<HttpResponse | undefined> => {
+    if (path !== SIGN_IN_PATH || request.method !== 'POST') return undefined;
+    const body = (await readJsonBody(request)) as { code?: unknown } | undefined;
+    const code = typeof body?.code === 'string' ? body.code : '';
+    if (unused === undefined || !timingSafeEqual(digest(code), unused)) {
+      throw new ApiError(ERRORS.OPERATOR_FORBIDDEN, 'this sign-in link was used already or is not one this server printed: sign in with the operator token');
+    }
+    unused = undefined;
+    return { status: 200, headers: { 'Content-Type': JSON_TYPE, 'Cache-Control': 'no-store' }, body: JSON.stringify({ operator_token: operatorToken }) };
+  };
 }

@@ -2,7 +2,6 @@ import { createECDH, createPrivateKey, hkdfSync } from 'node:crypto';
 import {
   ApiError,
   bindAgentTunnel,
-  closeAgentSession,
   ERRORS,
   findSshCredentialAccounts,
   openAgentSession,
@@ -11,6 +10,7 @@ import {
   type BurrowCore,
 } from '../../lib/index.ts';
 import { hostPort } from '../addresses.ts';
+import { endLiveSession, type AgentSessionLog } from '../session-events.ts';
 import type { Timers } from '../gateway-connection/timers.ts';
 import type { SshBindRequest } from './command.ts';
 import { routableSession } from './routable.ts';
@@ -43,6 +43,8 @@ export interface SshGatewayStartOptions {
   readonly timers?: Timers;
   /** A failure of the gateway or the store while a client was served (default: ignored). */
   readonly onError?: (error: unknown) => void;
+  /** Each session opened and closed, for the server's log. */
+  readonly onSession?: AgentSessionLog;
 }
 
 export interface RunningSshGateway {
@@ -113,16 +115,14 @@ export async function startSshGateway(burrow: BurrowCore<any>, options: SshGatew
         },
         close: (message) => liveSession(id)?.close(message),
       });
+      options.onSession?.({ event: 'opened', id, transport: 'ssh', account: opened.account, agentVersion: login.software, client: remote });
       return { sessionId: id, context: { account: opened.account, release }, region, accountName: opened.account };
     },
     async bind(session, request) {
       const bound = await refusals(() => bindAgentTunnel(burrow, session.context.account, session.id, bindOf(request)));
       return { tunnelId: bound.tunnelId, url: bound.url! };
     },
-    async sessionEnded(session) {
-      session.context.release();
-      await closeAgentSession(burrow, session.context.account, session.id);
-    },
+    sessionEnded: (session, reason) => endLiveSession(burrow, 'ssh', session, reason, options.onSession),
   };
 
   gateway = createSshGateway({

@@ -61,6 +61,8 @@ const readLanesFor = (poolSize: number) => Math.min(Math.max(1, Math.floor(avail
  */
 export const SESSION_SETTINGS = '-c plan_cache_mode=force_generic_plan -c enable_seqscan=off';
 
+/** How often an unavailable store asks the database whether it is back. */
+const PROBE_MS = 1000;
 /** How long `close` waits for calls already running. */
 const CLOSE_WAIT_MS = 5000;
 const RETRYABLE = new Set(['40001', '40P01']);
@@ -85,6 +87,11 @@ export class PostgresStore implements Store {
   #ready: Promise<void> | undefined;
   #closed = false;
   #closing: Promise<void> | undefined;
+  /** Whether the database answered: false from an unreachable error until a call or the probe succeeds. */
+  #available = true;
+  readonly #availability = new Set<(available: boolean, reason: string) => void>();
+  /** While unavailable and watched, a probe each PROBE_MS, so that its return is noticed without traffic. */
+  #probe: NodeJS.Timeout | undefined;
   /** Calls running now; `close` waits for them. */
   #running = 0;
   #idle: (() => void) | undefined;
@@ -128,6 +135,39 @@ export class PostgresStore implements Store {
     this.#pool.on('connect', (client) => void client.on('error', () => undefined));
     const pool = this.#pool;
     this.#reads = new ReadLanes<Connection, Statement, pg.QueryResult>({ connect: () => pool.connect() as Promise<Connection>, query: (statement) => pool.query(statement), run: runOn, socketOf }, readLanesFor(poolSize));
+  }
+
+  watchAvailability(listener: (available: boolean, reason: string) => void): () => void {
+    this.#availability.add(listener);
+    return () => void this.#availability.delete(listener);
+  }
+
+  /** The database stopped answering (`reason`): said once, then probed until it answers. */
+  #lost(reason: string): void {
+    if (!this.#available || this.#closed) return;
+    this.#available = false;
+    for (const listener of this.#availability) listener(false, reason);
+    if (this.#availability.size === 0) return;
+    let probing = false;
+    this.#probe = setInterval(() => {
+      if (probing) return;
+      probing = true;
+      this.#pool.query('SELECT 1').then(
+        () => this.#regained(),
+        () => (probing = false),
+      );
+    }, PROBE_MS);
+    this.#probe.unref();
+  }
+
+  /** The database answered again (a call, or the probe). */
+  #regained(): void {
+    if (this.#available) return;
+    this.#available = true;
+    clearInterval(this.#probe);
+    this.#probe = undefined;
+    if (this.#closed) return;
+    for (const listener of this.#availability) listener(true, '');
   }
 
   /** Connects and creates or migrates the schema; every call does this first, once. */
@@ -219,6 +259,7 @@ export class PostgresStore implements Store {
   close(): Promise<void> {
     this.#closing ??= (async () => {
       this.#closed = true;
+      clearInterval(this.#probe);
       if (this.#running > 0) {
         await new Promise<void>((resolve) => {
           this.#idle = resolve;
@@ -236,7 +277,9 @@ export class PostgresStore implements Store {
     if (this.#closed) throw new StoreUnavailableError(`the PostgreSQL store (${this.location}) is closed`);
     this.#running++;
     try {
-      return await call();
+      const answer = await call();
+      if (!this.#available) this.#regained();
+      return answer;
     } finally {
       if (--this.#running === 0) this.#idle?.();
     }
@@ -302,7 +345,11 @@ export class PostgresStore implements Store {
   }
 
   #translate(error: unknown): unknown {
-    if (isUnreachable(error)) return new StoreUnavailableError(`PostgreSQL at ${this.location} is unreachable (${(error as Error).message || codeOf(error)})`, { cause: error });
+    if (isUnreachable(error)) {
+      const unreachable = new StoreUnavailableError(`PostgreSQL at ${this.location} is unreachable (${(error as Error).message || codeOf(error)})`, { cause: error });
+      this.#lost(unreachable.message);
+      return unreachable;
+    }
     // pg's words for a server that asks for a password the URL did not give (SCRAM, PostgreSQL's default).
     if (/client password must be a (non-empty )?string/.test((error as Error)?.message ?? '')) {
       return new Error(`PostgreSQL at ${this.location}: the server asks for a password; put it in the URL (postgres://USER:PASSWORD@HOST/DB) or PGPASSWORD`, { cause: error });

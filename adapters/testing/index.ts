@@ -1,13 +1,13 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync, watch } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, watch, writeFileSync } from 'node:fs';
 import { createServer, request as httpRequest, type IncomingMessage, type Server } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { tmpdir } from 'node:os';
 import { createSecureContext, type ConnectionOptions, type SecureContext } from 'node:tls';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { connectAgent, createBurrow, listenersOf, ManualClock, type AgentConnect, type Burrow, type BurrowOptions, type CheckpointInfo, type FaultInput, type FaultRule, type Store } from '../../lib/index.ts';
+import { connectAgent, createBurrow, formatTime, listenersOf, ManualClock, type AgentConnect, type Burrow, type BurrowOptions, type CheckpointInfo, type FaultInput, type FaultRule, type JournalEntryDetail, type RequestFindInput, type Store, type TrafficEntryDetail, type TrafficFindInput } from '../../lib/index.ts';
 import { answerUnparsedRequests, createNodeListener } from '../http/node.ts';
 import { startNetworkEdges, type NetworkEdges } from '../network-edges.ts';
 import { MemoryStore } from '../stores/memory-store.ts';
@@ -17,8 +17,8 @@ import { MemoryStore } from '../stores/memory-store.ts';
  * over a MemoryStore behind a node:http server on a free loopback port), or the `burrow` command as
  * a child process (`{ process: true }`), which waits on its `--ready-file` and exits with this
  * process. Either way the answer is the same handle: where it listens, its keys, and the test
- * controls — reset, checkpoints, faults, simulated agents — and `close()`, which stops everything
- * it started.
+ * controls — reset, checkpoints, faults, simulated agents, the journals' `find`, the clock — and
+ * `close()`, which stops everything it started.
  *
  *   const burrow = await startBurrow();
  *   after(() => burrow.close());
@@ -34,8 +34,13 @@ export interface StartBurrowOptions {
   readonly operatorToken?: string;
   /** Deterministic ids, tokens and fault draws from this seed. */
   readonly seed?: number | string;
-  /** A manual clock starting at this RFC 3339 time (moved with POST /_burrow/clock). */
+  /** A manual clock starting at this RFC 3339 time (moved with `clock.set` and `clock.advance`). */
   readonly clock?: string;
+  /**
+   * Start from this snapshot (`GET /_burrow/snapshot`'s document, or the path of a file holding
+   * one): the whole state, which becomes every account's starting state; as a process, `--snapshot`.
+   */
+  readonly snapshot?: string | object;
   /** In-process only: the store (default a new MemoryStore; closed by `close()`). */
   readonly store?: Store;
   /** In-process only: any other option of `createBurrow`. */
@@ -85,6 +90,30 @@ export interface FaultControls {
   clear(): Promise<void>;
 }
 
+/** The request journal of the running Burrow (lib/journal/find.ts; docs/testing.md). */
+export interface RequestJournalControls {
+  /** The API requests that match every criterion given (method, path, operation, status, body…), with their detail, newest first. */
+  find(criteria?: RequestFindInput): Promise<JournalEntryDetail[]>;
+}
+
+/** The traffic journal of the running Burrow. */
+export interface TrafficJournalControls {
+  /**
+   * The exchanges that match every criterion given (method, path, host, endpoint_id, status,
+   * body…), with their detail, newest first; `wait_ms` waits for a first match (an exchange is
+   * journaled once its answer closed, a moment after the client read it).
+   */
+  find(criteria?: TrafficFindInput): Promise<TrafficEntryDetail[]>;
+}
+
+/** The manual clock (needs `clock`): each answers the time after it, RFC 3339. */
+export interface ClockControls {
+  now(): Promise<string>;
+  /** Jumps to `time` (never backwards). */
+  set(time: string | Date): Promise<string>;
+  advance(seconds: number): Promise<string>;
+}
+
 export interface RunningBurrow {
   /** Base URL of the API and the control plane (`/_burrow/`). */
   readonly url: string;
@@ -123,6 +152,9 @@ export interface RunningBurrow {
    */
   fetch(url: string | URL, init?: IngressRequestInit): Promise<Response>;
   readonly faults: FaultControls;
+  readonly requests: RequestJournalControls;
+  readonly traffic: TrafficJournalControls;
+  readonly clock: ClockControls;
   /** Stops the server (and the child process) and closes the store; safe to call twice. */
   close(): Promise<void>;
   [Symbol.asyncDispose](): Promise<void>;
@@ -130,7 +162,9 @@ export interface RunningBurrow {
 
 /** Starts a Burrow for tests; see the module comment and docs/testing.md. */
 export function startBurrow(options: StartBurrowOptions = {}): Promise<RunningBurrow> {
-  return options.process ? startProcess(options) : startInProcess(options);
+  // Over a snapshot, whose default account's keys are only hashes, the handle needs a key of its own.
+  const chosen = options.apiKey === undefined && options.snapshot !== undefined ? { ...options, apiKey: randomBytes(24).toString('base64url') } : options;
+  return chosen.process ? startProcess(chosen) : startInProcess(chosen);
 }
 
 /** The calls every handle makes to its server over HTTP (a process's) or in this process. */
@@ -140,9 +174,13 @@ interface Controls {
   restore(name: string): Promise<CheckpointInfo>;
   connectAgent(input: AgentConnect): Promise<Record<string, any>>;
   faults: FaultControls;
+  requests: RequestJournalControls;
+  traffic: TrafficJournalControls;
+  /** `POST /_burrow/clock`'s body and answer (`GET` without a body). */
+  clock(move?: { now?: string; advance_seconds?: number }): Promise<{ now: string }>;
 }
 
-function handle(fields: Omit<RunningBurrow, 'reset' | 'checkpoint' | 'restore' | 'connectAgent' | 'agentConfig' | 'fetch' | 'faults' | 'close' | typeof Symbol.asyncDispose>, controls: Controls, stop: () => Promise<void>): RunningBurrow {
+function handle(fields: Omit<RunningBurrow, 'reset' | 'checkpoint' | 'restore' | 'connectAgent' | 'agentConfig' | 'fetch' | 'faults' | 'requests' | 'traffic' | 'clock' | 'close' | typeof Symbol.asyncDispose>, controls: Controls, stop: () => Promise<void>): RunningBurrow {
   let closing: Promise<void> | undefined;
   let trustingCa: SecureContext | undefined;
   const close = () => (closing ??= stop());
@@ -176,6 +214,13 @@ function handle(fields: Omit<RunningBurrow, 'reset' | 'checkpoint' | 'restore' |
       return ingressFetch(target, init, portOf(address), tls ? (trustingCa ??= createSecureContext({ ca: fields.ca })) : undefined);
     },
     faults: controls.faults,
+    requests: controls.requests,
+    traffic: controls.traffic,
+    clock: {
+      now: async () => (await controls.clock()).now,
+      set: async (time) => (await controls.clock({ now: typeof time === 'string' ? time : formatTime(time) })).now,
+      advance: async (seconds) => (await controls.clock({ advance_seconds: seconds })).now,
+    },
     close,
     [Symbol.asyncDispose]: close,
   };
@@ -217,6 +262,7 @@ async function startInProcess(options: StartBurrowOptions): Promise<RunningBurro
   answerUnparsedRequests(server, burrow);
   let edges: NetworkEdges | undefined;
   try {
+    if (options.snapshot !== undefined) await burrow.loadSnapshot(snapshotOf(options.snapshot));
     const account = await burrow.ensureDefaultAccount(options.apiKey);
     await burrow.captureStart();
     const url = await listen(server);
@@ -239,6 +285,9 @@ async function startInProcess(options: StartBurrowOptions): Promise<RunningBurro
         remove: async (id) => burrow.faults.remove(id),
         clear: async () => void (await burrow.faults.clear()),
       },
+      requests: { find: async (criteria) => burrow.requests.find(criteria) },
+      traffic: { find: (criteria) => burrow.traffic.find(criteria) },
+      clock: async (move) => (move === undefined ? { now: formatTime(burrow.clock.now()) } : burrow.moveClock(move)),
     };
     const apiKey = account.token ?? options.apiKey!;
     const started = edges;
@@ -256,6 +305,19 @@ async function startInProcess(options: StartBurrowOptions): Promise<RunningBurro
     await burrow.close();
     throw error;
   }
+}
+
+/** The snapshot document of the option (read from its file when it names one). */
+function snapshotOf(snapshot: string | object): unknown {
+  return typeof snapshot === 'string' ? JSON.parse(readFileSync(snapshot, 'utf8')) : snapshot;
+}
+
+/** A file holding the snapshot of the option, for `--snapshot` (written into `dir` when given as a document). */
+function snapshotFile(snapshot: string | object, dir: string): string {
+  if (typeof snapshot === 'string') return snapshot;
+  const file = join(dir, 'snapshot.json');
+  writeFileSync(file, JSON.stringify(snapshot), { mode: 0o600 });
+  return file;
 }
 
 function listen(server: Server): Promise<string> {
@@ -299,6 +361,7 @@ async function startProcess(options: StartBurrowOptions): Promise<RunningBurrow>
     `--ready-file=${readyFile}`,
     `--operator-token=${operatorToken}`,
     ...(options.apiKey !== undefined ? [`--api-key=${options.apiKey}`] : []),
+    ...(options.snapshot !== undefined ? [`--snapshot=${snapshotFile(options.snapshot, dir)}`] : []),
     ...(options.seed !== undefined ? [`--seed=${options.seed}`] : []),
     ...(options.clock !== undefined ? [`--clock=${options.clock}`] : []),
     ...(options.agents || options.ingress ? ['--agent-addr=127.0.0.1:0'] : []),
@@ -330,6 +393,9 @@ async function startProcess(options: StartBurrowOptions): Promise<RunningBurrow>
       remove: async (id) => void (await control('DELETE', `/faults/${encodeURIComponent(id)}`)),
       clear: async () => void (await control('DELETE', '/faults')),
     },
+    requests: { find: async (criteria = {}) => (await control<{ requests: JournalEntryDetail[] }>('POST', '/requests/find', criteria)).requests },
+    traffic: { find: async (criteria = {}) => (await control<{ traffic: TrafficEntryDetail[] }>('POST', '/traffic/find', criteria)).traffic },
+    clock: (move) => (move === undefined ? control('GET', '/clock') : control('POST', '/clock', move)),
   };
   const apiKey = ready.api_key ?? options.apiKey!;
   return handle({ url: ready.url, apiKey, operatorToken, accountId: ready.account_id, ca: await caOf(ready.url), listeners: ready.listeners, burrow: undefined }, controls, async () => {

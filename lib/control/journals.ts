@@ -3,6 +3,7 @@ import type { QueryParams } from '../conventions/paging.ts';
 import { fail } from '../conventions/errors.ts';
 import { parseClearQuery, type JournalFilterBase } from '../journal/journal.ts';
 import { curlCommand, parseReplayEdits, ReplayBody, replayRequest, type JournaledRequest } from '../journal/replay.ts';
+import { REQUEST_FIND_BODY, TRAFFIC_FIND_BODY, type RequestFindInput, type TrafficFindInput } from '../journal/find.ts';
 import { parseRequestQuery, type JournalEntryDetail } from '../journal/request-journal.ts';
 import { parseTrafficQuery, type TrafficEntryDetail } from '../journal/traffic-journal.ts';
 
@@ -72,8 +73,26 @@ function withTrafficCurl(instance: Instance, entry: TrafficEntryDetail) {
   return { ...entry, curl: curlCommand(ingress ? `http://${ingress}` : new URL(entry.request.url).origin, trafficRequestOf(entry)) };
 }
 
-/** Reading one entry and replaying it. */
+/** Reading one entry and replaying it; finding entries by what was sent (lib/journal/find.ts). */
 const DETAIL_OPERATIONS: readonly ControlOperation[] = [
+  {
+    id: 'control.requests.find',
+    method: 'POST',
+    path: '/requests/find',
+    status: 200,
+    body: REQUEST_FIND_BODY,
+    summary: 'The journaled API requests that match method, path pattern, operation pattern, status and body (text it contains, or JSON it contains), each with its detail, newest first',
+    run: async (instance, input) => ({ requests: instance.requests.find(input.body as RequestFindInput) }),
+  },
+  {
+    id: 'control.traffic.find',
+    method: 'POST',
+    path: '/traffic/find',
+    status: 200,
+    body: TRAFFIC_FIND_BODY,
+    summary: 'The journaled exchanges that match method, path pattern, host, endpoint_id, status and body, each with its detail, newest first; wait_ms waits for a first match',
+    run: async (instance, input) => ({ traffic: await instance.traffic.find(input.body as TrafficFindInput) }),
+  },
   {
     id: 'control.requests.get',
     method: 'GET',

@@ -46,6 +46,13 @@ export async function resetAccounts(instance: Instance, accountId?: string): Pro
   return result;
 }
 
+/** Replaces the whole state with a snapshot (lib/control/snapshot.ts), which becomes every account's starting state. */
+export async function loadSnapshot(instance: Instance, snapshot: unknown): Promise<{ scopes: number; records: number }> {
+  const imported = await importSnapshot(instance, snapshot);
+  await instance.checkpoints.captureStart();
+  return imported;
+}
+
 /** Listeners every report names, null when off. */
 const NAMED_LISTENERS = ['api', 'agent', 'ssh', 'http_ingress', 'tls_ingress'] as const;
 
@@ -61,6 +68,22 @@ export const DOCS_URL = 'https://github.com/burrow-tunnels/burrow/tree/main/docs
 function manualClock(instance: Instance): ManualClock {
   if (!(instance.clock instanceof ManualClock)) fail('INVALID_FIELD', 'the clock is the system clock; start Burrow with a manual clock (CLI --clock TIME) to control it');
   return instance.clock;
+}
+
+/** What `POST /_burrow/clock` takes: an RFC 3339 time to set (`now`), seconds to advance, or both. */
+export type ClockMove = v.InferInput<typeof ClockBody>;
+
+/** Sets and/or advances a manual clock (400 for the system clock, or a time before the current one); answers the time. */
+export function moveClock(instance: Instance, move: ClockMove): { now: string; manual: true } {
+  const body = parseInput(ClockBody, move);
+  const clock = manualClock(instance);
+  if (body.now !== undefined) {
+    const next = new Date(body.now);
+    if (next.getTime() < clock.now().getTime()) fail('INVALID_FIELD', `now: ${body.now} is before the current time ${formatTime(clock.now())}; time never goes backwards`);
+    clock.set(next);
+  }
+  if (body.advance_seconds !== undefined) clock.advance(body.advance_seconds);
+  return { now: formatTime(clock.now()), manual: true };
 }
 
 export const CORE_CONTROL_OPERATIONS: readonly ControlOperation[] = [
@@ -246,17 +269,7 @@ export const CORE_CONTROL_OPERATIONS: readonly ControlOperation[] = [
     status: 200,
     body: ClockBody,
     summary: 'Set (`now`) or advance (`advance_seconds`) a manual clock; time never goes backwards',
-    async run(instance, input) {
-      const body = parseInput(ClockBody, input.body ?? {});
-      const clock = manualClock(instance);
-      if (body.now !== undefined) {
-        const next = new Date(body.now);
-        if (next.getTime() < clock.now().getTime()) fail('INVALID_FIELD', `now: ${body.now} is before the current time ${formatTime(clock.now())}; time never goes backwards`);
-        clock.set(next);
-      }
-      if (body.advance_seconds !== undefined) clock.advance(body.advance_seconds);
-      return { now: formatTime(clock.now()), manual: true };
-    },
+    run: async (instance, input) => moveClock(instance, input.body ?? {}),
   },
   {
     id: 'control.snapshot.export',
@@ -274,10 +287,6 @@ export const CORE_CONTROL_OPERATIONS: readonly ControlOperation[] = [
     body: SNAPSHOT_BODY,
     bodyLimit: 'snapshot_body_bytes',
     summary: 'Replace the whole state with a snapshot, checked whole first (400 naming the first bad record), in one transaction; it becomes every account\'s starting state',
-    async run(instance, input) {
-      const imported = await importSnapshot(instance, input.body ?? {});
-      await instance.checkpoints.captureStart();
-      return imported;
-    },
+    run: (instance, input) => loadSnapshot(instance, input.body ?? {}),
   },
 ];

@@ -59,6 +59,11 @@ export abstract class Journal<R, F extends JournalFilterBase, E> {
     return this.#entries.push(account, record);
   }
 
+  /** At most `limit` kept entries `matches` accepts, newest first: of `account` (`null`: of no account), or of all. */
+  protected slots(account: string | null | undefined, matches: (record: R) => boolean, limit: number): RingSlot<R>[] {
+    return this.#entries.find(account, matches, limit);
+  }
+
   /** The kept entry `matches` accepts, if the journal still has it. */
   protected findSlot(matches: (slot: RingSlot<R>) => boolean): RingSlot<R> | undefined {
     return this.#entries.first(matches);

@@ -2,6 +2,7 @@ import type { QueryParams } from '../conventions/paging.ts';
 import { fail } from '../conventions/errors.ts';
 import { headerPairs } from '../traffic/facts.ts';
 import { bodyEntry, keepText, REDACTED, redactRawHeaders, type BodyEntry, type KeptBodies } from './detail.ts';
+import { compileRequestFind, type RequestFindInput } from './find.ts';
 import { Journal, parseJournalQuery, redactQuery, statusMatcher, type JournalFilterBase } from './journal.ts';
 import type { RingSlot } from './ring.ts';
 
@@ -132,6 +133,17 @@ export class RequestJournal extends Journal<RequestRecord, JournalFilter, Journa
   get(operationId: string): JournalEntryDetail {
     const slot = this.findSlot((slot) => slot.record.operationId === operationId);
     if (!slot) fail('NOT_FOUND', `the request journal has no request ${operationId} (it keeps the last ${this.size} of each account)`, { operation_id: operationId });
+    return this.#detail(slot);
+  }
+
+  /** The entries with their detail that match the criteria of lib/journal/find.ts, newest first (400 for bad criteria). */
+  find(criteria: RequestFindInput = {}): JournalEntryDetail[] {
+    const { account, limit, matches, operation } = compileRequestFind(criteria);
+    const found = this.slots(account, (r) => (operation === undefined || (r.operation !== undefined && operation.test(r.operation))) && matches({ method: r.method, path: r.path, status: r.status, body: () => bodyEntry(r.detail?.request) }), limit);
+    return found.map((slot) => this.#detail(slot));
+  }
+
+  #detail(slot: RingSlot<RequestRecord>): JournalEntryDetail {
     const detail = slot.record.detail;
     return {
       ...this.entry(slot),

@@ -3,6 +3,7 @@ import { bodyEntry, keepBytes, REDACTED, redactHeaders, type BodyEntry, type Kep
 import type { ReplayRequest } from './replay.ts';
 import type { QueryParams } from '../conventions/paging.ts';
 import type { PolicyLogEntry } from '../traffic/decisions.ts';
+import { compileTrafficFind, type TrafficFindInput } from './find.ts';
 import { DROPPED, Journal, parseJournalQuery, redactQuery, statusMatcher, type JournalFilterBase } from './journal.ts';
 import type { RingSlot } from './ring.ts';
 import { httpRequestComplete, tcpConnectionClosed, TRAFFIC_EVENT_TYPES } from '../traffic/events.ts';
@@ -153,6 +154,47 @@ export class TrafficJournal extends Journal<Traffic, TrafficFilter, TrafficEntry
   get(seq: number): TrafficEntryDetail {
     const slot = this.findSlot((slot) => slot.seq === seq);
     if (!slot) fail('NOT_FOUND', `the traffic journal has no exchange ${seq} (it keeps the last ${this.size} of each account)`, { seq: String(seq) });
+    return this.#detail(slot);
+  }
+
+  /**
+   * The exchanges with their detail that match the criteria of lib/journal/find.ts, newest first
+   * (400 for bad criteria); with `wait_ms`, resolves at the first match recorded within that time
+   * when there is none yet.
+   */
+  async find(criteria: TrafficFindInput = {}): Promise<TrafficEntryDetail[]> {
+    const compiled = compileTrafficFind(criteria);
+    const found = this.#find(compiled);
+    if (found.length > 0 || compiled.waitMs === 0) return found;
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        stop();
+        resolve(this.#find(compiled));
+      };
+      const stop = this.watch((traffic, seq) => {
+        if (seq !== 0 && this.#find({ ...compiled, limit: 1 }).length > 0) done();
+      });
+      const timer = setTimeout(done, compiled.waitMs);
+    });
+  }
+
+  #find({ account, limit, matches, host, endpoint }: ReturnType<typeof compileTrafficFind>): TrafficEntryDetail[] {
+    const found = this.slots(
+      account,
+      (t) => {
+        if (endpoint !== undefined && !t.endpoints.some((e) => e.id === endpoint)) return false;
+        const http = t.protocol === 'http' ? t : undefined;
+        const url = http ? parsedUrl(http.request.url) : undefined;
+        if (host !== undefined && url?.hostname !== host) return false;
+        return matches({ method: http?.request.method, path: url?.pathname, status: http ? (http.response?.status ?? DROPPED) : undefined, body: () => bodyEntry(this.#bodies.get(t)?.request) });
+      },
+      limit,
+    );
+    return found.map((slot) => this.#detail(slot));
+  }
+
+  #detail(slot: RingSlot<Traffic>): TrafficEntryDetail {
     const t = slot.record;
     const http = t.protocol === 'http' ? t : undefined;
     const bodies = this.#bodies.get(t);
@@ -241,6 +283,15 @@ export class TrafficJournal extends Journal<Traffic, TrafficFilter, TrafficEntry
       message: t.message ?? errors[0] ?? null,
       logs: t.logs,
     };
+  }
+}
+
+/** A URL as received, parsed; undefined for one that does not parse. */
+function parsedUrl(url: string): URL | undefined {
+  try {
+    return new URL(url);
+  } catch {
+    return undefined;
   }
 }
 

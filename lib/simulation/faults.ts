@@ -24,7 +24,7 @@ import { CLUSTER_SCOPE, type Store } from '../store.ts';
  * replays them. The first matching rule that applies wins.
  */
 
-const pattern = (what: string) => v.pipe(v.string(), v.minLength(1, `must not be empty`), v.maxLength(256, `must be at most 256 characters`), v.regex(/^[\x21-\x7e]+$/, `must be ${what} in visible ASCII without spaces`));
+export const pattern = (what: string): v.GenericSchema<string> => v.pipe(v.string(), v.minLength(1, `must not be empty`), v.maxLength(256, `must be at most 256 characters`), v.regex(/^[\x21-\x7e]+$/, `must be ${what} in visible ASCII without spaces`));
 const whole = (min: number, max: number) => v.pipe(v.number(), v.safeInteger('must be a whole number'), v.minValue(min, `must be at least ${min}`), v.maxValue(max, `must be at most ${max}`));
 const latencyBound = v.pipe(v.number(), v.safeInteger('must be a whole number'), v.minValue(0, 'must not be negative'), v.maxValue(LIMITS.fault_latency_ms.value, `must be at most ${LIMITS.fault_latency_ms.value} ms ${limitNote('fault_latency_ms')}`));
 
@@ -97,8 +97,8 @@ export class ConnectionDroppedError extends Error {
   }
 }
 
-/** `*` any run of characters but `/`, `**` any run; everything else literal. */
-function compilePattern(text: string): RegExp {
+/** `*` any run of characters but `/`, `**` any run; everything else literal (also the journals' `find`: lib/journal/find.ts). */
+export function compilePattern(text: string): RegExp {
   const source = text.split(/(\*\*|\*)/).map((part) => (part === '**' ? '.*' : part === '*' ? '[^/]*' : part.replace(/[.+?^${}()|[\]\\]/g, '\\$&'))).join('');
   return new RegExp(`^${source}$`);
 }

@@ -53,7 +53,14 @@ describe('burrow serve', () => {
     const server = await startServer(['--operator-token', 'cli-operator-token-1', '--journal-size', '2']);
     try {
       const line = server.output.find((l) => l.startsWith('inspector: '));
-      assert.equal(line, `inspector: ${server.url}/_burrow/ (sign in with the operator token)`);
+      assert.match(line ?? '', new RegExp(`^inspector: ${server.url.replace(/[.]/g, '\\.')}/_burrow/\\?token=[\\w-]{32} \\(a one-time sign-in link; after it, sign in at ${server.url.replace(/[.]/g, '\\.')}/_burrow/ with the operator token\\)$`));
+      // The link's code opens the inspector once: exchanged for the operator token, then refused.
+      const code = /\?token=([\w-]+) /.exec(line!)![1]!;
+      const exchange = () => fetch(`${server.url}/_burrow/sign-in`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ code }) });
+      assert.deepEqual(await (await exchange()).json(), { operator_token: 'cli-operator-token-1' });
+      const refused = await exchange();
+      assert.equal(refused.status, 403);
+      assert.match((await refused.json()).msg, /used already/);
       const page = await fetch(`${server.url}/_burrow/`);
       assert.equal(page.status, 200);
       assert.match(await page.text(), /<title>Burrow inspector<\/title>/);

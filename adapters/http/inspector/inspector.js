@@ -109,7 +109,8 @@ function timeOf(iso) {
 /** A record's JSON with every id of a known kind linked to that record's page. */
 function jsonView(value, account, selfId) {
   const pre = h('pre', { class: 'json' });
-  const write = (v, indent) => {
+  /** `key`: the field `v` is the value of. */
+  const write = (v, indent, key) => {
     if (Array.isArray(v)) {
       if (v.length === 0) return pre.append('[]');
       pre.append('[\n');
@@ -126,11 +127,12 @@ function jsonView(value, account, selfId) {
       pre.append('{\n');
       keys.forEach((key, i) => {
         pre.append(`${indent}  `, h('span', { class: 'key' }, JSON.stringify(key)), ': ');
-        write(v[key], `${indent}  `);
+        write(v[key], `${indent}  `, key);
         pre.append(i < keys.length - 1 ? ',\n' : '\n');
       });
       return pre.append(`${indent}}`);
     }
+    if (typeof v === 'string' && key === 'traffic_policy' && v !== '') return pre.append(policyView(v, `${indent}    `));
     if (typeof v === 'string') {
       const match = ID.exec(v);
       if (match && v !== selfId && state.prefixes.has(match[1])) return pre.append(h('a', { class: 'ref', href: link(account, 'records', v) }, JSON.stringify(v)));
@@ -140,6 +142,48 @@ function jsonView(value, account, selfId) {
   };
   write(value, '');
   return pre;
+}
+
+/** A YAML scalar: a string as it is, quoted only where YAML would read it otherwise. */
+function yamlScalar(v) {
+  if (typeof v !== 'string') return JSON.stringify(v);
+  const plain = v !== '' && !/^[\s\-?:,[\]{}#&*!|>'"%@`]|[:#]\s|:$|\s$|\n/.test(v) && !/^(true|false|null|yes|no|on|off|~|[-+]?\.?\d[\d._]*(e[-+]?\d+)?)$/i.test(v);
+  return plain ? v : JSON.stringify(v);
+}
+
+/** YAML of a parsed JSON value (a policy), two spaces an indent. */
+function toYaml(value, indent = '') {
+  if (Array.isArray(value)) {
+    if (value.length === 0) return `${indent}[]`;
+    return value.map((item) => `${indent}- ${toYaml(item, `${indent}  `).trimStart()}`).join('\n');
+  }
+  if (value !== null && typeof value === 'object') {
+    const keys = Object.keys(value);
+    if (keys.length === 0) return `${indent}{}`;
+    return keys
+      .map((key) => {
+        const v = value[key];
+        const block = v !== null && typeof v === 'object' && Object.keys(v).length > 0;
+        return block ? `${indent}${yamlScalar(key)}:\n${toYaml(v, `${indent}  `)}` : `${indent}${yamlScalar(key)}: ${toYaml(v)}`;
+      })
+      .join('\n');
+  }
+  return `${indent}${yamlScalar(value)}`;
+}
+
+/**
+ * A traffic policy as a record holds it (JSON or YAML text), shown as YAML on lines of its own,
+ * each `indent` in, after a `|` as a YAML block would be: not one escaped line running off the page.
+ */
+function policyView(text, indent) {
+  let yaml;
+  try {
+    yaml = toYaml(JSON.parse(text));
+  } catch {
+    yaml = text;
+  }
+  const lines = yaml.trimEnd().split('\n').map((line) => `${indent}${line}`).join('\n');
+  return h('span', { class: 'policy-block', title: 'the traffic policy, shown as YAML' }, `|\n${lines}`);
 }
 
 // ---- Views: each builds its fixed part once (`mount`) and redraws its data on every poll.
@@ -201,13 +245,21 @@ function kindView(account, name, before) {
       const kind = state.kinds.find((k) => k.name === name);
       const page = await call('GET', `${accountPath(account)}/resources/${enc(name)}?limit=${PAGE_SIZE}${before ? `&before_id=${enc(before)}` : ''}`);
       const items = page[kind?.list_key ?? ''] ?? Object.values(page).find(Array.isArray) ?? [];
+      // Endpoints, tunnels, domains…: what they are reached by, and their type, when the records say.
+      const urlOf = (item) => item.url ?? item.public_url ?? item.hostport ?? item.domain ?? item.addr ?? null;
+      const typeOf = (item) => item.type ?? item.proto ?? null;
+      const hasUrl = items.some((item) => urlOf(item) !== null);
+      const hasType = items.some((item) => typeOf(item) !== null);
       const rows = items.map((item) =>
-        h('tr', {}, h('td', {}, h('a', { class: 'id', href: link(account, 'records', item.id) }, item.id)), h('td', {}, item.description ?? ''), h('td', { class: 'muted' }, item.created_at ?? item.started_at ?? '')),
+        h('tr', {}, h('td', {}, h('a', { class: 'id', href: link(account, 'records', item.id) }, item.id)),
+          hasUrl ? h('td', { class: 'path' }, urlOf(item) ?? '') : null,
+          hasType ? h('td', {}, typeOf(item) ?? '') : null,
+          h('td', {}, item.description ?? ''), h('td', { class: 'muted' }, item.created_at ?? item.started_at ?? '')),
       );
       const next = page.next_page_uri ? new URL(page.next_page_uri).searchParams.get('before_id') : null;
       data.replaceChildren(
         h('div', { class: 'heading' }, h('h1', {}, kind?.path ?? name, ' ', h('span', { class: 'muted' }, kind ? `${kind.label}s` : ''))),
-        table(['id', 'description', 'created'], rows, before ? 'No older records.' : `No ${kind?.label ?? name}s in this account.`),
+        table(['id', hasUrl ? 'url' : null, hasType ? 'type' : null, 'description', 'created'].filter(Boolean), rows, before ? 'No older records.' : `No ${kind?.label ?? name}s in this account.`),
         h('p', { class: 'pager' },
           before ? h('a', { href: link(account, 'kinds', name) }, '← newest') : null,
           ' ',
@@ -345,6 +397,16 @@ function ruleItem(rule) {
     rule.error ? h('p', { class: 'error' }, rule.error) : null);
 }
 
+/** Who decided an exchange, in words: the rule whose action ended it, else one that failed, else the upstream. */
+function decidedBy(entry) {
+  const where = (r) => `${r.phase} · ${r.source}${r.name ? ` · ${r.name}` : ` #${r.index}`}`;
+  const ended = [...entry.rules].reverse().find((r) => r.actions.some((a) => a.ended));
+  if (ended) return `Decided by ${where(ended)}: ${ended.actions.find((a) => a.ended).type}.`;
+  const failed = entry.rules.find((r) => r.error);
+  if (failed) return `Stopped by ${where(failed)}, which failed.`;
+  return entry.answered_by === 'upstream' ? `No rule ended it: the upstream answered${entry.rules.length ? ` after ${plural(entry.rules.length, 'rule')}` : ''}.` : `Answered by the ${entry.answered_by}.`;
+}
+
 /** Traffic journal entries: a row each; `open(seq)` shows one in the detail pane. */
 function trafficTable(entries, open, selected) {
   const rows = entries.map((e) => {
@@ -438,7 +500,7 @@ function detailPane(kind) {
           ? [`operation ${entry.operation ?? '(no route)'} · `, h('code', {}, entry.operation_id), ` · ${entry.duration_ms} ms`, entry.fault ? ` · fault ${entry.fault.id}` : '']
           : [entry.endpoint ? ['endpoint ', h('code', {}, entry.endpoint.id), ` ${entry.endpoint.url}`, entry.forwarded_to.length ? ` → ${entry.forwarded_to.map((f) => f.url).join(' → ')}` : ''] : 'no endpoint took it',
             ` · client ${entry.client_ip ?? '?'} · answered by ${entry.answered_by} · ${entry.duration_ms} ms`, entry.upstream ? ` (upstream answered ${entry.upstream.status} after ${entry.upstream.after_ms} ms)` : '']),
-      kind === 'traffic' ? h('div', { class: 'policy' }, h('h3', {}, 'Policy'), entry.rules.length ? h('ul', { class: 'rules-run' }, entry.rules.map(ruleItem)) : h('p', { class: 'muted' }, 'No rules ran.'), entry.logs.length ? jsonView(entry.logs) : null) : '',
+      kind === 'traffic' ? h('div', { class: 'policy' }, h('h3', {}, 'Policy decisions'), h('p', { id: 'decided', class: 'small' }, decidedBy(entry)), entry.rules.length ? h('ol', { class: 'rules-run' }, entry.rules.map(ruleItem)) : h('p', { class: 'muted' }, 'No rules ran.'), entry.logs.length ? jsonView(entry.logs) : null) : '',
       entry.curl ? h('pre', { class: 'curl' }, entry.curl) : '',
       h('div', { class: 'exchange' },
         h('div', {}, h('h3', {}, 'Request'), request ? [headersView(request.headers), bodyView(request.body)] : h('p', { class: 'muted' }, 'not kept')),
@@ -523,6 +585,70 @@ function eventsView(account) {
   };
 }
 
+/** What a fault rule matches and does, in short. */
+function faultParts(rule) {
+  const match = [rule.method, rule.path, rule.operation ? `operation ${rule.operation}` : null, rule.account_id ? `account ${rule.account_id}` : null].filter(Boolean).join(' ') || 'every API request';
+  const latency = rule.latency_ms === undefined ? null : typeof rule.latency_ms === 'number' ? `wait ${rule.latency_ms} ms` : `wait ${rule.latency_ms.min}–${rule.latency_ms.max} ms`;
+  const effect = [latency, rule.error ? `${rule.error.status}${rule.error.error_code ? ` ${rule.error.error_code}` : ''}${rule.error.message ? ` "${rule.error.message}"` : ''}` : null, rule.rate_limit ? `429, Retry-After ${rule.rate_limit.retry_after_seconds}` : null, rule.drop_connection ? 'drop the connection' : null].filter(Boolean).join(', then ');
+  const when = [rule.every ? `every ${rule.every}th` : null, rule.times ? `at most ${plural(rule.times, 'time')}` : null, rule.probability !== undefined ? `probability ${rule.probability}` : null].filter(Boolean).join(', ');
+  return { match, effect, when };
+}
+
+/** A user action that calls the control plane, says `message`, and redraws. */
+const perform = (method, path, body, message) =>
+  act(async () => {
+    await call(method, path, body);
+    toast(message);
+    await refreshAll();
+  });
+
+function faultsView() {
+  const data = h('div');
+  const remove = (path, message) => perform('DELETE', path, undefined, message);
+  return {
+    title: 'Fault rules',
+    mount(content) {
+      content.append(h('div', { class: 'heading' }, h('h1', {}, 'Fault rules'), h('span', { class: 'muted' }, 'every account (POST /_burrow/faults adds one)'),
+        h('span', { class: 'actions' }, h('button', { type: 'button', id: 'faults-clear', class: 'danger', onclick: () => remove('faults', 'Removed every fault rule') }, 'Remove all'))), data);
+    },
+    async refresh() {
+      const { faults } = await call('GET', 'faults');
+      const rows = faults.map((rule) => {
+        const { match, effect, when } = faultParts(rule);
+        return h('tr', { 'data-id': rule.id, class: rule.times !== undefined && rule.applied >= rule.times ? 'spent' : '' },
+          h('td', {}, h('code', {}, rule.id)), h('td', { class: 'wrap' }, match), h('td', { class: 'wrap' }, effect), h('td', { class: 'muted' }, when),
+          h('td', { class: 'num' }, rule.matched), h('td', { class: 'num' }, rule.applied), h('td', { class: 'muted' }, rule.created_at),
+          h('td', { class: 'row-actions' }, h('button', { type: 'button', class: 'danger', onclick: () => remove(`faults/${enc(rule.id)}`, `Removed ${rule.id}`) }, 'Remove')));
+      });
+      data.replaceChildren(table(['id', 'matches', 'does', 'when', 'matched', 'applied', 'created', ''], rows, 'No fault rules: every API request is answered as it would be.'));
+    },
+  };
+}
+
+function checkpointsView() {
+  const data = h('div');
+  const name = h('input', { id: 'checkpoint-name', placeholder: 'checkpoint name', 'aria-label': 'checkpoint name', required: true });
+  const create = h('form', { class: 'inline filters', onsubmit: (e) => {
+    e.preventDefault();
+    perform('POST', 'checkpoints', { name: name.value.trim() }, `Kept the whole state as ${name.value.trim()}`);
+  } }, name, h('button', { type: 'submit', id: 'checkpoint-create' }, 'Keep the state'));
+  return {
+    title: 'Checkpoints',
+    mount(content) {
+      content.append(h('div', { class: 'heading' }, h('h1', {}, 'Checkpoints'), h('span', { class: 'muted' }, 'the whole state of every account, kept by name'), create), data);
+    },
+    async refresh() {
+      const { checkpoints } = await call('GET', 'checkpoints');
+      const rows = checkpoints.map((c) =>
+        h('tr', { 'data-id': c.name }, h('td', {}, h('code', {}, c.name)), h('td', { class: 'num' }, c.records), h('td', { class: 'muted' }, c.created_at),
+          h('td', { class: 'row-actions' },
+            h('button', { type: 'button', onclick: () => perform('POST', `checkpoints/${enc(c.name)}/restore`, {}, `Restored ${c.name}`) }, 'Restore'),
+            h('button', { type: 'button', class: 'danger', onclick: () => perform('DELETE', `checkpoints/${enc(c.name)}`, undefined, `Forgot ${c.name}`) }, 'Delete'))));
+      data.replaceChildren(table(['name', 'records', 'kept at', ''], rows, 'No checkpoints yet.'));
+    },
+  };
+}
+
 // ---- Chrome: header, account picker, navigation.
 
 function route() {
@@ -541,6 +667,10 @@ function viewFor(r) {
       return trafficView(r.account);
     case 'events':
       return eventsView(r.account);
+    case 'faults':
+      return faultsView();
+    case 'checkpoints':
+      return checkpointsView();
     case 'kinds':
       return kindView(r.account, r.arg, r.before);
     case 'records':
@@ -576,6 +706,8 @@ async function refreshChrome() {
     nav(link(account, 'requests'), 'Requests', r.view === 'requests'),
     nav(link(account, 'traffic'), 'Traffic', r.view === 'traffic'),
     nav(link(account, 'events'), 'Events', r.view === 'events'),
+    nav(link(account, 'faults'), 'Fault rules', r.view === 'faults'),
+    nav(link(account, 'checkpoints'), 'Checkpoints', r.view === 'checkpoints'),
   );
   $('kinds').replaceChildren(
     ...state.kinds.map((k) =>
@@ -714,6 +846,22 @@ function wire() {
   document.addEventListener('visibilitychange', () => !document.hidden && state.token && act(refreshAll));
 }
 
+/**
+ * Opened from the sign-in link the server printed (`/_burrow/?token=CODE`): the one-time code is
+ * taken out of the address at once, then exchanged for the operator token, kept as if typed in.
+ */
+async function signInWithLink(code) {
+  history.replaceState(null, '', `${location.pathname}${location.hash}`);
+  const res = await fetch('sign-in', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ code }), cache: 'no-store' });
+  const data = await res.json().catch(() => undefined);
+  if (!res.ok || typeof data?.operator_token !== 'string') return signOut(`Sign-in link refused: ${data?.msg ?? `HTTP ${res.status}`}`);
+  state.token = data.operator_token;
+  sessionStorage.setItem(TOKEN_KEY, state.token);
+  await act(enter);
+}
+
 wire();
-if (state.token) act(enter);
+const linkCode = new URLSearchParams(location.search).get('token');
+if (linkCode) act(() => signInWithLink(linkCode));
+else if (state.token) act(enter);
 else signOut();

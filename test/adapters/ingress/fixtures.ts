@@ -23,9 +23,9 @@ export interface IngressServer {
   stop(): Promise<void>;
 }
 
-/** `burrow serve --agent-addr 127.0.0.1:0` plus `args` (the ingress listeners), with `env` added to its environment. */
-export async function startIngressServer(args: string[], env: Record<string, string> = {}): Promise<IngressServer> {
-  const server = await startServer(['--quiet', '--agent-addr', '127.0.0.1:0', ...args], env);
+/** `burrow serve --agent-addr 127.0.0.1:0` plus `args` (the ingress listeners), with `env` added to its environment; `--quiet` unless `quiet` is false. */
+export async function startIngressServer(args: string[], env: Record<string, string> = {}, quiet = true): Promise<IngressServer> {
+  const server = await startServer([...(quiet ? ['--quiet'] : []), '--agent-addr', '127.0.0.1:0', ...args], env);
   const health = await server.request('GET', '/_burrow/health', undefined, { token: null });
   const listeners = health.body.listeners as Record<string, string | null>;
   const ca = await (await fetch(`${server.url}/_burrow/ca.pem`)).text();

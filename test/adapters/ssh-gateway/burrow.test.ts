@@ -73,8 +73,12 @@ describe('burrow serve --ssh-addr', { skip }, () => {
     const endpoints = (await client.endpoints.list()) as any[];
     assert.ok(endpoints.some((endpoint) => endpoint.url === url), JSON.stringify(endpoints));
 
+    // The log tells it, --quiet as the server is: opened with the client's software and address, closed with why.
+    await server.outputUntil((lines) => lines.some((line) => new RegExp(`^\\S+Z agent session ${listed.id} opened: ssh OpenSSH_\\S+ from 127\\.0\\.0\\.1:\\d+, account ac_\\w+$`).test(line)));
+
     ssh.child.kill('SIGTERM');
     await until(sessions, (list) => list.length === 0, 'the session gone');
+    await server.outputUntil((lines) => lines.some((line) => new RegExp(`^\\S+Z agent session ${listed.id} closed: disconnected`).test(line)));
     assert.deepEqual(await client.tunnels.list(), []);
     await client.sshCredentials.delete(credential.id).catch(() => undefined);
   });
@@ -102,8 +106,12 @@ describe('burrow serve --ssh-addr', { skip }, () => {
       assert.equal(answer.text, `POST ${path} for 127.0.0.1 yes`);
     }
 
+    const [live] = await sessions();
     ssh.child.kill('SIGTERM');
     await until(sessions, (list) => list.length === 0, 'the session gone');
+    // --quiet: the line of the session's close, none of the requests it carried (those would come before it).
+    const lines = await server.outputUntil((lines) => lines.some((line) => line.includes(` agent session ${live.id} closed: `)));
+    assert.ok(!lines.some((line) => line.includes(`${host}/one`) || line.includes(`${host}/two`)), lines.join('\n'));
     const offline = await callIngress(ingressPort, host, '/one');
     assert.equal(offline.status, 404);
     assert.equal(offline.headers['ngrok-error-code'], 'ERR_BURROW_3200');

@@ -451,6 +451,32 @@ describe('postgres: a database that goes away', { skip }, () => {
   });
 });
 
+describe('postgres: the server log when the database goes away', { skip }, () => {
+  test('says the store was lost once, however many requests it fails, and regained once it answers, without a request', async (t) => {
+    const relay = await cuttableRelay(Number(new URL(cluster!.url).port));
+    t.after(() => relay.cut());
+    const url = new URL(cluster!.url);
+    url.port = String(relay.port);
+    url.searchParams.set('schema', freshSchema());
+    const server = await startServer(['--data', url.toString(), '--log-format', 'json']);
+    t.after(() => server.stop());
+    const events = (lines: string[], name: string) => lines.filter((line) => line.startsWith('{') && JSON.parse(line).event === name).map((line) => JSON.parse(line) as Record<string, any>);
+
+    await relay.cut();
+    for (let i = 0; i < 3; i++) assert.equal((await server.request('GET', '/ip_policies')).status, 503);
+    await relay.restore();
+    // The store notices by itself (it asks the database each second while it is lost).
+    const lines = await server.outputUntil((lines) => events(lines, 'store_regained').length > 0);
+    const [lost, ...more] = events(lines, 'store_lost');
+    assert.deepEqual(more, [], 'once, not per request');
+    assert.match(lost!.reason, new RegExp(`^PostgreSQL at burrow@127\\.0\\.0\\.1:${relay.port}/burrow is unreachable`));
+    assert.match(lost!.msg, /^store lost: PostgreSQL at /);
+    assert.equal(events(lines, 'store_regained').length, 1);
+    assert.ok(!lines.join('\n').includes(url.password || 'no password in this URL'), 'never the password');
+    assert.equal((await server.request('GET', '/ip_policies')).status, 200);
+  });
+});
+
 describe('burrow serve --data postgres://…', () => {
   test('an unreachable database stops start-up with exit code 1 and a message without the password', async () => {
     const closed = await cuttableRelay(1);

@@ -1,11 +1,15 @@
 import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { after, before, beforeEach, describe, test } from 'node:test';
 import ngrokApi from '@ngrok/ngrok-api';
 import { startBurrow, type RunningBurrow } from '../../../adapters/testing/index.ts';
 
 /**
  * burrow-tunnels/testing: the same handle in-process and as a child process, driven with the vendor's
- * official client; each mode's reset, checkpoints, faults and simulated agents.
+ * official client; each mode's reset, checkpoints, faults, simulated agents, the journal's `find`
+ * (what the tool under test sent) and the manual clock; a start from a snapshot.
  */
 
 const { Ngrok } = ngrokApi as unknown as { Ngrok: new (config: { apiToken: string; baseUrl: string }) => any };
@@ -15,7 +19,7 @@ for (const mode of ['in-process', 'process'] as const) {
     let burrow: RunningBurrow;
     let client: any;
     before(async () => {
-      burrow = await startBurrow({ process: mode === 'process', apiKey: 'suite-admin-key' });
+      burrow = await startBurrow({ process: mode === 'process', apiKey: 'suite-admin-key', clock: '2026-03-01T00:00:00Z' });
       client = new Ngrok({ apiToken: burrow.apiKey, baseUrl: burrow.url });
     });
     after(() => burrow?.close());
@@ -73,8 +77,76 @@ for (const mode of ['in-process', 'process'] as const) {
       assert.equal(bound.credential.id, credential.id);
       assert.equal((await client.tunnelSessions.list()).length, 2);
     });
+
+    test('requests.find: what the official client sent, by method, path, operation, status and body', async () => {
+      const credential = await client.credentials.create({ description: 'ci runner', acl: ['bind:ci.example.com'], metadata: '{"team":"build"}' });
+      await client.credentials.get(credential.id);
+      await assert.rejects(client.credentials.create({ acl: ['bind:oops:x'] }));
+
+      const created = await burrow.requests.find({ operation: 'credentials.create', status: 201 });
+      assert.equal(created.length, 1);
+      assert.equal(created[0]!.method, 'POST');
+      assert.deepEqual(JSON.parse(created[0]!.request.body!.data!).acl, ['bind:ci.example.com']);
+      // JSON the body contains: fields of an object, arrays element by element.
+      assert.equal((await burrow.requests.find({ body: { description: 'ci runner', acl: ['bind:ci.example.com'] } })).length, 1);
+      assert.equal((await burrow.requests.find({ body: { acl: ['bind:ci.example.com', 'extra'] } })).length, 0);
+      assert.equal((await burrow.requests.find({ body: '"description":"ci runner"' })).length, 1, 'text the body contains');
+      // A path pattern as fault rules take it; methods in any case.
+      assert.deepEqual((await burrow.requests.find({ method: 'get', path: '/credentials/*' })).map((r) => r.path), [`/credentials/${credential.id}`]);
+      const [failed, ...more] = await burrow.requests.find({ operation: 'credentials.*', status: 'failed' });
+      assert.deepEqual(more, []);
+      assert.equal(failed!.status, 400);
+      assert.match(failed!.message!, /acl/);
+      assert.equal((await burrow.requests.find({ path: '/credentials' })).length, 2, 'newest first, both creates');
+      assert.equal((await burrow.requests.find({ path: '/credentials', limit: 1 })).length, 1);
+      // Bad criteria are the one 400, naming the field.
+      await assert.rejects(burrow.requests.find({ status: 'bad' } as never), /status/);
+      await assert.rejects(burrow.requests.find({ colour: 'red' } as never), /colour: unknown field/);
+    });
+
+    test('clock: set, advance and read the manual clock; records carry its time', async () => {
+      assert.equal(await burrow.clock.now(), '2026-03-01T00:00:00Z');
+      assert.equal(await burrow.clock.advance(90), '2026-03-01T00:01:30Z');
+      assert.equal(await burrow.clock.set('2026-04-01T12:00:00Z'), '2026-04-01T12:00:00Z');
+      assert.equal((await client.ipPolicies.create({})).createdAt, '2026-04-01T12:00:00Z');
+      assert.equal(await burrow.clock.set(new Date('2026-04-02T00:00:00Z')), '2026-04-02T00:00:00Z');
+      await assert.rejects(burrow.clock.set('2026-01-01T00:00:00Z'), /time never goes backwards/);
+    });
   });
 }
+
+test('snapshot: a Burrow starts from one, given as a document or a file, in-process and as a process', async (t) => {
+  const source = await startBurrow({ apiKey: 'source-admin-key' });
+  t.after(() => source.close());
+  const sourceClient = new Ngrok({ apiToken: source.apiKey, baseUrl: source.url });
+  const policy = await sourceClient.ipPolicies.create({ description: 'from the snapshot' });
+  const snapshot = await (await fetch(`${source.url}/_burrow/snapshot`, { headers: { authorization: `Bearer ${source.operatorToken}` } })).json();
+  const dir = mkdtempSync(join(tmpdir(), 'burrow-snapshot-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const file = join(dir, 'snapshot.json');
+  writeFileSync(file, JSON.stringify(snapshot));
+
+  for (const [process, given] of [[false, snapshot], [true, file], [true, snapshot], [false, file]] as const) {
+    const burrow = await startBurrow({ process, snapshot: given });
+    try {
+      const client = new Ngrok({ apiToken: burrow.apiKey, baseUrl: burrow.url });
+      assert.equal(burrow.accountId, source.accountId, 'the snapshot\'s default account');
+      assert.deepEqual((await client.ipPolicies.list()).map((p: any) => p.id), [policy.id]);
+      // The snapshot is every account's starting state: a reset returns to it.
+      await client.ipPolicies.create({});
+      await burrow.reset();
+      assert.deepEqual((await client.ipPolicies.list()).map((p: any) => p.description), ['from the snapshot']);
+      // The source's key came along (as a hash) and still authenticates.
+      assert.equal((await fetch(`${burrow.url}/ip_policies`, { headers: { authorization: 'Bearer source-admin-key', 'ngrok-version': '2' } })).status, 200);
+    } finally {
+      await burrow.close();
+    }
+  }
+  writeFileSync(file, JSON.stringify({ ...snapshot, scopes: [{ account: 'ac_nobody', kind: 'ip_policy', records: [{}] }] }));
+  await assert.rejects(startBurrow({ process: true, snapshot: file }), /burrow exited with 2 before it was ready: burrow: cannot load the snapshot: scopes\[0\]/);
+  writeFileSync(file, '{not json');
+  await assert.rejects(startBurrow({ process: true, snapshot: file }), /exited with 2.*--snapshot .*snapshot\.json: /);
+});
 
 test('close() stops everything and may be called twice; a process that cannot start rejects with its message', async () => {
   const burrow = await startBurrow({ process: true });
@@ -138,6 +210,13 @@ for (const mode of ['in-process', 'process'] as const) {
     assert.equal(answer.status, 200);
     assert.equal(answer.headers.get('x-through'), 'burrow');
     assert.equal(await answer.text(), 'POST /path?q=1 yes');
+
+    // What the agent's app was sent, found by what it looked like; the exchange is journaled once its answer closed.
+    const [found, ...more] = await burrow.traffic.find({ method: 'post', path: '/path', host: url.hostname, body: 'ignored', status: 200, wait_ms: 10_000 });
+    assert.deepEqual(more, []);
+    assert.equal(found!.request!.url, `${url.origin}/path?q=1`);
+    assert.equal(found!.request!.body!.data, 'ignored');
+    assert.deepEqual(await burrow.traffic.find({ path: '/path', status: '4xx' }), []);
 
     const plain = await burrow.fetch(`http://${url.host}/plain`);
     assert.equal(await plain.text(), 'GET /plain ');
