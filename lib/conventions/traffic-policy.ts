@@ -537,3 +537,49 @@ export function trafficPolicyValue(options: TrafficPolicyOptions = {}) {
     }),
   );
 }
+
+/** A place in a document's text: line and column from 1 (the column counts UTF-16 units, as editors do). */
+export interface TextPosition {
+  readonly line: number;
+  readonly col: number;
+}
+
+/**
+ * Where things are in a document's text, for tools that point at a problem (`burrow policy
+ * check`): `position(path)` is where the value at `path` starts (`['on_http_request', 2,
+ * 'expressions', 0]`), or where the deepest part of the path that exists starts; `offsetOf(path)`
+ * the same as a character offset. JSON is read as the YAML it also is. Undefined for a text that
+ * does not parse, or one above `traffic_policy_yaml_bytes` (no positions are then given).
+ */
+export interface DocumentSourceMap {
+  /** The document as data. */
+  readonly value: unknown;
+  position(path: Path): TextPosition & { readonly found: number; readonly offset: number };
+  at(offset: number): TextPosition;
+}
+
+export function documentSourceMap(text: string): DocumentSourceMap | undefined {
+  if (Buffer.byteLength(text, 'utf8') > YAML_BYTES) return undefined;
+  const { LineCounter, parseDocument, isCollection: collection } = yaml();
+  const lines = new LineCounter();
+  const document = parseDocument(text, { lineCounter: lines, schema: 'core', uniqueKeys: false, merge: false });
+  if (document.errors.length > 0) return undefined;
+  const at = (offset: number) => lines.linePos(offset);
+  return {
+    value: document.toJS({ maxAliasCount: 50 }),
+    at,
+    position(path) {
+      let node: unknown = document.contents;
+      let found = 0;
+      for (const key of path) {
+        if (!collection(node)) break;
+        const next = node.get(key, true);
+        if (next === undefined) break;
+        node = next;
+        found++;
+      }
+      const offset = (node as { range?: [number, number, number] } | null)?.range?.[0] ?? 0;
+      return { ...at(offset), found, offset };
+    },
+  };
+}
