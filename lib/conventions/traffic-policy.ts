@@ -53,6 +53,7 @@ const RES: TrafficPolicyPhase = 'on_http_response';
 /** Every action type the vendor documents, with the phases it runs in. */
 export const ACTION_PHASES: Readonly<Record<string, readonly TrafficPolicyPhase[]>> = {
   'add-headers': [REQ, RES],
+  'ai-gateway': [REQ],
   'basic-auth': [REQ],
   'circuit-breaker': [REQ],
   'close-connection': [TCP, REQ],
