@@ -152,9 +152,10 @@ function firstCookie<T>(read: PolicyReader, variable: string, name: string): T {
 /**
  * Methods whose cel-js built-ins answer otherwise than the vendor's reference
  * (traffic-policy/macros/index.mdx): `'hello mellow'.split(' ', 1)` is `['hello']` (the first n
- * parts, not Go's SplitN), `'TacoCÆt Xii'.lowerAscii()` is `'tacocÆt xii'` (ASCII only).
+ * parts, not Go's SplitN), `'TacoCÆt Xii'.lowerAscii()` is `'tacocÆt xii'` (ASCII only),
+ * `duration('1.234s').getMilliseconds()` is `234` (the milliseconds portion, not 1234).
  */
-const REPLACED_BUILTINS = new Set(['split', 'lowerAscii']);
+const REPLACED_BUILTINS = new Set(['split', 'lowerAscii', 'getMilliseconds']);
 
 /** Go's strings.ToLower, rune by rune: `İ` is `i` (JavaScript writes `i̇`), and `Σ` is always `σ` (no final-sigma rule). */
 const lower = (text: string) => [...text].map((char) => (char === '\u0130' ? 'i' : char.toLowerCase())).join('');
@@ -264,6 +265,10 @@ export function policyFunctions(random: () => number): PolicyFunction[] {
     ['string.split(string, int): list<string>', (_r, text: string, separator: string, count: bigint) => (count < 0n ? text.split(separator) : text.split(separator).slice(0, Number(count)))],
     ['string.format(list): string', (_r, text: string, args: unknown[]) => format(text, args)],
     ['strings.quote(string): string', (_r, text: string) => quote(text)],
+    ['google.protobuf.Timestamp.getMilliseconds(): int', (_r, at: Date) => BigInt(at.getUTCMilliseconds())],
+    ['google.protobuf.Timestamp.getMilliseconds(string): int', (_r, at: Date) => BigInt(at.getUTCMilliseconds())],
+    // The milliseconds portion; protobuf durations keep the nanos' sign with the seconds', as Go's % does.
+    ['google.protobuf.Duration.getMilliseconds(): int', (_r, duration: { nanos: number }) => BigInt(Math.trunc(duration.nanos / 1_000_000))],
     ['list.distinct(): list', (_r, list: unknown[]) => {
       const seen = new Set<string>();
       return list.filter((item) => {

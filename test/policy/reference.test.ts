@@ -1,0 +1,65 @@
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { harness, interpolate, onRequest } from './helpers.ts';
+
+/**
+ * The vendor's documented examples (ngrok-docs snippets/traffic-policy/actions/*\/examples,
+ * traffic-policy/macros/index.mdx) for the parts of the language Burrow added last: each with the
+ * documented request and the documented answer, upstream request or value.
+ */
+
+const h = harness();
+
+describe('url-rewrite and redirect: the reference examples, and their result variables', () => {
+  test("url-rewrite whose from consumes the host (from: ${req.url.authority}/products/?([.*]+)?): the upstream gets /products.php?query=123 on the same host", async () => {
+    const policy = 'on_http_request: [{actions: [{type: url-rewrite, config: {from: "${req.url.authority}/products/?([.*]+)?", to: "/products.php?query=$1"}}]}]';
+    const outcome = await onRequest(h, policy, { url: 'https://example.ngrok.app/products/123' });
+    assert.equal(outcome.request.url, 'https://example.ngrok.app/products.php?query=123');
+  });
+
+  test('actions.ngrok.url_rewrite.url and .matches are there for the next action', async () => {
+    const policy = JSON.stringify({
+      on_http_request: [
+        { actions: [{ type: 'url-rewrite', config: { from: '/products/?([.*]+)?', to: '/products.php?query=$1' } }] },
+        { actions: [{ type: 'custom-response', config: { body: '${actions.ngrok.url_rewrite.url} ${actions.ngrok.url_rewrite.matches.join(",")} [${actions.ngrok.url_rewrite.error.code}]' } }] },
+      ],
+    });
+    const outcome = await onRequest(h, policy, { url: 'https://example.ngrok.app/products' });
+    assert.equal(outcome.terminal?.kind === 'respond' && outcome.terminal.response.body, 'https://example.ngrok.app/products.php?query= /products, []');
+  });
+
+  // The reference writes from: /api/v1/users?id=([0-9]+), where `?` makes the `s` optional and the
+  // pattern cannot match /api/v1/users?id=123 in RE2 (nor Go's regexp); with the `?` escaped it does.
+  test('redirect (the regex example, its ? escaped): 301 to /api/v2/users/123/ with x-redirected, and actions.ngrok.redirect.url', async () => {
+    const policy = JSON.stringify({
+      on_http_request: [
+        { expressions: ["req.url.path.startsWith('/api/')"], actions: [{ type: 'redirect', config: { from: '/api/v1/users\\?id=([0-9]+)', to: '/api/v2/users/$1/', status_code: 301, headers: { 'x-redirected': 'true' } } }] },
+      ],
+    });
+    const outcome = await onRequest(h, policy, { url: 'https://example.ngrok.app/api/v1/users?id=123' });
+    assert.deepEqual(outcome.terminal, { kind: 'respond', response: { status: 301, headers: [['location', 'https://example.ngrok.app/api/v2/users/123/'], ['x-redirected', 'true']], body: '' } });
+    const unchanged = JSON.stringify({ on_http_request: [{ actions: [{ type: 'redirect', config: { from: '/nothing', to: '/x' } }] }, { actions: [{ type: 'custom-response', config: { body: '${actions.ngrok.redirect.url}' } }] }] });
+    const passed = await onRequest(h, unchanged, { url: 'https://example.ngrok.app/a' });
+    assert.equal(passed.terminal?.kind === 'respond' && passed.terminal.response.body, 'https://example.ngrok.app/a');
+  });
+});
+
+describe('add-headers and remove-headers: result variables', () => {
+  test('actions.ngrok.add_headers.headers_added maps the names added to their values; remove_headers.headers_removed lists the names removed', async () => {
+    const policy = JSON.stringify({
+      on_http_request: [
+        { actions: [{ type: 'add-headers', config: { headers: { 'X-Client': '${conn.client_ip}' } } }, { type: 'remove-headers', config: { headers: ['accept', 'x-absent'] } }] },
+        { actions: [{ type: 'custom-response', config: { body: "${actions.ngrok.add_headers.headers_added['x-client']} ${actions.ngrok.remove_headers.headers_removed}" } }] },
+      ],
+    });
+    const outcome = await onRequest(h, policy);
+    assert.equal(outcome.terminal?.kind === 'respond' && outcome.terminal.response.body, '203.0.113.7 ["accept"]');
+  });
+});
+
+describe('functions: the reference examples', () => {
+  test("duration('1.234s').getMilliseconds() is 234 (the milliseconds portion); a timestamp's stays its milliseconds", async () => {
+    assert.equal(await interpolate(h, "duration('1.234s').getMilliseconds()"), '234');
+    assert.equal(await interpolate(h, "timestamp('2023-12-25T12:00:00.500Z').getMilliseconds()"), '500');
+  });
+});
