@@ -58,6 +58,13 @@ describe('add-headers and remove-headers: result variables', () => {
 });
 
 describe('functions: the reference examples', () => {
+  test('list.sortBy(e, key): the players by score, then their names; keys of mixed types fail, as documented', async () => {
+    const players = "[{'name': 'foo', 'score': 0}, {'name': 'bar', 'score': -10}, {'name': 'baz', 'score': 1000}]";
+    assert.equal(await interpolate(h, `${players}.sortBy(e, e.score).map(e, e.name)`), '["bar","foo","baz"]');
+    assert.equal(await interpolate(h, "req.url.query_params.map(k, k).sortBy(k, k.size()).join(',')", { url: 'https://a.example/?ccc=1&a=2&bb=3' }), 'a,bb,ccc');
+    await assert.rejects(interpolate(h, "[1, 'a'].sortBy(x, x)"), /sortBy: the keys must be of one comparable type/);
+  });
+
   test("duration('1.234s').getMilliseconds() is 234 (the milliseconds portion); a timestamp's stays its milliseconds", async () => {
     assert.equal(await interpolate(h, "duration('1.234s').getMilliseconds()"), '234');
     assert.equal(await interpolate(h, "timestamp('2023-12-25T12:00:00.500Z').getMilliseconds()"), '500');
