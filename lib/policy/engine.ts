@@ -6,7 +6,7 @@ import { createDocumentCache, type DocumentCache } from './documents.ts';
 import type { ConnectionFacts, EndpointFacts, HttpRequestFacts, HttpResponseFacts } from '../traffic/facts.ts';
 import type { Template } from './interpolation.ts';
 import { compilePolicy, type CompiledPolicy, type CompiledRule, type RuleSource } from './program.ts';
-import { Scope, Unavailable, type RequestState } from './scope.ts';
+import { Scope, secretVariable, Unavailable, type RequestState } from './scope.ts';
 import { createMemoryCircuitBreakers, createMemoryRateLimits } from './state.ts';
 import type { PolicyServices } from './services.ts';
 import { readVariable } from './variables.ts';
@@ -56,7 +56,10 @@ export function createPolicyEngine(services: PolicyServices): PolicyEngine {
   };
   const languages = createPhaseLanguages(services.random ?? Math.random);
   const documents = createDocumentCache(services);
-  const run = (policy: CompiledPolicy, scope: Scope) => runPhase(policy.phases[scope.phase], scope, resolved, documents);
+  const run = async (policy: CompiledPolicy, scope: Scope) => {
+    await readSecrets(policy, scope, services);
+    return runPhase(policy.phases[scope.phase], scope, resolved, documents);
+  };
 
   return {
     compile: (sources) => compilePolicy(languages, sources),
@@ -100,6 +103,23 @@ export function createPolicyEngine(services: PolicyServices): PolicyEngine {
       };
     },
   };
+}
+
+/** Reads the vault secrets the policy names into the scope (secrets.get); one that cannot be read stays absent, and a call of it answers 501 naming it. */
+async function readSecrets(policy: CompiledPolicy, scope: Scope, services: PolicyServices): Promise<void> {
+  if (policy.secrets.length === 0) return;
+  if (!services.secret) {
+    scope.secretsMissing = 'no vaults are given to this policy engine';
+    return;
+  }
+  for (const [vault, name] of policy.secrets) {
+    try {
+      const value = await services.secret(vault, name, scope.endpoint);
+      if (value !== undefined) scope.secrets.set(secretVariable(vault, name), value);
+    } catch (error) {
+      scope.secretsMissing = `the vaults could not be read: ${(error as Error).message}`;
+    }
+  }
 }
 
 /** What stopped a rule: the terminal to answer and the error text for the record. */

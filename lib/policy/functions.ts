@@ -3,13 +3,13 @@ import { crc32 } from 'node:zlib';
 import { PolicyExpressionProblem, type PolicyFunction, type PolicyReader } from '../conventions/cel.ts';
 import { firstMatchingCidr } from './actions/restrict-ips.ts';
 import { queryParams, type RequestCookie, type ResponseCookie } from './http-fields.ts';
-import { Unavailable } from './scope.ts';
+import { secretVariable } from './scope.ts';
 import { celToJson } from './values.ts';
 import { xxhash64 } from './xxhash64.ts';
 
 /**
  * The vendor's traffic policy macros (its "Macros" reference) that Burrow computes offline.
- * `secrets.get` is declared and answers Unavailable (a 5xx naming it).
+ * `secrets.get` reads the secrets the engine read for the phase (scope.ts `secretVariable`).
  */
 
 /** The longest list `lists.range` builds. */
@@ -176,9 +176,12 @@ function quote(text: string): string {
   return `${out}"`;
 }
 
-const unavailable = (name: string, reason: string) => () => {
-  throw new Unavailable(name, reason);
-};
+/** The (vault, name) pairs of the `secrets.get('vault', 'name')` calls in `text` (string literals only). */
+export function secretReferences(text: string): [vault: string, name: string][] {
+  const found: [string, string][] = [];
+  for (const match of text.matchAll(/secrets\s*\.\s*get\s*\(\s*(['"])((?:(?!\1)[^\\])*)\1\s*,\s*(['"])((?:(?!\3)[^\\])*)\3\s*\)/g)) found.push([match[2]!, match[4]!]);
+  return found;
+}
 
 /** The functions of the policy language; `random` serves `rand.*` (injected, so seeded runs repeat). */
 export function policyFunctions(random: () => number): PolicyFunction[] {
@@ -213,7 +216,7 @@ export function policyFunctions(random: () => number): PolicyFunction[] {
       [`string.${name}(): string`, (_r, text: string) => checksum(sum(text))],
       [`string.${name}(string): string`, (_r, text: string, fmt: string) => checksum(sum(text), fmt)],
     ]),
-    ['secrets.get(string, string): string', unavailable('secrets.get()', 'Burrow does not read vault secrets into traffic policies')],
+    ['secrets.get(string, string): string', (read, vault: string, name: string) => read(secretVariable(vault, name))],
     ['json.decode(string): dyn', (_r, text: string) => decodeJson(text)],
     ['json.encode(dyn): string', (_r, value: unknown) => JSON.stringify(celToJson(value))],
     ['string.decodeJson(): dyn', (_r, text: string) => decodeJson(text)],

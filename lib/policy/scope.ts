@@ -19,6 +19,13 @@ export interface ResponseState {
   headers: [string, string][];
 }
 
+/**
+ * `secrets.get(vault, name)`: expressions evaluate synchronously, so the engine reads every secret
+ * a policy names (literal arguments, found in its text: functions.ts `secretReferences`) before a
+ * phase runs into `Scope.secrets`, and the function reads one back as this pseudo-variable.
+ */
+export const secretVariable = (vault: string, name: string) => `\u0000secret\u0000${vault}\u0000${name}`;
+
 /** A variable or function the engine cannot provide here, with the reason (it becomes a 5xx naming both). */
 export class Unavailable extends Error {
   constructor(
@@ -37,6 +44,10 @@ export class Unavailable extends Error {
 export class Scope {
   readonly vars: Record<string, unknown> = {};
   readonly actionResults: Record<string, unknown> = {};
+  /** The vault secrets the policy names (`secrets.get`), read before the phase runs: `vault\u0000name` → value. */
+  readonly secrets = new Map<string, string>();
+  /** Why no secret could be read, when the host gives no vaults (`secrets.get` then answers 501 with it). */
+  secretsMissing?: string;
   readonly logs: PolicyLogEntry[] = [];
   /** compress-response: the algorithms it allows (negotiated once the response is known). */
   compressionAllowed?: readonly string[];

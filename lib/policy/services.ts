@@ -22,6 +22,8 @@ export interface PolicyServices {
   ipPolicyRules?(ids: readonly string[], endpoint: EndpointFacts): Promise<readonly IpRule[]>;
   /** The certificates (PEM) of the certificate authorities `ids` of the endpoint's account; throws naming an id that does not exist. */
   certificateAuthorities?(ids: readonly string[], endpoint: EndpointFacts): Promise<readonly string[]>;
+  /** The value of the secret `name` in the vault named `vault` of the endpoint's account (`secrets.get`); undefined when there is none. */
+  secret?(vault: string, name: string, endpoint: EndpointFacts): Promise<string | undefined>;
   /** A JSON document by URL (a JWKS, an OIDC discovery document); the host decides which URLs it serves (local ones). */
   fetchJson?(url: string): Promise<unknown>;
   /**

@@ -251,6 +251,12 @@ export function variableSupport(name: string): 'yes' | 'third-party' | 'no' {
 
 /** The value of variable `name` in `scope`; throws Unavailable when the scope cannot provide it. */
 export function readVariable(scope: Scope, name: string): unknown {
+  if (name.startsWith('\u0000secret\u0000')) {
+    const [, , vault, secret] = name.split('\u0000');
+    const value = scope.secrets.get(name);
+    if (value === undefined) throw new Unavailable(`secrets.get(${JSON.stringify(vault)}, ${JSON.stringify(secret)})`, scope.secretsMissing ?? 'the account has no such vault or secret');
+    return value;
+  }
   const spec = BY_NAME.get(name);
   if (!spec) throw new Unavailable(name, 'no such variable');
   return spec.read(scope);

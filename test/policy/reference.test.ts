@@ -58,6 +58,14 @@ describe('add-headers and remove-headers: result variables', () => {
 });
 
 describe('functions: the reference examples', () => {
+  test("secrets.get('vault-name', 'secret-name') reads the host's vault before the phase; without vaults it answers 501 naming the call", async () => {
+    const asked: string[] = [];
+    const vaulted = harness({ secret: async (vault, name, endpoint) => (asked.push(`${endpoint.id} ${vault}/${name}`), vault === 'vault-name' && name === 'secret-name' ? 'hunter2' : undefined) });
+    assert.equal(await interpolate(vaulted, "secrets.get('vault-name', 'secret-name')"), 'hunter2');
+    assert.deepEqual(asked, ['ep_2tEpN0yrxDI4j8jVnhVRoTNN2Tx vault-name/secret-name']);
+    await assert.rejects(interpolate(h, "secrets.get('vault-name', 'secret-name')"), /"status":501.*secrets\.get\(\\"vault-name\\", \\"secret-name\\"\) is not available: no vaults are given to this policy engine/);
+  });
+
   test('list.sortBy(e, key): the players by score, then their names; keys of mixed types fail, as documented', async () => {
     const players = "[{'name': 'foo', 'score': 0}, {'name': 'bar', 'score': -10}, {'name': 'baz', 'score': 1000}]";
     assert.equal(await interpolate(h, `${players}.sortBy(e, e.score).map(e, e.name)`), '["bar","foo","baz"]');

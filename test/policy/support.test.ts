@@ -3,7 +3,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { describe, test } from 'node:test';
 import { ACTION_PHASES } from '../../lib/conventions/traffic-policy.ts';
 import { createPhaseLanguages } from '../../lib/policy/languages.ts';
-import { Unavailable } from '../../lib/policy/scope.ts';
+import { secretVariable, Unavailable } from '../../lib/policy/scope.ts';
 import { actionSupport, documentedVariableSupport, SUPPORT_WORDS, type Support } from '../../lib/policy/support.ts';
 
 /**
@@ -182,6 +182,8 @@ const VALUES: Record<string, unknown> = {
   'req.url.query_params': { search: ['x'] },
   'res.headers': { 'content-type': ['text/html'] },
   'res.cookies': { _device_id: [{ name: '_device_id', value: 'd1' }] },
+  // What the engine reads from the account's vault before a phase (engine.ts readSecrets).
+  [secretVariable('vault-name', 'secret-name')]: 'hunter2',
 };
 
 const language = createPhaseLanguages(() => 0.5).on_http_response;

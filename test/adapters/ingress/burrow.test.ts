@@ -149,4 +149,35 @@ describe('cloud endpoints on live traffic', () => {
     assert.equal((await server.request('DELETE', `/endpoints/${created.body.id}`)).status, 204);
     assert.equal((await call('shop.example.com', '/hello')).headers['ngrok-error-code'], 'ERR_BURROW_3200');
   });
+
+  test("secrets.get('vault', 'name') reads the account's vault (traffic-policy/secrets.mdx): a changed secret serves the next request, a missing one answers 501 naming it", async () => {
+    assert.equal((await server.request('POST', '/reserved_domains', { domain: 'vaulted.example.com' })).status, 201);
+    const vault = await server.request('POST', '/vaults', { name: 'prod' });
+    assert.equal(vault.status, 201, vault.text);
+    const secret = await server.request('POST', '/vault_secrets', { name: 'api_key', value: 'hunter2', vault_id: vault.body.id });
+    assert.equal(secret.status, 201, secret.text);
+    const policy = JSON.stringify({
+      on_http_request: [
+        { expressions: ["req.headers['x-api-key'][0] == secrets.get('prod', 'api_key')"], actions: [{ type: 'custom-response', config: { status_code: 200, body: 'welcome ${secrets.get("prod", "api_key").size()}' } }] },
+        { expressions: ["req.url.path == '/missing'"], actions: [{ type: 'custom-response', config: { body: "${secrets.get('prod', 'nope')}" } }] },
+        { actions: [{ type: 'deny', config: { status_code: 401 } }] },
+      ],
+    });
+    assert.equal((await server.request('POST', '/endpoints', { type: 'cloud', url: 'https://vaulted.example.com', traffic_policy: policy })).status, 201);
+    const send = async (key: string, path = '/') => {
+      const req = request({ host: '127.0.0.1', port: ingressPort, path, headers: { host: 'vaulted.example.com', 'x-api-key': key }, agent: false });
+      req.end();
+      const [res] = (await once(req, 'response')) as [IncomingMessage];
+      let body = '';
+      for await (const chunk of res) body += String(chunk);
+      return { status: res.statusCode, body };
+    };
+    assert.deepEqual(await send('hunter2'), { status: 200, body: 'welcome 7' });
+    assert.equal((await send('guess')).status, 401);
+    assert.equal((await server.request('PATCH', `/vault_secrets/${secret.body.id}`, { value: 'swordfish' })).status, 200);
+    assert.equal((await send('swordfish')).status, 200);
+    const missing = await send('x', '/missing');
+    assert.equal(missing.status, 501);
+    assert.match(missing.body, /secrets\.get\(&#34;prod&#34;, &#34;nope&#34;\) is not available: the account has no such vault or secret/);
+  });
 });
