@@ -15,6 +15,11 @@ import { quotedPattern, re2Problem, re2Test as re2Matches } from './patterns.ts'
  */
 
 const celJs = onFirstUse(() => createRequire(import.meta.url)('@marcbachmann/cel-js') as typeof CelJs);
+/** cel-js's duration class, which the package does not export: taken from a duration it makes. */
+const DurationClass = onFirstUse(() => (celJs().evaluate("duration('0s')") as object).constructor as new (seconds: bigint, nanos?: number) => object);
+
+/** A CEL `google.protobuf.Duration` of `seconds` (a variable's value, such as a cookie's max_age). */
+export const celDuration = (seconds: bigint): object => new (DurationClass())(seconds, 0);
 
 /** The longest `filter` Burrow evaluates, in characters (lib/limits.ts; the vendor publishes none). */
 export const MAX_FILTER_LENGTH = LIMITS.filter_length.value;

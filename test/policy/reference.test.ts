@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { harness, interpolate, onRequest } from './helpers.ts';
+import { exchange, harness, interpolate, onRequest } from './helpers.ts';
 
 /**
  * The vendor's documented examples (ngrok-docs snippets/traffic-policy/actions/*\/examples,
@@ -54,6 +54,22 @@ describe('add-headers and remove-headers: result variables', () => {
     });
     const outcome = await onRequest(h, policy);
     assert.equal(outcome.terminal?.kind === 'respond' && outcome.terminal.response.body, '203.0.113.7 ["accept"]');
+  });
+});
+
+describe('cookies: the variable reference examples', () => {
+  test("res.cookies['sessionId'][0].max_age > duration('24h') (a duration), .expires a timestamp; a request cookie has the attributes' zero values", async () => {
+    const policy = JSON.stringify({
+      on_http_response: [
+        { expressions: ["res.cookies['sessionId'][0].max_age > duration('24h')", "res.cookies['sessionId'][0].expires > timestamp('2026-01-01T00:00:00Z')"], actions: [{ type: 'add-headers', config: { headers: { 'x-long': '${res.cookies.sessionId[0].max_age}' } } }] },
+      ],
+      on_http_request: [
+        { expressions: ["req.cookies['a'][0].value == 'b' && !req.cookies['a'][0].secure && req.cookies['a'][0].max_age == duration('0s') && req.cookies['a'][0].path == ''"], actions: [{ type: 'add-headers', config: { headers: { 'x-cookie': 'plain' } } }] },
+      ],
+    });
+    const { request, response } = await exchange(h, policy, { status: 200, headers: [['Set-Cookie', 'sessionId=x; Max-Age=172800; Expires=Wed, 21 Oct 2026 07:28:00 GMT; Secure']] }, { headers: [['Cookie', 'a=b']] });
+    assert.deepEqual(request.request.headers.at(-1), ['x-cookie', 'plain']);
+    assert.deepEqual(response.response.headers.at(-1), ['x-long', '172800s']);
   });
 });
 
