@@ -11,7 +11,7 @@ import {
   type PolicyProblem,
   type PolicyTestReport,
 } from '../lib/policy/tools.ts';
-import { fetchLocalJson } from './ingress/local-documents.ts';
+import { fetchLocalJson, localHttpRequest } from './ingress/local-documents.ts';
 
 /**
  * Traffic policy files checked and tried on this machine, without a server: `burrow policy
@@ -82,7 +82,7 @@ export async function testPolicyFile(file: string, options: PolicyTestOptions): 
   const checked = await checkPolicyFiles([file]);
   if (!checked.ok) throw new Error(`${file} is no valid traffic policy:\n${checked.text}`);
   const text = await readFile(file, 'utf8');
-  const report = await testPolicyDocument(text, { method, url, headers, ...(options.clientIp ? { clientIp: options.clientIp } : {}), ...(options.body !== undefined ? { body: options.body } : {}) }, { fetchJson: fetchLocalJson });
+  const report = await testPolicyDocument(text, { method, url, headers, ...(options.clientIp ? { clientIp: options.clientIp } : {}), ...(options.body !== undefined ? { body: options.body } : {}) }, { fetchJson: fetchLocalJson, httpRequest: localHttpRequest });
   return { ...report, text: formatPolicyTest(report) };
 }
 

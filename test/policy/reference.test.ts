@@ -1,5 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+import { once } from 'node:events';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { localHttpRequest } from '../../adapters/ingress/local-documents.ts';
 import { exchange, harness, interpolate, onRequest } from './helpers.ts';
 
 /**
@@ -92,5 +96,47 @@ describe('functions: the reference examples', () => {
   test("duration('1.234s').getMilliseconds() is 234 (the milliseconds portion); a timestamp's stays its milliseconds", async () => {
     assert.equal(await interpolate(h, "duration('1.234s').getMilliseconds()"), '234');
     assert.equal(await interpolate(h, "timestamp('2023-12-25T12:00:00.500Z').getMilliseconds()"), '500');
+  });
+});
+
+describe('http-request: the reference examples against a service on this machine', () => {
+  /** A local service: /post echoes method, headers and body as JSON; /hop redirects to /post. */
+  async function service(t: import('node:test').TestContext) {
+    const server = createServer((req: IncomingMessage, res: ServerResponse) => {
+      if (req.url === '/hop') return void res.writeHead(302, { location: '/post' }).end();
+      let body = '';
+      req.on('data', (chunk) => (body += chunk));
+      req.on('end', () => res.writeHead(200, { 'content-type': 'application/json', 'x-served': 'local' }).end(JSON.stringify({ method: req.method, url: req.url, custom: req.headers['x-custom-header'], body })));
+    });
+    server.listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    t.after(() => server.close());
+    return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  }
+  const local = harness({ httpRequest: localHttpRequest });
+  const answer = (outcome: Awaited<ReturnType<typeof onRequest>>) => (outcome.terminal?.kind === 'respond' ? outcome.terminal.response : outcome.terminal);
+
+  test('POST with body and headers (2-post-with-body): the service gets them; actions.ngrok.http_request.res has its answer for the next action', async (t) => {
+    const base = await service(t);
+    const policy = JSON.stringify({
+      on_http_request: [
+        { name: 'PostWithBody', actions: [{ type: 'http-request', config: { url: `${base}/post`, method: 'POST', headers: { 'content-type': 'application/json', 'x-custom-header': 'abc123' }, body: '{ "user": "${req.headers[\'x-user-id\'][0]}" }', query_params: [{ key: 'q', value: '${req.method}' }] } }] },
+        { actions: [{ type: 'custom-response', config: { body: '${actions.ngrok.http_request.res.status_code} ${actions.ngrok.http_request.res.header[\'x-served\'][0]} ${actions.ngrok.http_request.res.body}' } }] },
+      ],
+    });
+    const outcome = await onRequest(local, policy, { headers: [['Host', 'app.example'], ['X-User-Id', 'u7']] });
+    assert.equal((answer(outcome) as { body: string }).body, `200 local ${JSON.stringify({ method: 'POST', url: '/post?q=GET', custom: 'abc123', body: '{ "user": "u7" }' })}`);
+  });
+
+  test('redirects: not followed by default (max_redirects 0), so the request fails and goes on (on_error continue); followed with max_redirects; halt answers 502', async (t) => {
+    const base = await service(t);
+    const report = { type: 'custom-response', config: { body: '[${actions.ngrok.http_request.error.message}] ${actions.ngrok.http_request.res.status_code}' } };
+    const unfollowed = await onRequest(local, JSON.stringify({ on_http_request: [{ actions: [{ type: 'http-request', config: { url: `${base}/hop` } }, report] }] }));
+    assert.equal((answer(unfollowed) as { body: string }).body, '[redirected more than 0 times (max_redirects)] 0');
+    const followed = await onRequest(local, JSON.stringify({ on_http_request: [{ actions: [{ type: 'http-request', config: { url: `${base}/hop`, max_redirects: 1 } }, report] }] }));
+    assert.equal((answer(followed) as { body: string }).body, '[] 200');
+    const halted = await onRequest(local, JSON.stringify({ on_http_request: [{ actions: [{ type: 'http-request', config: { url: 'https://upstream-service.internal/ping', on_error: 'halt' } }, report] }] }));
+    assert.equal(halted.terminal?.kind, 'error');
+    assert.match(JSON.stringify(halted.terminal), /"status":502.*upstream-service\.internal\/ping failed: .*reaches only this machine/);
   });
 });

@@ -3,6 +3,7 @@ import { circuitBreaker } from './circuit-breaker.ts';
 import { compressResponse } from './compress-response.ts';
 import { forwardInternal } from './forward-internal.ts';
 import { addHeaders, removeHeaders } from './headers.ts';
+import { httpRequest } from './http-request.ts';
 import { oauth, oidc, saml } from './identity.ts';
 import { jwtValidation } from './jwt-validation.ts';
 import { rateLimit } from './rate-limit.ts';
@@ -27,6 +28,7 @@ export const DOCUMENT_ACTIONS: Readonly<Record<string, ActionDefinition<any>>> =
   customResponse,
   deny,
   forwardInternal,
+  httpRequest,
   jwtValidation,
   log,
   oauth,

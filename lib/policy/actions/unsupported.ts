@@ -7,7 +7,6 @@ import { defineAction, type ActionDefinition } from './types.ts';
  */
 const REASONS: Readonly<Record<string, { readonly reason: string; readonly support: 'third-party' | 'no' }>> = {
   'ai-gateway': { reason: "it forwards to AI model providers, which Burrow neither is nor reaches", support: 'third-party' },
-  'http-request': { reason: 'it calls out to other servers, and Burrow makes no outbound requests from traffic policies', support: 'no' },
   'owasp-crs-request': { reason: 'Burrow ships no OWASP Core Rule Set', support: 'third-party' },
   'owasp-crs-response': { reason: 'Burrow ships no OWASP Core Rule Set', support: 'third-party' },
   'request-body-find-replace': { reason: 'Burrow does not rewrite bodies', support: 'no' },
