@@ -88,7 +88,8 @@ export function createPolicyEngine(services: PolicyServices): PolicyEngine {
         async request() {
           requestScope = new Scope('on_http_request', endpoint, conn, services.clock.now(), state);
           const { terminal, rules } = await run(policy, requestScope);
-          return { ...(terminal ? { terminal } : {}), request: { method: state.method, url: state.url, headers: state.headers }, logs: requestScope.logs, rules };
+          const body = state.bodyReplaced && state.bodyRead?.bytes ? { body: state.bodyRead.bytes } : {};
+          return { ...(terminal ? { terminal } : {}), request: { method: state.method, url: state.url, headers: state.headers, ...body }, logs: requestScope.logs, rules };
         },
         async response(facts) {
           await report(facts.status >= 500);
@@ -97,7 +98,8 @@ export function createPolicyEngine(services: PolicyServices): PolicyEngine {
           scope.compressionAllowed = requestScope?.compressionAllowed;
           const { terminal, rules } = await run(policy, scope);
           const encoding = !terminal && scope.compressionAllowed ? negotiateEncoding(state, response, scope.compressionAllowed).encoding : undefined;
-          return { ...(terminal ? { terminal } : {}), response, ...(encoding ? { compression: encoding } : {}), logs: scope.logs, rules };
+          const replacements = !terminal && scope.bodyReplacements.length > 0 ? { bodyReplacements: scope.bodyReplacements } : {};
+          return { ...(terminal ? { terminal } : {}), response, ...(encoding ? { compression: encoding } : {}), ...replacements, logs: scope.logs, rules };
         },
         upstreamFailed: () => report(true),
       };

@@ -1,4 +1,4 @@
-import type { Phase, PolicyLogEntry, TlsTermination } from '../traffic/decisions.ts';
+import type { BodyReplacement, Phase, PolicyLogEntry, TlsTermination } from '../traffic/decisions.ts';
 import type { ConnectionFacts, EndpointFacts, RequestBody } from '../traffic/facts.ts';
 
 /** The request as the phase sees it: url-rewrite and header actions change it for later rules. */
@@ -11,6 +11,8 @@ export interface RequestState {
   readonly body?: RequestBody;
   /** The body once an action read it (null: longer than the limit), and when. */
   bodyRead?: { readonly bytes: Uint8Array | null; readonly at: Date };
+  /** request-body-find-replace changed the body (`bodyRead`): the upstream gets that instead. */
+  bodyReplaced?: boolean;
 }
 
 /** The upstream response as the phase sees it: header actions change it for later rules. */
@@ -49,6 +51,8 @@ export class Scope {
   /** Why no secret could be read, when the host gives no vaults (`secrets.get` then answers 501 with it). */
   secretsMissing?: string;
   readonly logs: PolicyLogEntry[] = [];
+  /** response-body-find-replace: what to replace in the response body, in order, for the ingress. */
+  readonly bodyReplacements: BodyReplacement[] = [];
   /** compress-response: the algorithms it allows (negotiated once the response is known). */
   compressionAllowed?: readonly string[];
   /** terminate-tls: how to terminate TLS. */

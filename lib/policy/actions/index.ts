@@ -1,4 +1,5 @@
 import { basicAuth } from './basic-auth.ts';
+import { requestBodyFindReplace, responseBodyFindReplace } from './body-find-replace.ts';
 import { circuitBreaker } from './circuit-breaker.ts';
 import { compressResponse } from './compress-response.ts';
 import { forwardInternal } from './forward-internal.ts';
@@ -37,6 +38,8 @@ export const DOCUMENT_ACTIONS: Readonly<Record<string, ActionDefinition<any>>> =
   rateLimit,
   redirect,
   removeHeaders,
+  requestBodyFindReplace,
+  responseBodyFindReplace,
   restrictIps,
   setVars,
   terminateTls,

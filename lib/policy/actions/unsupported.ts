@@ -9,8 +9,6 @@ const REASONS: Readonly<Record<string, { readonly reason: string; readonly suppo
   'ai-gateway': { reason: "it forwards to AI model providers, which Burrow neither is nor reaches", support: 'third-party' },
   'owasp-crs-request': { reason: 'Burrow ships no OWASP Core Rule Set', support: 'third-party' },
   'owasp-crs-response': { reason: 'Burrow ships no OWASP Core Rule Set', support: 'third-party' },
-  'request-body-find-replace': { reason: 'Burrow does not rewrite bodies', support: 'no' },
-  'response-body-find-replace': { reason: 'Burrow does not rewrite bodies', support: 'no' },
 };
 
 export const UNSUPPORTED_ACTIONS: readonly ActionDefinition<null>[] = Object.entries(REASONS).map(([type, { reason, support }]) =>

@@ -1,10 +1,11 @@
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
-import { request, type IncomingHttpHeaders, type IncomingMessage } from 'node:http';
+import { createServer as createHttpServer, request, type IncomingHttpHeaders, type IncomingMessage } from 'node:http';
+import { gzipSync } from 'node:zlib';
 import { after, before, describe, test, type TestContext } from 'node:test';
 import { parseCli } from '../../../bin/burrow.ts';
 import type { RunningServer } from '../../helpers.ts';
-import { startIngressServer, startJsonApp, type IngressServer } from './fixtures.ts';
+import { listenLocally, startIngressServer, startJsonApp, type IngressServer } from './fixtures.ts';
 
 /**
  * `burrow serve --agent-addr … --http-ingress-addr …`: the vendor's agent connected to Burrow with a
@@ -179,5 +180,38 @@ describe('cloud endpoints on live traffic', () => {
     const missing = await send('x', '/missing');
     assert.equal(missing.status, 501);
     assert.match(missing.body, /secrets\.get\(&#34;prod&#34;, &#34;nope&#34;\) is not available: the account has no such vault or secret/);
+  });
+
+  test('request-body-find-replace and response-body-find-replace (the reference\'s redaction example): the app gets the redacted body with its new Content-Length, the client the replaced (gzip-decoded) answer', async (t) => {
+    const seen: { body: string; length: string | undefined }[] = [];
+    const bodyApp = await listenLocally(
+      createHttpServer((req, res) => {
+        let body = '';
+        req.on('data', (chunk) => (body += chunk));
+        req.on('end', () => {
+          seen.push({ body, length: req.headers['content-length'] });
+          res.writeHead(200, { 'content-type': 'application/json', 'content-encoding': 'gzip' }).end(gzipSync(JSON.stringify({ owner: 'john.doe@example.com', ok: true })));
+        });
+      }),
+    );
+    t.after(() => bodyApp.close());
+    const session = await agent(t);
+    const policy = JSON.stringify({
+      on_http_request: [{ actions: [{ type: 'request-body-find-replace', config: { replacements: [{ from: '"api_key":\\s*"[^"]*"', to: '"api_key": "[REDACTED]"' }, { from: '[a-zA-Z0-9._%+-]+@[a-zA-Z0-9.-]+\\.[a-zA-Z]{2,}', to: '[EMAIL REDACTED]' }] } }] }],
+      on_http_response: [{ actions: [{ type: 'response-body-find-replace', config: { replacements: [{ from: '([a-z.]+)@example\\.com', to: '$1 at example' }] } }] }],
+    });
+    const listener = await session.httpEndpoint().trafficPolicy(policy).listenAndForward(`http://127.0.0.1:${bodyApp.port}`);
+    const sent = JSON.stringify({ api_key: 'sk-abc123secret', user_email: 'john.doe@example.com', message: 'Hello world' });
+    const req = request({ host: '127.0.0.1', port: ingressPort, path: '/', method: 'POST', headers: { host: new URL(listener.url()!).host, 'content-type': 'application/json', 'content-length': Buffer.byteLength(sent) }, agent: false });
+    req.end(sent);
+    const [res] = (await once(req, 'response')) as [IncomingMessage];
+    let answered = '';
+    for await (const chunk of res) answered += String(chunk);
+    const expected = JSON.stringify({ api_key: '[REDACTED]', user_email: '[EMAIL REDACTED]', message: 'Hello world' }).replace('"api_key":"[REDACTED]"', '"api_key": "[REDACTED]"');
+    assert.deepEqual(seen, [{ body: expected, length: String(Buffer.byteLength(expected)) }]);
+    assert.equal(res.statusCode, 200);
+    assert.equal(answered, JSON.stringify({ owner: 'john.doe at example', ok: true }));
+    assert.equal(res.headers['content-encoding'], undefined);
+    assert.equal(res.headers['content-length'], String(Buffer.byteLength(answered)));
   });
 });
