@@ -10,7 +10,7 @@ import { ActionFailure } from '../../lib/policy/actions/types.ts';
 import type { HttpExchange } from '../../lib/policy/engine.ts';
 import { headerPairs, type ConnectionFacts, type HeaderList, type HttpRequestFacts, type HttpResponseFacts, type RequestBody } from '../../lib/traffic/facts.ts';
 import { hostPort } from '../addresses.ts';
-import { heldBytes, rewrittenBody } from './body-rewrite.ts';
+import { heldBytes, isEventStream, rewrittenBody, rewrittenEventStream } from './body-rewrite.ts';
 import { AgentRelayError } from '../agent-gateway/session-handler.ts';
 import { connectionFacts, joinStreams, type Connections } from './connections.ts';
 import type { EdgeTarget } from './edge-routes.ts';
@@ -228,6 +228,10 @@ export function createHttpIngress(burrow: BurrowCore<any>, options: HttpIngressO
           res.writeHead(outcome.response.status, flatten(headers));
           relayBody(body, res, compressor);
         };
+        // An event stream's messages each go through on_event_stream_message (sse-find-replace) as they come.
+        if (isEventStream(outcome.response.headers) && admitted.exchanges.some((exchange) => exchange.handlesEventStream)) {
+          return relay(forwardable(outcome.response.headers).filter(([name]) => name.toLowerCase() !== 'content-length'), rewrittenEventStream(response, admitted.exchanges));
+        }
         if (!outcome.bodyReplacements) return relay(forwardable(outcome.response.headers), response);
         rewrittenBody(response, forwardable(outcome.response.headers), outcome.bodyReplacements).then(
           (rewritten) => relay(rewritten.headers, rewritten.body),

@@ -20,7 +20,8 @@ import { re2Pattern, withRe2Budget } from './patterns.ts';
  *         expressions: ["req.headers['user-agent'].exists(h, h.contains('bot'))"]
  *         actions: [{type: deny, config: {status_code: 403}}]
  *
- * Phases: `on_tcp_connect` (every connection), `on_http_request`, `on_http_response` (HTTP only);
+ * Phases: `on_tcp_connect` (every connection), `on_http_request`, `on_http_response`,
+ * `on_event_stream_message` (HTTP only: each message of an event-stream answer);
  * the holder says which it has. A rule has an optional `name`, optional `expressions` (CEL,
  * checked for syntax; all must hold for the rule to apply, none = always) and at least one action
  * `{type, config}`. Action types and the phases each runs in follow the vendor's action reference;
@@ -38,17 +39,19 @@ import { re2Pattern, withRe2Budget } from './patterns.ts';
  */
 
 /** The phases of a traffic policy document. */
-export const TRAFFIC_POLICY_PHASES = ['on_tcp_connect', 'on_http_request', 'on_http_response'] as const;
+export const TRAFFIC_POLICY_PHASES = ['on_tcp_connect', 'on_http_request', 'on_http_response', 'on_event_stream_message'] as const;
 export type TrafficPolicyPhase = (typeof TRAFFIC_POLICY_PHASES)[number];
 
 /** The phases of TCP and TLS traffic (edges, `tcp://` and `tls://` endpoints). */
 export const CONNECTION_PHASES: readonly TrafficPolicyPhase[] = ['on_tcp_connect'];
 /** The phases of an HTTPS edge route: a route is chosen per request, after the connection phase. */
-export const HTTP_REQUEST_PHASES: readonly TrafficPolicyPhase[] = ['on_http_request', 'on_http_response'];
+export const HTTP_REQUEST_PHASES: readonly TrafficPolicyPhase[] = ['on_http_request', 'on_http_response', 'on_event_stream_message'];
 
 const TCP: TrafficPolicyPhase = 'on_tcp_connect';
 const REQ: TrafficPolicyPhase = 'on_http_request';
 const RES: TrafficPolicyPhase = 'on_http_response';
+/** Each message of a Server-Sent Events response (`text/event-stream`), after on_http_response. */
+const SSE: TrafficPolicyPhase = 'on_event_stream_message';
 
 /** Every action type the vendor documents, with the phases it runs in. */
 export const ACTION_PHASES: Readonly<Record<string, readonly TrafficPolicyPhase[]>> = {
@@ -77,6 +80,7 @@ export const ACTION_PHASES: Readonly<Record<string, readonly TrafficPolicyPhase[
   'response-body-find-replace': [RES],
   'restrict-ips': [TCP, REQ, RES],
   'set-vars': [TCP, REQ, RES],
+  'sse-find-replace': [SSE],
   'terminate-tls': [TCP],
   'url-rewrite': [REQ],
   'verify-webhook': [REQ],

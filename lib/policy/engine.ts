@@ -1,12 +1,12 @@
 import { PolicyExpressionProblem, type PolicyExpression } from '../conventions/cel.ts';
 import { negotiateEncoding } from './actions/compress-response.ts';
 import { ActionFailure, type ActionContext } from './actions/types.ts';
-import type { ActionRecord, ConnectOutcome, HttpRequestOutcome, HttpResponseOutcome, PolicyTerminal, RuleRecord } from '../traffic/decisions.ts';
+import type { ActionRecord, ConnectOutcome, EventMessageOutcome, EventStreamMessage, HttpRequestOutcome, HttpResponseOutcome, PolicyTerminal, RuleRecord } from '../traffic/decisions.ts';
 import { createDocumentCache, type DocumentCache } from './documents.ts';
 import type { ConnectionFacts, EndpointFacts, HttpRequestFacts, HttpResponseFacts } from '../traffic/facts.ts';
 import type { Template } from './interpolation.ts';
 import { compilePolicy, type CompiledPolicy, type CompiledRule, type RuleSource } from './program.ts';
-import { Scope, secretVariable, Unavailable, type RequestState } from './scope.ts';
+import { Scope, secretVariable, Unavailable, type RequestState, type ResponseState } from './scope.ts';
 import { createMemoryCircuitBreakers, createMemoryRateLimits } from './state.ts';
 import type { PolicyServices } from './services.ts';
 import { readVariable } from './variables.ts';
@@ -44,6 +44,10 @@ export interface HttpExchange {
   response(response: HttpResponseFacts): Promise<HttpResponseOutcome>;
   /** Tells the exchange the upstream gave no answer (counted as a failure by circuit breakers). */
   upstreamFailed(): Promise<void>;
+  /** Whether the policy has on_event_stream_message rules (else an event stream is relayed untouched). */
+  readonly handlesEventStream: boolean;
+  /** Runs on_event_stream_message over one message of the (event stream) response, after `response()`. */
+  eventMessage(message: EventStreamMessage): Promise<EventMessageOutcome>;
 }
 
 type ResolvedServices = ActionContext['services'];
@@ -80,6 +84,7 @@ export function createPolicyEngine(services: PolicyServices): PolicyEngine {
         ...(facts.body ? { body: facts.body } : {}),
       };
       let requestScope: Scope | undefined;
+      let responseState: ResponseState | undefined;
       const report = async (failed: boolean) => {
         const now = services.clock.now();
         for (const listener of requestScope?.onUpstreamOutcome.splice(0) ?? []) await listener(failed, now);
@@ -94,6 +99,7 @@ export function createPolicyEngine(services: PolicyServices): PolicyEngine {
         async response(facts) {
           await report(facts.status >= 500);
           const response = { status: facts.status, headers: facts.headers.map(([name, value]): [string, string] => [name, value]) };
+          responseState = response;
           const scope = new Scope('on_http_response', endpoint, conn, services.clock.now(), state, response);
           scope.compressionAllowed = requestScope?.compressionAllowed;
           const { terminal, rules } = await run(policy, scope);
@@ -102,6 +108,13 @@ export function createPolicyEngine(services: PolicyServices): PolicyEngine {
           return { ...(terminal ? { terminal } : {}), response, ...(encoding ? { compression: encoding } : {}), ...replacements, logs: scope.logs, rules };
         },
         upstreamFailed: () => report(true),
+        handlesEventStream: policy.phases.on_event_stream_message.length > 0,
+        async eventMessage(message) {
+          const scope = new Scope('on_event_stream_message', endpoint, conn, services.clock.now(), state, responseState);
+          scope.eventMessage = { ...message };
+          const { terminal, rules } = await run(policy, scope);
+          return { ...(terminal ? { terminal } : {}), message: scope.eventMessage, logs: scope.logs, rules };
+        },
       };
     },
   };

@@ -1,4 +1,4 @@
-import type { BodyReplacement, Phase, PolicyLogEntry, TlsTermination } from '../traffic/decisions.ts';
+import type { BodyReplacement, EventStreamMessage, Phase, PolicyLogEntry, TlsTermination } from '../traffic/decisions.ts';
 import type { ConnectionFacts, EndpointFacts, RequestBody } from '../traffic/facts.ts';
 
 /** The request as the phase sees it: url-rewrite and header actions change it for later rules. */
@@ -51,6 +51,8 @@ export class Scope {
   /** Why no secret could be read, when the host gives no vaults (`secrets.get` then answers 501 with it). */
   secretsMissing?: string;
   readonly logs: PolicyLogEntry[] = [];
+  /** on_event_stream_message: the message the phase sees and sse-find-replace changes. */
+  eventMessage?: EventStreamMessage;
   /** response-body-find-replace: what to replace in the response body, in order, for the ingress. */
   readonly bodyReplacements: BodyReplacement[] = [];
   /** compress-response: the algorithms it allows (negotiated once the response is known). */

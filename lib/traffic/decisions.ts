@@ -81,7 +81,7 @@ export interface TlsTermination {
   };
 }
 
-interface PhaseOutcome {
+export interface PhaseOutcome {
   readonly terminal?: PolicyTerminal;
   readonly logs: readonly PolicyLogEntry[];
   readonly rules: readonly RuleRecord[];
@@ -99,6 +99,19 @@ export interface OutgoingRequest {
   readonly headers: HeaderList;
   /** The body to send instead of the client's (request-body-find-replace); absent: the client's as it came. */
   readonly body?: Uint8Array;
+}
+
+/** A message of a Server-Sent Events stream, as on_event_stream_message sees and changes it (sse-find-replace: `data`, `retry`). */
+export interface EventStreamMessage {
+  data: string;
+  retry: string;
+  readonly event: string;
+  readonly id: string;
+}
+
+/** The on_event_stream_message decision for one message: the message as the phase left it, or a terminal (the stream is cut). */
+export interface EventMessageOutcome extends PhaseOutcome {
+  readonly message: EventStreamMessage;
 }
 
 /** A replacement response-body-find-replace asks of the response body: an RE2 pattern and a Go replacement template (`$1`). */

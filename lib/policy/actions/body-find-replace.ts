@@ -3,7 +3,7 @@ import { re2ReplaceAll } from '../../conventions/patterns.ts';
 import { LIMITS, limitNote } from '../../limits.ts';
 import type { BodyReplacement } from '../../traffic/decisions.ts';
 import type { Template } from '../interpolation.ts';
-import { ActionFailure, defineAction, readConfig, type ActionContext, type CompileTools } from './types.ts';
+import { ActionConfigProblem, ActionFailure, defineAction, readConfig, type ActionContext, type CompileTools } from './types.ts';
 
 /**
  * request-body-find-replace (on_http_request) and response-body-find-replace (on_http_response),
@@ -69,5 +69,29 @@ export const responseBodyFindReplace = defineAction({
     replaceBody('', replacements, 'response-body-find-replace');
     context.scope.bodyReplacements.push(...replacements);
     return { note: `${replacements.length} replacement(s) for the response body` };
+  },
+});
+
+const SSE_FIELDS = ['data', 'retry'] as const;
+const SSE_CONFIG = v.looseObject({
+  replacements: v.pipe(v.array(v.looseObject({ field: v.optional(v.string(), 'data'), from: v.pipe(v.string(), v.minLength(1, 'must not be empty')), to: v.optional(v.string(), '') })), v.minLength(1, 'needs at least one replacement')),
+});
+
+/** sse-find-replace (on_event_stream_message): the replacements over the message's `data` (default) or `retry` field. */
+export const sseFindReplace = defineAction({
+  type: 'sse-find-replace',
+  compile: (config, tools) =>
+    readConfig(SSE_CONFIG, config).replacements.map(({ field, from, to }, i) => {
+      if (!field.includes('${') && !(SSE_FIELDS as readonly string[]).includes(field)) throw new ActionConfigProblem(`config.replacements[${i}].field: must be data or retry (got ${JSON.stringify(field)})`);
+      return { field: tools.template(field, `config.replacements[${i}].field`), from: tools.template(from, `config.replacements[${i}].from`), to: tools.template(to, `config.replacements[${i}].to`) };
+    }),
+  run(config, context) {
+    const message = context.scope.eventMessage!;
+    for (const [i, replacement] of config.entries()) {
+      const field = context.text(replacement.field, `replacements[${i}].field`);
+      if (field !== 'data' && field !== 'retry') throw new ActionFailure({ status: 500, message: `sse-find-replace: replacements[${i}].field must be data or retry (got ${JSON.stringify(field)})`, headers: [] });
+      message[field] = replaceBody(message[field], [{ from: context.text(replacement.from, `replacements[${i}].from`), to: context.text(replacement.to, `replacements[${i}].to`) }], 'sse-find-replace');
+    }
+    return { note: `${config.length} replacement(s)` };
   },
 });

@@ -1,5 +1,5 @@
 import { basicAuth } from './basic-auth.ts';
-import { requestBodyFindReplace, responseBodyFindReplace } from './body-find-replace.ts';
+import { requestBodyFindReplace, responseBodyFindReplace, sseFindReplace } from './body-find-replace.ts';
 import { circuitBreaker } from './circuit-breaker.ts';
 import { compressResponse } from './compress-response.ts';
 import { forwardInternal } from './forward-internal.ts';
@@ -42,6 +42,7 @@ export const DOCUMENT_ACTIONS: Readonly<Record<string, ActionDefinition<any>>> =
   responseBodyFindReplace,
   restrictIps,
   setVars,
+  sseFindReplace,
   terminateTls,
   urlRewrite,
   verifyWebhook,

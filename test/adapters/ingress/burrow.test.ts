@@ -214,4 +214,27 @@ describe('cloud endpoints on live traffic', () => {
     assert.equal(res.headers['content-encoding'], undefined);
     assert.equal(res.headers['content-length'], String(Buffer.byteLength(answered)));
   });
+
+  test('on_event_stream_message with sse-find-replace (the reference\'s streaming redaction example): each message of a text/event-stream answer is rewritten as it passes, the rest of the stream untouched', async (t) => {
+    const sseApp = await listenLocally(
+      createHttpServer((_req, res) => {
+        res.writeHead(200, { 'content-type': 'text/event-stream' });
+        res.write(': keep-alive\n\nevent: delta\ndata: {"text": "my SSN is 123-45-');
+        res.write('6789"}\nid: 1\n\ndata: mail john.doe@example.com\ndata: twice: a@b.io\n\ndata: nothing here\n\n');
+        res.end();
+      }),
+    );
+    t.after(() => sseApp.close());
+    const session = await agent(t);
+    const policy = JSON.stringify({
+      on_event_stream_message: [
+        { actions: [{ type: 'sse-find-replace', config: { replacements: [{ field: 'data', from: '\\d{3}-\\d{2}-\\d{4}', to: '[SSN REDACTED]' }, { field: 'data', from: '[a-zA-Z0-9._%+-]+@[a-zA-Z0-9.-]+\\.[a-zA-Z]{2,}', to: '[EMAIL REDACTED]' }] } }] },
+      ],
+    });
+    const listener = await session.httpEndpoint().trafficPolicy(policy).listenAndForward(`http://127.0.0.1:${sseApp.port}`);
+    const answered = await call(new URL(listener.url()!).host, '/events');
+    assert.equal(answered.status, 200);
+    assert.equal(answered.headers['content-type'], 'text/event-stream');
+    assert.equal(answered.body, ': keep-alive\n\nevent: delta\ndata: {"text": "my SSN is [SSN REDACTED]"}\nid: 1\n\ndata: mail [EMAIL REDACTED]\ndata: twice: [EMAIL REDACTED]\n\ndata: nothing here\n\n');
+  });
 });
