@@ -21,8 +21,9 @@ import { parseSecretsKey } from '../lib/families/vaults/index.ts';
 import { VERSION } from '../lib/version.ts';
 
 const HELP = `Usage: burrow [serve] [options]      (in a clone of the repository: npm start -- [options])
+       burrow policy check|test …        (traffic policy files, without a server: burrow policy --help)
 
-Runs the Burrow API server (serve is the only command, and the default).
+Runs the Burrow API server (serve, the default command).
 
 Options:
   --host HOST        address to listen on (default 127.0.0.1; env BURROW_HOST)
@@ -168,7 +169,7 @@ const USAGE_HINT = 'Run burrow --help for the options.';
 export function parseCli(argv: string[], env: NodeJS.ProcessEnv) {
   const { values, positionals } = parseOptions(argv);
   const [command = 'serve', ...extra] = positionals;
-  if (command !== 'serve') throw new Error(`unknown command '${command}'; the only command is 'serve'`);
+  if (command !== 'serve') throw new Error(`unknown command '${command}'; the commands are serve and policy`);
   if (extra.length > 0) throw new Error(`unexpected argument '${extra[0]}'; options start with --`);
   const port = Number(values.port ?? env.BURROW_PORT ?? 8080);
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`--port must be a whole number from 0 to 65535 (got ${values.port ?? env.BURROW_PORT})`);
@@ -329,6 +330,12 @@ const SHUTDOWN_GRACE_MS = 2000;
 const describeError = (error: unknown) => (error instanceof Error ? error.message : String(error)).replace(/^burrow: /, '');
 
 async function main(): Promise<void> {
+  if (process.argv[2] === 'policy') {
+    // Loaded only for this command: a server's start-up does not pay for it.
+    const { runPolicyCommand } = await import('../adapters/policy-tool.ts');
+    process.exitCode = await runPolicyCommand(process.argv.slice(3), { out: (text) => process.stdout.write(text), err: (text) => process.stderr.write(text) });
+    return;
+  }
   // Before anything slow: a launcher that dies while the server starts still counts (launcher-watch.ts).
   const launcher = captureLauncher();
   let settings: ReturnType<typeof parseCli>;

@@ -13,7 +13,7 @@ import { BurrowClient as CoreClient, BurrowCore, type CoreOptions, type CreateBo
 import type { FamilyKinds } from './engine/family.ts';
 import { FAMILIES, REGISTRY, type Kinds, type ResourceName } from './families/index.ts';
 import { clearOutbox, eventsOf, readOutbox, type EventOptions, type OutboxContents } from './families/events/index.ts';
-import { operatorKeyOf, readSecretValue, type VaultOptions } from './families/vaults/index.ts';
+import { operatorKeyOf, readSecretNamed, readSecretValue, type VaultOptions } from './families/vaults/index.ts';
 import { operatorIn, type Operation } from './engine/context.ts';
 import { Registry } from './engine/registry.ts';
 
@@ -162,3 +162,7 @@ export { routeEdgeTraffic, tcpEdgeHostports, type AppliedModules, type EdgeTraff
 export { pickUpstream, type Upstream, type UpstreamChoice } from './families/backends/index.ts';
 export { rulesOfPolicies } from './families/ip-policies/index.ts';
 export { certificateAuthorityPems } from './families/certificate-authorities/index.ts';
+
+/** The value of the secret `name` in the vault named `vault` of `account`, for a traffic policy's `secrets.get` (undefined: no such secret). */
+export const secretValueNamed = (burrow: BurrowCore<any>, account: string, vault: string, name: string): Promise<string | undefined> =>
+  readSecretNamed(burrow.reader, operatorKeyOf(burrow.services), account, vault, name);

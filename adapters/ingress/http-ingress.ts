@@ -5,10 +5,12 @@ import type { TLSSocket } from 'node:tls';
 import { createBrotliCompress, createDeflate, createGzip } from 'node:zlib';
 import type { BurrowCore } from '../../lib/burrow.ts';
 import { LIMITS, limitNote } from '../../lib/limits.ts';
-import type { HttpResponseOutcome, PolicyTerminal } from '../../lib/traffic/decisions.ts';
+import type { BodyReplacement, HttpResponseOutcome, PolicyTerminal } from '../../lib/traffic/decisions.ts';
+import { ActionFailure } from '../../lib/policy/actions/types.ts';
 import type { HttpExchange } from '../../lib/policy/engine.ts';
 import { headerPairs, type ConnectionFacts, type HeaderList, type HttpRequestFacts, type HttpResponseFacts, type RequestBody } from '../../lib/traffic/facts.ts';
 import { hostPort } from '../addresses.ts';
+import { heldBytes, isEventStream, rewrittenBody, rewrittenEventStream } from './body-rewrite.ts';
 import { AgentRelayError } from '../agent-gateway/session-handler.ts';
 import { connectionFacts, joinStreams, type Connections } from './connections.ts';
 import type { EdgeTarget } from './edge-routes.ts';
@@ -85,6 +87,8 @@ interface Admitted {
   readonly authority: string;
   readonly scheme: HttpScheme;
   readonly body: HeldBody;
+  /** The body request-body-find-replace made, sent instead of the client's. */
+  readonly replacedBody?: Uint8Array;
   readonly seen: HttpTrace | undefined;
 }
 
@@ -130,15 +134,17 @@ export function createHttpIngress(burrow: BurrowCore<any>, options: HttpIngressO
     // forward-internal hands the request on to an internal endpoint, whose policy runs in turn; the
     // answer comes back through every response phase, the innermost first.
     const exchanges: HttpExchange[] = [];
+    let replacedBody: Uint8Array | undefined;
     for (;;) {
       const exchange = policies.engine.http(policies.of(target), target.endpoint, conn, facts);
       exchanges.unshift(exchange);
       const decided = await exchange.request();
       seen?.decided(decided);
       facts = { ...facts, method: decided.request.method, url: decided.request.url, headers: decided.request.headers };
+      if (decided.request.body) facts = { ...facts, body: heldBytes((replacedBody = decided.request.body)) };
       if (decided.terminal?.kind !== 'forward') {
         if (decided.terminal) return void answer(reply, decided.terminal);
-        if (target.kind !== 'cloud') return { target, exchanges, facts, conn, authority, scheme, body, seen };
+        if (target.kind !== 'cloud') return { target, exchanges, facts, conn, authority, scheme, body, ...(replacedBody ? { replacedBody } : {}), seen };
         // A cloud endpoint has no upstream of its own: its policy must answer or forward.
         return void reply.send(page(502, INGRESS_CODES.nonTerminatingCloudPolicy, `The traffic policy configured for cloud endpoint ${target.endpoint.id} is non-terminating: no rule answered (custom-response, redirect, deny) or forwarded (forward-internal) ${facts.method} ${new URL(facts.url).pathname}.`));
       }
@@ -182,7 +188,7 @@ export function createHttpIngress(burrow: BurrowCore<any>, options: HttpIngressO
       ...connection,
       method: facts.method,
       path: `${url.pathname}${url.search}`,
-      headers: flatten([...headers, ...(upgrading ? [] : admitted.body.framing), ...extraHeaders, ['X-Forwarded-For', conn.clientIp], ['X-Forwarded-Host', authority], ['X-Forwarded-Proto', scheme]]),
+      headers: flatten([...headers, ...(upgrading ? [] : admitted.replacedBody ? [['Content-Length', String(admitted.replacedBody.byteLength)] as const] : admitted.body.framing), ...extraHeaders, ['X-Forwarded-For', conn.clientIp], ['X-Forwarded-Host', authority], ['X-Forwarded-Proto', scheme]]),
       setHost: false,
     });
   }
@@ -214,15 +220,27 @@ export function createHttpIngress(burrow: BurrowCore<any>, options: HttpIngressO
     });
     upstream.on('response', (response: IncomingMessage) =>
       relayAnswer(admitted, reply, response, response, (outcome) => {
-        let headers = forwardable(outcome.response.headers);
-        const compressor = outcome.compression ? COMPRESSORS[outcome.compression]() : undefined;
-        if (outcome.compression) headers = [...headers.filter(([name]) => name.toLowerCase() !== 'content-length'), ['Content-Encoding', outcome.compression], ['Vary', 'Accept-Encoding']];
-        seen.upstreamAnswered(outcome.response.status, headers, response, outcome.compression, upstream.reusedSocket);
-        res.writeHead(outcome.response.status, flatten(headers));
-        relayBody(response, res, compressor);
+        const relay = (given: HeaderList, body: Readable) => {
+          let headers = given;
+          const compressor = outcome.compression ? COMPRESSORS[outcome.compression]() : undefined;
+          if (outcome.compression) headers = [...headers.filter(([name]) => name.toLowerCase() !== 'content-length'), ['Content-Encoding', outcome.compression], ['Vary', 'Accept-Encoding']];
+          seen.upstreamAnswered(outcome.response.status, headers, body, outcome.compression, upstream.reusedSocket);
+          res.writeHead(outcome.response.status, flatten(headers));
+          relayBody(body, res, compressor);
+        };
+        // An event stream's messages each go through on_event_stream_message (sse-find-replace) as they come.
+        if (isEventStream(outcome.response.headers) && admitted.exchanges.some((exchange) => exchange.handlesEventStream)) {
+          return relay(forwardable(outcome.response.headers).filter(([name]) => name.toLowerCase() !== 'content-length'), rewrittenEventStream(response, admitted.exchanges));
+        }
+        if (!outcome.bodyReplacements) return relay(forwardable(outcome.response.headers), response);
+        rewrittenBody(response, forwardable(outcome.response.headers), outcome.bodyReplacements).then(
+          (rewritten) => relay(rewritten.headers, rewritten.body),
+          (error: Error) => reply.send(error instanceof ActionFailure ? page(error.error.status, error.error.code, error.error.message) : page(502, undefined, error.message)),
+        );
       }),
     );
-    admitted.body.forward(upstream);
+    if (admitted.replacedBody) upstream.end(admitted.replacedBody);
+    else admitted.body.forward(upstream);
   }
 
   /**
@@ -294,13 +312,15 @@ export function createHttpIngress(burrow: BurrowCore<any>, options: HttpIngressO
   async function respond(exchanges: readonly HttpExchange[], upstream: HttpResponseFacts, seen: HttpTrace | undefined): Promise<HttpResponseOutcome> {
     let outcome: HttpResponseOutcome | undefined;
     let compression: HttpResponseOutcome['compression'];
+    const replacements: BodyReplacement[] = [];
     for (const exchange of exchanges) {
       outcome = await exchange.response(outcome ? outcome.response : upstream);
       seen?.decided(outcome);
       compression ??= outcome.compression;
       if (outcome.terminal) return outcome;
+      replacements.push(...(outcome.bodyReplacements ?? []));
     }
-    return { ...outcome!, ...(compression ? { compression } : {}) };
+    return { ...outcome!, ...(compression ? { compression } : {}), ...(replacements.length > 0 ? { bodyReplacements: replacements } : {}) };
   }
 
   /** Applies a policy's ending: its response, its error page, or the connection closed. */

@@ -1,5 +1,6 @@
 import { isIP } from 'node:net';
 import { LIMITS, limitNote } from '../../lib/limits.ts';
+import type { PolicyHttpRequest, PolicyHttpResponse } from '../../lib/policy/services.ts';
 
 /**
  * The JSON documents traffic policies fetch by URL (an OIDC provider's discovery document, a JWKS
@@ -16,17 +17,18 @@ function isLoopback(hostname: string): boolean {
   return isIP(hostname) === 4 && hostname.startsWith('127.');
 }
 
-/** The JSON document at `url`, from this machine only (see the file comment). */
-export async function fetchLocalJson(url: string): Promise<unknown> {
+/** Whether `url` is an http(s) URL of this machine. */
+const localUrl = (url: string) => {
   const parsed = URL.canParse(url) ? new URL(url) : undefined;
-  if (!parsed || (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') || !isLoopback(parsed.hostname)) {
-    throw new Error(`${url} is not fetched: offline, Burrow reads documents only from this machine (http://localhost, 127.0.0.1, [::1]), or inline as a data: URL`);
-  }
-  const limit = LIMITS.ingress_document_bytes.value;
-  const response = await fetch(parsed, { signal: AbortSignal.timeout(LIMITS.ingress_document_ms.value), redirect: 'error' }).catch((error: Error) => {
-    throw new Error(error.name === 'TimeoutError' ? `no answer within ${LIMITS.ingress_document_ms.value} ms ${limitNote('ingress_document_ms')}` : `${error.message}${error.cause ? `: ${(error.cause as Error).message}` : ''}`);
-  });
-  if (!response.ok) throw new Error(`answered ${response.status}`);
+  return parsed && (parsed.protocol === 'http:' || parsed.protocol === 'https:') && isLoopback(parsed.hostname) ? parsed : undefined;
+};
+
+/** Why fetch failed, in words. */
+const fetchFailure = (error: Error, timeoutMs: number, limit: string) =>
+  new Error(error.name === 'TimeoutError' ? `no answer within ${timeoutMs} ms ${limit}` : `${error.message}${error.cause ? `: ${(error.cause as Error).message}` : ''}`);
+
+/** The body of `response`, at most `maxBytes` (else an error naming `limit`). */
+async function boundedBody(response: Response, maxBytes: number, limit: string): Promise<Buffer> {
   const chunks: Uint8Array[] = [];
   let total = 0;
   const reader = response.body?.getReader();
@@ -34,15 +36,65 @@ export async function fetchLocalJson(url: string): Promise<unknown> {
     const { done, value } = await reader.read();
     if (done) break;
     total += value.length;
-    if (total > limit) {
+    if (total > maxBytes) {
       await reader.cancel();
-      throw new Error(`longer than ${limit} bytes ${limitNote('ingress_document_bytes')}`);
+      throw new Error(`response size exceeded: longer than ${maxBytes} bytes ${limit}`);
     }
     chunks.push(value);
   }
+  return Buffer.concat(chunks);
+}
+
+/** fetch's headers as a header list. */
+function headerListOf(headers: Headers): [string, string][] {
+  const list: [string, string][] = [];
+  headers.forEach((value, name) => list.push([name, value]));
+  return list;
+}
+
+/** The JSON document at `url`, from this machine only (see the file comment). */
+export async function fetchLocalJson(url: string): Promise<unknown> {
+  const parsed = localUrl(url);
+  if (!parsed) throw new Error(`${url} is not fetched: offline, Burrow reads documents only from this machine (http://localhost, 127.0.0.1, [::1]), or inline as a data: URL`);
+  const timeoutMs = LIMITS.ingress_document_ms.value;
+  const response = await fetch(parsed, { signal: AbortSignal.timeout(timeoutMs), redirect: 'error' }).catch((error: Error) => {
+    throw fetchFailure(error, timeoutMs, limitNote('ingress_document_ms'));
+  });
+  if (!response.ok) throw new Error(`answered ${response.status}`);
+  const body = await boundedBody(response, LIMITS.ingress_document_bytes.value, limitNote('ingress_document_bytes'));
   try {
-    return JSON.parse(Buffer.concat(chunks).toString('utf8'));
+    return JSON.parse(body.toString('utf8'));
   } catch (error) {
     throw new Error(`not JSON: ${(error as Error).message}`);
+  }
+}
+
+/**
+ * The http-request action's call (lib/policy/actions/http-request.ts), to this machine only as
+ * documents are: within the action's timeout (all redirects included) and body bound, following
+ * at most `maxRedirects` redirects, each to this machine too.
+ */
+export async function localHttpRequest(request: PolicyHttpRequest): Promise<PolicyHttpResponse> {
+  const started = performance.now();
+  const signal = AbortSignal.timeout(request.timeoutMs);
+  let url = request.url;
+  let method = request.method;
+  let body = request.body;
+  for (let redirects = 0; ; redirects++) {
+    const parsed = localUrl(url);
+    if (!parsed) throw new Error(`${url} is not requested: offline, Burrow's http-request reaches only this machine (http://localhost, 127.0.0.1, [::1])`);
+    const response = await fetch(parsed, { method, headers: request.headers.map(([name, value]): [string, string] => [name, value]), ...(body !== undefined && method !== 'GET' ? { body } : {}), signal, redirect: 'manual' }).catch((error: Error) => {
+      throw fetchFailure(error, request.timeoutMs, '(the action\'s timeout)');
+    });
+    const location = response.headers.get('location');
+    if (response.status >= 300 && response.status < 400 && location !== null) {
+      await response.body?.cancel();
+      if (redirects >= request.maxRedirects) throw new Error(`redirected more than ${request.maxRedirects} times (max_redirects)`);
+      url = new URL(location, url).href;
+      if (response.status === 303 || ((response.status === 301 || response.status === 302) && method === 'POST')) [method, body] = ['GET', undefined];
+      continue;
+    }
+    const bytes = await boundedBody(response, request.maxBytes, '(the action\'s limit)');
+    return { status: response.status, headers: headerListOf(response.headers), body: new Uint8Array(bytes), timeMs: Math.round(performance.now() - started), resolvedIp: isIP(parsed.hostname.replace(/^\[|\]$/g, '')) ? parsed.hostname.replace(/^\[|\]$/g, '') : '127.0.0.1' };
   }
 }

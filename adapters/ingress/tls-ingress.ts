@@ -10,7 +10,7 @@ import { isDnsName } from '../../lib/conventions/acl.ts';
 import type { IngressCertificates, ServedCertificate } from './certificates.ts';
 import { CLIENT_HELLO_MAX_BYTES, ClientHelloError, serverNameOf } from './client-hello.ts';
 import type { Carrier } from './carry.ts';
-import { connectionFacts, tlsFacts, type Connections } from './connections.ts';
+import { tlsFacts, type Connections } from './connections.ts';
 import type { IngressRoutes, IngressTarget, StreamTarget } from './routes.ts';
 
 /**
@@ -62,12 +62,15 @@ export function createTlsIngress(burrow: BurrowCore<any>, options: TlsIngressOpt
     const stream: StreamTarget | undefined = (await routes.tls(name)) ?? (await routes.tlsEdge(name));
     // Before the handshake only the name is known: an HTTPS edge's connection rules are its own, whatever the route.
     const target: IngressTarget | undefined = stream ?? (await routes.http(name, ['https'], '/'));
-    const carried = stream ? carrier.start(socket, startedAt, name) : undefined;
+    // Traced from here: a connection on_tcp_connect refuses is journaled, an HTTPS one too; an
+    // admitted HTTPS connection is handed to the HTTP journal, which records its exchanges.
+    const carried = target ? carrier.start(socket, startedAt, name) : undefined;
     let termination: TlsTermination | undefined;
-    if (target) {
-      const connected = await carrier.admit(socket, target, carried?.conn ?? connectionFacts(socket, startedAt), carried?.trace);
+    if (target && carried) {
+      const connected = await carrier.admit(socket, target, carried.conn, carried.trace);
       if (!connected) return;
       termination = connected.tls;
+      if (!stream) carried.trace.handOver();
     }
     socket.unshift(hello.bytes);
     if (stream && carried && !termination) {
@@ -79,7 +82,9 @@ export function createTlsIngress(burrow: BurrowCore<any>, options: TlsIngressOpt
     if (!secure) return;
     clearTimeout(deadline);
     if (stream && carried) return carrier.join(secure, stream, carried.conn, carried.trace, false);
-    const info = { startedAt, tls: tlsFacts(secure, served.certificatePem), ...(target ? { connectRanFor: target.endpoint.id } : {}) };
+    // The client's chain, when mutual TLS asked for one (conn.tls.client.*); checked above unless the strategy is `request`.
+    const clientChain = termination?.mutualTls ? peerChain(secure) : [];
+    const info = { startedAt, tls: { ...tlsFacts(secure, served.certificatePem), ...(clientChain.length > 0 ? { clientChain } : {}) }, ...(target ? { connectRanFor: target.endpoint.id } : {}) };
     options.connections.set(secure as unknown as Socket, info);
     options.http.emit('connection', secure);
   }

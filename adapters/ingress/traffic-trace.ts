@@ -174,8 +174,11 @@ export class TcpTrace {
   #answeredBy: TcpTraffic['answeredBy'] = 'ingress';
 
   /** Starts tracing the connection on `socket` (`conn` as the policy sees it); `report` gets it once the socket closes. */
+  #handedOver = false;
+
   constructor(socket: Socket, conn: ConnectionFacts, serverName: string, report: (traffic: TcpTraffic) => void) {
     socket.once('close', () =>
+      this.#handedOver ||
       report({
         protocol: 'tcp',
         account: this.#account,
@@ -204,6 +207,11 @@ export class TcpTrace {
     this.#rules.push(...outcome.rules);
     this.#logs.push(...outcome.logs);
     if (outcome.terminal) this.#answeredBy = 'policy';
+  }
+
+  /** The connection is served as HTTPS from now on: its exchanges are journaled, not the connection. */
+  handOver(): void {
+    this.#handedOver = true;
   }
 
   /** The connection's bytes go to the upstream from now on. */

@@ -13,6 +13,14 @@ import { startNetworkEdges, type NetworkEdges } from '../network-edges.ts';
 import { MemoryStore } from '../stores/memory-store.ts';
 
 /**
+ * Traffic policy files checked and tried without a server, as `burrow policy check|test` do:
+ * `await checkPolicy(['policy.yml'])` → `{ ok, problems: [{ file, line, col, message, code }] }`;
+ * `await testPolicy('policy.yml', { request: 'GET https://app.example/x', headers: ['Accept: text/html'] })`
+ * → the phases and rules that ran and the `terminal` answer or the `upstream` request.
+ */
+export { checkPolicyFiles as checkPolicy, testPolicyFile as testPolicy, type PolicyCheckResult, type PolicyFileProblem, type PolicyTestOptions, type PolicyTestResult } from '../policy-tool.ts';
+
+/**
  * `burrow-tunnels/testing`: a Burrow for one test suite in one call. In-process by default (an instance
  * over a MemoryStore behind a node:http server on a free loopback port), or the `burrow` command as
  * a child process (`{ process: true }`), which waits on its `--ready-file` and exits with this

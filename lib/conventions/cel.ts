@@ -15,6 +15,11 @@ import { quotedPattern, re2Problem, re2Test as re2Matches } from './patterns.ts'
  */
 
 const celJs = onFirstUse(() => createRequire(import.meta.url)('@marcbachmann/cel-js') as typeof CelJs);
+/** cel-js's duration class, which the package does not export: taken from a duration it makes. */
+const DurationClass = onFirstUse(() => (celJs().evaluate("duration('0s')") as object).constructor as new (seconds: bigint, nanos?: number) => object);
+
+/** A CEL `google.protobuf.Duration` of `seconds` (a variable's value, such as a cookie's max_age). */
+export const celDuration = (seconds: bigint): object => new (DurationClass())(seconds, 0);
 
 /** The longest `filter` Burrow evaluates, in characters (lib/limits.ts; the vendor publishes none). */
 export const MAX_FILTER_LENGTH = LIMITS.filter_length.value;
@@ -359,6 +364,22 @@ const RE2_MATCHES = '__re2_matches';
  * when the map holds the key.
  */
 const HAS_ENTRY = '__has_entry';
+/**
+ * `list.sortBy(e, key)` (the vendor's macro, which cel-js lacks): rewritten to
+ * `__sort_by(list.map(e, [key, e]))`, which sorts the pairs by key (stable; keys of one
+ * comparable type, else an error, as the reference says) and answers the elements.
+ */
+const SORT_BY = '__sort_by';
+
+/** The elements of `[key, element]` pairs in the order of their keys. */
+function sortByKeys(pairs: readonly (readonly [unknown, unknown])[]): unknown[] {
+  const kind = (key: unknown) => (key instanceof Date ? 'timestamp' : typeof key);
+  const first = pairs[0] ? kind(pairs[0][0]) : undefined;
+  if (pairs.some(([key]) => kind(key) !== first || (typeof key === 'object' && !(key instanceof Date)))) {
+    throw new PolicyExpressionProblem('sortBy: the keys must be of one comparable type (int, uint, double, string, bool, timestamp)');
+  }
+  return [...pairs].sort(([a], [b]) => ((a as number) < (b as number) ? -1 : (a as number) > (b as number) ? 1 : 0)).map(([, element]) => element);
+}
 const CEL_TYPE_PREFIX = /^(string|bytes|int|uint|double|bool|list|map|timestamp|duration|dyn|google\.protobuf\.\w+)(<.*>)?$/;
 
 /** A qualified variable name as a CEL identifier (`req.url.path` → `__req__url__path`); a plain name stays. */
@@ -418,6 +439,7 @@ export function createPolicyLanguage(spec: {
   env = env
     .registerFunction(`string.${RE2_MATCHES}(string): bool`, matchesRe2)
     .registerFunction(`${RE2_MATCHES}(string, string): bool`, matchesRe2)
+    .registerFunction(`${SORT_BY}(list): list`, (pairs: readonly (readonly [unknown, unknown])[]) => sortByKeys(pairs))
     .registerFunction(`${HAS_ENTRY}(map, dyn): bool`, (map: unknown, key: unknown) => (map instanceof Map ? map.has(key) : typeof key === 'string' && Object.hasOwn(map as object, key)));
   countEvaluatorSteps(env);
 
@@ -467,6 +489,25 @@ export function createPolicyLanguage(spec: {
             splices.push({ start, end: start + name.length, text: renamed });
             originals.set(renamed, name);
           }
+        }
+        if (name === 'sortBy' && args.length === 2 && args[0]!.op === 'id') {
+          if (nesting >= MAX_MACRO_NESTING) throw new PolicyExpressionProblem(`macros such as sortBy() may nest at most ${MAX_MACRO_NESTING} deep ${limitNote('policy_macro_nesting')}`);
+          const [binding, key] = args as [PositionedNode, PositionedNode];
+          visit(key, new Set(bound).add(binding.args as string), nesting + 1);
+          const at = /^\s*\.\s*sortBy\s*\(/.exec(source.slice(receiver.end, node.end));
+          if (at) {
+            // Pushed after the receiver's and the key's own splices: at an equal start, those apply first.
+            const start = receiver.end + at[0].indexOf('sortBy');
+            splices.push(
+              { start: receiver.start, end: receiver.start, text: `${SORT_BY}(` },
+              { start, end: start + 'sortBy'.length, text: 'map' },
+              { start: key.start, end: key.start, text: '[' },
+              { start: key.end, end: key.end, text: `, ${binding.args as string}]` },
+              { start: node.end, end: node.end, text: ')' },
+            );
+            originals.set(SORT_BY, 'sortBy');
+          }
+          return;
         }
         const binds = MACROS_BINDING_A_VARIABLE.has(name) && args[0]?.op === 'id';
         const bindsCel = name === 'bind' && receiver.op === 'id' && receiver.args === 'cel' && args[0]?.op === 'id';

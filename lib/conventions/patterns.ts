@@ -248,12 +248,14 @@ export function re2Test(pattern: string, text: string): boolean {
  * longest run of letters, digits and `_` after `$` is the name, so `$1x` names group "1x"); an
  * unknown group expands to nothing; `$$` is a `$`. Matching runs in linear time (RE2).
  */
-export function re2ReplaceAll(pattern: string, text: string, template: string): string {
+export function re2ReplaceAll(pattern: string, text: string, template: string, matched?: string[]): string {
   const re = compiled(pattern);
   const names = re.namedGroups();
   let out = '';
   let last = 0;
   for (const groups of (re.re2Input.findAllSubmatchIndex(text, -1) as number[][] | null) ?? []) {
+    // Each match and its groups, as Go's FindAllStringSubmatch lists them (an unmatched group: "").
+    for (let g = 0; matched && g < groups.length; g += 2) matched.push(groups[g]! < 0 ? '' : text.slice(groups[g], groups[g + 1]));
     out += text.slice(last, groups[0]) + expandTemplate(template, (name) => {
       const index = /^\d+$/.test(name) ? Number(name) : names[name];
       const start = index === undefined ? -1 : (groups[2 * index] ?? -1);

@@ -20,7 +20,8 @@ import { re2Pattern, withRe2Budget } from './patterns.ts';
  *         expressions: ["req.headers['user-agent'].exists(h, h.contains('bot'))"]
  *         actions: [{type: deny, config: {status_code: 403}}]
  *
- * Phases: `on_tcp_connect` (every connection), `on_http_request`, `on_http_response` (HTTP only);
+ * Phases: `on_tcp_connect` (every connection), `on_http_request`, `on_http_response`,
+ * `on_event_stream_message` (HTTP only: each message of an event-stream answer);
  * the holder says which it has. A rule has an optional `name`, optional `expressions` (CEL,
  * checked for syntax; all must hold for the rule to apply, none = always) and at least one action
  * `{type, config}`. Action types and the phases each runs in follow the vendor's action reference;
@@ -38,21 +39,24 @@ import { re2Pattern, withRe2Budget } from './patterns.ts';
  */
 
 /** The phases of a traffic policy document. */
-export const TRAFFIC_POLICY_PHASES = ['on_tcp_connect', 'on_http_request', 'on_http_response'] as const;
+export const TRAFFIC_POLICY_PHASES = ['on_tcp_connect', 'on_http_request', 'on_http_response', 'on_event_stream_message'] as const;
 export type TrafficPolicyPhase = (typeof TRAFFIC_POLICY_PHASES)[number];
 
 /** The phases of TCP and TLS traffic (edges, `tcp://` and `tls://` endpoints). */
 export const CONNECTION_PHASES: readonly TrafficPolicyPhase[] = ['on_tcp_connect'];
 /** The phases of an HTTPS edge route: a route is chosen per request, after the connection phase. */
-export const HTTP_REQUEST_PHASES: readonly TrafficPolicyPhase[] = ['on_http_request', 'on_http_response'];
+export const HTTP_REQUEST_PHASES: readonly TrafficPolicyPhase[] = ['on_http_request', 'on_http_response', 'on_event_stream_message'];
 
 const TCP: TrafficPolicyPhase = 'on_tcp_connect';
 const REQ: TrafficPolicyPhase = 'on_http_request';
 const RES: TrafficPolicyPhase = 'on_http_response';
+/** Each message of a Server-Sent Events response (`text/event-stream`), after on_http_response. */
+const SSE: TrafficPolicyPhase = 'on_event_stream_message';
 
 /** Every action type the vendor documents, with the phases it runs in. */
 export const ACTION_PHASES: Readonly<Record<string, readonly TrafficPolicyPhase[]>> = {
   'add-headers': [REQ, RES],
+  'ai-gateway': [REQ],
   'basic-auth': [REQ],
   'circuit-breaker': [REQ],
   'close-connection': [TCP, REQ],
@@ -76,6 +80,7 @@ export const ACTION_PHASES: Readonly<Record<string, readonly TrafficPolicyPhase[
   'response-body-find-replace': [RES],
   'restrict-ips': [TCP, REQ, RES],
   'set-vars': [TCP, REQ, RES],
+  'sse-find-replace': [SSE],
   'terminate-tls': [TCP],
   'url-rewrite': [REQ],
   'verify-webhook': [REQ],
@@ -536,4 +541,50 @@ export function trafficPolicyValue(options: TrafficPolicyOptions = {}) {
       if (problem) addIssue({ message: problem });
     }),
   );
+}
+
+/** A place in a document's text: line and column from 1 (the column counts UTF-16 units, as editors do). */
+export interface TextPosition {
+  readonly line: number;
+  readonly col: number;
+}
+
+/**
+ * Where things are in a document's text, for tools that point at a problem (`burrow policy
+ * check`): `position(path)` is where the value at `path` starts (`['on_http_request', 2,
+ * 'expressions', 0]`), or where the deepest part of the path that exists starts; `offsetOf(path)`
+ * the same as a character offset. JSON is read as the YAML it also is. Undefined for a text that
+ * does not parse, or one above `traffic_policy_yaml_bytes` (no positions are then given).
+ */
+export interface DocumentSourceMap {
+  /** The document as data. */
+  readonly value: unknown;
+  position(path: Path): TextPosition & { readonly found: number; readonly offset: number };
+  at(offset: number): TextPosition;
+}
+
+export function documentSourceMap(text: string): DocumentSourceMap | undefined {
+  if (Buffer.byteLength(text, 'utf8') > YAML_BYTES) return undefined;
+  const { LineCounter, parseDocument, isCollection: collection } = yaml();
+  const lines = new LineCounter();
+  const document = parseDocument(text, { lineCounter: lines, schema: 'core', uniqueKeys: false, merge: false });
+  if (document.errors.length > 0) return undefined;
+  const at = (offset: number) => lines.linePos(offset);
+  return {
+    value: document.toJS({ maxAliasCount: 50 }),
+    at,
+    position(path) {
+      let node: unknown = document.contents;
+      let found = 0;
+      for (const key of path) {
+        if (!collection(node)) break;
+        const next = node.get(key, true);
+        if (next === undefined) break;
+        node = next;
+        found++;
+      }
+      const offset = (node as { range?: [number, number, number] } | null)?.range?.[0] ?? 0;
+      return { ...at(offset), found, offset };
+    },
+  };
 }

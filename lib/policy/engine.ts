@@ -1,12 +1,12 @@
 import { PolicyExpressionProblem, type PolicyExpression } from '../conventions/cel.ts';
 import { negotiateEncoding } from './actions/compress-response.ts';
 import { ActionFailure, type ActionContext } from './actions/types.ts';
-import type { ActionRecord, ConnectOutcome, HttpRequestOutcome, HttpResponseOutcome, PolicyTerminal, RuleRecord } from '../traffic/decisions.ts';
+import type { ActionRecord, ConnectOutcome, EventMessageOutcome, EventStreamMessage, HttpRequestOutcome, HttpResponseOutcome, PolicyTerminal, RuleRecord } from '../traffic/decisions.ts';
 import { createDocumentCache, type DocumentCache } from './documents.ts';
 import type { ConnectionFacts, EndpointFacts, HttpRequestFacts, HttpResponseFacts } from '../traffic/facts.ts';
 import type { Template } from './interpolation.ts';
 import { compilePolicy, type CompiledPolicy, type CompiledRule, type RuleSource } from './program.ts';
-import { Scope, Unavailable, type RequestState } from './scope.ts';
+import { Scope, secretVariable, Unavailable, type RequestState, type ResponseState } from './scope.ts';
 import { createMemoryCircuitBreakers, createMemoryRateLimits } from './state.ts';
 import type { PolicyServices } from './services.ts';
 import { readVariable } from './variables.ts';
@@ -44,6 +44,10 @@ export interface HttpExchange {
   response(response: HttpResponseFacts): Promise<HttpResponseOutcome>;
   /** Tells the exchange the upstream gave no answer (counted as a failure by circuit breakers). */
   upstreamFailed(): Promise<void>;
+  /** Whether the policy has on_event_stream_message rules (else an event stream is relayed untouched). */
+  readonly handlesEventStream: boolean;
+  /** Runs on_event_stream_message over one message of the (event stream) response, after `response()`. */
+  eventMessage(message: EventStreamMessage): Promise<EventMessageOutcome>;
 }
 
 type ResolvedServices = ActionContext['services'];
@@ -56,7 +60,10 @@ export function createPolicyEngine(services: PolicyServices): PolicyEngine {
   };
   const languages = lazyPhaseLanguages(services.random ?? Math.random);
   const documents = createDocumentCache(services);
-  const run = (policy: CompiledPolicy, scope: Scope) => runPhase(policy.phases[scope.phase], scope, resolved, documents);
+  const run = async (policy: CompiledPolicy, scope: Scope) => {
+    await readSecrets(policy, scope, services);
+    return runPhase(policy.phases[scope.phase], scope, resolved, documents);
+  };
 
   return {
     compile: (sources) => compilePolicy(languages, sources),
@@ -77,6 +84,7 @@ export function createPolicyEngine(services: PolicyServices): PolicyEngine {
         ...(facts.body ? { body: facts.body } : {}),
       };
       let requestScope: Scope | undefined;
+      let responseState: ResponseState | undefined;
       const report = async (failed: boolean) => {
         const now = services.clock.now();
         for (const listener of requestScope?.onUpstreamOutcome.splice(0) ?? []) await listener(failed, now);
@@ -85,21 +93,48 @@ export function createPolicyEngine(services: PolicyServices): PolicyEngine {
         async request() {
           requestScope = new Scope('on_http_request', endpoint, conn, services.clock.now(), state);
           const { terminal, rules } = await run(policy, requestScope);
-          return { ...(terminal ? { terminal } : {}), request: { method: state.method, url: state.url, headers: state.headers }, logs: requestScope.logs, rules };
+          const body = state.bodyReplaced && state.bodyRead?.bytes ? { body: state.bodyRead.bytes } : {};
+          return { ...(terminal ? { terminal } : {}), request: { method: state.method, url: state.url, headers: state.headers, ...body }, logs: requestScope.logs, rules };
         },
         async response(facts) {
           await report(facts.status >= 500);
           const response = { status: facts.status, headers: facts.headers.map(([name, value]): [string, string] => [name, value]) };
+          responseState = response;
           const scope = new Scope('on_http_response', endpoint, conn, services.clock.now(), state, response);
           scope.compressionAllowed = requestScope?.compressionAllowed;
           const { terminal, rules } = await run(policy, scope);
           const encoding = !terminal && scope.compressionAllowed ? negotiateEncoding(state, response, scope.compressionAllowed).encoding : undefined;
-          return { ...(terminal ? { terminal } : {}), response, ...(encoding ? { compression: encoding } : {}), logs: scope.logs, rules };
+          const replacements = !terminal && scope.bodyReplacements.length > 0 ? { bodyReplacements: scope.bodyReplacements } : {};
+          return { ...(terminal ? { terminal } : {}), response, ...(encoding ? { compression: encoding } : {}), ...replacements, logs: scope.logs, rules };
         },
         upstreamFailed: () => report(true),
+        handlesEventStream: policy.phases.on_event_stream_message.length > 0,
+        async eventMessage(message) {
+          const scope = new Scope('on_event_stream_message', endpoint, conn, services.clock.now(), state, responseState);
+          scope.eventMessage = { ...message };
+          const { terminal, rules } = await run(policy, scope);
+          return { ...(terminal ? { terminal } : {}), message: scope.eventMessage, logs: scope.logs, rules };
+        },
       };
     },
   };
+}
+
+/** Reads the vault secrets the policy names into the scope (secrets.get); one that cannot be read stays absent, and a call of it answers 501 naming it. */
+async function readSecrets(policy: CompiledPolicy, scope: Scope, services: PolicyServices): Promise<void> {
+  if (policy.secrets.length === 0) return;
+  if (!services.secret) {
+    scope.secretsMissing = 'no vaults are given to this policy engine';
+    return;
+  }
+  for (const [vault, name] of policy.secrets) {
+    try {
+      const value = await services.secret(vault, name, scope.endpoint);
+      if (value !== undefined) scope.secrets.set(secretVariable(vault, name), value);
+    } catch (error) {
+      scope.secretsMissing = `the vaults could not be read: ${(error as Error).message}`;
+    }
+  }
 }
 
 /** What stopped a rule: the terminal to answer and the error text for the record. */

@@ -3,13 +3,13 @@ import { crc32 } from 'node:zlib';
 import { PolicyExpressionProblem, type PolicyFunction, type PolicyReader } from '../conventions/cel.ts';
 import { firstMatchingCidr } from './actions/restrict-ips.ts';
 import { queryParams, type RequestCookie, type ResponseCookie } from './http-fields.ts';
-import { Unavailable } from './scope.ts';
+import { secretVariable } from './scope.ts';
 import { celToJson } from './values.ts';
 import { xxhash64 } from './xxhash64.ts';
 
 /**
  * The vendor's traffic policy macros (its "Macros" reference) that Burrow computes offline.
- * `secrets.get` is declared and answers Unavailable (a 5xx naming it).
+ * `secrets.get` reads the secrets the engine read for the phase (scope.ts `secretVariable`).
  */
 
 /** The longest list `lists.range` builds. */
@@ -152,9 +152,10 @@ function firstCookie<T>(read: PolicyReader, variable: string, name: string): T {
 /**
  * Methods whose cel-js built-ins answer otherwise than the vendor's reference
  * (traffic-policy/macros/index.mdx): `'hello mellow'.split(' ', 1)` is `['hello']` (the first n
- * parts, not Go's SplitN), `'TacoCÆt Xii'.lowerAscii()` is `'tacocÆt xii'` (ASCII only).
+ * parts, not Go's SplitN), `'TacoCÆt Xii'.lowerAscii()` is `'tacocÆt xii'` (ASCII only),
+ * `duration('1.234s').getMilliseconds()` is `234` (the milliseconds portion, not 1234).
  */
-const REPLACED_BUILTINS = new Set(['split', 'lowerAscii']);
+const REPLACED_BUILTINS = new Set(['split', 'lowerAscii', 'getMilliseconds']);
 
 /** Go's strings.ToLower, rune by rune: `İ` is `i` (JavaScript writes `i̇`), and `Σ` is always `σ` (no final-sigma rule). */
 const lower = (text: string) => [...text].map((char) => (char === '\u0130' ? 'i' : char.toLowerCase())).join('');
@@ -175,9 +176,12 @@ function quote(text: string): string {
   return `${out}"`;
 }
 
-const unavailable = (name: string, reason: string) => () => {
-  throw new Unavailable(name, reason);
-};
+/** The (vault, name) pairs of the `secrets.get('vault', 'name')` calls in `text` (string literals only). */
+export function secretReferences(text: string): [vault: string, name: string][] {
+  const found: [string, string][] = [];
+  for (const match of text.matchAll(/secrets\s*\.\s*get\s*\(\s*(['"])((?:(?!\1)[^\\])*)\1\s*,\s*(['"])((?:(?!\3)[^\\])*)\3\s*\)/g)) found.push([match[2]!, match[4]!]);
+  return found;
+}
 
 /** The functions of the policy language; `random` serves `rand.*` (injected, so seeded runs repeat). */
 export function policyFunctions(random: () => number): PolicyFunction[] {
@@ -212,7 +216,7 @@ export function policyFunctions(random: () => number): PolicyFunction[] {
       [`string.${name}(): string`, (_r, text: string) => checksum(sum(text))],
       [`string.${name}(string): string`, (_r, text: string, fmt: string) => checksum(sum(text), fmt)],
     ]),
-    ['secrets.get(string, string): string', unavailable('secrets.get()', 'Burrow does not read vault secrets into traffic policies')],
+    ['secrets.get(string, string): string', (read, vault: string, name: string) => read(secretVariable(vault, name))],
     ['json.decode(string): dyn', (_r, text: string) => decodeJson(text)],
     ['json.encode(dyn): string', (_r, value: unknown) => JSON.stringify(celToJson(value))],
     ['string.decodeJson(): dyn', (_r, text: string) => decodeJson(text)],
@@ -264,6 +268,10 @@ export function policyFunctions(random: () => number): PolicyFunction[] {
     ['string.split(string, int): list<string>', (_r, text: string, separator: string, count: bigint) => (count < 0n ? text.split(separator) : text.split(separator).slice(0, Number(count)))],
     ['string.format(list): string', (_r, text: string, args: unknown[]) => format(text, args)],
     ['strings.quote(string): string', (_r, text: string) => quote(text)],
+    ['google.protobuf.Timestamp.getMilliseconds(): int', (_r, at: Date) => BigInt(at.getUTCMilliseconds())],
+    ['google.protobuf.Timestamp.getMilliseconds(string): int', (_r, at: Date) => BigInt(at.getUTCMilliseconds())],
+    // The milliseconds portion; protobuf durations keep the nanos' sign with the seconds', as Go's % does.
+    ['google.protobuf.Duration.getMilliseconds(): int', (_r, duration: { nanos: number }) => BigInt(Math.trunc(duration.nanos / 1_000_000))],
     ['list.distinct(): list', (_r, list: unknown[]) => {
       const seen = new Set<string>();
       return list.filter((item) => {

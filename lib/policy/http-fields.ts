@@ -1,4 +1,5 @@
 import type { HeaderList } from '../traffic/facts.ts';
+import { celDuration } from '../conventions/cel.ts';
 
 /** Parsing of the HTTP message parts the policy variables expose, as Go's net/http reads them. */
 
@@ -85,11 +86,39 @@ export function tokenList(values: readonly string[]): string[] {
   return values.flatMap((value) => value.split(',')).map((token) => token.trim().toLowerCase()).filter(Boolean);
 }
 
-/** A request cookie as the vendor exposes it. */
-export interface RequestCookie {
+/**
+ * A cookie as the vendor exposes it (Go's http.Cookie): a request's (Cookie) has its name and
+ * value and the attributes' zero values; a response's (Set-Cookie) its attributes. `max_age` is a
+ * duration (`max_age > duration('24h')`), `expires` a timestamp (the epoch when absent).
+ */
+export interface Cookie {
   readonly name: string;
   readonly value: string;
+  readonly path: string;
+  readonly domain: string;
+  readonly expires: Date;
+  readonly max_age: object;
+  readonly secure: boolean;
+  readonly http_only: boolean;
+  readonly same_site: string;
+  readonly unparsed_attributes: Record<string, string>;
 }
+export type RequestCookie = Cookie;
+export type ResponseCookie = Cookie;
+
+const cookie = (name: string, value: string, attributes: Partial<Cookie> = {}): Cookie => ({
+  name,
+  value: value.replace(/^"(.*)"$/, '$1'),
+  path: '',
+  domain: '',
+  expires: new Date(0),
+  max_age: celDuration(0n),
+  secure: false,
+  http_only: false,
+  same_site: '',
+  unparsed_attributes: {},
+  ...attributes,
+});
 
 /** The request's cookies by name, in the order of the Cookie headers. */
 export function requestCookies(cookieHeaders: readonly string[]): Record<string, RequestCookie[]> {
@@ -99,24 +128,10 @@ export function requestCookies(cookieHeaders: readonly string[]): Record<string,
       const eq = pair.indexOf('=');
       if (eq <= 0) continue;
       const name = pair.slice(0, eq).trim();
-      if (name) (out[name] ??= []).push({ name, value: pair.slice(eq + 1).trim().replace(/^"(.*)"$/, '$1') });
+      if (name) (out[name] ??= []).push(cookie(name, pair.slice(eq + 1).trim()));
     }
   }
   return out;
-}
-
-/** A response cookie (Set-Cookie) as the vendor exposes it; `max_age` in seconds, `expires` a Date (epoch when absent). */
-export interface ResponseCookie {
-  readonly name: string;
-  readonly value: string;
-  readonly path: string;
-  readonly domain: string;
-  readonly expires: Date;
-  readonly max_age: bigint;
-  readonly secure: boolean;
-  readonly http_only: boolean;
-  readonly same_site: string;
-  readonly unparsed_attributes: Record<string, string>;
 }
 
 /** The response's cookies by name; several of one name are ordered by path length, longest first. */
@@ -126,49 +141,39 @@ export function responseCookies(setCookieHeaders: readonly string[]): Record<str
     const [pair, ...attributes] = header.split(';');
     const eq = pair!.indexOf('=');
     if (eq <= 0) continue;
-    const cookie = {
-      name: pair!.slice(0, eq).trim(),
-      value: pair!.slice(eq + 1).trim().replace(/^"(.*)"$/, '$1'),
-      path: '',
-      domain: '',
-      expires: new Date(0),
-      max_age: 0n,
-      secure: false,
-      http_only: false,
-      same_site: '',
-      unparsed_attributes: {} as Record<string, string>,
-    };
+    const set: { -readonly [K in keyof Cookie]?: Cookie[K] } & { unparsed_attributes: Record<string, string> } = { unparsed_attributes: {} };
     for (const attribute of attributes) {
       const at = attribute.indexOf('=');
       const key = (at < 0 ? attribute : attribute.slice(0, at)).trim();
       const value = at < 0 ? '' : attribute.slice(at + 1).trim();
       switch (key.toLowerCase()) {
         case 'path':
-          cookie.path = value;
+          set.path = value;
           break;
         case 'domain':
-          cookie.domain = value.replace(/^\./, '');
+          set.domain = value.replace(/^\./, '');
           break;
         case 'expires':
-          if (!Number.isNaN(Date.parse(value))) cookie.expires = new Date(value);
+          if (!Number.isNaN(Date.parse(value))) set.expires = new Date(value);
           break;
         case 'max-age':
-          if (/^-?\d+$/.test(value)) cookie.max_age = BigInt(value);
+          if (/^-?\d+$/.test(value)) set.max_age = celDuration(BigInt(value));
           break;
         case 'secure':
-          cookie.secure = true;
+          set.secure = true;
           break;
         case 'httponly':
-          cookie.http_only = true;
+          set.http_only = true;
           break;
         case 'samesite':
-          cookie.same_site = value;
+          set.same_site = value;
           break;
         default:
-          if (key) cookie.unparsed_attributes[key] = value;
+          if (key) set.unparsed_attributes[key] = value;
       }
     }
-    (out[cookie.name] ??= []).push(cookie);
+    const name = pair!.slice(0, eq).trim();
+    (out[name] ??= []).push(cookie(name, pair!.slice(eq + 1).trim(), set));
   }
   for (const list of Object.values(out)) list.sort((a, b) => b.path.length - a.path.length);
   return out;

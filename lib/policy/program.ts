@@ -3,6 +3,8 @@ import { ACTION_PHASES, TRAFFIC_POLICY_PHASES, type PolicyErrorName, type Traffi
 import { DOCUMENT_ACTIONS, MODULE_ACTIONS } from './actions/index.ts';
 import { ActionConfigProblem, templateOf, type ActionDefinition } from './actions/types.ts';
 import type { Phase } from '../traffic/decisions.ts';
+import { secretReferences } from './functions.ts';
+import { secretVariable } from './scope.ts';
 
 /**
  * A policy compiled for evaluation: the rules of each phase, from every source in order (edge
@@ -54,6 +56,8 @@ export interface CompileIssue {
 
 export interface CompiledPolicy {
   readonly phases: { readonly [phase in Phase]: readonly CompiledRule[] };
+  /** The vault secrets its expressions and interpolations name (`secrets.get('vault', 'name')`), read before each phase. */
+  readonly secrets: readonly (readonly [vault: string, name: string])[];
   /** What will fail when reached, as `source phase[i].…: reason`. */
   readonly problems: readonly string[];
   /** The same parts of rules, for the write-time check (a source that could not be read is in `problems` only). */
@@ -62,6 +66,10 @@ export interface CompiledPolicy {
 
 /** The language of each phase: its expressions may read only what that phase has (no `res.*` before the response). */
 export type PhaseLanguages = { readonly [phase in Phase]: PolicyLanguage };
+
+/** Every string in a configuration (its interpolations may call secrets.get). */
+const stringsOf = (value: unknown): string[] =>
+  typeof value === 'string' ? [value] : value !== null && typeof value === 'object' ? Object.values(value).flatMap(stringsOf) : [];
 
 export function compilePolicy(languages: PhaseLanguages, sources: readonly RuleSource[]): CompiledPolicy {
   const problems: string[] = [];
@@ -125,5 +133,15 @@ export function compilePolicy(languages: PhaseLanguages, sources: readonly RuleS
       }
     }
   }
-  return { phases, problems, issues };
+  const secrets = new Map<string, readonly [string, string]>();
+  for (const { rules } of sources) {
+    for (const phase of TRAFFIC_POLICY_PHASES) {
+      for (const rule of rules[phase] ?? []) {
+        for (const text of [...(rule.expressions ?? []), ...rule.actions.flatMap((action) => stringsOf(action.config))]) {
+          for (const [vault, name] of secretReferences(text)) secrets.set(secretVariable(vault, name), [vault, name]);
+        }
+      }
+    }
+  }
+  return { phases, problems, issues, secrets: [...secrets.values()] };
 }

@@ -1,4 +1,4 @@
-import type { Phase, PolicyLogEntry, TlsTermination } from '../traffic/decisions.ts';
+import type { BodyReplacement, EventStreamMessage, Phase, PolicyLogEntry, TlsTermination } from '../traffic/decisions.ts';
 import type { ConnectionFacts, EndpointFacts, RequestBody } from '../traffic/facts.ts';
 
 /** The request as the phase sees it: url-rewrite and header actions change it for later rules. */
@@ -11,6 +11,8 @@ export interface RequestState {
   readonly body?: RequestBody;
   /** The body once an action read it (null: longer than the limit), and when. */
   bodyRead?: { readonly bytes: Uint8Array | null; readonly at: Date };
+  /** request-body-find-replace changed the body (`bodyRead`): the upstream gets that instead. */
+  bodyReplaced?: boolean;
 }
 
 /** The upstream response as the phase sees it: header actions change it for later rules. */
@@ -18,6 +20,13 @@ export interface ResponseState {
   readonly status: number;
   headers: [string, string][];
 }
+
+/**
+ * `secrets.get(vault, name)`: expressions evaluate synchronously, so the engine reads every secret
+ * a policy names (literal arguments, found in its text: functions.ts `secretReferences`) before a
+ * phase runs into `Scope.secrets`, and the function reads one back as this pseudo-variable.
+ */
+export const secretVariable = (vault: string, name: string) => `\u0000secret\u0000${vault}\u0000${name}`;
 
 /** A variable or function the engine cannot provide here, with the reason (it becomes a 5xx naming both). */
 export class Unavailable extends Error {
@@ -37,7 +46,15 @@ export class Unavailable extends Error {
 export class Scope {
   readonly vars: Record<string, unknown> = {};
   readonly actionResults: Record<string, unknown> = {};
+  /** The vault secrets the policy names (`secrets.get`), read before the phase runs: `vault\u0000name` → value. */
+  readonly secrets = new Map<string, string>();
+  /** Why no secret could be read, when the host gives no vaults (`secrets.get` then answers 501 with it). */
+  secretsMissing?: string;
   readonly logs: PolicyLogEntry[] = [];
+  /** on_event_stream_message: the message the phase sees and sse-find-replace changes. */
+  eventMessage?: EventStreamMessage;
+  /** response-body-find-replace: what to replace in the response body, in order, for the ingress. */
+  readonly bodyReplacements: BodyReplacement[] = [];
   /** compress-response: the algorithms it allows (negotiated once the response is known). */
   compressionAllowed?: readonly string[];
   /** terminate-tls: how to terminate TLS. */

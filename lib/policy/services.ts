@@ -1,7 +1,7 @@
 import type { Clock } from '../conventions/clock.ts';
 import type { IpRule } from '../conventions/cidr.ts';
 import type { Phase, PolicyError } from '../traffic/decisions.ts';
-import type { EndpointFacts } from '../traffic/facts.ts';
+import type { EndpointFacts, HeaderList } from '../traffic/facts.ts';
 import type { CircuitBreakerStore, RateLimitStore } from './state.ts';
 
 /**
@@ -10,6 +10,28 @@ import type { CircuitBreakerStore, RateLimitStore } from './state.ts';
  * (IP policies, certificate authorities), documents (JWKS, OIDC discovery) and internal endpoints.
  * A lookup the host does not provide makes the actions that need it answer a 5xx naming it.
  */
+/** A request of the http-request action, as the host sends it. */
+export interface PolicyHttpRequest {
+  readonly method: string;
+  readonly url: string;
+  readonly headers: HeaderList;
+  readonly body?: string;
+  /** For the whole request, redirects included. */
+  readonly timeoutMs: number;
+  /** The longest response body taken (longer: the request fails, "response size exceeded"). */
+  readonly maxBytes: number;
+  readonly maxRedirects: number;
+}
+
+/** Its answer. */
+export interface PolicyHttpResponse {
+  readonly status: number;
+  readonly headers: HeaderList;
+  readonly body: Uint8Array;
+  readonly timeMs: number;
+  readonly resolvedIp: string;
+}
+
 export interface PolicyServices {
   readonly clock: Clock;
   /** A number in [0, 1) for `rand.*` (seeded in deterministic mode). Default: Math.random. */
@@ -22,6 +44,10 @@ export interface PolicyServices {
   ipPolicyRules?(ids: readonly string[], endpoint: EndpointFacts): Promise<readonly IpRule[]>;
   /** The certificates (PEM) of the certificate authorities `ids` of the endpoint's account; throws naming an id that does not exist. */
   certificateAuthorities?(ids: readonly string[], endpoint: EndpointFacts): Promise<readonly string[]>;
+  /** The value of the secret `name` in the vault named `vault` of the endpoint's account (`secrets.get`); undefined when there is none. */
+  secret?(vault: string, name: string, endpoint: EndpointFacts): Promise<string | undefined>;
+  /** Sends an http-request action's request; the host decides which URLs it reaches (this machine's); throws naming why it failed. */
+  httpRequest?(request: PolicyHttpRequest): Promise<PolicyHttpResponse>;
   /** A JSON document by URL (a JWKS, an OIDC discovery document); the host decides which URLs it serves (local ones). */
   fetchJson?(url: string): Promise<unknown>;
   /**

@@ -14,6 +14,8 @@ import { parseUserAgent, type UserAgentParts } from './user-agent.ts';
  */
 interface VariableSpec extends PolicyVariable {
   readonly read: (scope: Scope) => unknown;
+  /** What Burrow lacks to give it as documented: data of a third party's (`third-party`), or nothing but the work (`no`). Absent: given. */
+  readonly support?: 'third-party' | 'no';
 }
 
 const TIMESTAMP = 'google.protobuf.Timestamp';
@@ -76,7 +78,7 @@ function messageVariables(prefix: 'req' | 'res', message: (scope: Scope, name: s
   return [
     spec('headers', HEADERS, (s, n) => headerMap(message(s, n).headers)),
     // Trailers arrive after the body, which the ingress streams; a phase never sees any.
-    spec('trailers', HEADERS, (s, n) => (message(s, n), {})),
+    { ...spec('trailers', HEADERS, (s, n) => (message(s, n), {})), support: 'no' },
     spec('content_type', 'string', (s, n) => type(s, n).type),
     spec('content_type.raw', 'string', (s, n) => header(s, n, 'content-type')[0] ?? ''),
     spec('content_type.parameters', 'map<string, string>', (s, n) => type(s, n).parameters),
@@ -189,8 +191,8 @@ const SPECS: readonly VariableSpec[] = [
   { name: 'conn.bytes_in', type: 'int', read: (s) => BigInt(s.conn.bytesIn ?? 0) },
   { name: 'conn.bytes_out', type: 'int', read: (s) => BigInt(s.conn.bytesOut ?? 0) },
   ...GEO_FIELDS.flatMap((field): VariableSpec[] => [
-    { name: `conn.geo.${field}`, type: 'string', read: (s) => geoOf(s, `conn.geo.${field}`)[field] },
-    { name: `conn.client_ip.geo.location.${field}`, type: 'string', read: (s) => geoOf(s, `conn.client_ip.geo.location.${field}`)[field] },
+    { name: `conn.geo.${field}`, type: 'string', read: (s) => geoOf(s, `conn.geo.${field}`)[field], support: 'third-party' },
+    { name: `conn.client_ip.geo.location.${field}`, type: 'string', read: (s) => geoOf(s, `conn.client_ip.geo.location.${field}`)[field], support: 'third-party' },
   ]),
   { name: 'conn.tls.version', type: 'string', read: (s) => tlsOf(s, 'conn.tls.version').version },
   { name: 'conn.tls.cipher_suite', type: 'string', read: (s) => tlsOf(s, 'conn.tls.cipher_suite').cipherSuite },
@@ -200,6 +202,7 @@ const SPECS: readonly VariableSpec[] = [
   {
     name: 'conn.tls.ja4_fingerprint',
     type: 'string',
+    support: 'no',
     read: () => {
       throw new Unavailable('conn.tls.ja4_fingerprint', 'Burrow does not compute JA4 fingerprints');
     },
@@ -209,6 +212,7 @@ const SPECS: readonly VariableSpec[] = [
   ...[...IP_INTELLIGENCE, ...POD_IDENTITY].map(([name, type]): VariableSpec => ({
     name,
     type,
+    support: 'third-party',
     read: () => {
       throw new Unavailable(name, name.startsWith('conn.k8s.') ? 'Burrow has no Kubernetes pod identity offline' : 'Burrow has no IP intelligence data offline');
     },
@@ -239,8 +243,20 @@ export function phaseVariables(phase: Phase): readonly PolicyVariable[] {
   return POLICY_VARIABLES.filter(({ name }) => !absent.some((prefix) => name.startsWith(prefix)));
 }
 
+/** Whether Burrow gives variable `name` as documented (docs/traffic-policy.md's support table); `no` for a name it does not know. */
+export function variableSupport(name: string): 'yes' | 'third-party' | 'no' {
+  const spec = BY_NAME.get(name);
+  return spec ? (spec.support ?? 'yes') : 'no';
+}
+
 /** The value of variable `name` in `scope`; throws Unavailable when the scope cannot provide it. */
 export function readVariable(scope: Scope, name: string): unknown {
+  if (name.startsWith('\u0000secret\u0000')) {
+    const [, , vault, secret] = name.split('\u0000');
+    const value = scope.secrets.get(name);
+    if (value === undefined) throw new Unavailable(`secrets.get(${JSON.stringify(vault)}, ${JSON.stringify(secret)})`, scope.secretsMissing ?? 'the account has no such vault or secret');
+    return value;
+  }
   const spec = BY_NAME.get(name);
   if (!spec) throw new Unavailable(name, 'no such variable');
   return spec.read(scope);

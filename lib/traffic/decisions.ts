@@ -81,7 +81,7 @@ export interface TlsTermination {
   };
 }
 
-interface PhaseOutcome {
+export interface PhaseOutcome {
   readonly terminal?: PolicyTerminal;
   readonly logs: readonly PolicyLogEntry[];
   readonly rules: readonly RuleRecord[];
@@ -97,6 +97,27 @@ export interface OutgoingRequest {
   readonly method: string;
   readonly url: string;
   readonly headers: HeaderList;
+  /** The body to send instead of the client's (request-body-find-replace); absent: the client's as it came. */
+  readonly body?: Uint8Array;
+}
+
+/** A message of a Server-Sent Events stream, as on_event_stream_message sees and changes it (sse-find-replace: `data`, `retry`). */
+export interface EventStreamMessage {
+  data: string;
+  retry: string;
+  readonly event: string;
+  readonly id: string;
+}
+
+/** The on_event_stream_message decision for one message: the message as the phase left it, or a terminal (the stream is cut). */
+export interface EventMessageOutcome extends PhaseOutcome {
+  readonly message: EventStreamMessage;
+}
+
+/** A replacement response-body-find-replace asks of the response body: an RE2 pattern and a Go replacement template (`$1`). */
+export interface BodyReplacement {
+  readonly from: string;
+  readonly to: string;
 }
 
 /** The `on_http_request` decision. */
@@ -113,5 +134,7 @@ export interface OutgoingResponse {
 /** The `on_http_response` decision; `compression`: encode the body so (and drop Content-Length, add Vary). */
 export interface HttpResponseOutcome extends PhaseOutcome {
   readonly response: OutgoingResponse;
+  /** Replace these in the response body, in order, buffering it (lib/policy/actions/body-find-replace.ts `replaceBody`). */
+  readonly bodyReplacements?: readonly BodyReplacement[];
   readonly compression?: 'gzip' | 'deflate' | 'br';
 }

@@ -296,7 +296,7 @@ describe('burrow serve', () => {
     assert.equal((await run(process.execPath, ['--import', 'tsx', BIN, '--version'])).stdout, `${manifest.version}\n`);
     const refusals: [string[], RegExp][] = [
       [['serve', 'extra', '--port', '0'], /unexpected argument 'extra'/],
-      [['start', '--port', '0'], /unknown command 'start'; the only command is 'serve'/],
+      [['start', '--port', '0'], /unknown command 'start'; the commands are serve and policy/],
       [['--port', '0', '--data', dir], new RegExp(`--data names a file to keep the state in, and ${dir} is a directory`)],
     ];
     for (const [args, message] of refusals) {

@@ -52,9 +52,9 @@ describe('traffic policy documents', () => {
   });
 
   test('phases: unknown ones, and those the holder does not have', () => {
-    assert.equal(trafficPolicyProblem(policy({ inbound: [] })), 'inbound: unknown phase; phases: on_tcp_connect, on_http_request, on_http_response');
+    assert.equal(trafficPolicyProblem(policy({ inbound: [] })), 'inbound: unknown phase; phases: on_tcp_connect, on_http_request, on_http_response, on_event_stream_message');
     assert.equal(trafficPolicyProblem(onRequest({ type: 'deny' }), { phases: CONNECTION_PHASES }), 'on_http_request: not a phase of this traffic (it has on_tcp_connect)');
-    assert.equal(trafficPolicyProblem(policy({ on_tcp_connect: [{ actions: [{ type: 'deny' }] }] }), { phases: HTTP_REQUEST_PHASES }), 'on_tcp_connect: not a phase of this traffic (it has on_http_request, on_http_response)');
+    assert.equal(trafficPolicyProblem(policy({ on_tcp_connect: [{ actions: [{ type: 'deny' }] }] }), { phases: HTTP_REQUEST_PHASES }), 'on_tcp_connect: not a phase of this traffic (it has on_http_request, on_http_response, on_event_stream_message)');
     assert.equal(trafficPolicyProblem(policy({ on_tcp_connect: [{ actions: [{ type: 'restrict-ips', config: { allow: ['10.0.0.0/8'] } }] }] }), { phases: CONNECTION_PHASES }), undefined);
   });
 

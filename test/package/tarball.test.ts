@@ -243,6 +243,15 @@ server.close();
       assert.doesNotMatch(failed.stdout, /API key|operator token/, 'no secret was printed for a server that never started');
     });
 
+    test('policy check and policy test work on files, without a server', async () => {
+      const file = join(app.dir, 'policy.yml');
+      writeFileSync(file, 'on_http_request:\n  - expressions: ["req.url.path == \'/old\'"]\n    actions: [{type: redirect, config: {to: "/new"}}]\n');
+      assert.equal((await run(app.bin, ['policy', 'check', file])).stdout, '');
+      writeFileSync(join(app.dir, 'bad.yml'), 'on_http_request:\n  - actions: [{type: nope}]\n');
+      await assert.rejects(run(app.bin, ['policy', 'check', 'bad.yml'], { cwd: app.dir }), (error: { code: number; stdout: string }) => error.code === 1 && error.stdout === 'bad.yml:2:22: on_http_request[0].actions[0].type: unknown action "nope" (ERR_NGROK_2201)\n');
+      assert.match((await run(app.bin, ['policy', 'test', file, '--request', 'GET https://app.example/old'])).stdout, /rule 0: matched\n    redirect \(ended the phase\)[^\n]*\nanswer: 30\d\n  location: https:\/\/app\.example\/new\n/i);
+    });
+
     test('--help prints the usage', async () => {
       assert.match((await run(app.bin, ['--help'])).stdout, /^Usage: burrow \[serve\] \[options\]/);
     });

@@ -159,10 +159,6 @@ describe('policy expressions: functions (the vendor macros)', () => {
     await assert.rejects(interpolate(h, '[[1]].sort()'), /sort: the elements must be of one comparable type/);
   });
 
-  test('secrets.get is declared but answers 501', async () => {
-    await assert.rejects(matches(h, "secrets.get('vault', 'name') == ''"), /"status":501.*secrets\.get\(\) is not available/);
-  });
-
   // traffic-policy/macros/index.mdx: 'hello' → 26c7827d889f6da3 / JseCfYifbaM=; the others are XXH64's published test vectors (seed 0).
   const XXHASH64: [string, string][] = [
     ["hash.xxhash64('hello')", '26c7827d889f6da3'],

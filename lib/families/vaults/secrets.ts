@@ -159,6 +159,16 @@ export const secrets = defineResource<SecretRecord, typeof SecretCreate, typeof 
   }),
 });
 
+/**
+ * The unsealed value of the secret `name` in the vault named `vaultName` of `account`, as a
+ * traffic policy's `secrets.get(vault, name)` reads it; undefined when either does not exist.
+ */
+export async function readSecretNamed(reader: StoreReader, operatorKey: Uint8Array | undefined, account: string, vaultName: string, name: string): Promise<string | undefined> {
+  const vault = (await findByUnique(reader, account, VAULT_KIND, 'name', vaultName)) as VaultRecord | undefined;
+  const record = vault && ((await findByUnique(reader, account, SECRET_KIND, 'name_in_vault', `${vault.id}/${name}`)) as SecretRecord | undefined);
+  return record && unsealSecretValue(reader, operatorKey, account, record.id, record.sealed);
+}
+
 /** The unsealed value of secret `secretId` of `account` (Burrow.revealSecretValue). */
 export async function readSecretValue(reader: StoreReader, operatorKey: Uint8Array | undefined, account: string, secretId: string): Promise<string> {
   const record = (await reader.get({ account, kind: SECRET_KIND }, secretId)) as SecretRecord | undefined;

@@ -24,6 +24,7 @@ function presented(headers: readonly (readonly [string, string])[]): { user: str
 }
 
 export const basicAuth = defineAction({
+  results: 'basic_auth',
   type: 'basic-auth',
   compile(config, tools) {
     const c = readConfig(v.looseObject({ credentials: v.array(v.string()), realm: v.optional(v.string(), 'burrow'), enforce }), config);

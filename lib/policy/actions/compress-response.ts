@@ -37,6 +37,7 @@ export function negotiateEncoding(request: RequestState | undefined, response: R
 }
 
 export const compressResponse = defineAction({
+  results: 'compress',
   type: 'compress-response',
   compile: (config) =>
     readConfig(v.looseObject({ algorithms: v.optional(v.array(v.picklist(DEFAULT_ALGORITHMS, (issue) => `must be one of ${DEFAULT_ALGORITHMS.join(', ')} (got ${JSON.stringify(issue.input)})`)), DEFAULT_ALGORITHMS) }), config).algorithms,

@@ -12,6 +12,7 @@ const message = (scope: Scope) => (scope.phase === 'on_http_response' ? scope.re
 const PROTECTED = 'user-agent';
 
 export const addHeaders = defineAction({
+  results: 'add_headers',
   type: 'add-headers',
   compile(config, tools) {
     const c = readConfig(v.looseObject({ headers: v.record(v.string(), v.string()) }), config);
@@ -21,6 +22,7 @@ export const addHeaders = defineAction({
     const target = message(context.scope);
     const added: string[] = [];
     const refused: string[] = [];
+    const values: Record<string, string> = {};
     for (const [name, template] of headers) {
       if (name === PROTECTED) {
         refused.push(name);
@@ -30,20 +32,25 @@ export const addHeaders = defineAction({
       if (name === 'host' && context.scope.phase === 'on_http_request') target.headers = target.headers.filter(([field]) => field.toLowerCase() !== 'host');
       target.headers.push([name, value]);
       added.push(name);
+      values[name] = value;
     }
     context.scope.changed();
+    context.scope.setActionResult('add_headers', { headers_added: values });
     return { note: `added ${added.join(', ') || 'nothing'}${refused.length ? `; ${refused.join(', ')} may not be added` : ''}` };
   },
 });
 
 export const removeHeaders = defineAction({
+  results: 'remove_headers',
   type: 'remove-headers',
   compile: (config) => readConfig(v.looseObject({ headers: v.array(v.string()) }), config).headers.map((name) => name.toLowerCase()),
   run(names, context) {
     const target = message(context.scope);
     const removable = names.filter((name) => name !== PROTECTED);
+    const removed = removable.filter((name) => target.headers.some(([field]) => field.toLowerCase() === name));
     target.headers = target.headers.filter(([field]) => !removable.includes(field.toLowerCase()));
     context.scope.changed();
+    context.scope.setActionResult('remove_headers', { headers_removed: removed });
     return { note: `removed ${removable.join(', ') || 'nothing'}${removable.length < names.length ? `; ${PROTECTED} may not be removed` : ''}` };
   },
 });

@@ -48,6 +48,8 @@ const redirectTo = (location: string, note: string) => ({ end: { kind: 'respond'
 const corsPreflight = v.optional(v.boolean(), false);
 
 export const oauth = defineAction({
+  // No login completes offline: requests are sent to the provider, never let through.
+  support: 'third-party',
   type: 'oauth',
   compile: (config) =>
     readConfig(
@@ -73,6 +75,7 @@ export const oauth = defineAction({
 });
 
 export const oidc = defineAction({
+  support: 'third-party',
   type: 'oidc',
   compile: (config) =>
     readConfig(v.looseObject({ issuer_url: v.string(), client_id: v.string(), scopes: v.optional(v.array(v.string())), allow_cors_preflight: corsPreflight }), config),

@@ -1,8 +1,10 @@
 import { basicAuth } from './basic-auth.ts';
+import { requestBodyFindReplace, responseBodyFindReplace, sseFindReplace } from './body-find-replace.ts';
 import { circuitBreaker } from './circuit-breaker.ts';
 import { compressResponse } from './compress-response.ts';
 import { forwardInternal } from './forward-internal.ts';
 import { addHeaders, removeHeaders } from './headers.ts';
+import { httpRequest } from './http-request.ts';
 import { oauth, oidc, saml } from './identity.ts';
 import { jwtValidation } from './jwt-validation.ts';
 import { rateLimit } from './rate-limit.ts';
@@ -27,6 +29,7 @@ export const DOCUMENT_ACTIONS: Readonly<Record<string, ActionDefinition<any>>> =
   customResponse,
   deny,
   forwardInternal,
+  httpRequest,
   jwtValidation,
   log,
   oauth,
@@ -35,8 +38,11 @@ export const DOCUMENT_ACTIONS: Readonly<Record<string, ActionDefinition<any>>> =
   rateLimit,
   redirect,
   removeHeaders,
+  requestBodyFindReplace,
+  responseBodyFindReplace,
   restrictIps,
   setVars,
+  sseFindReplace,
   terminateTls,
   urlRewrite,
   verifyWebhook,

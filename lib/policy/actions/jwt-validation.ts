@@ -146,6 +146,7 @@ function signatureValid(algorithm: string, jwk: JsonWebKey, data: Buffer, signat
 }
 
 export const jwtValidation = defineAction({
+  results: 'jwt_validation',
   type: 'jwt-validation',
   compile(config, tools) {
     const c = readConfig(CONFIG, config);

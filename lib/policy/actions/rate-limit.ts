@@ -11,6 +11,7 @@ import { defineAction, enforce, errorEnd, readConfig } from './types.ts';
  * `actions.ngrok.rate_limit`. Buckets are per endpoint and rate-limit `name`.
  */
 export const rateLimit = defineAction({
+  results: 'rate_limit',
   type: 'rate-limit',
   compile(config, tools) {
     const c = readConfig(

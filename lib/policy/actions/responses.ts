@@ -71,23 +71,45 @@ const replacementConfig = {
   to: v.string(),
 };
 
-/** The URL after replacing every match of `from` (the whole URL when absent) with `to`; interpolation first, then RE2. */
-function replaceUrl(config: UrlReplacement, context: ActionContext, type: string): string {
+/**
+ * The rewritten text as a URL, against the request's: a `from` that consumed the host leaves
+ * `https:///products.php?…` (the reference's `from: ${req.url.authority}/products…`), whose
+ * empty authority WHATWG URL would fill with the first path segment; it keeps the request's
+ * scheme and host instead.
+ */
+function resolveRewritten(replaced: string, base: string): string {
+  const emptyAuthority = /^[a-z][a-z0-9+.-]*:\/\/(?=\/)/i.exec(replaced);
+  return new URL(emptyAuthority ? replaced.slice(emptyAuthority[0].length) : replaced, base).href;
+}
+
+/**
+ * The URL after replacing every match of `from` (the whole URL when absent) with `to`, and what
+ * matched (each match and its groups); interpolation first, then RE2.
+ */
+function replaceUrl(config: UrlReplacement, context: ActionContext, type: string): { url: string; matches: string[] } {
   const url = context.scope.request!.url;
   const to = context.text(config.to, 'to');
-  if (!config.from) return new URL(to, url).href;
+  if (!config.from) return { url: new URL(to, url).href, matches: [url] };
   const from = context.text(config.from, 'from');
+  const matches: string[] = [];
   let replaced: string;
   try {
-    replaced = re2ReplaceAll(from, url, to);
+    replaced = re2ReplaceAll(from, url, to, matches);
   } catch (error) {
     throw new ActionFailure({ status: 500, code: 'ERR_NGROK_3901', message: `CEL interpolation in action ${type} field from did not result in a valid regex: ${(error as Error).message}`, headers: [] });
   }
-  if (!URL.canParse(replaced, url)) throw new ActionFailure({ status: 500, message: `${type}: the rewritten URL ${JSON.stringify(replaced)} is not a URL`, headers: [] });
-  return new URL(replaced, url).href;
+  try {
+    return { url: resolveRewritten(replaced, url), matches };
+  } catch {
+    throw new ActionFailure({ status: 500, message: `${type}: the rewritten URL ${JSON.stringify(replaced)} is not a URL`, headers: [] });
+  }
 }
 
+/** The result variables of redirect and url-rewrite (`actions.ngrok.redirect.url`, `.matches`, `.error`). */
+const replacementResult = (replaced: { url: string; matches: string[] }) => ({ matches: replaced.matches, url: replaced.url, error: { code: '', message: '' } });
+
 export const redirect = defineAction({
+  results: 'redirect',
   type: 'redirect',
   compile(config, tools) {
     const c = readConfig(v.looseObject({ ...replacementConfig, status_code: statusIn(300, 399, 302), headers: v.optional(v.record(v.string(), v.string())) }), config);
@@ -95,13 +117,16 @@ export const redirect = defineAction({
   },
   run(config, context) {
     const before = new URL(context.scope.request!.url).href;
-    const location = replaceUrl(config, context, 'redirect');
+    const replaced = replaceUrl(config, context, 'redirect');
+    const location = replaced.url;
+    context.scope.setActionResult('redirect', replacementResult(replaced));
     if (location === before) return { note: 'the URL did not change; no redirect' };
     return { end: { kind: 'respond', response: { status: config.status, headers: [['location', location], ...renderHeaders(config.headers, context)], body: '' } } };
   },
 });
 
 export const urlRewrite = defineAction({
+  results: 'url_rewrite',
   type: 'url-rewrite',
   compile(config, tools) {
     const c = readConfig(v.looseObject(replacementConfig), config);
@@ -110,7 +135,9 @@ export const urlRewrite = defineAction({
   run(config, context) {
     const request = context.scope.request!;
     const before = request.url;
-    request.url = replaceUrl(config, context, 'url-rewrite');
+    const replaced = replaceUrl(config, context, 'url-rewrite');
+    request.url = replaced.url;
+    context.scope.setActionResult('url_rewrite', replacementResult(replaced));
     context.scope.changed();
     return { note: request.url === new URL(before).href ? 'the URL did not change' : `${before} → ${request.url}` };
   },

@@ -48,6 +48,7 @@ function cidrList(templates: readonly Template[], context: ActionContext, field:
 }
 
 export const restrictIps = defineAction({
+  results: 'restrict_ips',
   type: 'restrict-ips',
   compile(config, tools) {
     const c = readConfig(

@@ -55,6 +55,14 @@ export interface ActionResult {
 /** One action type: its configuration check and its behaviour. */
 export interface ActionDefinition<Config = unknown> {
   readonly type: string;
+  /**
+   * What Burrow lacks to do what the vendor documents: `third-party` (accepted on write; it needs a
+   * provider, data or rule set Burrow does not have, and answers a page naming it), `no` (accepted,
+   * answers 501). Absent: supported. docs/traffic-policy.md's support table is checked against it.
+   */
+  readonly support?: 'third-party' | 'no';
+  /** The name of its result variables, `actions.ngrok.<results>.*`, when it sets any. */
+  readonly results?: string;
   compile(config: unknown, tools: CompileTools): Config;
   run(config: Config, context: ActionContext): ActionResult | Promise<ActionResult>;
 }

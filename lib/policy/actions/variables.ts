@@ -31,6 +31,7 @@ function evaluateValue(value: Value, context: ActionContext, field: string): unk
 }
 
 export const log = defineAction({
+  results: 'log',
   type: 'log',
   compile: (config, tools) => compileValue(readConfig(v.looseObject({ metadata: v.optional(v.record(v.string(), v.unknown()), {}) }), config).metadata, tools, 'config.metadata'),
   run(metadata, context) {

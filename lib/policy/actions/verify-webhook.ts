@@ -14,6 +14,7 @@ import { ActionConfigProblem, ActionFailure, defineAction, enforce, errorEnd, re
 const WEBHOOK_FAILED = 'ERR_NGROK_3204';
 
 export const verifyWebhook = defineAction({
+  results: 'verify_webhook',
   type: 'verify-webhook',
   compile(config, tools) {
     const c = readConfig(v.looseObject({ provider: v.string(), secret: v.optional(v.string(), ''), enforce }), config);

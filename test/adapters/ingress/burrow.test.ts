@@ -1,10 +1,11 @@
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
-import { request, type IncomingHttpHeaders, type IncomingMessage } from 'node:http';
+import { createServer as createHttpServer, request, type IncomingHttpHeaders, type IncomingMessage } from 'node:http';
+import { gzipSync } from 'node:zlib';
 import { after, before, describe, test, type TestContext } from 'node:test';
 import { parseCli } from '../../../bin/burrow.ts';
 import type { RunningServer } from '../../helpers.ts';
-import { startIngressServer, startJsonApp, type IngressServer } from './fixtures.ts';
+import { listenLocally, startIngressServer, startJsonApp, type IngressServer } from './fixtures.ts';
 
 /**
  * `burrow serve --agent-addr … --http-ingress-addr …`: the vendor's agent connected to Burrow with a
@@ -148,5 +149,92 @@ describe('cloud endpoints on live traffic', () => {
     assert.equal((await call('shop.example.com', '/hello')).status, 418);
     assert.equal((await server.request('DELETE', `/endpoints/${created.body.id}`)).status, 204);
     assert.equal((await call('shop.example.com', '/hello')).headers['ngrok-error-code'], 'ERR_BURROW_3200');
+  });
+
+  test("secrets.get('vault', 'name') reads the account's vault (traffic-policy/secrets.mdx): a changed secret serves the next request, a missing one answers 501 naming it", async () => {
+    assert.equal((await server.request('POST', '/reserved_domains', { domain: 'vaulted.example.com' })).status, 201);
+    const vault = await server.request('POST', '/vaults', { name: 'prod' });
+    assert.equal(vault.status, 201, vault.text);
+    const secret = await server.request('POST', '/vault_secrets', { name: 'api_key', value: 'hunter2', vault_id: vault.body.id });
+    assert.equal(secret.status, 201, secret.text);
+    const policy = JSON.stringify({
+      on_http_request: [
+        { expressions: ["req.headers['x-api-key'][0] == secrets.get('prod', 'api_key')"], actions: [{ type: 'custom-response', config: { status_code: 200, body: 'welcome ${secrets.get("prod", "api_key").size()}' } }] },
+        { expressions: ["req.url.path == '/missing'"], actions: [{ type: 'custom-response', config: { body: "${secrets.get('prod', 'nope')}" } }] },
+        { actions: [{ type: 'deny', config: { status_code: 401 } }] },
+      ],
+    });
+    assert.equal((await server.request('POST', '/endpoints', { type: 'cloud', url: 'https://vaulted.example.com', traffic_policy: policy })).status, 201);
+    const send = async (key: string, path = '/') => {
+      const req = request({ host: '127.0.0.1', port: ingressPort, path, headers: { host: 'vaulted.example.com', 'x-api-key': key }, agent: false });
+      req.end();
+      const [res] = (await once(req, 'response')) as [IncomingMessage];
+      let body = '';
+      for await (const chunk of res) body += String(chunk);
+      return { status: res.statusCode, body };
+    };
+    assert.deepEqual(await send('hunter2'), { status: 200, body: 'welcome 7' });
+    assert.equal((await send('guess')).status, 401);
+    assert.equal((await server.request('PATCH', `/vault_secrets/${secret.body.id}`, { value: 'swordfish' })).status, 200);
+    assert.equal((await send('swordfish')).status, 200);
+    const missing = await send('x', '/missing');
+    assert.equal(missing.status, 501);
+    assert.match(missing.body, /secrets\.get\(&#34;prod&#34;, &#34;nope&#34;\) is not available: the account has no such vault or secret/);
+  });
+
+  test('request-body-find-replace and response-body-find-replace (the reference\'s redaction example): the app gets the redacted body with its new Content-Length, the client the replaced (gzip-decoded) answer', async (t) => {
+    const seen: { body: string; length: string | undefined }[] = [];
+    const bodyApp = await listenLocally(
+      createHttpServer((req, res) => {
+        let body = '';
+        req.on('data', (chunk) => (body += chunk));
+        req.on('end', () => {
+          seen.push({ body, length: req.headers['content-length'] });
+          res.writeHead(200, { 'content-type': 'application/json', 'content-encoding': 'gzip' }).end(gzipSync(JSON.stringify({ owner: 'john.doe@example.com', ok: true })));
+        });
+      }),
+    );
+    t.after(() => bodyApp.close());
+    const session = await agent(t);
+    const policy = JSON.stringify({
+      on_http_request: [{ actions: [{ type: 'request-body-find-replace', config: { replacements: [{ from: '"api_key":\\s*"[^"]*"', to: '"api_key": "[REDACTED]"' }, { from: '[a-zA-Z0-9._%+-]+@[a-zA-Z0-9.-]+\\.[a-zA-Z]{2,}', to: '[EMAIL REDACTED]' }] } }] }],
+      on_http_response: [{ actions: [{ type: 'response-body-find-replace', config: { replacements: [{ from: '([a-z.]+)@example\\.com', to: '$1 at example' }] } }] }],
+    });
+    const listener = await session.httpEndpoint().trafficPolicy(policy).listenAndForward(`http://127.0.0.1:${bodyApp.port}`);
+    const sent = JSON.stringify({ api_key: 'sk-abc123secret', user_email: 'john.doe@example.com', message: 'Hello world' });
+    const req = request({ host: '127.0.0.1', port: ingressPort, path: '/', method: 'POST', headers: { host: new URL(listener.url()!).host, 'content-type': 'application/json', 'content-length': Buffer.byteLength(sent) }, agent: false });
+    req.end(sent);
+    const [res] = (await once(req, 'response')) as [IncomingMessage];
+    let answered = '';
+    for await (const chunk of res) answered += String(chunk);
+    const expected = JSON.stringify({ api_key: '[REDACTED]', user_email: '[EMAIL REDACTED]', message: 'Hello world' }).replace('"api_key":"[REDACTED]"', '"api_key": "[REDACTED]"');
+    assert.deepEqual(seen, [{ body: expected, length: String(Buffer.byteLength(expected)) }]);
+    assert.equal(res.statusCode, 200);
+    assert.equal(answered, JSON.stringify({ owner: 'john.doe at example', ok: true }));
+    assert.equal(res.headers['content-encoding'], undefined);
+    assert.equal(res.headers['content-length'], String(Buffer.byteLength(answered)));
+  });
+
+  test('on_event_stream_message with sse-find-replace (the reference\'s streaming redaction example): each message of a text/event-stream answer is rewritten as it passes, the rest of the stream untouched', async (t) => {
+    const sseApp = await listenLocally(
+      createHttpServer((_req, res) => {
+        res.writeHead(200, { 'content-type': 'text/event-stream' });
+        res.write(': keep-alive\n\nevent: delta\ndata: {"text": "my SSN is 123-45-');
+        res.write('6789"}\nid: 1\n\ndata: mail john.doe@example.com\ndata: twice: a@b.io\n\ndata: nothing here\n\n');
+        res.end();
+      }),
+    );
+    t.after(() => sseApp.close());
+    const session = await agent(t);
+    const policy = JSON.stringify({
+      on_event_stream_message: [
+        { actions: [{ type: 'sse-find-replace', config: { replacements: [{ field: 'data', from: '\\d{3}-\\d{2}-\\d{4}', to: '[SSN REDACTED]' }, { field: 'data', from: '[a-zA-Z0-9._%+-]+@[a-zA-Z0-9.-]+\\.[a-zA-Z]{2,}', to: '[EMAIL REDACTED]' }] } }] },
+      ],
+    });
+    const listener = await session.httpEndpoint().trafficPolicy(policy).listenAndForward(`http://127.0.0.1:${sseApp.port}`);
+    const answered = await call(new URL(listener.url()!).host, '/events');
+    assert.equal(answered.status, 200);
+    assert.equal(answered.headers['content-type'], 'text/event-stream');
+    assert.equal(answered.body, ': keep-alive\n\nevent: delta\ndata: {"text": "my SSN is [SSN REDACTED]"}\nid: 1\n\ndata: mail [EMAIL REDACTED]\ndata: twice: [EMAIL REDACTED]\n\ndata: nothing here\n\n');
   });
 });

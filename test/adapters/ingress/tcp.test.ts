@@ -2,6 +2,8 @@ import ngrok, { type Session } from '@ngrok/ngrok';
 import assert from 'node:assert/strict';
 import { generateKeyPairSync, X509Certificate } from 'node:crypto';
 import { once } from 'node:events';
+import type { IncomingMessage } from 'node:http';
+import { request as httpsRequest } from 'node:https';
 import { connect as netConnect, createServer as createNetServer, type Server } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { describe, test, type TestContext } from 'node:test';
@@ -343,5 +345,41 @@ describe('TLS edges', () => {
     await once(presented, 'secureConnect');
     presented.write('cert');
     assert.equal(await firstChunk(presented), 'plain: cert');
+  });
+
+  test("an HTTPS connection on_tcp_connect refuses is journaled as a connection, naming the rule; with terminate-tls's mutual TLS, conn.tls.client.* describe the verified certificate", async (t) => {
+    const { api, ingress, ca, recorded } = await setUp(t);
+    const tlsPort = ingress.tls!.port;
+    await ok(api, 'POST', '/reserved_domains', { domain: 'refused.burrow.test' });
+    const refusing = JSON.stringify({
+      on_tcp_connect: [{ name: 'no loopback', expressions: ["conn.client_ip == '127.0.0.1'"], actions: [{ type: 'deny' }] }],
+      on_http_request: [{ actions: [{ type: 'custom-response', config: { body: 'never' } }] }],
+    });
+    const endpoint = await ok(api, 'POST', '/endpoints', { type: 'cloud', url: 'https://refused.burrow.test', traffic_policy: refusing });
+    const journaled = recorded();
+    const refused = tlsConnect({ host: '127.0.0.1', port: tlsPort, servername: 'refused.burrow.test', ca });
+    t.after(() => refused.destroy());
+    assert.equal(await Promise.race([once(refused, 'error').then(() => 'closed'), once(refused, 'close').then(() => 'closed'), once(refused, 'secureConnect').then(() => 'handshake')]), 'closed');
+    const traffic = await journaled;
+    assert.deepEqual(traffic.endpoints, [{ id: endpoint.id, url: 'https://refused.burrow.test' }]);
+    assert.equal(traffic.answeredBy, 'policy');
+    assert.equal(traffic.serverName, 'refused.burrow.test');
+    assert.deepEqual(traffic.rules.map((rule) => [rule.phase, rule.name, rule.matched, rule.actions.map((action) => action.type)]), [['on_tcp_connect', 'no loopback', true, ['deny']]]);
+
+    const clientCa = await generateCertificateAuthority({ now: new Date(), commonName: 'client CA' });
+    await ok(api, 'POST', '/reserved_domains', { domain: 'mtls.burrow.test' });
+    const mutual = JSON.stringify({
+      on_tcp_connect: [{ actions: [{ type: 'terminate-tls', config: { mutual_tls_certificate_authorities: [clientCa.certificatePem] } }] }],
+      on_http_request: [{ actions: [{ type: 'custom-response', config: { body: '${conn.tls.client.subject.common_name} from ${conn.tls.client.issuer.common_name}' } }] }],
+    });
+    await ok(api, 'POST', '/endpoints', { type: 'cloud', url: 'https://mtls.burrow.test', traffic_policy: mutual });
+    const keys = generateKeyPairSync('ec', { namedCurve: 'prime256v1' });
+    const certificate = signClientCertificate(clientCa, { now: new Date(), publicKey: keys.publicKey, commonName: 'alice', validDays: 1 });
+    const req = httpsRequest({ host: '127.0.0.1', port: tlsPort, servername: 'mtls.burrow.test', path: '/', headers: { host: 'mtls.burrow.test' }, ca, cert: certificate.certificatePem, key: keys.privateKey.export({ type: 'pkcs8', format: 'pem' }), agent: false });
+    req.end();
+    const [res] = (await once(req, 'response')) as [IncomingMessage];
+    let body = '';
+    for await (const chunk of res) body += String(chunk);
+    assert.equal(body, 'alice from client CA');
   });
 });

@@ -1,0 +1,142 @@
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { once } from 'node:events';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { localHttpRequest } from '../../adapters/ingress/local-documents.ts';
+import { exchange, harness, interpolate, onRequest } from './helpers.ts';
+
+/**
+ * The vendor's documented examples (ngrok-docs snippets/traffic-policy/actions/*\/examples,
+ * traffic-policy/macros/index.mdx) for the parts of the language Burrow added last: each with the
+ * documented request and the documented answer, upstream request or value.
+ */
+
+const h = harness();
+
+describe('url-rewrite and redirect: the reference examples, and their result variables', () => {
+  test("url-rewrite whose from consumes the host (from: ${req.url.authority}/products/?([.*]+)?): the upstream gets /products.php?query=123 on the same host", async () => {
+    const policy = 'on_http_request: [{actions: [{type: url-rewrite, config: {from: "${req.url.authority}/products/?([.*]+)?", to: "/products.php?query=$1"}}]}]';
+    const outcome = await onRequest(h, policy, { url: 'https://example.ngrok.app/products/123' });
+    assert.equal(outcome.request.url, 'https://example.ngrok.app/products.php?query=123');
+  });
+
+  test('actions.ngrok.url_rewrite.url and .matches are there for the next action', async () => {
+    const policy = JSON.stringify({
+      on_http_request: [
+        { actions: [{ type: 'url-rewrite', config: { from: '/products/?([.*]+)?', to: '/products.php?query=$1' } }] },
+        { actions: [{ type: 'custom-response', config: { body: '${actions.ngrok.url_rewrite.url} ${actions.ngrok.url_rewrite.matches.join(",")} [${actions.ngrok.url_rewrite.error.code}]' } }] },
+      ],
+    });
+    const outcome = await onRequest(h, policy, { url: 'https://example.ngrok.app/products' });
+    assert.equal(outcome.terminal?.kind === 'respond' && outcome.terminal.response.body, 'https://example.ngrok.app/products.php?query= /products, []');
+  });
+
+  // The reference writes from: /api/v1/users?id=([0-9]+), where `?` makes the `s` optional and the
+  // pattern cannot match /api/v1/users?id=123 in RE2 (nor Go's regexp); with the `?` escaped it does.
+  test('redirect (the regex example, its ? escaped): 301 to /api/v2/users/123/ with x-redirected, and actions.ngrok.redirect.url', async () => {
+    const policy = JSON.stringify({
+      on_http_request: [
+        { expressions: ["req.url.path.startsWith('/api/')"], actions: [{ type: 'redirect', config: { from: '/api/v1/users\\?id=([0-9]+)', to: '/api/v2/users/$1/', status_code: 301, headers: { 'x-redirected': 'true' } } }] },
+      ],
+    });
+    const outcome = await onRequest(h, policy, { url: 'https://example.ngrok.app/api/v1/users?id=123' });
+    assert.deepEqual(outcome.terminal, { kind: 'respond', response: { status: 301, headers: [['location', 'https://example.ngrok.app/api/v2/users/123/'], ['x-redirected', 'true']], body: '' } });
+    const unchanged = JSON.stringify({ on_http_request: [{ actions: [{ type: 'redirect', config: { from: '/nothing', to: '/x' } }] }, { actions: [{ type: 'custom-response', config: { body: '${actions.ngrok.redirect.url}' } }] }] });
+    const passed = await onRequest(h, unchanged, { url: 'https://example.ngrok.app/a' });
+    assert.equal(passed.terminal?.kind === 'respond' && passed.terminal.response.body, 'https://example.ngrok.app/a');
+  });
+});
+
+describe('add-headers and remove-headers: result variables', () => {
+  test('actions.ngrok.add_headers.headers_added maps the names added to their values; remove_headers.headers_removed lists the names removed', async () => {
+    const policy = JSON.stringify({
+      on_http_request: [
+        { actions: [{ type: 'add-headers', config: { headers: { 'X-Client': '${conn.client_ip}' } } }, { type: 'remove-headers', config: { headers: ['accept', 'x-absent'] } }] },
+        { actions: [{ type: 'custom-response', config: { body: "${actions.ngrok.add_headers.headers_added['x-client']} ${actions.ngrok.remove_headers.headers_removed}" } }] },
+      ],
+    });
+    const outcome = await onRequest(h, policy);
+    assert.equal(outcome.terminal?.kind === 'respond' && outcome.terminal.response.body, '203.0.113.7 ["accept"]');
+  });
+});
+
+describe('cookies: the variable reference examples', () => {
+  test("res.cookies['sessionId'][0].max_age > duration('24h') (a duration), .expires a timestamp; a request cookie has the attributes' zero values", async () => {
+    const policy = JSON.stringify({
+      on_http_response: [
+        { expressions: ["res.cookies['sessionId'][0].max_age > duration('24h')", "res.cookies['sessionId'][0].expires > timestamp('2026-01-01T00:00:00Z')"], actions: [{ type: 'add-headers', config: { headers: { 'x-long': '${res.cookies.sessionId[0].max_age}' } } }] },
+      ],
+      on_http_request: [
+        { expressions: ["req.cookies['a'][0].value == 'b' && !req.cookies['a'][0].secure && req.cookies['a'][0].max_age == duration('0s') && req.cookies['a'][0].path == ''"], actions: [{ type: 'add-headers', config: { headers: { 'x-cookie': 'plain' } } }] },
+      ],
+    });
+    const { request, response } = await exchange(h, policy, { status: 200, headers: [['Set-Cookie', 'sessionId=x; Max-Age=172800; Expires=Wed, 21 Oct 2026 07:28:00 GMT; Secure']] }, { headers: [['Cookie', 'a=b']] });
+    assert.deepEqual(request.request.headers.at(-1), ['x-cookie', 'plain']);
+    assert.deepEqual(response.response.headers.at(-1), ['x-long', '172800s']);
+  });
+});
+
+describe('functions: the reference examples', () => {
+  test("secrets.get('vault-name', 'secret-name') reads the host's vault before the phase; without vaults it answers 501 naming the call", async () => {
+    const asked: string[] = [];
+    const vaulted = harness({ secret: async (vault, name, endpoint) => (asked.push(`${endpoint.id} ${vault}/${name}`), vault === 'vault-name' && name === 'secret-name' ? 'hunter2' : undefined) });
+    assert.equal(await interpolate(vaulted, "secrets.get('vault-name', 'secret-name')"), 'hunter2');
+    assert.deepEqual(asked, ['ep_2tEpN0yrxDI4j8jVnhVRoTNN2Tx vault-name/secret-name']);
+    await assert.rejects(interpolate(h, "secrets.get('vault-name', 'secret-name')"), /"status":501.*secrets\.get\(\\"vault-name\\", \\"secret-name\\"\) is not available: no vaults are given to this policy engine/);
+  });
+
+  test('list.sortBy(e, key): the players by score, then their names; keys of mixed types fail, as documented', async () => {
+    const players = "[{'name': 'foo', 'score': 0}, {'name': 'bar', 'score': -10}, {'name': 'baz', 'score': 1000}]";
+    assert.equal(await interpolate(h, `${players}.sortBy(e, e.score).map(e, e.name)`), '["bar","foo","baz"]');
+    assert.equal(await interpolate(h, "req.url.query_params.map(k, k).sortBy(k, k.size()).join(',')", { url: 'https://a.example/?ccc=1&a=2&bb=3' }), 'a,bb,ccc');
+    await assert.rejects(interpolate(h, "[1, 'a'].sortBy(x, x)"), /sortBy: the keys must be of one comparable type/);
+  });
+
+  test("duration('1.234s').getMilliseconds() is 234 (the milliseconds portion); a timestamp's stays its milliseconds", async () => {
+    assert.equal(await interpolate(h, "duration('1.234s').getMilliseconds()"), '234');
+    assert.equal(await interpolate(h, "timestamp('2023-12-25T12:00:00.500Z').getMilliseconds()"), '500');
+  });
+});
+
+describe('http-request: the reference examples against a service on this machine', () => {
+  /** A local service: /post echoes method, headers and body as JSON; /hop redirects to /post. */
+  async function service(t: import('node:test').TestContext) {
+    const server = createServer((req: IncomingMessage, res: ServerResponse) => {
+      if (req.url === '/hop') return void res.writeHead(302, { location: '/post' }).end();
+      let body = '';
+      req.on('data', (chunk) => (body += chunk));
+      req.on('end', () => res.writeHead(200, { 'content-type': 'application/json', 'x-served': 'local' }).end(JSON.stringify({ method: req.method, url: req.url, custom: req.headers['x-custom-header'], body })));
+    });
+    server.listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    t.after(() => server.close());
+    return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  }
+  const local = harness({ httpRequest: localHttpRequest });
+  const answer = (outcome: Awaited<ReturnType<typeof onRequest>>) => (outcome.terminal?.kind === 'respond' ? outcome.terminal.response : outcome.terminal);
+
+  test('POST with body and headers (2-post-with-body): the service gets them; actions.ngrok.http_request.res has its answer for the next action', async (t) => {
+    const base = await service(t);
+    const policy = JSON.stringify({
+      on_http_request: [
+        { name: 'PostWithBody', actions: [{ type: 'http-request', config: { url: `${base}/post`, method: 'POST', headers: { 'content-type': 'application/json', 'x-custom-header': 'abc123' }, body: '{ "user": "${req.headers[\'x-user-id\'][0]}" }', query_params: [{ key: 'q', value: '${req.method}' }] } }] },
+        { actions: [{ type: 'custom-response', config: { body: '${actions.ngrok.http_request.res.status_code} ${actions.ngrok.http_request.res.header[\'x-served\'][0]} ${actions.ngrok.http_request.res.body}' } }] },
+      ],
+    });
+    const outcome = await onRequest(local, policy, { headers: [['Host', 'app.example'], ['X-User-Id', 'u7']] });
+    assert.equal((answer(outcome) as { body: string }).body, `200 local ${JSON.stringify({ method: 'POST', url: '/post?q=GET', custom: 'abc123', body: '{ "user": "u7" }' })}`);
+  });
+
+  test('redirects: not followed by default (max_redirects 0), so the request fails and goes on (on_error continue); followed with max_redirects; halt answers 502', async (t) => {
+    const base = await service(t);
+    const report = { type: 'custom-response', config: { body: '[${actions.ngrok.http_request.error.message}] ${actions.ngrok.http_request.res.status_code}' } };
+    const unfollowed = await onRequest(local, JSON.stringify({ on_http_request: [{ actions: [{ type: 'http-request', config: { url: `${base}/hop` } }, report] }] }));
+    assert.equal((answer(unfollowed) as { body: string }).body, '[redirected more than 0 times (max_redirects)] 0');
+    const followed = await onRequest(local, JSON.stringify({ on_http_request: [{ actions: [{ type: 'http-request', config: { url: `${base}/hop`, max_redirects: 1 } }, report] }] }));
+    assert.equal((answer(followed) as { body: string }).body, '[] 200');
+    const halted = await onRequest(local, JSON.stringify({ on_http_request: [{ actions: [{ type: 'http-request', config: { url: 'https://upstream-service.internal/ping', on_error: 'halt' } }, report] }] }));
+    assert.equal(halted.terminal?.kind, 'error');
+    assert.match(JSON.stringify(halted.terminal), /"status":502.*upstream-service\.internal\/ping failed: .*reaches only this machine/);
+  });
+});
