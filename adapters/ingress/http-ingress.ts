@@ -8,7 +8,6 @@ import { LIMITS, limitNote } from '../../lib/limits.ts';
 import type { HttpResponseOutcome, PolicyTerminal } from '../../lib/traffic/decisions.ts';
 import type { HttpExchange } from '../../lib/policy/engine.ts';
 import { headerPairs, type ConnectionFacts, type HeaderList, type HttpRequestFacts, type HttpResponseFacts, type RequestBody } from '../../lib/traffic/facts.ts';
-import { hostPort } from '../addresses.ts';
 import { AgentRelayError } from '../agent-gateway/session-handler.ts';
 import { connectionFacts, joinStreams, type Connections } from './connections.ts';
 import type { EdgeTarget } from './edge-routes.ts';
@@ -159,8 +158,7 @@ export function createHttpIngress(burrow: BurrowCore<any>, options: HttpIngressO
    */
   function upstreamOf(admitted: Admitted, reply: Reply, upgrading: boolean, extraHeaders: HeaderList = [], client?: Socket) {
     const { target, facts, conn, authority, scheme } = admitted;
-    const clientAddr = hostPort(conn.clientIp, conn.clientPort);
-    const open = () => openStream(target, clientAddr);
+    const open = () => openStream(target, conn);
     let connection: Pick<ClientRequestArgs, 'agent' | 'createConnection'> & Partial<KeptStreamRequest>;
     if (client && target.kind === 'agent' && !target.session.ended) {
       connection = { agent: keptStreamsOf(keptStreams, client), streamKey: `${target.session.id} ${target.tunnel.tunnelId}`, openStream: open };

@@ -1,10 +1,12 @@
 import type { Duplex } from 'node:stream';
 import type { AgentTunnel, RoutableSession } from '../agent-gateway/index.ts';
 import { findCloudEndpoint, isInternalHost, type BurrowCore } from '../../lib/index.ts';
-import type { EndpointFacts } from '../../lib/traffic/facts.ts';
+import type { ConnectionFacts, EndpointFacts } from '../../lib/traffic/facts.ts';
+import { hostPort } from '../addresses.ts';
 import { agentBindSources, type AgentBindOptions } from '../../lib/policy/sources.ts';
 import type { RuleSource } from '../../lib/policy/program.ts';
 import { createEdgeRoutes, type EdgeRoutes, type EdgeTarget } from './edge-routes.ts';
+import { proxyProtocolHeader } from './proxy-protocol.ts';
 
 /**
  * Where the ingress sends traffic: which target serves a host name (or a TCP address). A live
@@ -41,12 +43,18 @@ export type StreamTarget = AgentTarget | EdgeTarget;
 
 /**
  * Opens the stream traffic to `target` travels (a proxy stream of the agent's tunnel, or the
- * edge's upstream), told the client's address and whether the bytes are TLS passed through
- * (default: as the agent's bind says); throws, naming why, when it cannot.
+ * edge's upstream), told the client connection `conn` and whether the bytes are TLS passed through
+ * (default: as the agent's bind says); throws, naming why, when it cannot. An agent's bind that
+ * asks for the PROXY protocol (`ProxyProto`) gets its header as the stream's first bytes
+ * (proxy-protocol.ts).
  */
-export function openStream(target: StreamTarget, clientAddr: string, passthroughTls?: boolean): Duplex {
+export function openStream(target: StreamTarget, conn: ConnectionFacts, passthroughTls?: boolean): Duplex {
+  const clientAddr = hostPort(conn.clientIp, conn.clientPort);
   if (target.kind === 'edge') return target.open(clientAddr, passthroughTls);
-  return target.session.openProxy(target.tunnel.tunnelId, { clientAddr, ...(passthroughTls === undefined ? {} : { passthroughTls }) });
+  const stream = target.session.openProxy(target.tunnel.tunnelId, { clientAddr, ...(passthroughTls === undefined ? {} : { passthroughTls }) });
+  const request = target.tunnel.request;
+  if (request.kind === 'endpoint' && request.options.proxyProto !== 0) stream.write(proxyProtocolHeader(request.options.proxyProto, conn));
+  return stream;
 }
 
 /** The live sessions the ingress routes to (an agent gateway's `sessions`). */

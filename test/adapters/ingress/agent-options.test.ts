@@ -1,15 +1,16 @@
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
-import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
+import { createServer as createHttpServer, type IncomingHttpHeaders, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
-import { connect as netConnect, createServer as createNetServer } from 'node:net';
+import { connect as netConnect, createServer as createNetServer, type Socket } from 'node:net';
+import { connect as tlsConnect } from 'node:tls';
 import { after, before, describe, test, type TestContext } from 'node:test';
 import { listenLocally, startIngressServer, startJsonApp, type IngressServer } from './fixtures.ts';
 import { callIngress } from './helpers.ts';
 
 /**
  * Options the vendor's agent (the @ngrok/ngrok SDK) sets on its listeners, as the vendor's edge
- * applies them to clients' traffic through Burrow's ingress: IP restrictions.
+ * applies them to clients' traffic through Burrow's ingress: IP restrictions, the PROXY protocol.
  */
 
 let ingress: IngressServer;
@@ -95,3 +96,112 @@ async function startEcho(t: TestContext): Promise<{ port: number; seen: () => nu
   t.after(() => local.close());
   return { port: local.port, seen: () => connections };
 }
+
+/** A PROXY protocol header as a service behind the agent reads it. */
+interface ProxyHeader {
+  readonly version: 1 | 2;
+  readonly source: string;
+  readonly destination: string;
+}
+
+/**
+ * Reads a PROXY protocol header (v1 or v2) off the start of `socket`; resolves it with the bytes
+ * after it, or undefined when the first bytes are none.
+ */
+function readProxyHeader(socket: Socket): Promise<{ header: ProxyHeader; rest: Buffer } | undefined> {
+  const V2 = Buffer.from('0d0a0d0a000d0a515549540a', 'hex');
+  return new Promise((resolve) => {
+    let bytes = Buffer.alloc(0);
+    const done = (result: { header: ProxyHeader; rest: Buffer } | undefined) => {
+      socket.off('data', onData);
+      resolve(result);
+    };
+    const onData = (chunk: Buffer) => {
+      bytes = Buffer.concat([bytes, chunk]);
+      if (bytes.length >= 16 && bytes.subarray(0, 12).equals(V2)) {
+        const length = bytes.readUInt16BE(14);
+        if (bytes.length < 16 + length) return;
+        const family = bytes[13];
+        const size = family === 0x11 ? 4 : 16;
+        const address = (at: number) => (size === 4 ? [...bytes.subarray(at, at + 4)].join('.') : bytes.subarray(at, at + 16).toString('hex'));
+        const ports = 16 + 2 * size;
+        return done({
+          header: { version: 2, source: `${address(16)}:${bytes.readUInt16BE(ports)}`, destination: `${address(16 + size)}:${bytes.readUInt16BE(ports + 2)}` },
+          rest: bytes.subarray(16 + length),
+        });
+      }
+      const end = bytes.indexOf('\r\n');
+      if (end === -1 && bytes.length < 108) return;
+      const line = /^PROXY TCP[46] (\S+) (\S+) (\d+) (\d+)$/.exec(bytes.subarray(0, end).toString('latin1'));
+      if (!line) return done(undefined);
+      done({ header: { version: 1, source: `${line[1]}:${line[3]}`, destination: `${line[2]}:${line[4]}` }, rest: bytes.subarray(end + 2) });
+    };
+    socket.on('data', onData);
+  });
+}
+
+/**
+ * A local service that expects a PROXY protocol header on each connection (closing one without)
+ * and hands the connection on after it: to an HTTP server answering the header it came with as
+ * JSON (`http`), or to `raw` with the header and the first bytes after it.
+ */
+async function startProxyProtocolService(t: TestContext, raw?: (socket: Socket, header: ProxyHeader, rest: Buffer) => void): Promise<number> {
+  const headers = new WeakMap<Socket, ProxyHeader>();
+  const http = createHttpServer((req, res) => res.end(JSON.stringify({ url: req.url, proxy: headers.get(req.socket) })));
+  const local = await listenLocally(
+    createNetServer((socket) => {
+      void readProxyHeader(socket).then((read) => {
+        if (!read) return void socket.destroy();
+        if (raw) return raw(socket, read.header, read.rest);
+        headers.set(socket, read.header);
+        socket.unshift(read.rest);
+        http.emit('connection', socket);
+      });
+    }),
+  );
+  t.after(() => local.close());
+  return local.port;
+}
+
+describe('the PROXY protocol (proxyProto)', () => {
+  test('HTTP: the header of the version asked for reaches the service before the request, naming the client and the ingress address it reached', async (t) => {
+    const session = await ingress.agent(t);
+    const port = await startProxyProtocolService(t);
+    for (const version of ['1', '2'] as const) {
+      const listener = await session.httpEndpoint().proxyProto(version).listenAndForward(`http://127.0.0.1:${port}`);
+      const client = netConnect(ingress.port('http_ingress'), '127.0.0.1');
+      await once(client, 'connect');
+      const clientPort = client.localPort;
+      client.write(`GET /v${version} HTTP/1.1\r\nHost: ${hostOf(listener.url())}\r\nConnection: close\r\n\r\n`);
+      let answer = '';
+      for await (const chunk of client) answer += String(chunk);
+      const seen = JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4));
+      assert.equal(seen.url, `/v${version}`);
+      assert.deepEqual(seen.proxy, { version: Number(version), source: `127.0.0.1:${clientPort}`, destination: `127.0.0.1:${ingress.port('http_ingress')}` });
+    }
+  });
+
+  test('TCP and TLS: the header comes first, then the client\'s own bytes (a TLS ClientHello passed through untouched)', async (t) => {
+    const session = await ingress.agent(t);
+    const seen: { header: ProxyHeader; first: number }[] = [];
+    const port = await startProxyProtocolService(t, (socket, header, rest) => {
+      const first = (bytes: Buffer) => {
+        seen.push({ header, first: bytes[0]! });
+        socket.end(`${header.version} ${bytes.toString('latin1').startsWith('ping') ? 'pong' : 'tls'}`);
+      };
+      if (rest.length > 0) first(rest);
+      else socket.once('data', first);
+    });
+    const tcp = await session.tcpEndpoint().proxyProto('2').listenAndForward(`tcp://127.0.0.1:${port}`);
+    assert.equal(await tcpExchange(tcp.url()!, 'ping'), '2 pong');
+    assert.equal(seen[0]!.header.source.startsWith('127.0.0.1:'), true);
+    assert.equal(seen[0]!.header.destination, `127.0.0.1:${new URL(tcp.url()!).port}`);
+
+    const tls = await session.tlsEndpoint().proxyProto('1').listenAndForward(`tcp://127.0.0.1:${port}`);
+    const client = tlsConnect({ host: '127.0.0.1', port: ingress.port('tls_ingress'), servername: hostOf(tls.url()) });
+    await new Promise((resolve) => client.on('error', () => undefined).once('close', resolve));
+    assert.equal(seen[1]!.header.version, 1);
+    assert.equal(seen[1]!.header.destination, `127.0.0.1:${ingress.port('tls_ingress')}`);
+    assert.equal(seen[1]!.first, 0x16, 'a TLS handshake record follows the header');
+  });
+});
