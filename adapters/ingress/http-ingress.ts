@@ -15,6 +15,7 @@ import { errorPage, INGRESS_CODES, type ErrorPage } from './error-page.ts';
 import { keptStreamsOf, type KeptStreamRequest } from './kept-streams.ts';
 import type { IngressPolicies } from './policies.ts';
 import { HttpTrace, traceOf } from './traffic-trace.ts';
+import { joinWebSocketToStream, websocketAccepted, websocketHandshakeProblem } from './websocket-tcp.ts';
 import { hostnameOf, openStream, type AgentTarget, type HttpScheme, type IngressRoutes } from './routes.ts';
 
 /**
@@ -60,6 +61,9 @@ function relayBody(from: Readable, to: Writable, through?: Transform): void {
 
 /** How often the server looks for connections past `ingress_head_ms`. */
 const HEAD_CHECK_MS = 500;
+
+/** The vendor's words for ERR_NGROK_3206. */
+const NOT_A_WEBSOCKET = 'Expected a websocket request with a "Connection: upgrade" header but did not receive one.';
 
 /** Header fields that describe one connection, not the message (RFC 9110 §7.6.1), never forwarded. */
 const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'te', 'trailer', 'upgrade']);
@@ -199,6 +203,7 @@ export function createHttpIngress(burrow: BurrowCore<any>, options: HttpIngressO
     const reply = responseReply(req, res);
     const admitted = await admit(req, reply, seen);
     if (!admitted) return;
+    if (admitted.target.kind === 'agent' && admitted.target.websocketTcp) return void reply.send(page(400, INGRESS_CODES.websocketExpected, NOT_A_WEBSOCKET));
     const upstream = upstreamOf(admitted, reply, false, [], req.socket);
     if (!upstream) return;
     // A client that goes away takes its upstream request with it (the agent sees the stream reset).
@@ -234,6 +239,7 @@ export function createHttpIngress(burrow: BurrowCore<any>, options: HttpIngressO
     const reply = socketReply(socket);
     const admitted = await admit(req, reply, seen);
     if (!admitted) return;
+    if (admitted.target.kind === 'agent' && admitted.target.websocketTcp) return convertWebsocket(admitted, req, socket as Socket, head, reply, seen);
     // An upgrade's request has no body: what follows its head is the upgraded protocol's, sent on after a 101.
     const upstream = upstreamOf(admitted, reply, true, [
       ['Connection', 'Upgrade'],
@@ -267,6 +273,29 @@ export function createHttpIngress(burrow: BurrowCore<any>, options: HttpIngressO
       }),
     );
     upstream.end();
+  }
+
+  /**
+   * An upgrade to an endpoint that converts WebSockets to TCP (websocket-tcp.ts): the ingress
+   * accepts the handshake itself and carries the messages' bytes down a proxy stream as TCP; any
+   * other upgrade is refused (3206). No response phase runs: no upstream answered over HTTP.
+   */
+  function convertWebsocket(admitted: Admitted, req: IncomingMessage, socket: Socket, head: Buffer, reply: Reply, seen: HttpTrace): void {
+    const problem = websocketHandshakeProblem(req);
+    if (problem) return reply.send(page(400, INGRESS_CODES.websocketExpected, problem));
+    let stream: Duplex;
+    try {
+      stream = openStream(admitted.target, admitted.conn);
+    } catch (error) {
+      return reply.send(offline(admitted.target, error as Error));
+    }
+    const accepted = websocketAccepted(req);
+    let fromClient = head.length;
+    socket.on('data', (chunk: Buffer) => (fromClient += chunk.length));
+    seen.requestBody(() => fromClient);
+    seen.upstreamAnswered(101, accepted, stream, undefined, false);
+    socket.write(rawHead(101, accepted));
+    joinWebSocketToStream(socket, stream, head, LIMITS.ingress_idle_ms.value);
   }
 
   /**

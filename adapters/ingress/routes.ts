@@ -25,6 +25,8 @@ export interface AgentTarget {
   readonly tunnel: AgentTunnel;
   /** The rules of the endpoint's policy: the options the agent set on its bind. */
   readonly sources: readonly RuleSource[];
+  /** The bind asks for WebSocket-to-TCP conversion (`WebsocketTCPConverter`, websocket-tcp.ts). */
+  readonly websocketTcp: boolean;
 }
 
 /** A cloud endpoint (POST /endpoints): its stored traffic policy answers or forwards every request. */
@@ -149,7 +151,8 @@ export class IngressRoutes {
         // the traffic policy as decoded (older agents send it as an object).
         const options = { ...(request.raw as AgentBindOptions), TrafficPolicy: request.options.trafficPolicy };
         const account = this.#accountOf(session);
-        return { kind: 'agent', endpoint: { id: tunnel.tunnelId, url: tunnel.url, account }, account, session, tunnel, sources: agentBindSources(request.proto, options) };
+        const websocketTcp = (request.proto === 'http' || request.proto === 'https') && Boolean((request.raw as { WebsocketTCPConverter?: unknown }).WebsocketTCPConverter);
+        return { kind: 'agent', endpoint: { id: tunnel.tunnelId, url: tunnel.url, account }, account, session, tunnel, sources: agentBindSources(request.proto, options), websocketTcp };
       }
     }
     return undefined;

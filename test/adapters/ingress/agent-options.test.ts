@@ -6,11 +6,12 @@ import { connect as netConnect, createServer as createNetServer, type Socket } f
 import { connect as tlsConnect } from 'node:tls';
 import { after, before, describe, test, type TestContext } from 'node:test';
 import { listenLocally, startIngressServer, startJsonApp, type IngressServer } from './fixtures.ts';
-import { callIngress } from './helpers.ts';
+import { callIngress, upgradeCall, WebSocketFrames } from './helpers.ts';
 
 /**
  * Options the vendor's agent (the @ngrok/ngrok SDK) sets on its listeners, as the vendor's edge
- * applies them to clients' traffic through Burrow's ingress: IP restrictions, the PROXY protocol.
+ * applies them to clients' traffic through Burrow's ingress: IP restrictions, the PROXY protocol,
+ * WebSocket-to-TCP conversion.
  */
 
 let ingress: IngressServer;
@@ -203,5 +204,83 @@ describe('the PROXY protocol (proxyProto)', () => {
     assert.equal(seen[1]!.header.version, 1);
     assert.equal(seen[1]!.header.destination, `127.0.0.1:${ingress.port('tls_ingress')}`);
     assert.equal(seen[1]!.first, 0x16, 'a TLS handshake record follows the header');
+  });
+});
+
+/** A TCP service that answers what it reads upper-cased (ASCII), and reports each connection's end and byte count. */
+async function startUpperService(t: TestContext): Promise<{ port: number; ended: Promise<number>[] }> {
+  const ended: Promise<number>[] = [];
+  const local = await listenLocally(
+    createNetServer({ allowHalfOpen: true }, (socket) => {
+      let bytes = 0;
+      socket.on('data', (chunk: Buffer) => {
+        bytes += chunk.length;
+        socket.write(chunk.toString('latin1').toUpperCase(), 'latin1');
+      });
+      ended.push(new Promise((resolve) => socket.once('end', () => {
+        resolve(bytes);
+        socket.end();
+      })));
+    }),
+  );
+  t.after(() => local.close());
+  return { port: local.port, ended };
+}
+
+describe('WebSocket-to-TCP conversion (websocketTcpConversion)', () => {
+  test('a request that is no WebSocket handshake answers ERR_NGROK_3206; a handshake is accepted by the ingress and its messages\' bytes reach a TCP service, whose bytes come back as binary frames', async (t) => {
+    const session = await ingress.agent(t);
+    const service = await startUpperService(t);
+    const listener = await session.httpEndpoint().websocketTcpConversion().listenAndForward(`http://127.0.0.1:${service.port}`);
+    const host = hostOf(listener.url());
+    const port = ingress.port('http_ingress');
+
+    const plain = await callIngress(port, { host, path: '/' });
+    assert.equal(plain.status, 400);
+    assert.equal(plain.headers['ngrok-error-code'], 'ERR_BURROW_3206');
+    assert.match(plain.body.toString(), /Expected a websocket request with a &#34;Connection: upgrade&#34; header but did not receive one\./);
+
+    const opened = await upgradeCall(port, host, '/any/path');
+    assert.ok('switched' in opened, 'the ingress accepts the handshake');
+    assert.equal(opened.switched.statusCode, 101);
+    const ws = new WebSocketFrames(opened.socket, opened.head);
+    // A text message in two fragments, then a binary one: their bytes, in order, as TCP.
+    ws.send(1, 'hel', { fin: false });
+    ws.send(0, 'lo ');
+    ws.send(2, 'world');
+    assert.equal((await ws.read(11)).toString(), 'HELLO WORLD');
+    ws.send(9, 'are you there');
+    assert.deepEqual(await ws.next(), { fin: true, opcode: 10, payload: Buffer.from('are you there') });
+    // 256 KiB in one frame each way, streamed.
+    const big = Buffer.alloc(256 * 1024, 'abcdefgh');
+    ws.send(2, big);
+    assert.equal((await ws.read(big.length)).equals(Buffer.from(big.toString().toUpperCase())), true);
+    // The client's close is answered with its code and ends the service's connection.
+    ws.send(8, Buffer.from([0x03, 0xe8]));
+    assert.deepEqual(await ws.next(), { fin: true, opcode: 8, payload: Buffer.from([0x03, 0xe8]) });
+    assert.equal(await service.ended[0], 11 + big.length);
+  });
+
+  test('the service\'s end closes the WebSocket (1000); a frame that breaks the protocol (unmasked) is answered with 1002', async (t) => {
+    const session = await ingress.agent(t);
+    const hangUp = await listenLocally(createNetServer((socket) => socket.once('data', () => socket.end('bye'))));
+    t.after(() => hangUp.close());
+    const listener = await session.httpEndpoint().websocketTcpConversion().listenAndForward(`http://127.0.0.1:${hangUp.port}`);
+    const host = hostOf(listener.url());
+    const port = ingress.port('http_ingress');
+
+    const first = await upgradeCall(port, host, '/');
+    assert.ok('switched' in first);
+    const ws = new WebSocketFrames(first.socket, first.head);
+    ws.send(2, 'hi');
+    assert.equal((await ws.read(3)).toString(), 'bye');
+    assert.deepEqual(await ws.next(), { fin: true, opcode: 8, payload: Buffer.from([0x03, 0xe8]) });
+
+    const second = await upgradeCall(port, host, '/');
+    assert.ok('switched' in second);
+    const broken = new WebSocketFrames(second.socket, second.head);
+    broken.send(2, 'not masked', { masked: false });
+    assert.deepEqual(await broken.next(), { fin: true, opcode: 8, payload: Buffer.from([0x03, 0xea]) });
+    assert.equal(await broken.next(), undefined, 'the ingress closes the connection after');
   });
 });
