@@ -15,6 +15,7 @@ import { errorPage, INGRESS_CODES, type ErrorPage } from './error-page.ts';
 import { keptStreamsOf, type KeptStreamRequest } from './kept-streams.ts';
 import type { IngressPolicies } from './policies.ts';
 import { HttpTrace, traceOf } from './traffic-trace.ts';
+import { http2Call, type UpstreamAnswer, type UpstreamCall } from './h2-upstream.ts';
 import { joinWebSocketToStream, websocketAccepted, websocketHandshakeProblem } from './websocket-tcp.ts';
 import { hostnameOf, openStream, type AgentTarget, type HttpScheme, type IngressRoutes } from './routes.ts';
 
@@ -158,11 +159,36 @@ export function createHttpIngress(burrow: BurrowCore<any>, options: HttpIngressO
   /**
    * The request as it goes down the agent's proxy stream; undefined (the client answered) when the
    * stream cannot open. A request to an agent's tunnel (not an upgrade) takes a stream kept for
-   * the client's connection (kept-streams.ts) when `client` is given.
+   * the client's connection (kept-streams.ts) when `client` is given; to an agent whose upstream
+   * speaks HTTP/2, it goes as HTTP/2 on a stream of its own (h2-upstream.ts).
    */
-  function upstreamOf(admitted: Admitted, reply: Reply, upgrading: boolean, extraHeaders: HeaderList = [], client?: Socket) {
+  function upstreamOf(admitted: Admitted, reply: Reply, upgrading: boolean, extraHeaders: HeaderList = [], client?: Socket): UpstreamCall | undefined {
     const { target, facts, conn, authority, scheme } = admitted;
     const open = () => openStream(target, conn);
+    const url = new URL(facts.url);
+    // The body's framing is the one the ingress parsed, whatever the header list (a policy's, or a
+    // Connection that names Content-Length) says: the upstream must read the body the policy saw
+    // as one body, never as a second request.
+    const headers: HeaderList = [
+      ...forwardable(facts.headers).filter(([name]) => name.toLowerCase() !== 'content-length'),
+      ...(upgrading ? [] : admitted.body.framing),
+      ...extraHeaders,
+      ['X-Forwarded-For', conn.clientIp],
+      ['X-Forwarded-Host', authority],
+      ['X-Forwarded-Proto', scheme],
+    ];
+    if (!upgrading && target.kind === 'agent' && target.http2) {
+      let stream: Duplex;
+      try {
+        stream = open();
+      } catch (error) {
+        return void reply.send(offline(target, error as Error));
+      }
+      // HTTP/2 frames the body itself (DATA frames ending with the stream): no Transfer-Encoding; the Host is the :authority.
+      const host = headers.find(([name]) => name.toLowerCase() === 'host')?.[1] ?? url.host;
+      const fields = headers.filter(([name]) => !['host', 'transfer-encoding'].includes(name.toLowerCase()));
+      return http2Call(stream, { method: facts.method, path: `${url.pathname}${url.search}`, scheme, authority: host, headers: fields });
+    }
     let connection: Pick<ClientRequestArgs, 'agent' | 'createConnection'> & Partial<KeptStreamRequest>;
     if (client && target.kind === 'agent' && !target.session.ended) {
       connection = { agent: keptStreamsOf(keptStreams, client), streamKey: `${target.session.id} ${target.tunnel.tunnelId}`, openStream: open };
@@ -175,18 +201,7 @@ export function createHttpIngress(burrow: BurrowCore<any>, options: HttpIngressO
       }
       connection = { createConnection: () => stream as unknown as Socket };
     }
-    const url = new URL(facts.url);
-    // The body's framing is the one the ingress parsed, whatever the header list (a policy's, or a
-    // Connection that names Content-Length) says: the upstream must read the body the policy saw
-    // as one body, never as a second request.
-    const headers = forwardable(facts.headers).filter(([name]) => name.toLowerCase() !== 'content-length');
-    return upstreamRequest({
-      ...connection,
-      method: facts.method,
-      path: `${url.pathname}${url.search}`,
-      headers: flatten([...headers, ...(upgrading ? [] : admitted.body.framing), ...extraHeaders, ['X-Forwarded-For', conn.clientIp], ['X-Forwarded-Host', authority], ['X-Forwarded-Proto', scheme]]),
-      setHost: false,
-    });
+    return upstreamRequest({ ...connection, method: facts.method, path: `${url.pathname}${url.search}`, headers: flatten(headers), setHost: false });
   }
 
   const upstreamBroken = (admitted: Admitted, error: Error) =>
@@ -215,7 +230,7 @@ export function createHttpIngress(burrow: BurrowCore<any>, options: HttpIngressO
       if (res.headersSent) res.destroy();
       else send(res, upstreamBroken(admitted, error));
     });
-    upstream.on('response', (response: IncomingMessage) =>
+    upstream.on('response', (response: UpstreamAnswer) =>
       relayAnswer(admitted, reply, response, response, (outcome) => {
         let headers = forwardable(outcome.response.headers);
         const compressor = outcome.compression ? COMPRESSORS[outcome.compression]() : undefined;
@@ -302,7 +317,7 @@ export function createHttpIngress(burrow: BurrowCore<any>, options: HttpIngressO
    * Runs the response phases over the agent's answer: an ending of the policy answers the client
    * (and drops `upstream`, the agent's answer), else `relay` sends the answer as the policy left it.
    */
-  function relayAnswer(admitted: Admitted, reply: Reply, response: IncomingMessage, upstream: { destroy(): void }, relay: (outcome: HttpResponseOutcome) => void): void {
+  function relayAnswer(admitted: Admitted, reply: Reply, response: Pick<UpstreamAnswer, 'statusCode' | 'rawHeaders'>, upstream: { destroy(): void }, relay: (outcome: HttpResponseOutcome) => void): void {
     const upstreamAnswer = { status: response.statusCode ?? 502, headers: headerPairs(response.rawHeaders) };
     admitted.seen?.upstreamHead(upstreamAnswer.status, upstreamAnswer.headers);
     void respond(admitted.exchanges, upstreamAnswer, admitted.seen)

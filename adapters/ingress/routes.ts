@@ -27,6 +27,8 @@ export interface AgentTarget {
   readonly sources: readonly RuleSource[];
   /** The bind asks for WebSocket-to-TCP conversion (`WebsocketTCPConverter`, websocket-tcp.ts). */
   readonly websocketTcp: boolean;
+  /** The agent's upstream speaks HTTP/2 (the bind's `ForwardsProto` is `http2`, h2-upstream.ts). */
+  readonly http2: boolean;
 }
 
 /** A cloud endpoint (POST /endpoints): its stored traffic policy answers or forwards every request. */
@@ -151,8 +153,10 @@ export class IngressRoutes {
         // the traffic policy as decoded (older agents send it as an object).
         const options = { ...(request.raw as AgentBindOptions), TrafficPolicy: request.options.trafficPolicy };
         const account = this.#accountOf(session);
-        const websocketTcp = (request.proto === 'http' || request.proto === 'https') && Boolean((request.raw as { WebsocketTCPConverter?: unknown }).WebsocketTCPConverter);
-        return { kind: 'agent', endpoint: { id: tunnel.tunnelId, url: tunnel.url, account }, account, session, tunnel, sources: agentBindSources(request.proto, options), websocketTcp };
+        const http = request.proto === 'http' || request.proto === 'https';
+        const websocketTcp = http && Boolean((request.raw as { WebsocketTCPConverter?: unknown }).WebsocketTCPConverter);
+        const target = { kind: 'agent', endpoint: { id: tunnel.tunnelId, url: tunnel.url, account }, account, session, tunnel, sources: agentBindSources(request.proto, options) } as const;
+        return { ...target, websocketTcp, http2: http && request.forwardsProto === 'http2' };
       }
     }
     return undefined;

@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
+import { createHash } from 'node:crypto';
 import { createServer as createHttpServer, type IncomingHttpHeaders, type IncomingMessage } from 'node:http';
+import { createServer as createHttp2Server, type Http2ServerRequest, type Http2ServerResponse } from 'node:http2';
 import { request as httpsRequest } from 'node:https';
 import { connect as netConnect, createServer as createNetServer, type Socket } from 'node:net';
 import { connect as tlsConnect } from 'node:tls';
@@ -11,7 +13,7 @@ import { callIngress, upgradeCall, WebSocketFrames } from './helpers.ts';
 /**
  * Options the vendor's agent (the @ngrok/ngrok SDK) sets on its listeners, as the vendor's edge
  * applies them to clients' traffic through Burrow's ingress: IP restrictions, the PROXY protocol,
- * WebSocket-to-TCP conversion.
+ * WebSocket-to-TCP conversion, HTTP/2 to the upstream.
  */
 
 let ingress: IngressServer;
@@ -282,5 +284,57 @@ describe('WebSocket-to-TCP conversion (websocketTcpConversion)', () => {
     broken.send(2, 'not masked', { masked: false });
     assert.deepEqual(await broken.next(), { fin: true, opcode: 8, payload: Buffer.from([0x03, 0xea]) });
     assert.equal(await broken.next(), undefined, 'the ingress closes the connection after');
+  });
+});
+
+/** An app that speaks HTTP/2 only (h2c with prior knowledge; an HTTP/1.1 request is no HTTP/2 preface and is dropped): answers what it got as JSON. */
+async function startHttp2App(t: TestContext): Promise<number> {
+  const server = createHttp2Server(async (req: Http2ServerRequest, res: Http2ServerResponse) => {
+    const hash = createHash('sha256');
+    let length = 0;
+    for await (const chunk of req) {
+      hash.update(chunk as Buffer);
+      length += (chunk as Buffer).length;
+    }
+    res.setHeader('content-type', 'application/json');
+    res.setHeader('set-cookie', ['a=1', 'b=2']);
+    res.end(JSON.stringify({ version: req.httpVersion, method: req.method, path: req.url, authority: req.authority, headers: req.headers, length, sha256: hash.digest('hex') }));
+  });
+  const local = await listenLocally(server as unknown as import('node:net').Server);
+  t.after(() => local.close());
+  return local.port;
+}
+
+describe('HTTP/2 to the upstream (appProtocol("http2"))', () => {
+  test('requests reach an HTTP/2-only app as HTTP/2, bodies both ways; GET /endpoints says upstream_protocol http2', async (t) => {
+    const session = await ingress.agent(t);
+    const port = await startHttp2App(t);
+    const h2 = await session.httpEndpoint().appProtocol('http2').listenAndForward(`http://127.0.0.1:${port}`);
+    const h1 = await session.httpEndpoint().listenAndForward(`http://127.0.0.1:${port}`);
+    const host = hostOf(h2.url());
+    const body = Buffer.alloc(1024 * 1024, 'h2');
+    const answer = await callIngress(ingress.port('http_ingress'), { method: 'POST', host, path: '/upload?x=1', headers: { 'x-test': 'yes', cookie: 'c=3' }, body });
+    assert.equal(answer.status, 200);
+    assert.deepEqual(answer.headers['set-cookie'], ['a=1', 'b=2']);
+    const seen = JSON.parse(answer.body.toString());
+    assert.deepEqual(
+      [seen.version, seen.method, seen.path, seen.authority, seen.headers['x-test'], seen.headers['x-forwarded-proto'], seen.headers['content-length'], seen.length, seen.sha256],
+      ['2.0', 'POST', '/upload?x=1', host, 'yes', 'http', String(body.length), body.length, createHash('sha256').update(body).digest('hex')],
+    );
+    // A chunked request body arrives whole, framed by the HTTP/2 stream alone.
+    const chunked = await callIngress(ingress.port('http_ingress'), { method: 'PUT', host, path: '/chunks', headers: { 'transfer-encoding': 'chunked' }, body: Buffer.from('some bytes') });
+    assert.deepEqual([JSON.parse(chunked.body.toString()).length, JSON.parse(chunked.body.toString()).headers['content-length']], [10, undefined]);
+
+    const endpoints = await ingress.server.request('GET', '/endpoints');
+    const protocolOf = (url: string | null) => endpoints.body.endpoints.find((endpoint: { url: string }) => endpoint.url === url).upstream_protocol;
+    assert.equal(protocolOf(h2.url()), 'http2');
+    assert.equal(protocolOf(h1.url()), 'http1');
+    // Spoken to in HTTP/1.1, the same app drops the connection: the 502 the appProtocol option avoids.
+    assert.equal((await callIngress(ingress.port('http_ingress'), { host: hostOf(h1.url()) })).status, 502);
+  });
+
+  test('an upstream protocol other than http1 or http2 refuses the bind (ERR_NGROK_15003)', async (t) => {
+    const session = await ingress.agent(t);
+    await assert.rejects(session.httpEndpoint().appProtocol('http3').listen(), /15003|Upstream protocol is invalid: http3/);
   });
 });
