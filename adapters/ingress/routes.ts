@@ -57,7 +57,9 @@ export function openStream(target: StreamTarget, conn: ConnectionFacts, passthro
   if (target.kind === 'edge') return target.open(clientAddr, passthroughTls);
   const stream = target.session.openProxy(target.tunnel.tunnelId, { clientAddr, ...(passthroughTls === undefined ? {} : { passthroughTls }) });
   const request = target.tunnel.request;
-  if (request.kind === 'endpoint' && request.options.proxyProto !== 0) stream.write(proxyProtocolHeader(request.options.proxyProto, conn));
+  // An SSH session's tunnel (adapters/ssh-gateway/routable.ts) reads as a bind without the option.
+  const version = request.kind === 'endpoint' ? request.options.proxyProto : 0;
+  if (version) stream.write(proxyProtocolHeader(version, conn));
   return stream;
 }
 
