@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import { createHash } from 'node:crypto';
 import { createServer as createHttpServer, type IncomingHttpHeaders, type IncomingMessage } from 'node:http';
-import { createServer as createHttp2Server, type Http2ServerRequest, type Http2ServerResponse } from 'node:http2';
+import { connect as http2Connect, constants as http2Constants, createServer as createHttp2Server, type ClientHttp2Session, type Http2ServerRequest, type Http2ServerResponse, type IncomingHttpHeaders as Http2Headers } from 'node:http2';
 import { request as httpsRequest } from 'node:https';
 import { connect as netConnect, createServer as createNetServer, type Socket } from 'node:net';
 import { connect as tlsConnect } from 'node:tls';
@@ -30,6 +30,13 @@ after(async () => {
 });
 
 const hostOf = (url: string | null) => new URL(url!).hostname;
+
+/** Listens with `server` on a free loopback port until the test ends (its connections closed then); answers the port. */
+async function serveLocally(t: TestContext, server: import('node:net').Server): Promise<number> {
+  const local = await listenLocally(server);
+  t.after(() => local.close());
+  return local.port;
+}
 
 /** One HTTPS request to the TLS ingress for `name` (trusting Burrow's CA). */
 async function httpsCall(name: string, path = '/'): Promise<{ status: number; headers: IncomingHttpHeaders; body: string }> {
@@ -90,14 +97,14 @@ describe('IP restrictions on the agent\'s bind (allowCidr / denyCidr)', () => {
 /** A TCP service that answers a line upper-cased and closes; counts the connections it saw. */
 async function startEcho(t: TestContext): Promise<{ port: number; seen: () => number }> {
   let connections = 0;
-  const local = await listenLocally(
+  const port = await serveLocally(
+    t,
     createNetServer((socket) => {
       connections++;
       socket.once('data', (chunk: Buffer) => socket.end(chunk.toString().toUpperCase()));
     }),
   );
-  t.after(() => local.close());
-  return { port: local.port, seen: () => connections };
+  return { port, seen: () => connections };
 }
 
 /** A PROXY protocol header as a service behind the agent reads it. */
@@ -151,7 +158,8 @@ function readProxyHeader(socket: Socket): Promise<{ header: ProxyHeader; rest: B
 async function startProxyProtocolService(t: TestContext, raw?: (socket: Socket, header: ProxyHeader, rest: Buffer) => void): Promise<number> {
   const headers = new WeakMap<Socket, ProxyHeader>();
   const http = createHttpServer((req, res) => res.end(JSON.stringify({ url: req.url, proxy: headers.get(req.socket) })));
-  const local = await listenLocally(
+  return serveLocally(
+    t,
     createNetServer((socket) => {
       void readProxyHeader(socket).then((read) => {
         if (!read) return void socket.destroy();
@@ -162,8 +170,6 @@ async function startProxyProtocolService(t: TestContext, raw?: (socket: Socket, 
       });
     }),
   );
-  t.after(() => local.close());
-  return local.port;
 }
 
 describe('the PROXY protocol (proxyProto)', () => {
@@ -212,7 +218,8 @@ describe('the PROXY protocol (proxyProto)', () => {
 /** A TCP service that answers what it reads upper-cased (ASCII), and reports each connection's end and byte count. */
 async function startUpperService(t: TestContext): Promise<{ port: number; ended: Promise<number>[] }> {
   const ended: Promise<number>[] = [];
-  const local = await listenLocally(
+  const port = await serveLocally(
+    t,
     createNetServer({ allowHalfOpen: true }, (socket) => {
       let bytes = 0;
       socket.on('data', (chunk: Buffer) => {
@@ -225,8 +232,7 @@ async function startUpperService(t: TestContext): Promise<{ port: number; ended:
       })));
     }),
   );
-  t.after(() => local.close());
-  return { port: local.port, ended };
+  return { port, ended };
 }
 
 describe('WebSocket-to-TCP conversion (websocketTcpConversion)', () => {
@@ -265,9 +271,8 @@ describe('WebSocket-to-TCP conversion (websocketTcpConversion)', () => {
 
   test('the service\'s end closes the WebSocket (1000); a frame that breaks the protocol (unmasked) is answered with 1002', async (t) => {
     const session = await ingress.agent(t);
-    const hangUp = await listenLocally(createNetServer((socket) => socket.once('data', () => socket.end('bye'))));
-    t.after(() => hangUp.close());
-    const listener = await session.httpEndpoint().websocketTcpConversion().listenAndForward(`http://127.0.0.1:${hangUp.port}`);
+    const hangUp = await serveLocally(t, createNetServer((socket) => socket.once('data', () => socket.end('bye'))));
+    const listener = await session.httpEndpoint().websocketTcpConversion().listenAndForward(`http://127.0.0.1:${hangUp}`);
     const host = hostOf(listener.url());
     const port = ingress.port('http_ingress');
 
@@ -300,9 +305,7 @@ async function startHttp2App(t: TestContext): Promise<number> {
     res.setHeader('set-cookie', ['a=1', 'b=2']);
     res.end(JSON.stringify({ version: req.httpVersion, method: req.method, path: req.url, authority: req.authority, headers: req.headers, length, sha256: hash.digest('hex') }));
   });
-  const local = await listenLocally(server as unknown as import('node:net').Server);
-  t.after(() => local.close());
-  return local.port;
+  return serveLocally(t, server as unknown as import('node:net').Server);
 }
 
 describe('HTTP/2 to the upstream (appProtocol("http2"))', () => {
@@ -336,5 +339,74 @@ describe('HTTP/2 to the upstream (appProtocol("http2"))', () => {
   test('an upstream protocol other than http1 or http2 refuses the bind (ERR_NGROK_15003)', async (t) => {
     const session = await ingress.agent(t);
     await assert.rejects(session.httpEndpoint().appProtocol('http3').listen(), /15003|Upstream protocol is invalid: http3/);
+  });
+});
+
+/** An HTTP/2 connection to the TLS ingress for `name` (ALPN h2, trusting Burrow's CA), closed after the test. */
+async function http2Client(t: TestContext, name: string): Promise<ClientHttp2Session> {
+  const session = http2Connect(`https://${name}`, { host: '127.0.0.1', port: ingress.port('tls_ingress'), servername: name, ca: ingress.ca } as never);
+  t.after(() => session.destroy());
+  await once(session, 'connect');
+  assert.equal((session.socket as import('node:tls').TLSSocket).alpnProtocol, 'h2');
+  return session;
+}
+
+/** One HTTP/2 request on `session`: its status, headers and body. */
+async function http2Call(session: ClientHttp2Session, headers: Record<string, string>, body?: Buffer): Promise<{ status: number; headers: Http2Headers; body: Buffer }> {
+  const request = session.request(headers, { endStream: body === undefined });
+  if (body) request.end(body);
+  const [answer] = (await once(request, 'response')) as [Http2Headers];
+  const chunks: Buffer[] = [];
+  for await (const chunk of request) chunks.push(chunk as Buffer);
+  return { status: Number(answer[':status']), headers: answer, body: Buffer.concat(chunks) };
+}
+
+describe('HTTP/2 clients on the TLS ingress (ALPN h2)', () => {
+  test('requests over one HTTP/2 connection, side by side, reach the agent\'s HTTP/1.1 app through the same policy path; an HTTP/2 app too', async (t) => {
+    const session = await ingress.agent(t);
+    const h1 = await session.httpEndpoint().listenAndForward(`http://127.0.0.1:${app.port}`);
+    const name = hostOf(h1.url());
+    const client = await http2Client(t, name);
+    const [first, second] = await Promise.all([
+      http2Call(client, { ':method': 'GET', ':path': '/one?x=1', 'x-test': 'a' }),
+      http2Call(client, { ':method': 'POST', ':path': '/two' }, Buffer.from('a body')),
+    ]);
+    assert.equal(first.status, 200);
+    const seen1 = JSON.parse(first.body.toString());
+    // The :authority becomes the Host (node's client names the port).
+    assert.deepEqual([seen1.url, seen1.headers.host, seen1.headers['x-test'], seen1.headers['x-forwarded-proto']], ['/one?x=1', `${name}:443`, 'a', 'https']);
+    assert.equal(JSON.parse(second.body.toString()).url, '/two');
+
+    // The agent's options apply as for HTTP/1.1: an IP restriction answers its 403 page on the stream.
+    const restricted = await session.httpEndpoint().allowCidr('192.0.2.0/24').listenAndForward(`http://127.0.0.1:${app.port}`);
+    const refused = await http2Call(await http2Client(t, hostOf(restricted.url())), { ':method': 'GET', ':path': '/' });
+    assert.equal(refused.status, 403);
+    assert.equal(refused.headers['ngrok-error-code'], 'ERR_BURROW_3205');
+
+    const h2app = await startHttp2App(t);
+    const both = await session.httpEndpoint().appProtocol('http2').listenAndForward(`http://127.0.0.1:${h2app}`);
+    const through = await http2Call(await http2Client(t, hostOf(both.url())), { ':method': 'PUT', ':path': '/up' }, Buffer.from('0123456789'));
+    const seen2 = JSON.parse(through.body.toString());
+    assert.deepEqual([through.status, seen2.version, seen2.method, seen2.length, seen2.authority], [200, '2.0', 'PUT', 10, `${hostOf(both.url())}:443`]);
+  });
+
+  test('a body longer than the Content-Length the client declared never reaches the app (the stream is reset)', async (t) => {
+    const session = await ingress.agent(t);
+    const urls: string[] = [];
+    const counting = await serveLocally(t, createHttpServer((req, res) => {
+      urls.push(req.url ?? '');
+      req.resume();
+      req.on('end', () => res.end('ok'));
+    }));
+    const listener = await session.httpEndpoint().listenAndForward(`http://127.0.0.1:${counting}`);
+    const client = await http2Client(t, hostOf(listener.url()));
+    const smuggled = Buffer.from('hello' + 'GET /second HTTP/1.1\r\nHost: x\r\n\r\n');
+    const request = client.request({ ':method': 'POST', ':path': '/first', 'content-length': '5' }, { endStream: false });
+    request.end(smuggled);
+    await new Promise((resolve) => request.on('error', () => undefined).once('close', resolve));
+    assert.notEqual(request.rstCode, http2Constants.NGHTTP2_NO_ERROR);
+    // The connection is still good, and the app saw no second request.
+    assert.equal((await http2Call(client, { ':method': 'GET', ':path': '/after' })).status, 200);
+    assert.ok(urls.includes('/after') && !urls.includes('/second'), `the app saw ${urls.join(', ')}`);
   });
 });
