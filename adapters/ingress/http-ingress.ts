@@ -230,7 +230,7 @@ export function createHttpIngress(burrow: BurrowCore<any>, options: HttpIngressO
     const reply = responseReply(req, res);
     const admitted = await admit(req, reply, seen);
     if (!admitted) return;
-    if (admitted.target.kind === 'agent' && admitted.target.websocketTcp) return void reply.send(page(400, INGRESS_CODES.websocketExpected, NOT_A_WEBSOCKET));
+    if (admitted.target.websocketTcp) return void reply.send(page(400, INGRESS_CODES.websocketExpected, NOT_A_WEBSOCKET));
     // An HTTP/2 client's requests run side by side: each takes a stream of its own.
     const upstream = upstreamOf(admitted, reply, false, [], http2Streams.has(req) ? undefined : req.socket);
     if (!upstream) return;
@@ -267,7 +267,7 @@ export function createHttpIngress(burrow: BurrowCore<any>, options: HttpIngressO
     const reply = socketReply(socket);
     const admitted = await admit(req, reply, seen);
     if (!admitted) return;
-    if (admitted.target.kind === 'agent' && admitted.target.websocketTcp) return convertWebsocket(admitted, req, socket as Socket, head, reply, seen);
+    if (admitted.target.websocketTcp) return convertWebsocket(admitted, req, socket as Socket, head, reply, seen);
     // An upgrade's request has no body: what follows its head is the upgraded protocol's, sent on after a 101.
     const upstream = upstreamOf(admitted, reply, true, [
       ['Connection', 'Upgrade'],
@@ -305,8 +305,9 @@ export function createHttpIngress(burrow: BurrowCore<any>, options: HttpIngressO
 
   /**
    * An upgrade to an endpoint that converts WebSockets to TCP (websocket-tcp.ts): the ingress
-   * accepts the handshake itself and carries the messages' bytes down a proxy stream as TCP; any
-   * other upgrade is refused (3206). No response phase runs: no upstream answered over HTTP.
+   * accepts the handshake itself and carries the messages' bytes as TCP (down a proxy stream, or
+   * to an edge's upstream); any other upgrade is refused (3206). No response phase runs: no
+   * upstream answered over HTTP.
    */
   function convertWebsocket(admitted: Admitted, req: IncomingMessage, socket: Socket, head: Buffer, reply: Reply, seen: HttpTrace): void {
     const problem = websocketHandshakeProblem(req);

@@ -5,7 +5,7 @@ import type { HeaderList } from '../../lib/traffic/facts.ts';
 
 /**
  * The WebSocket-to-TCP conversion an agent asks for with its bind's `WebsocketTCPConverter`
- * (SDK `websocketTcpConversion()`): the edge answers the client's WebSocket handshake itself
+ * (SDK `websocketTcpConversion()`), or an HTTPS edge route's `websocket_tcp_converter` module: the edge answers the client's WebSocket handshake itself
  * (RFC 6455) and carries the connection to the agent as a plain TCP stream. The payload of each
  * data frame the client sends (binary or text, fragments as they come) goes down the proxy stream
  * as bytes; each chunk the agent's service sends comes back as one binary frame. Pings are

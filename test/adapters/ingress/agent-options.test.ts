@@ -7,8 +7,8 @@ import { request as httpsRequest } from 'node:https';
 import { connect as netConnect, createServer as createNetServer, type Socket } from 'node:net';
 import { connect as tlsConnect } from 'node:tls';
 import { after, before, describe, test, type TestContext } from 'node:test';
-import { listenLocally, startIngressServer, startJsonApp, type IngressServer } from './fixtures.ts';
-import { callIngress, upgradeCall, WebSocketFrames } from './helpers.ts';
+import { startIngressServer, startJsonApp, type IngressServer } from './fixtures.ts';
+import { callIngress, serveLocally, startUpperService, upgradeCall, WebSocketFrames } from './helpers.ts';
 
 /**
  * Options the vendor's agent (the @ngrok/ngrok SDK) sets on its listeners, as the vendor's edge
@@ -30,13 +30,6 @@ after(async () => {
 });
 
 const hostOf = (url: string | null) => new URL(url!).hostname;
-
-/** Listens with `server` on a free loopback port until the test ends (its connections closed then); answers the port. */
-async function serveLocally(t: TestContext, server: import('node:net').Server): Promise<number> {
-  const local = await listenLocally(server);
-  t.after(() => local.close());
-  return local.port;
-}
 
 /** One HTTPS request to the TLS ingress for `name` (trusting Burrow's CA). */
 async function httpsCall(name: string, path = '/'): Promise<{ status: number; headers: IncomingHttpHeaders; body: string }> {
@@ -214,26 +207,6 @@ describe('the PROXY protocol (proxyProto)', () => {
     assert.equal(seen[1]!.first, 0x16, 'a TLS handshake record follows the header');
   });
 });
-
-/** A TCP service that answers what it reads upper-cased (ASCII), and reports each connection's end and byte count. */
-async function startUpperService(t: TestContext): Promise<{ port: number; ended: Promise<number>[] }> {
-  const ended: Promise<number>[] = [];
-  const port = await serveLocally(
-    t,
-    createNetServer({ allowHalfOpen: true }, (socket) => {
-      let bytes = 0;
-      socket.on('data', (chunk: Buffer) => {
-        bytes += chunk.length;
-        socket.write(chunk.toString('latin1').toUpperCase(), 'latin1');
-      });
-      ended.push(new Promise((resolve) => socket.once('end', () => {
-        resolve(bytes);
-        socket.end();
-      })));
-    }),
-  );
-  return { port, ended };
-}
 
 describe('WebSocket-to-TCP conversion (websocketTcpConversion)', () => {
   test('a request that is no WebSocket handshake answers ERR_NGROK_3206; a handshake is accepted by the ingress and its messages\' bytes reach a TCP service, whose bytes come back as binary frames', async (t) => {

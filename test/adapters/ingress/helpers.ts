@@ -2,9 +2,11 @@ import assert from 'node:assert/strict';
 import { createHash, randomBytes, X509Certificate } from 'node:crypto';
 import { once } from 'node:events';
 import { createServer, request, type Agent, type IncomingHttpHeaders, type IncomingMessage, type OutgoingHttpHeaders } from 'node:http';
+import { createServer as createNetServer, type Server as NetServer } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { TestContext } from 'node:test';
 import { connect as tlsConnect, type TLSSocket } from 'node:tls';
+import { listenLocally } from './fixtures.ts';
 
 /** The ingress tests' client and upstream app: node's HTTP client by Host, a local app that answers what it received. */
 
@@ -219,4 +221,31 @@ export class WebSocketFrames {
       else this.#frames.push(frame);
     }
   }
+}
+
+/** Listens with `server` on a free loopback port until the test ends (its connections closed then); answers the port. */
+export async function serveLocally(t: TestContext, server: NetServer): Promise<number> {
+  const local = await listenLocally(server);
+  t.after(() => local.close());
+  return local.port;
+}
+
+/** A TCP service that answers what it reads upper-cased (ASCII), and reports each connection's end and byte count. */
+export async function startUpperService(t: TestContext): Promise<{ port: number; ended: Promise<number>[] }> {
+  const ended: Promise<number>[] = [];
+  const port = await serveLocally(
+    t,
+    createNetServer({ allowHalfOpen: true }, (socket) => {
+      let bytes = 0;
+      socket.on('data', (chunk: Buffer) => {
+        bytes += chunk.length;
+        socket.write(chunk.toString('latin1').toUpperCase(), 'latin1');
+      });
+      ended.push(new Promise((resolve) => socket.once('end', () => {
+        resolve(bytes);
+        socket.end();
+      })));
+    }),
+  );
+  return { port, ended };
 }
