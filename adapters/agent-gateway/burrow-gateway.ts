@@ -164,7 +164,9 @@ function bindOf(request: BindRequest): AgentBind {
   // The ingress routes this gateway's sessions: a TCP bind gets a real port when one runs.
   if (request.proto === 'tcp') return { proto: 'tcp', ...(request.options.addr ? { addr: request.options.addr } : {}), listened: true, ...policy, ...common };
   const hostname = request.options.hostname || request.options.domain;
-  return { proto: request.proto, ...(hostname ? { hostname } : {}), ...(request.options.subdomain ? { subdomain: request.options.subdomain } : {}), ...policy, ...common };
+  // An HTTP bind's ForwardsProto (SDK appProtocol) is the protocol the ingress speaks down its proxy streams.
+  const upstream = request.proto !== 'tls' && request.forwardsProto ? { upstream_protocol: request.forwardsProto } : {};
+  return { proto: request.proto, ...(hostname ? { hostname } : {}), ...(request.options.subdomain ? { subdomain: request.options.subdomain } : {}), ...policy, ...upstream, ...common };
 }
 
 /**

@@ -3,7 +3,6 @@ import type { Duplex } from 'node:stream';
 import type { BurrowCore } from '../../lib/burrow.ts';
 import type { ConnectOutcome } from '../../lib/traffic/decisions.ts';
 import type { ConnectionFacts } from '../../lib/traffic/facts.ts';
-import { hostPort } from '../addresses.ts';
 import { connectionFacts, joinStreams } from './connections.ts';
 import type { IngressPolicies } from './policies.ts';
 import { openStream, type IngressTarget, type StreamTarget } from './routes.ts';
@@ -48,7 +47,7 @@ export function createCarrier(burrow: BurrowCore<any>, policies: IngressPolicies
     join(client, target, conn, trace, passthroughTls) {
       let upstream: Duplex;
       try {
-        upstream = openStream(target, hostPort(conn.clientIp, conn.clientPort), passthroughTls);
+        upstream = openStream(target, conn, passthroughTls);
       } catch {
         // Offline: the agent went away meanwhile, or the edge has no upstream online.
         return void client.destroy();

@@ -5,6 +5,7 @@ import { connect as connectTls } from 'node:tls';
 import type { BurrowCore } from '../../lib/burrow.ts';
 import { seededRandom } from '../../lib/conventions/ids.ts';
 import { routeEdgeTraffic, type EdgeTraffic, type Upstream } from '../../lib/index.ts';
+import type { StoredModule } from '../../lib/families/edges/index.ts';
 import { LIMITS } from '../../lib/limits.ts';
 import type { EndpointFacts } from '../../lib/traffic/facts.ts';
 import type { RuleSource } from '../../lib/policy/program.ts';
@@ -42,6 +43,8 @@ export interface EdgeTarget {
   readonly sources: readonly RuleSource[];
   /** What the compiled policy is kept under: the same object while the modules stay as they are. */
   readonly policyKey: object;
+  /** The route's `websocket_tcp_converter` module is on: WebSockets reach the upstream as TCP (websocket-tcp.ts). */
+  readonly websocketTcp: boolean;
   /** Opens the stream the traffic travels to the upstream; throws, naming why, when nothing is online. */
   open(clientAddr: string, passthroughTls?: boolean): Duplex;
 }
@@ -82,6 +85,7 @@ export function createEdgeRoutes(burrow: BurrowCore<any>, sessions: () => readon
       account: traffic.account,
       sources,
       policyKey: sources,
+      websocketTcp: traffic.modules.some(({ holder, modules }) => holder === 'https_route' && (modules.websocket_tcp_converter as StoredModule | null | undefined)?.enabled === true),
       open: (clientAddr, passthroughTls = false) => openUpstream(traffic.upstream, live, { clientAddr, edgeType: kind, passthroughTls }),
     };
   }

@@ -13,6 +13,8 @@ export const INGRESS_CODES = {
   endpointOffline: 3200,
   /** The agent's stream failed or its answer was not HTTP ("invalid or incomplete HTTP response"). */
   invalidUpstreamResponse: 3004,
+  /** An endpoint that converts WebSockets to TCP got a request that is no WebSocket handshake. */
+  websocketExpected: 3206,
   /** A cloud endpoint's traffic policy neither answered nor forwarded the request. */
   nonTerminatingCloudPolicy: 6029,
 } as const;

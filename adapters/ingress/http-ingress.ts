@@ -1,3 +1,4 @@
+import { constants, createServer as createHttp2Server, type Http2Session, type ServerHttp2Stream } from 'node:http2';
 import { createServer, request as upstreamRequest, STATUS_CODES, type Agent, type ClientRequestArgs, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { pipeline, type Duplex, type Readable, type Transform, type Writable } from 'node:stream';
@@ -9,7 +10,6 @@ import type { BodyReplacement, HttpResponseOutcome, PolicyTerminal } from '../..
 import { ActionFailure } from '../../lib/policy/actions/types.ts';
 import type { HttpExchange } from '../../lib/policy/engine.ts';
 import { headerPairs, type ConnectionFacts, type HeaderList, type HttpRequestFacts, type HttpResponseFacts, type RequestBody } from '../../lib/traffic/facts.ts';
-import { hostPort } from '../addresses.ts';
 import { heldBytes, isEventStream, rewrittenBody, rewrittenEventStream } from './body-rewrite.ts';
 import { AgentRelayError } from '../agent-gateway/session-handler.ts';
 import { connectionFacts, joinStreams, type Connections } from './connections.ts';
@@ -18,6 +18,8 @@ import { errorPage, INGRESS_CODES, type ErrorPage } from './error-page.ts';
 import { keptStreamsOf, type KeptStreamRequest } from './kept-streams.ts';
 import type { IngressPolicies } from './policies.ts';
 import { HttpTrace, traceOf } from './traffic-trace.ts';
+import { http2Call, type UpstreamAnswer, type UpstreamCall } from './h2-upstream.ts';
+import { joinWebSocketToStream, websocketAccepted, websocketHandshakeProblem } from './websocket-tcp.ts';
 import { hostnameOf, openStream, type AgentTarget, type HttpScheme, type IngressRoutes } from './routes.ts';
 
 /**
@@ -25,7 +27,9 @@ import { hostnameOf, openStream, type AgentTarget, type HttpScheme, type Ingress
  * through the endpoint's traffic policy (lib/policy decides, this file applies), down a proxy
  * stream of the agent's tunnel (adapters/agent-gateway `openProxy`) to the agent's local service.
  * The same server takes plain connections and TLS ones the TLS ingress terminated (HTTPS
- * endpoints). Request and response bodies stream both ways; only a body the policy reads
+ * endpoints); a TLS client whose ALPN chose `h2` is served HTTP/2 by a second server whose
+ * requests take the same path (the upstream still gets HTTP/1.1, or HTTP/2 when the agent's app
+ * speaks it, h2-upstream.ts). Request and response bodies stream both ways; only a body the policy reads
  * (verify-webhook, jwt-validation) is held, up to the engine's own bound, and forwarded after.
  * Upgrades (WebSocket) pass through the request phase, then carry bytes both ways once the
  * agent's service answers 101. A client's bad input answers that client alone (an error page
@@ -64,6 +68,9 @@ function relayBody(from: Readable, to: Writable, through?: Transform): void {
 /** How often the server looks for connections past `ingress_head_ms`. */
 const HEAD_CHECK_MS = 500;
 
+/** The vendor's words for ERR_NGROK_3206. */
+const NOT_A_WEBSOCKET = 'Expected a websocket request with a "Connection: upgrade" header but did not receive one.';
+
 /** Header fields that describe one connection, not the message (RFC 9110 §7.6.1), never forwarded. */
 const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'te', 'trailer', 'upgrade']);
 
@@ -92,8 +99,16 @@ interface Admitted {
   readonly seen: HttpTrace | undefined;
 }
 
-/** The HTTP server of the ingress (not listening: the ingress listens and hands it TLS sockets); see the file comment. */
-export function createHttpIngress(burrow: BurrowCore<any>, options: HttpIngressOptions): Server {
+/** The HTTP ingress's servers (not listening: the ingress listens, the TLS ingress hands it the connections it terminated). */
+export interface HttpIngress {
+  /** The HTTP/1.1 server: plain connections, and TLS ones that did not choose HTTP/2. */
+  readonly server: Server;
+  /** Serves a TLS connection the TLS ingress terminated: HTTP/2 when its ALPN chose `h2`, else HTTP/1.1. */
+  serveTls(socket: TLSSocket): void;
+}
+
+/** The HTTP ingress; see the file comment. */
+export function createHttpIngress(burrow: BurrowCore<any>, options: HttpIngressOptions): HttpIngress {
   const { routes, policies, onError } = options;
   const keptStreams = new WeakMap<Socket, Agent>();
   /** Every exchange is journaled once its answer is done (lib/journal/traffic-journal.ts). */
@@ -105,20 +120,21 @@ export function createHttpIngress(burrow: BurrowCore<any>, options: HttpIngressO
    * undefined) when the policy, or the lack of a target, ends the request.
    */
   async function admit(req: IncomingMessage, reply: Reply, seen?: HttpTrace): Promise<Admitted | undefined> {
-    const encrypted = (req.socket as Partial<TLSSocket>).encrypted === true;
+    const socket = socketOf(req);
+    const encrypted = (socket as Partial<TLSSocket>).encrypted === true;
     const scheme: HttpScheme = encrypted ? 'https' : 'http';
     const coding = req.headers['transfer-encoding'];
     if (coding !== undefined && coding.trim().toLowerCase() !== 'chunked') {
       return void reply.send(page(501, undefined, `the request's Transfer-Encoding ${JSON.stringify(coding)} is not served: a request body is framed by chunked alone, or by a Content-Length`));
     }
-    const authority = req.headers.host ?? '';
+    const authority = authorityOf(req);
     const hostname = hostnameOf(authority);
     let target = await routes.http(hostname, encrypted ? ['https'] : ['http', 'https'], req.url ?? '/');
     if (!target) return void reply.send(page(404, INGRESS_CODES.endpointOffline, `The endpoint ${scheme}://${hostname} is offline.`));
     if (!URL.canParse(req.url ?? '', `${scheme}://${authority}`)) return void reply.send(page(400, undefined, `the request target ${JSON.stringify(req.url)} is not a valid URL`));
     const url = new URL(req.url ?? '', `${scheme}://${authority}`);
-    const known = options.connections.get(req.socket);
-    const conn = connectionFacts(req.socket, known?.startedAt ?? burrow.clock.now(), known?.tls);
+    const known = options.connections.get(socket);
+    const conn = connectionFacts(socket, known?.startedAt ?? burrow.clock.now(), known?.tls);
     seen?.routed(target.endpoint, target.account, conn);
     // The TLS ingress ran on_tcp_connect once for the connection, before its handshake.
     if (known?.connectRanFor !== target.endpoint.id) {
@@ -128,7 +144,7 @@ export function createHttpIngress(burrow: BurrowCore<any>, options: HttpIngressO
       if (connected.tls?.mutualTls && !encrypted) return void reply.send(page(501, undefined, `${target.endpoint.url} asks for client certificates (mutual TLS), which only a TLS connection can present; this request came over plain HTTP`));
     }
     const body = new HeldBody(req, seen);
-    let facts: HttpRequestFacts = { method: req.method ?? 'GET', url: url.href, version: req.httpVersion, headers: headerPairs(req.rawHeaders), receivedAt: burrow.clock.now(), body };
+    let facts: HttpRequestFacts = { method: req.method ?? 'GET', url: url.href, version: req.httpVersion, headers: requestHeaders(req), receivedAt: burrow.clock.now(), body };
     seen?.received(facts);
     seen?.requestBody(() => body.bytes);
     // forward-internal hands the request on to an internal endpoint, whose policy runs in turn; the
@@ -161,12 +177,36 @@ export function createHttpIngress(burrow: BurrowCore<any>, options: HttpIngressO
   /**
    * The request as it goes down the agent's proxy stream; undefined (the client answered) when the
    * stream cannot open. A request to an agent's tunnel (not an upgrade) takes a stream kept for
-   * the client's connection (kept-streams.ts) when `client` is given.
+   * the client's connection (kept-streams.ts) when `client` is given; to an agent whose upstream
+   * speaks HTTP/2, it goes as HTTP/2 on a stream of its own (h2-upstream.ts).
    */
-  function upstreamOf(admitted: Admitted, reply: Reply, upgrading: boolean, extraHeaders: HeaderList = [], client?: Socket) {
+  function upstreamOf(admitted: Admitted, reply: Reply, upgrading: boolean, extraHeaders: HeaderList = [], client?: Socket): UpstreamCall | undefined {
     const { target, facts, conn, authority, scheme } = admitted;
-    const clientAddr = hostPort(conn.clientIp, conn.clientPort);
-    const open = () => openStream(target, clientAddr);
+    const open = () => openStream(target, conn);
+    const url = new URL(facts.url);
+    // The body's framing is the one the ingress parsed, whatever the header list (a policy's, or a
+    // Connection that names Content-Length) says: the upstream must read the body the policy saw
+    // as one body, never as a second request.
+    const headers: HeaderList = [
+      ...forwardable(facts.headers).filter(([name]) => name.toLowerCase() !== 'content-length'),
+      ...(upgrading ? [] : admitted.replacedBody ? [['Content-Length', String(admitted.replacedBody.byteLength)] as const] : admitted.body.framing),
+      ...extraHeaders,
+      ['X-Forwarded-For', conn.clientIp],
+      ['X-Forwarded-Host', authority],
+      ['X-Forwarded-Proto', scheme],
+    ];
+    if (!upgrading && target.kind === 'agent' && target.http2) {
+      let stream: Duplex;
+      try {
+        stream = open();
+      } catch (error) {
+        return void reply.send(offline(target, error as Error));
+      }
+      // HTTP/2 frames the body itself (DATA frames ending with the stream): no Transfer-Encoding; the Host is the :authority.
+      const host = headers.find(([name]) => name.toLowerCase() === 'host')?.[1] ?? url.host;
+      const fields = headers.filter(([name]) => !['host', 'transfer-encoding'].includes(name.toLowerCase()));
+      return http2Call(stream, { method: facts.method, path: `${url.pathname}${url.search}`, scheme, authority: host, headers: fields });
+    }
     let connection: Pick<ClientRequestArgs, 'agent' | 'createConnection'> & Partial<KeptStreamRequest>;
     if (client && target.kind === 'agent' && !target.session.ended) {
       connection = { agent: keptStreamsOf(keptStreams, client), streamKey: `${target.session.id} ${target.tunnel.tunnelId}`, openStream: open };
@@ -179,18 +219,7 @@ export function createHttpIngress(burrow: BurrowCore<any>, options: HttpIngressO
       }
       connection = { createConnection: () => stream as unknown as Socket };
     }
-    const url = new URL(facts.url);
-    // The body's framing is the one the ingress parsed, whatever the header list (a policy's, or a
-    // Connection that names Content-Length) says: the upstream must read the body the policy saw
-    // as one body, never as a second request.
-    const headers = forwardable(facts.headers).filter(([name]) => name.toLowerCase() !== 'content-length');
-    return upstreamRequest({
-      ...connection,
-      method: facts.method,
-      path: `${url.pathname}${url.search}`,
-      headers: flatten([...headers, ...(upgrading ? [] : admitted.replacedBody ? [['Content-Length', String(admitted.replacedBody.byteLength)] as const] : admitted.body.framing), ...extraHeaders, ['X-Forwarded-For', conn.clientIp], ['X-Forwarded-Host', authority], ['X-Forwarded-Proto', scheme]]),
-      setHost: false,
-    });
+    return upstreamRequest({ ...connection, method: facts.method, path: `${url.pathname}${url.search}`, headers: flatten(headers), setHost: false });
   }
 
   const upstreamBroken = (admitted: Admitted, error: Error) =>
@@ -207,7 +236,9 @@ export function createHttpIngress(burrow: BurrowCore<any>, options: HttpIngressO
     const reply = responseReply(req, res);
     const admitted = await admit(req, reply, seen);
     if (!admitted) return;
-    const upstream = upstreamOf(admitted, reply, false, [], req.socket);
+    if (admitted.target.websocketTcp) return void reply.send(page(400, INGRESS_CODES.websocketExpected, NOT_A_WEBSOCKET));
+    // An HTTP/2 client's requests run side by side: each takes a stream of its own.
+    const upstream = upstreamOf(admitted, reply, false, [], http2Streams.has(req) ? undefined : req.socket);
     if (!upstream) return;
     // A client that goes away takes its upstream request with it (the agent sees the stream reset).
     res.on('close', () => {
@@ -216,9 +247,9 @@ export function createHttpIngress(burrow: BurrowCore<any>, options: HttpIngressO
     upstream.on('error', (error) => {
       reportFailure(admitted);
       if (res.headersSent) res.destroy();
-      else send(res, upstreamBroken(admitted, error));
+      else send(res, upstreamBroken(admitted, error), http2Streams.has(req));
     });
-    upstream.on('response', (response: IncomingMessage) =>
+    upstream.on('response', (response: UpstreamAnswer) =>
       relayAnswer(admitted, reply, response, response, (outcome) => {
         const relay = (given: HeaderList, body: Readable) => {
           let headers = given;
@@ -254,6 +285,7 @@ export function createHttpIngress(burrow: BurrowCore<any>, options: HttpIngressO
     const reply = socketReply(socket);
     const admitted = await admit(req, reply, seen);
     if (!admitted) return;
+    if (admitted.target.websocketTcp) return convertWebsocket(admitted, req, socket as Socket, head, reply, seen);
     // An upgrade's request has no body: what follows its head is the upgraded protocol's, sent on after a 101.
     const upstream = upstreamOf(admitted, reply, true, [
       ['Connection', 'Upgrade'],
@@ -290,10 +322,34 @@ export function createHttpIngress(burrow: BurrowCore<any>, options: HttpIngressO
   }
 
   /**
+   * An upgrade to an endpoint that converts WebSockets to TCP (websocket-tcp.ts): the ingress
+   * accepts the handshake itself and carries the messages' bytes as TCP (down a proxy stream, or
+   * to an edge's upstream); any other upgrade is refused (3206). No response phase runs: no
+   * upstream answered over HTTP.
+   */
+  function convertWebsocket(admitted: Admitted, req: IncomingMessage, socket: Socket, head: Buffer, reply: Reply, seen: HttpTrace): void {
+    const problem = websocketHandshakeProblem(req);
+    if (problem) return reply.send(page(400, INGRESS_CODES.websocketExpected, problem));
+    let stream: Duplex;
+    try {
+      stream = openStream(admitted.target, admitted.conn);
+    } catch (error) {
+      return reply.send(offline(admitted.target, error as Error));
+    }
+    const accepted = websocketAccepted(req);
+    let fromClient = head.length;
+    socket.on('data', (chunk: Buffer) => (fromClient += chunk.length));
+    seen.requestBody(() => fromClient);
+    seen.upstreamAnswered(101, accepted, stream, undefined, false);
+    socket.write(rawHead(101, accepted));
+    joinWebSocketToStream(socket, stream, head, LIMITS.ingress_idle_ms.value);
+  }
+
+  /**
    * Runs the response phases over the agent's answer: an ending of the policy answers the client
    * (and drops `upstream`, the agent's answer), else `relay` sends the answer as the policy left it.
    */
-  function relayAnswer(admitted: Admitted, reply: Reply, response: IncomingMessage, upstream: { destroy(): void }, relay: (outcome: HttpResponseOutcome) => void): void {
+  function relayAnswer(admitted: Admitted, reply: Reply, response: Pick<UpstreamAnswer, 'statusCode' | 'rawHeaders'>, upstream: { destroy(): void }, relay: (outcome: HttpResponseOutcome) => void): void {
     const upstreamAnswer = { status: response.statusCode ?? 502, headers: headerPairs(response.rawHeaders) };
     admitted.seen?.upstreamHead(upstreamAnswer.status, upstreamAnswer.headers);
     void respond(admitted.exchanges, upstreamAnswer, admitted.seen)
@@ -369,6 +425,43 @@ export function createHttpIngress(burrow: BurrowCore<any>, options: HttpIngressO
   server.on('connection', (socket: Socket) => {
     if (!options.connections.has(socket)) options.connections.set(socket, { startedAt: burrow.clock.now() });
   });
+  /**
+   * HTTP/2 clients (ALPN `h2` on the TLS ingress): their requests take the same path as HTTP/1.1
+   * ones (node's compatibility API), each bounded as a connection's: the head by
+   * `ingress_header_bytes`, a silent connection by `ingress_idle_ms`, at most H2_STREAMS requests
+   * at a time on one connection.
+   */
+  const h2 = createHttp2Server({ settings: { maxHeaderListSize: LIMITS.ingress_header_bytes.value, maxConcurrentStreams: H2_STREAMS } }, (req, res) => {
+    const request = req as unknown as IncomingMessage;
+    http2Streams.set(request, { session: req.stream.session!, stream: res.stream });
+    void serve(request, res as unknown as ServerResponse).catch((error: unknown) => fail(responseReply(request, res as unknown as ServerResponse), error));
+  });
+  h2.setTimeout(LIMITS.ingress_idle_ms.value);
+  /** The TLS connection under each HTTP/2 session (node shows requests only a stand-in of it). */
+  const h2Sockets = new WeakMap<Http2Session, Socket>();
+  const http2Streams = new WeakMap<IncomingMessage, { readonly session: Http2Session; readonly stream: ServerHttp2Stream }>();
+  /** The client's connection of a request. */
+  const socketOf = (req: IncomingMessage): Socket => {
+    const streams = http2Streams.get(req);
+    return (streams && h2Sockets.get(streams.session)) ?? req.socket;
+  };
+  const responseReply = (req: IncomingMessage, res: ServerResponse): Reply => ({
+    send: (answer) => send(res, answer, http2Streams.has(req)),
+    // An HTTP/2 request's "connection" is its stream: closing it leaves the client's other requests be.
+    drop: () => {
+      const streams = http2Streams.get(req);
+      if (streams) streams.stream.close(constants.NGHTTP2_CANCEL);
+      else req.socket.destroy();
+    },
+    begun: () => res.headersSent,
+  });
+  /** The fields of a request as the policy reads them: an HTTP/2 request's without its pseudo-headers, with its `:authority` as the Host. */
+  const requestHeaders = (req: IncomingMessage): HeaderList => {
+    const fields = headerPairs(req.rawHeaders);
+    if (!http2Streams.has(req)) return fields;
+    return [['Host', authorityOf(req)], ...fields.filter(([name]) => !name.startsWith(':') && name !== 'host')];
+  };
+
   server.on('clientError', (error: Error & { code?: string }, socket: Duplex) => {
     if (error.code === 'ECONNRESET' || !socket.writable) return void socket.destroy();
     const refusal =
@@ -379,8 +472,26 @@ export function createHttpIngress(burrow: BurrowCore<any>, options: HttpIngressO
           : page(400, undefined, `the request is not valid HTTP/1.1: ${error.message}`);
     socket.end(rawResponse(refusal));
   });
-  return server;
+  return {
+    server,
+    serveTls(socket) {
+      if (socket.alpnProtocol !== 'h2') return void server.emit('connection', socket);
+      // A server-side TLSSocket made by hand keeps secureConnecting set after its handshake (node
+      // clears it only for a tls.Server's own), and node's HTTP/2 session would wait for a
+      // 'secureConnect' that never comes: the handshake is done.
+      (socket as unknown as { secureConnecting: boolean }).secureConnecting = false;
+      // node makes the session as the connection is handed over, and tells it before returning.
+      h2.once('session', (session: Http2Session) => h2Sockets.set(session, socket));
+      h2.emit('connection', socket);
+    },
+  };
 }
+
+/** Requests one HTTP/2 connection may have open at a time. */
+const H2_STREAMS = 100;
+
+/** The authority a request names: an HTTP/2 request's `:authority`, else its Host. */
+const authorityOf = (req: IncomingMessage): string => String(req.headers[':authority'] ?? req.headers.host ?? '');
 
 /**
  * The request body as the policy engine may read it: held up to the size asked (the engine's
@@ -451,7 +562,9 @@ class HeldBody implements RequestBody {
     const { headers } = this.#req;
     if (headers['transfer-encoding'] !== undefined) return [['Transfer-Encoding', 'chunked']];
     if (headers['content-length'] !== undefined) return [['Content-Length', headers['content-length']]];
-    return [];
+    // HTTP/2 frames a body by its stream (node checks a Content-Length against it): one that goes on past the head is sent chunked.
+    const http2 = (this.#req as { stream?: { endAfterHeaders: boolean } }).stream;
+    return http2 && !http2.endAfterHeaders ? [['Transfer-Encoding', 'chunked']] : [];
   }
 
   /** Body bytes read from the client so far (held and forwarded). */
@@ -473,8 +586,6 @@ function forwardable(headers: HeaderList): HeaderList {
   return headers.filter(([name]) => !HOP_BY_HOP.has(name.toLowerCase()) && !named.has(name.toLowerCase()));
 }
 
-const responseReply = (req: IncomingMessage, res: ServerResponse): Reply => ({ send: (answer) => send(res, answer), drop: () => req.socket.destroy(), begun: () => res.headersSent });
-
 /**
  * The reply on the socket node's HTTP server hands over with an upgrade (a net.Socket, or the TLS
  * ingress's TLSSocket); its answers are written raw, once.
@@ -488,9 +599,10 @@ const socketReply = (socket: Duplex): Reply => ({
   begun: () => (socket as Socket).bytesWritten > 0,
 });
 
-function send(res: ServerResponse, answer: ErrorPage): void {
+/** Sends `answer` on `res`; over HTTP/2 (`http2`) without the connection's fields, which HTTP/2 has none of. */
+function send(res: ServerResponse, answer: ErrorPage, http2 = false): void {
   traceOf(res)?.answered(answer.status, answer.headers, answer.body, answer.message);
-  res.writeHead(answer.status, flatten(answer.headers));
+  res.writeHead(answer.status, flatten(http2 ? answer.headers.filter(([name]) => !HOP_BY_HOP.has(name.toLowerCase())) : answer.headers));
   res.end(answer.body);
 }
 

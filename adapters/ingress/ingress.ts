@@ -72,7 +72,8 @@ export async function createIngress<C>(burrow: BurrowCore<any>, options: Ingress
   const policies = createIngressPolicies(burrow);
   const carrier = createCarrier(burrow, policies, onError);
   const connections: Connections = new WeakMap();
-  const httpServer = createHttpIngress(burrow, { routes, policies, connections, onError });
+  const httpIngress = createHttpIngress(burrow, { routes, policies, connections, onError });
+  const httpServer = httpIngress.server;
   const sockets = new Set<Socket>();
   // Upgraded connections leave node's HTTP server: the ingress closes every connection itself.
   const track = (socket: Socket) => {
@@ -113,7 +114,7 @@ export async function createIngress<C>(burrow: BurrowCore<any>, options: Ingress
     if (http) detachReplay = burrow.traffic.attachSender(replaySender(burrow, http));
     let tls: BoundAddress | undefined;
     if (options.tls) {
-      const tlsServer = createTlsIngress(burrow, { routes, carrier, certificates: createIngressCertificates(burrow), http: httpServer, connections, onError });
+      const tlsServer = createTlsIngress(burrow, { routes, carrier, certificates: createIngressCertificates(burrow), http: httpIngress, connections, onError });
       tlsServer.on('connection', track);
       tls = await open('tls_ingress', tlsServer, options.tls);
     }

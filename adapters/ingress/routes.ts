@@ -1,10 +1,12 @@
 import type { Duplex } from 'node:stream';
 import type { AgentTunnel, RoutableSession } from '../agent-gateway/index.ts';
 import { findCloudEndpoint, isInternalHost, type BurrowCore } from '../../lib/index.ts';
-import type { EndpointFacts } from '../../lib/traffic/facts.ts';
+import type { ConnectionFacts, EndpointFacts } from '../../lib/traffic/facts.ts';
+import { hostPort } from '../addresses.ts';
 import { agentBindSources, type AgentBindOptions } from '../../lib/policy/sources.ts';
 import type { RuleSource } from '../../lib/policy/program.ts';
 import { createEdgeRoutes, type EdgeRoutes, type EdgeTarget } from './edge-routes.ts';
+import { proxyProtocolHeader } from './proxy-protocol.ts';
 
 /**
  * Where the ingress sends traffic: which target serves a host name (or a TCP address). A live
@@ -23,6 +25,10 @@ export interface AgentTarget {
   readonly tunnel: AgentTunnel;
   /** The rules of the endpoint's policy: the options the agent set on its bind. */
   readonly sources: readonly RuleSource[];
+  /** The bind asks for WebSocket-to-TCP conversion (`WebsocketTCPConverter`, websocket-tcp.ts). */
+  readonly websocketTcp: boolean;
+  /** The agent's upstream speaks HTTP/2 (the bind's `ForwardsProto` is `http2`, h2-upstream.ts). */
+  readonly http2: boolean;
 }
 
 /** A cloud endpoint (POST /endpoints): its stored traffic policy answers or forwards every request. */
@@ -41,12 +47,20 @@ export type StreamTarget = AgentTarget | EdgeTarget;
 
 /**
  * Opens the stream traffic to `target` travels (a proxy stream of the agent's tunnel, or the
- * edge's upstream), told the client's address and whether the bytes are TLS passed through
- * (default: as the agent's bind says); throws, naming why, when it cannot.
+ * edge's upstream), told the client connection `conn` and whether the bytes are TLS passed through
+ * (default: as the agent's bind says); throws, naming why, when it cannot. An agent's bind that
+ * asks for the PROXY protocol (`ProxyProto`) gets its header as the stream's first bytes
+ * (proxy-protocol.ts).
  */
-export function openStream(target: StreamTarget, clientAddr: string, passthroughTls?: boolean): Duplex {
+export function openStream(target: StreamTarget, conn: ConnectionFacts, passthroughTls?: boolean): Duplex {
+  const clientAddr = hostPort(conn.clientIp, conn.clientPort);
   if (target.kind === 'edge') return target.open(clientAddr, passthroughTls);
-  return target.session.openProxy(target.tunnel.tunnelId, { clientAddr, ...(passthroughTls === undefined ? {} : { passthroughTls }) });
+  const stream = target.session.openProxy(target.tunnel.tunnelId, { clientAddr, ...(passthroughTls === undefined ? {} : { passthroughTls }) });
+  const request = target.tunnel.request;
+  // An SSH session's tunnel (adapters/ssh-gateway/routable.ts) reads as a bind without the option.
+  const version = request.kind === 'endpoint' ? request.options.proxyProto : 0;
+  if (version) stream.write(proxyProtocolHeader(version, conn));
+  return stream;
 }
 
 /** The live sessions the ingress routes to (an agent gateway's `sessions`). */
@@ -189,7 +203,17 @@ function agentTarget({ session, tunnel, account }: HeldAgentTunnel): AgentTarget
   // The Opts object as the agent sent it carries the vendor's option names agentBindSources reads;
   // the traffic policy as decoded (older agents send it as an object).
   const options = { ...(request.raw as AgentBindOptions), TrafficPolicy: request.options.trafficPolicy };
-  return { kind: 'agent', endpoint: { id: tunnel.tunnelId, url: tunnel.url!, account }, account, session, tunnel, sources: agentBindSources(request.proto, options) };
+  const http = request.proto === 'http' || request.proto === 'https';
+  return {
+    kind: 'agent',
+    endpoint: { id: tunnel.tunnelId, url: tunnel.url!, account },
+    account,
+    session,
+    tunnel,
+    sources: agentBindSources(request.proto, options),
+    websocketTcp: http && Boolean((request.raw as { WebsocketTCPConverter?: unknown }).WebsocketTCPConverter),
+    http2: http && request.forwardsProto === 'http2',
+  };
 }
 
 /** The host name of an endpoint URL, or '' for none. */

@@ -1,5 +1,4 @@
 import { X509Certificate } from 'node:crypto';
-import type { Server as HttpServer } from 'node:http';
 import { createServer, type Server, type Socket } from 'node:net';
 import { createSecureContext, TLSSocket } from 'node:tls';
 import type { BurrowCore } from '../../lib/burrow.ts';
@@ -10,6 +9,7 @@ import { isDnsName } from '../../lib/conventions/acl.ts';
 import type { IngressCertificates, ServedCertificate } from './certificates.ts';
 import { CLIENT_HELLO_MAX_BYTES, ClientHelloError, serverNameOf } from './client-hello.ts';
 import type { Carrier } from './carry.ts';
+import type { HttpIngress } from './http-ingress.ts';
 import { tlsFacts, type Connections } from './connections.ts';
 import type { IngressRoutes, IngressTarget, StreamTarget } from './routes.ts';
 
@@ -38,8 +38,8 @@ export interface TlsIngressOptions {
   /** Connections carried as bytes (carry.ts): on_tcp_connect runs through it for every name. */
   readonly carrier: Carrier;
   readonly certificates: IngressCertificates;
-  /** The HTTP ingress's server: terminated connections are handed to it. */
-  readonly http: HttpServer;
+  /** The HTTP ingress: terminated connections are handed to it. */
+  readonly http: HttpIngress;
   readonly connections: Connections;
   readonly onError: (error: unknown) => void;
 }
@@ -78,7 +78,8 @@ export function createTlsIngress(burrow: BurrowCore<any>, options: TlsIngressOpt
       return carrier.join(socket, stream, carried.conn, carried.trace, true);
     }
     const served = termination?.serverCertificate && termination.serverPrivateKey ? ownCertificate(termination) : await certificates.for(name, target !== undefined);
-    const secure = await terminate(socket, served, termination);
+    // HTTPS is served as HTTP/1.1 or HTTP/2, as the client's ALPN prefers; a TLS endpoint's bytes are its service's own.
+    const secure = await terminate(socket, served, termination, stream ? ['http/1.1'] : ['h2', 'http/1.1']);
     if (!secure) return;
     clearTimeout(deadline);
     if (stream && carried) return carrier.join(secure, stream, carried.conn, carried.trace, false);
@@ -86,14 +87,14 @@ export function createTlsIngress(burrow: BurrowCore<any>, options: TlsIngressOpt
     const clientChain = termination?.mutualTls ? peerChain(secure) : [];
     const info = { startedAt, tls: { ...tlsFacts(secure, served.certificatePem), ...(clientChain.length > 0 ? { clientChain } : {}) }, ...(target ? { connectRanFor: target.endpoint.id } : {}) };
     options.connections.set(secure as unknown as Socket, info);
-    options.http.emit('connection', secure);
+    options.http.serveTls(secure);
   }
 
   /** The TLS session on `socket` as `termination` asks, once its handshake (and client certificate check) passed. */
-  function terminate(socket: Socket, served: ServedCertificate, termination: TlsTermination | undefined): Promise<TLSSocket | undefined> {
+  function terminate(socket: Socket, served: ServedCertificate, termination: TlsTermination | undefined, alpn: string[]): Promise<TLSSocket | undefined> {
     const mutual = termination?.mutualTls;
     const context = termination ? createSecureContext({ cert: served.certificatePem, key: served.privateKeyPem, minVersion: `TLSv${termination.minVersion}`, maxVersion: `TLSv${termination.maxVersion}` }) : served.context;
-    const secure = new TLSSocket(socket, { isServer: true, secureContext: context, ALPNProtocols: ['http/1.1'], requestCert: mutual !== undefined, rejectUnauthorized: false });
+    const secure = new TLSSocket(socket, { isServer: true, secureContext: context, ALPNProtocols: alpn, requestCert: mutual !== undefined, rejectUnauthorized: false });
     return new Promise((resolve) => {
       const refuse = () => {
         secure.destroy();

@@ -146,7 +146,7 @@ export class HttpTrace {
       ...(this.#message !== undefined ? { message: this.#message } : {}),
       startedAt: this.#startedAt,
       durationMs: Math.round((performance.now() - this.#started) * 1000) / 1000,
-      request: { ...(this.#request ?? { method: req.method ?? 'GET', url: `${scheme(req)}://${req.headers.host ?? ''}${req.url ?? ''}`, headers: [] }), bodyBytes: this.#requestBytes(), ...optionalBody(this.#requestBody) },
+      request: { ...(this.#request ?? { method: req.method ?? 'GET', url: `${scheme(req)}://${String(req.headers[':authority'] ?? req.headers.host ?? '')}${req.url ?? ''}`, headers: [] }), bodyBytes: this.#requestBytes(), ...optionalBody(this.#requestBody) },
       response: this.#answer ? { ...this.#answer, bodyBytes: this.#answerBytes, ...optionalBody(this.#answerBody) } : undefined,
       ...(this.#upstreamHead ? { upstream: this.#upstreamHead } : {}),
     };

@@ -251,8 +251,11 @@ export function agentBindSources(protocol: BindProtocol, options: AgentBindOptio
   const ip = options.IPRestriction;
   if (ip && (ip.allow_cidrs?.length || ip.deny_cidrs?.length)) {
     // The agent's restriction lists CIDRs to allow and to deny; with only denials, everything else is allowed.
+    // On an HTTP(S) endpoint it refuses each request (403, ERR_NGROK_3205), as the vendor's edge does;
+    // a TCP or TLS endpoint has only the connection to close.
     const allow = ip.allow_cidrs?.length ? [...ip.allow_cidrs] : ['0.0.0.0/0', '::/0'];
-    sources.push(internal('agent:ip_restriction', { on_tcp_connect: [rule({ type: 'restrict-ips', config: { allow, deny: [...(ip.deny_cidrs ?? [])] } })] }));
+    const restrict = rule({ type: 'restrict-ips', config: { allow, deny: [...(ip.deny_cidrs ?? [])] } });
+    sources.push(internal('agent:ip_restriction', http ? { on_http_request: [restrict] } : { on_tcp_connect: [restrict] }));
   }
   if (http) {
     if (options.CircuitBreaker?.error_threshold) sources.push(internal('agent:circuit_breaker', { on_http_request: [rule({ type: 'circuit-breaker', config: { error_threshold: options.CircuitBreaker.error_threshold, volume_threshold: 20 } })] }));

@@ -119,7 +119,14 @@ describe('options an agent sets on its bind, as rules', () => {
     assert.equal((await agent('https', options, basic('alice', 'password2'))).request!.terminal, undefined);
     assert.equal((await agent('https', options, basic('legacy', 'password1'))).request!.terminal, undefined);
     assert.equal((await agent('https', options, basic('alice', 'nope'))).request!.terminal?.kind, 'error');
-    assert.deepEqual((await agent('https', options, request({}, { clientIp: '203.0.113.9' }))).connect.terminal, { kind: 'close', reason: '203.0.113.9 is denied by 203.0.113.9/32' });
+    // On an HTTP(S) endpoint each request is refused with a page; on TCP and TLS the connection closes.
+    const refused = await agent('https', options, request({}, { clientIp: '203.0.113.9' }));
+    assert.equal(refused.connect.terminal, undefined);
+    assert.equal(refused.request!.terminal?.kind, 'error');
+    if (refused.request!.terminal?.kind === 'error') assert.deepEqual([refused.request!.terminal.error.status, refused.request!.terminal.error.code], [403, 'ERR_NGROK_3205']);
+    const ip = { IPRestriction: options.IPRestriction };
+    assert.deepEqual((await agent('tcp', ip, request({}, { clientIp: '203.0.113.9' }))).connect.terminal, { kind: 'close', reason: '203.0.113.9 is denied by 203.0.113.9/32' });
+    assert.deepEqual((await agent('tls', ip, request({}, { clientIp: '198.51.100.1' }))).connect.terminal, { kind: 'close', reason: '198.51.100.1 matches no allowed CIDR' });
     const hashed = h.engine.compile(agentBindSources('http', { BasicAuth: { credentials: [{ username: 'a', hashed_password: 'aGFzaA==' }] } }));
     assert.deepEqual(hashed.problems, ['agent:basic_auth: basic auth with hashed passwords cannot be checked: the vendor does not document the hash']);
   });

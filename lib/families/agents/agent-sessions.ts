@@ -12,7 +12,7 @@ import { INSTANCE_SCOPE, readAll, type StoreReader } from '../../store.ts';
 import type { TcpPortLease, TcpPorts } from '../../traffic/tcp-ports.ts';
 import { CREDENTIAL_KIND } from '../credentials/index.ts';
 import { findReservedDomain } from '../domains/index.ts';
-import { isInternalHost } from '../endpoints/index.ts';
+import { isInternalHost, UPSTREAM_PROTOCOLS } from '../endpoints/index.ts';
 import { evaluateRestriction, IP_POLICIES_ERRORS, ipPolicyExists } from '../ip-policies/index.ts';
 import { findReservedAddr } from '../reserved-addrs/index.ts';
 import { SSH_CREDENTIAL_KIND, validSshPublicKey } from '../ssh/index.ts';
@@ -91,6 +91,8 @@ interface BindCommon {
   readonly traffic_policy?: string;
   /** The tunnel's metadata (default: the session's). */
   readonly metadata?: string;
+  /** The protocol the agent speaks to its upstream (the Bind's `ForwardsProto`): `http1` (default) or `http2`; HTTP binds only. */
+  readonly upstream_protocol?: string;
 }
 interface NamedBind extends BindCommon {
   readonly proto: 'http' | 'https' | 'tls';
@@ -218,6 +220,9 @@ const FREE_ADDR_PROBES = 64;
 
 /** Starts one tunnel (and its endpoint) on a live session: see the file comment for the rules. */
 export async function bindAgentTunnel(instance: Instance, account: string, sessionId: string, bind: AgentBind): Promise<BoundTunnel> {
+  if (bind.upstream_protocol && !UPSTREAM_PROTOCOLS.includes(bind.upstream_protocol)) {
+    throw new ApiError(AGENTS_ERRORS.AGENT_UPSTREAM_PROTOCOL_INVALID, `Upstream protocol is invalid: ${bind.upstream_protocol} (use http1 or http2)`);
+  }
   for (let attempt = 1; ; attempt++) {
     const lease = bind.proto === 'tcp' && bind.listened ? await listenFor(instance.services.tcpPorts, bind.addr) : undefined;
     let bound: BoundTunnel;
@@ -263,7 +268,14 @@ async function startBoundTunnel(instance: Instance, account: string, sessionId: 
     const credential = { kind: session.credential.kind, id: session.credential.id, acl: credentialRecord.acl as string[] };
     const owner = { ...session, owner_id: session.owner_id ?? '' };
     const tunnel = (proto: TunnelProto, url: string, labels: Readonly<Record<string, string>> = {}) =>
-      startTunnel(ctx, owner, { proto, url, labels, metadata: bind.metadata ?? session.metadata, ...(bind.forwards_to === undefined ? {} : { forwards_to: bind.forwards_to }) });
+      startTunnel(ctx, owner, {
+        proto,
+        url,
+        labels,
+        metadata: bind.metadata ?? session.metadata,
+        ...(bind.forwards_to === undefined ? {} : { forwards_to: bind.forwards_to }),
+        ...(bind.upstream_protocol ? { upstream_protocol: bind.upstream_protocol } : {}),
+      });
     if (bind.proto === 'labeled') {
       checkAcl(credential, 'labels', { labels: bind.labels });
       return { tunnelId: (await tunnel('', '', bind.labels)).id };

@@ -124,6 +124,8 @@ export interface TunnelStart {
   readonly forwards_to?: string;
   /** Default: a new `tn_` id. */
   readonly id?: string;
+  /** The agent endpoint's `upstream_protocol` (HTTP tunnels; default `http1`). */
+  readonly upstream_protocol?: string;
 }
 
 /**
@@ -149,7 +151,7 @@ export async function startTunnel(ctx: OperationContext, session: TunnelOwner, s
   };
   await ctx.tx.put(scopeOf(ctx, TUNNEL_KIND), record);
   await addPair(ctx.tx, tunnelsOfSession(ctx), session.id, record.id);
-  if (record.endpoint_id !== null) await addAgentEndpoint(ctx, record, session.owner_id);
+  if (record.endpoint_id !== null) await addAgentEndpoint(ctx, record, session.owner_id, start.upstream_protocol);
   if (Object.keys(record.labels).length > 0) await changeLabeledTunnels(ctx, { online: { id: record.id, labels: record.labels } });
   return record;
 }

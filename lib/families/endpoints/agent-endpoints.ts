@@ -20,8 +20,8 @@ export interface EndpointTunnel {
   readonly forwards_to: string;
 }
 
-/** Stores the agent endpoint of a domain or address tunnel that just started. */
-export async function addAgentEndpoint(ctx: OperationContext, tunnel: EndpointTunnel, ownerId: string): Promise<void> {
+/** Stores the agent endpoint of a domain or address tunnel that just started; `upstreamProtocol` is an HTTP one's (default `http1`). */
+export async function addAgentEndpoint(ctx: OperationContext, tunnel: EndpointTunnel, ownerId: string, upstreamProtocol = 'http1'): Promise<void> {
   // An agent's TCP URL names the ingress's public host, which may be an IP address (`--public-host`).
   const url = parseEndpointUrl(tunnel.public_url, 'url', { ipHost: true });
   const record: EndpointRecord = {
@@ -36,7 +36,7 @@ export async function addAgentEndpoint(ctx: OperationContext, tunnel: EndpointTu
     bindings: [isInternalHost(url.host, ctx.services.simulation.serviceZone) ? 'internal' : 'public'],
     traffic_policy: '',
     upstream_url: tunnel.forwards_to,
-    upstream_protocol: url.scheme === 'tcp' ? '' : 'http1',
+    upstream_protocol: url.scheme === 'http' || url.scheme === 'https' ? upstreamProtocol : url.scheme === 'tcp' ? '' : 'http1',
     pooling_enabled: false,
     owner_id: ownerId,
     tunnel_id: tunnel.id,

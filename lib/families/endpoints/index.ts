@@ -17,6 +17,6 @@ export const endpointsFamily = defineFamily({
 export { addAgentEndpoint, removeAgentEndpoint } from './agent-endpoints.ts';
 export { syncEdgeEndpoints } from './edge-endpoints.ts';
 export { findCloudEndpoint, type CloudEndpointAddress } from './endpoints.ts';
-export { isInternalHost, type EndpointRecord } from './records.ts';
+export { isInternalHost, UPSTREAM_PROTOCOLS, type EndpointRecord } from './records.ts';
 
 export { ENDPOINTS_ERRORS } from './errors.ts';

@@ -9,7 +9,7 @@ import { startAgentGateway } from '../../../adapters/agent-gateway/index.ts';
 import { createIngress } from '../../../adapters/ingress/index.ts';
 import { createTestInstance, type TestInstance } from '../../helpers.ts';
 import { until } from '../agent-gateway/helpers.ts';
-import { callIngress, seen, startApp, type Answer, type Call } from './helpers.ts';
+import { callIngress, seen, startApp, startUpperService, upgradeCall, WebSocketFrames, type Answer, type Call } from './helpers.ts';
 
 /**
  * Edges on live traffic: HTTPS edges configured through the API, their routes, backends and
@@ -55,7 +55,7 @@ async function setUp(t: TestContext) {
     return { session, listener };
   };
   const call = (options: Partial<Call> = {}) => callIngress(ingress.http!.port, { host: HOST, ...options });
-  return { api, gateway, call, agent, labeled, disconnected };
+  return { api, gateway, call, agent, labeled, disconnected, port: ingress.http!.port };
 }
 
 async function ok(api: TestInstance, method: string, path: string, body?: unknown): Promise<any> {
@@ -107,6 +107,22 @@ describe('edges on live traffic: routing', () => {
     assert.equal(answer.status, 418);
     assert.equal(answer.headers['x-teapot'], 'short');
     assert.equal(answer.body.toString(), 'and stout');
+  });
+
+  test('a route with the websocket_tcp_converter module: WebSockets reach its static TCP backend as bytes; other requests answer ERR_NGROK_3206', async (t) => {
+    const { api, call, port } = await setUp(t);
+    const service = await startUpperService(t);
+    const backend = await ok(api, 'POST', '/backends/static', { address: `127.0.0.1:${service.port}` });
+    const { edge, routes } = await edgeWith(api, [['path_prefix', '/', backend.id]]);
+    await ok(api, 'PUT', `/edges/https/${edge}/routes/${routes[0]}/websocket_tcp_converter`, { enabled: true });
+    const plain = await call({ path: '/' });
+    assert.equal(plain.status, 400);
+    assert.equal(plain.headers['ngrok-error-code'], 'ERR_BURROW_3206');
+    const opened = await upgradeCall(port, HOST, '/socket');
+    assert.ok('switched' in opened);
+    const ws = new WebSocketFrames(opened.socket, opened.head);
+    ws.send(2, 'over the edge');
+    assert.equal((await ws.read(13)).toString(), 'OVER THE EDGE');
   });
 
   test('a static backend: requests reach the address it names', async (t) => {

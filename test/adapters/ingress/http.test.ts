@@ -11,7 +11,7 @@ import { MemoryStore } from '../../../adapters/stores/memory-store.ts';
 import { createBurrow, type HttpTraffic } from '../../../lib/index.ts';
 import { LIMITS } from '../../../lib/limits.ts';
 import { manualTimers, startGateway, type GatewayEvent } from '../agent-gateway/helpers.ts';
-import { callIngress, seen as appSaw, startApp, type Answer, type Call } from './helpers.ts';
+import { callIngress, seen as appSaw, startApp, upgradeCall, type Answer, type Call } from './helpers.ts';
 
 /**
  * The HTTP ingress with the real parts: the vendor's agent (@ngrok/ngrok) connected to the agent
@@ -271,21 +271,6 @@ describe('HTTP ingress: forward-internal', () => {
   });
 });
 
-/** A WebSocket handshake to the ingress: the switched socket, or the refusal as an answer. */
-async function upgradeCall(port: number, path: string): Promise<{ switched: IncomingMessage; socket: Duplex } | { refused: Answer }> {
-  const key = randomBytes(16).toString('base64');
-  const req = request({ host: '127.0.0.1', port, path, agent: false, headers: { host: HOST, connection: 'Upgrade', upgrade: 'websocket', 'sec-websocket-key': key, 'sec-websocket-version': '13' } });
-  req.end();
-  const answered = await Promise.race([once(req, 'upgrade').then(([switched, socket]) => ({ switched, socket }) as { switched: IncomingMessage; socket: Duplex }), once(req, 'response').then(([res]) => res as IncomingMessage)]);
-  if ('switched' in answered) {
-    assert.equal(answered.switched.headers['sec-websocket-accept'], createHash('sha1').update(`${key}258EAFA5-E914-47DA-95CA-C5AB0DC85B11`).digest('base64'));
-    return answered;
-  }
-  const chunks: Buffer[] = [];
-  for await (const chunk of answered) chunks.push(chunk as Buffer);
-  return { refused: { status: answered.statusCode ?? 0, headers: answered.headers, body: Buffer.concat(chunks), reusedSocket: false } };
-}
-
 /** Reads `socket` until it has sent `text` (the socket stays open). */
 function readUntil(socket: Duplex, text: string): Promise<string> {
   return new Promise((resolve, reject) => {
@@ -317,7 +302,7 @@ describe('HTTP ingress: WebSocket upgrades', () => {
     });
     await session.httpEndpoint().domain(HOST).trafficPolicy(policy).listenAndForward(`http://127.0.0.1:${appPort}`);
 
-    const opened = await upgradeCall(port, '/ws');
+    const opened = await upgradeCall(port, HOST, '/ws');
     assert.ok('switched' in opened, 'the handshake switches protocols');
     t.after(() => opened.socket.destroy());
     assert.equal(opened.switched.statusCode, 101);
@@ -339,14 +324,14 @@ describe('HTTP ingress: WebSocket upgrades', () => {
     assert.deepEqual(traffic.endpoints.map((endpoint) => endpoint.url), [`https://${HOST}`]);
 
     const deniedSeen = journaled('/ws-denied');
-    const denied = await upgradeCall(port, '/ws-denied');
+    const denied = await upgradeCall(port, HOST, '/ws-denied');
     assert.ok('refused' in denied);
     assert.equal(denied.refused.status, 403);
     const deniedTraffic = await deniedSeen;
     assert.equal(deniedTraffic.answeredBy, 'policy');
     assert.equal(deniedTraffic.response?.status, 403);
 
-    const refused = await upgradeCall(port, '/elsewhere');
+    const refused = await upgradeCall(port, HOST, '/elsewhere');
     assert.ok('refused' in refused);
     assert.equal(refused.refused.status, 403);
     assert.equal(refused.refused.body.toString(), 'nope');
