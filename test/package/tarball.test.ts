@@ -88,12 +88,12 @@ describe('the npm package', () => {
     assert.deepEqual(app.files.filter((file) => file.startsWith('test/') || (file.endsWith('.ts') && !file.endsWith('.d.ts'))), []);
   });
 
-  test('unpacks to less than 1.55 MB of code and types (dist/), and 1.85 MB with the docs the README links to', () => {
+  test('unpacks to less than 1.75 MB of code and types (dist/), and 2.1 MB with the docs the README links to', () => {
     const installed = join(app.dir, 'node_modules', 'burrow-tunnels');
     const code = app.files.filter((file) => file.startsWith('dist/')).reduce((sum, file) => sum + statSync(join(installed, file)).size, 0);
     const mb = (bytes: number) => `${(bytes / 1e6).toFixed(2)} MB (${bytes} bytes)`;
-    assert.ok(code < 1_550_000, `dist/ unpacks to ${mb(code)}, over 1.55 MB`);
-    assert.ok(app.unpackedSize < 1_850_000, `the tarball unpacks to ${mb(app.unpackedSize)}, over 1.85 MB`);
+    assert.ok(code < 1_750_000, `dist/ unpacks to ${mb(code)}, over 1.75 MB`);
+    assert.ok(app.unpackedSize < 2_100_000, `the tarball unpacks to ${mb(app.unpackedSize)}, over 2.1 MB`);
   });
 
   test('stands alone: a LICENSE that is the "license" named, where the repository and its issues are, and README links that resolve inside the package', () => {
