@@ -150,15 +150,11 @@ export async function measureIngress(options: IngressBenchOptions): Promise<Ingr
     burrow.send('memory');
     const after = await message<MemoryReport>(burrow);
 
-    const figures: Record<string, number> = {};
-    for (const [name, values] of Object.entries(samples)) figures[name] = round(median(values));
-    const perRound = (of: string, base: string, combine: (a: number, b: number) => number) => samples[of]!.map((value, i) => combine(value, samples[base]![i]!));
-    const spread = (values: number[]) => ({ median: round(median(values)), min: round(Math.min(...values)), max: round(Math.max(...values)) });
-    const ratios = {
-      ingress_through_vs_direct: spread(perRound('ingress_through_rps', 'ingress_direct_rps', (a, b) => a / b)),
-      ingress_added_p50_ms: spread(perRound('ingress_through_p50_ms', 'ingress_direct_p50_ms', (a, b) => a - b)),
-      ingress_added_p99_ms: spread(perRound('ingress_through_p99_ms', 'ingress_direct_p99_ms', (a, b) => a - b)),
-    };
+    const { figures, ratios } = sameRoundComparison(samples, 'ingress_through', 'ingress_direct', {
+      ratio: 'ingress_through_vs_direct',
+      p50: 'ingress_added_p50_ms',
+      p99: 'ingress_added_p99_ms',
+    });
     figures.ingress_10mib_transfers = TRANSFERS * 2;
     // Slowed by the memory sampler's collections.
     figures.ingress_10mib_mib_per_s = round((TRANSFERS * 2 * TRANSFER_BYTES) / MIB / transferSeconds, 1);
@@ -222,15 +218,11 @@ export async function measureCluster(options: IngressBenchOptions): Promise<Ingr
       add('cluster_relayed_p50_ms', percentile(relayedTimes, 0.5));
       add('cluster_relayed_p99_ms', percentile(relayedTimes, 0.99));
     }
-    const figures: Record<string, number> = {};
-    for (const [name, values] of Object.entries(samples)) figures[name] = round(median(values));
-    const perRound = (of: string, base: string, combine: (x: number, y: number) => number) => samples[of]!.map((value, i) => combine(value, samples[base]![i]!));
-    const spread = (values: number[]) => ({ median: round(median(values)), min: round(Math.min(...values)), max: round(Math.max(...values)) });
-    const ratios = {
-      cluster_relayed_vs_local: spread(perRound('cluster_relayed_rps', 'cluster_local_rps', (x, y) => x / y)),
-      cluster_relay_added_p50_ms: spread(perRound('cluster_relayed_p50_ms', 'cluster_local_p50_ms', (x, y) => x - y)),
-      cluster_relay_added_p99_ms: spread(perRound('cluster_relayed_p99_ms', 'cluster_local_p99_ms', (x, y) => x - y)),
-    };
+    const { figures, ratios } = sameRoundComparison(samples, 'cluster_relayed', 'cluster_local', {
+      ratio: 'cluster_relayed_vs_local',
+      p50: 'cluster_relay_added_p50_ms',
+      p99: 'cluster_relay_added_p99_ms',
+    });
     const targets: [string, boolean][] = [
       ['cluster: requests per second through B (relayed to the agent on A) ≥ 0.7 of through A', ratios.cluster_relayed_vs_local.median >= 0.7],
       ['cluster: the relay adds < 1 ms at p50', ratios.cluster_relay_added_p50_ms.median < 1],
@@ -241,4 +233,31 @@ export async function measureCluster(options: IngressBenchOptions): Promise<Ingr
     await Promise.all(servers.map((server) => server.stop('SIGKILL')));
     await cluster.stop();
   }
+}
+
+/** A figure's median over rounds, with the smallest and largest round. */
+interface Spread {
+  readonly median: number;
+  readonly min: number;
+  readonly max: number;
+}
+
+/**
+ * Every sample's median, and `subject` against `base` round by round (`<name>_rps`, `_p50_ms`,
+ * `_p99_ms` samples of each): the throughput ratio and the added p50 and p99, each as its median
+ * and spread over the rounds, under the names given.
+ */
+function sameRoundComparison<N extends string>(samples: Record<string, number[]>, subject: string, base: string, names: { ratio: N; p50: N; p99: N }) {
+  const figures: Record<string, number> = {};
+  for (const [name, values] of Object.entries(samples)) figures[name] = round(median(values));
+  const perRound = (figure: string, combine: (a: number, b: number) => number): Spread => {
+    const values = samples[`${subject}_${figure}`]!.map((value, i) => combine(value, samples[`${base}_${figure}`]![i]!));
+    return { median: round(median(values)), min: round(Math.min(...values)), max: round(Math.max(...values)) };
+  };
+  const ratios = {
+    [names.ratio]: perRound('rps', (a, b) => a / b),
+    [names.p50]: perRound('p50_ms', (a, b) => a - b),
+    [names.p99]: perRound('p99_ms', (a, b) => a - b),
+  } as Record<N, Spread>;
+  return { figures, ratios };
 }
