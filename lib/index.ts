@@ -123,6 +123,7 @@ export { connectAgent, disconnectAgent, type AgentConnect } from './families/age
 export {
   bindAgentTunnel,
   closeAgentSession,
+  endSessionResumedBy,
   endSessionsOfGoneServers,
   openAgentSession,
   unbindAgentTunnel,

@@ -3,6 +3,7 @@ import {
   ApiError,
   bindAgentTunnel,
   closeAgentSession,
+  endSessionResumedBy,
   endSessionsOfGoneServers,
   AGENTS_ERRORS,
   openAgentSession,
@@ -107,6 +108,9 @@ export async function startAgentGateway(burrow: BurrowCore<any>, options: AgentG
         }),
       );
       const id = opened.session.id;
+      // An agent reconnecting names its previous session: if this gateway (or another) still holds it, it goes now.
+      const previousServer = await endSessionResumedBy(burrow, opened.account, opened.session, auth.clientId);
+      if (previousServer) await services.liveAgents.close(previousServer, auth.clientId, 'the agent reconnected on another connection').catch(onError);
       const release = services.liveAgents.hold(id, {
         command: (kind, update) => relay(id, kind, update),
         close: (message) => liveSession(id)?.close(message),
@@ -115,7 +119,7 @@ export async function startAgentGateway(burrow: BurrowCore<any>, options: AgentG
     },
     async bind(session, request) {
       const bound = await refusals(() => bindAgentTunnel(burrow, session.context.account, session.id, bindOf(request)));
-      return { tunnelId: bound.tunnelId, ...(bound.url === undefined ? {} : { url: bound.url }) };
+      return { tunnelId: bound.tunnelId, ...(bound.url === undefined ? {} : { url: bound.url }), ...(bound.token === undefined ? {} : { token: bound.token }) };
     },
     async unbind(session, tunnelId) {
       await refusals(() => unbindAgentTunnel(burrow, session.context.account, session.id, tunnelId));
@@ -162,7 +166,8 @@ function bindOf(request: BindRequest): AgentBind {
   // The policy the agent binds with is checked as a stored one is (lib/policy/checker.ts), before any traffic.
   const policy = request.options.trafficPolicy ? { traffic_policy: request.options.trafficPolicy } : {};
   // The ingress routes this gateway's sessions: a TCP bind gets a real port when one runs.
-  if (request.proto === 'tcp') return { proto: 'tcp', ...(request.options.addr ? { addr: request.options.addr } : {}), listened: true, ...policy, ...common };
+  // A rebind after a reconnect sends the address it was given back, with the bind token it was told (see lib's AddressBind.token).
+  if (request.proto === 'tcp') return { proto: 'tcp', ...(request.options.addr ? { addr: request.options.addr } : {}), ...(request.token ? { token: request.token } : {}), listened: true, ...policy, ...common };
   const hostname = request.options.hostname || request.options.domain;
   return { proto: request.proto, ...(hostname ? { hostname } : {}), ...(request.options.subdomain ? { subdomain: request.options.subdomain } : {}), ...policy, ...common };
 }

@@ -1,3 +1,4 @@
+import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import { lookupToken } from '../../engine/auth.ts';
 import { operatorIn, type Instance, type OperationContext, type Principal } from '../../engine/context.ts';
 import { aclPermits, describeAcl, type AclBind } from '../../conventions/acl.ts';
@@ -100,6 +101,12 @@ interface NamedBind extends BindCommon {
 interface AddressBind extends BindCommon {
   readonly proto: 'tcp';
   readonly addr?: string;
+  /**
+   * The bind token an earlier bind of this address answered (BoundTunnel.token), which the agent
+   * sends back when it rebinds after reconnecting: with it, an address the account has not
+   * reserved (a free one it was given) is its again.
+   */
+  readonly token?: string;
   /** Whether this process's ingress routes the transport's sessions: then the bind gets a real listening port (see the file comment). */
   readonly listened?: boolean;
 }
@@ -115,6 +122,8 @@ export interface BoundTunnel {
   readonly tunnelId: string;
   /** The public URL (`https://…`, `tcp://host:port`, `tls://…`); absent for a labeled tunnel. */
   readonly url?: string;
+  /** The bind token of a tcp bind's address (see AddressBind.token); absent for other binds. */
+  readonly token?: string;
 }
 
 interface ResolvedCredential {
@@ -277,11 +286,14 @@ async function startBoundTunnel(instance: Instance, account: string, sessionId: 
     let url: string;
     if (bind.proto === 'tcp') {
       const addr = bind.addr ? bind.addr.toLowerCase() : (lease?.address ?? (await freeAddress(ctx, session.region)));
-      if (bind.addr && !(await findReservedAddr(ctx, addr))) {
+      url = `tcp://${addr}`;
+      const token = await bindToken(ctx, credential, url);
+      // A free address comes back to the credential that was given it (the agent rebinding after a reconnect), and only to it.
+      if (bind.addr && !sameToken(bind.token, token) && !(await findReservedAddr(ctx, addr))) {
         throw new ApiError(AGENTS_ERRORS.AGENT_ADDR_NOT_RESERVED, `addr: ${addr} is not a reserved address of this account; reserve it (POST /reserved_addrs) or bind without an address for a free one`);
       }
       checkAcl(credential, 'addr', { address: addr });
-      url = `tcp://${addr}`;
+      return { ...(await startClaimed(ctx, account, tunnel('tcp', url), url)), token };
     } else {
       const name = (bind.hostname || (bind.subdomain ? `${bind.subdomain}.${zone}` : `${hexOf(ctx.ids.bytes(8))}.${zone}`)).toLowerCase().replace(/\.$/, '');
       // The vendor checks a name's characters before any reservation (its ERR_NGROK_326).
@@ -295,12 +307,30 @@ async function startBoundTunnel(instance: Instance, account: string, sessionId: 
       checkAcl(credential, 'hostname', { domain: name });
       url = `${bind.proto}://${name}`;
     }
-    const started = await tunnel(bind.proto === 'http' ? 'http' : bind.proto === 'tls' ? 'tls' : bind.proto === 'tcp' ? 'tcp' : 'https', url);
-    const holder = await claimUnique(ctx.tx, INSTANCE_SCOPE, TUNNEL_KIND, 'url', url, `${account}/${started.id}`);
-    if (holder !== undefined) throw new ApiError(AGENTS_ERRORS.AGENT_URL_BOUND, `${url} is already bound by another tunnel (${holder.slice(holder.indexOf('/') + 1)}); one URL is served by one tunnel at a time`);
-    return { tunnelId: started.id, url };
+    return startClaimed(ctx, account, tunnel(bind.proto === 'http' ? 'http' : bind.proto === 'tls' ? 'tls' : 'https', url), url);
   });
 }
+
+/** The tunnel `starting` starts, once it holds `url` (one URL is served by one tunnel at a time). */
+async function startClaimed(ctx: OperationContext, account: string, starting: Promise<TunnelRecord>, url: string): Promise<BoundTunnel> {
+  const started = await starting;
+  const holder = await claimUnique(ctx.tx, INSTANCE_SCOPE, TUNNEL_KIND, 'url', url, `${account}/${started.id}`);
+  if (holder !== undefined) throw new ApiError(AGENTS_ERRORS.AGENT_URL_BOUND, `${url} is already bound by another tunnel (${holder.slice(holder.indexOf('/') + 1)}); one URL is served by one tunnel at a time`);
+  return { tunnelId: started.id, url };
+}
+
+/**
+ * The bind token of `url` for a credential: a MAC, under a key derived from the instance's CA key
+ * (which every server of the store shares), of the credential and the URL. The vendor's service
+ * answers each Bind with such a token (BindResp `Extra.Token`) and its agents send it back when
+ * they rebind after a reconnect (ngrok-go internal/tunnel/client/reconnecting.go).
+ */
+async function bindToken(ctx: OperationContext, credential: { readonly kind: string; readonly id: string }, url: string): Promise<string> {
+  const key = createHash('sha256').update('burrow bind token\n').update((await ctx.services.ca()).privateKeyPem).digest();
+  return createHmac('sha256', key).update(`${credential.kind}/${credential.id}\n${url}`).digest('base64url');
+}
+
+const sameToken = (given: string | undefined, expected: string) => given !== undefined && given.length === expected.length && timingSafeEqual(Buffer.from(given), Buffer.from(expected));
 
 const hexOf = (bytes: Uint8Array) => Buffer.from(bytes).toString('hex');
 const underZone = (name: string, zone: string) => name.endsWith(`.${zone}`);
@@ -335,6 +365,20 @@ export async function closeAgentSession(instance: Instance, account: string, ses
     await endSession(ctx, session);
     return true;
   });
+}
+
+/**
+ * An agent reconnecting names the session it had (Auth's `ClientId`): when that session is still
+ * open — its server has not noticed the connection is gone — and belongs to the same credential as
+ * `session`, it ends now, so its URLs are free for the agent to bind again. Answers the server that
+ * held it (its transport closes the old connection: LiveAgents.close), or undefined when there was
+ * nothing to end. Another credential's session is never touched.
+ */
+export async function endSessionResumedBy(instance: Instance, account: string, session: TunnelSessionRecord, previousId: string): Promise<string | undefined> {
+  if (previousId === '' || previousId === session.id) return undefined;
+  const previous = (await instance.reader.get({ account, kind: TUNNEL_SESSION_KIND }, previousId)) as TunnelSessionRecord | undefined;
+  if (!previous || previous.credential.kind !== session.credential.kind || previous.credential.id !== session.credential.id) return undefined;
+  return (await closeAgentSession(instance, account, previousId)) ? (previous.server ?? '') : undefined;
 }
 
 /**

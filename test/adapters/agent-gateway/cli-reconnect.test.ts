@@ -1,0 +1,102 @@
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { callIngress } from '../ingress/helpers.ts';
+import { startIngressServer, startJsonApp } from '../ingress/fixtures.ts';
+import { cliAgentBinary, cliAgentMissing, CliAgents, writeAgentConfig } from '../../fixtures/cli-agent.ts';
+import { exchange, parseResponses } from '../../fixtures/raw-http.ts';
+import { startRelay } from './helpers.ts';
+
+/**
+ * The vendor's v2 CLI agent losing its connection (issue 41 B.2). It reconnects with `ClientId` =
+ * its old session id and rebinds each tunnel with its old bind `Id`, the `Opts` of the earlier
+ * reply (`Addr: "localhost:PORT"` for TCP) and the bind token that reply carried (`Extra.Token`,
+ * ngrok-go internal/tunnel/client/reconnecting.go): it must get its URLs back, the TCP port it
+ * held included, and no other credential may take that port. A relay between the agent and the
+ * gateway cuts the connection.
+ */
+
+const missing = cliAgentMissing();
+
+describe('the v2 CLI agent losing its connection', () => {
+  test('`start --all` brings several tunnels up; after a cut the agent is back on the same URLs (HTTP and the TCP port) within seconds, and only it', { skip: missing, timeout: 60_000 }, async (t) => {
+    const ingress = await startIngressServer(['--http-ingress-addr', '127.0.0.1:0']);
+    t.after(() => ingress.stop());
+    const app = await startJsonApp();
+    t.after(() => app.close());
+    const relay = await startRelay(t, ingress.port('agent'));
+    const tunnels = { web: { proto: 'http', addr: app.port }, api: { proto: 'http', addr: app.port, subdomain: 'cli-api', bind_tls: 'true' }, raw: { proto: 'tcp', addr: app.port } };
+    const { config, dir } = await writeAgentConfig(t, ingress, app.port, { serverPort: relay.port, tunnels });
+    const run = await new CliAgents(t, cliAgentBinary()!).start(config, dir, 4);
+    t.after(() => run.stop());
+    assert.deepEqual(run.problems, [], run.lines.join('\n'));
+    assert.deepEqual(Object.keys(run.urls).sort(), ['api', 'raw', 'web', 'web (http)'], run.lines.join('\n'));
+    const urls = { ...run.urls };
+    assert.equal(urls.api, 'https://cli-api.burrow.internal');
+    const tcpPort = Number(new URL(urls.raw!).port);
+    assert.equal(urls.raw, `tcp://localhost:${tcpPort}`);
+
+    const reach = async (round: string) => {
+      for (const name of ['web', 'web (http)', 'api']) {
+        const answer = await callIngress(ingress.port('http_ingress'), { host: new URL(urls[name]!).hostname, path: `/${round}` });
+        assert.equal(answer.status, 200, `${name} (${round}): ${answer.body.toString()}`);
+        assert.equal((JSON.parse(answer.body.toString()) as { url: string }).url, `/${round}`);
+      }
+      const [response] = parseResponses(await exchange(tcpPort, [`GET /${round}-tcp HTTP/1.1\r\nHost: app\r\nConnection: close\r\n\r\n`], { halfClose: false }));
+      assert.equal(response?.status, 200, `tcp (${round})`);
+      assert.equal((JSON.parse(response!.body.toString()) as { url: string }).url, `/${round}-tcp`);
+    };
+    await reach('before');
+    const sessions = (await ingress.server.request('GET', '/tunnel_sessions')).body.tunnel_sessions as { id: string }[];
+    assert.equal(sessions.length, 1);
+
+    const established = run.next('the session established again', (entry) => entry.msg === 'client session established');
+    relay.cut();
+    await established;
+    await reach('after');
+    const after = (await ingress.server.request('GET', '/tunnels')).body.tunnels as { public_url: string; tunnel_session: { id: string } }[];
+    assert.deepEqual(after.map((tunnel) => tunnel.public_url).sort(), Object.values(urls).sort(), 'the same URLs, each bound once');
+    const [resumed, ...others] = (await ingress.server.request('GET', '/tunnel_sessions')).body.tunnel_sessions as { id: string }[];
+    assert.deepEqual(others, [], 'one session: the one it had ended');
+    assert.notEqual(resumed!.id, sessions[0]!.id);
+    const problems: string[] = run.problems;
+    assert.deepEqual(problems.filter((line) => !line.includes('session closed, starting reconnect loop')), [], 'no refused rebind');
+
+    // Only it: once the agent is gone, another credential asking for its port is refused as for any address it has not reserved.
+    await run.stop();
+    const other = await ingress.agent(t);
+    await assert.rejects(other.tcpEndpoint().remoteAddr(`localhost:${tcpPort}`).listen(false), (error: Error) => {
+      assert.match(error.message, new RegExp(`localhost:${tcpPort} is not a reserved address of this account`));
+      assert.match(error.message, /ERR_BURROW_9016/);
+      return true;
+    });
+  });
+});
+
+describe('the v2 CLI agent reconnecting while the gateway still holds its old session', () => {
+  test('its Auth naming that session (ClientId) ends it at once, so the rebinds get the same URLs', { skip: missing, timeout: 60_000 }, async (t) => {
+    const ingress = await startIngressServer(['--http-ingress-addr', '127.0.0.1:0']);
+    t.after(() => ingress.stop());
+    const app = await startJsonApp();
+    t.after(() => app.close());
+    const relay = await startRelay(t, ingress.port('agent'));
+    const tunnels = { web: { proto: 'http', addr: app.port, bind_tls: 'true' }, raw: { proto: 'tcp', addr: app.port } };
+    const { config, dir } = await writeAgentConfig(t, ingress, app.port, { serverPort: relay.port, tunnels });
+    const run = await new CliAgents(t, cliAgentBinary()!).start(config, dir, 2);
+    t.after(() => run.stop());
+    assert.deepEqual(run.problems, [], run.lines.join('\n'));
+    const [before] = (await ingress.server.request('GET', '/tunnel_sessions')).body.tunnel_sessions as { id: string }[];
+
+    // The gateway's connection stays open and silent: it would notice only when its heartbeat times out (25 s).
+    const established = run.next('the session established again', (entry) => entry.msg === 'client session established');
+    relay.dropAgentSide();
+    await established;
+    const [resumed, ...others] = (await ingress.server.request('GET', '/tunnel_sessions')).body.tunnel_sessions as { id: string }[];
+    assert.deepEqual(others, [], 'the old session ended');
+    assert.notEqual(resumed!.id, before!.id);
+    const after = (await ingress.server.request('GET', '/tunnels')).body.tunnels as { public_url: string; tunnel_session: { id: string } }[];
+    assert.deepEqual(after.map((tunnel) => tunnel.public_url).sort(), [run.urls.raw, run.urls.web].sort());
+    assert.ok(after.every((tunnel) => tunnel.tunnel_session.id === resumed!.id));
+    const answer = await callIngress(ingress.port('http_ingress'), { host: new URL(run.urls.web!).hostname, path: '/again' });
+    assert.equal(answer.status, 200, answer.body.toString());
+  });
+});
