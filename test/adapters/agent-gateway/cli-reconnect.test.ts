@@ -1,8 +1,7 @@
 import assert from 'node:assert/strict';
-import { describe, test } from 'node:test';
+import { describe, test, type TestContext } from 'node:test';
 import { callIngress } from '../ingress/helpers.ts';
-import { startIngressServer, startJsonApp } from '../ingress/fixtures.ts';
-import { cliAgentBinary, cliAgentMissing, CliAgents, writeAgentConfig } from '../../fixtures/cli-agent.ts';
+import { cliAgentBinary, cliAgentMissing, CliAgents, startServerAndApp, writeAgentConfig, type CliTunnel } from '../../fixtures/cli-agent.ts';
 import { exchange, parseResponses } from '../../fixtures/raw-http.ts';
 import { startRelay } from './helpers.ts';
 
@@ -17,18 +16,21 @@ import { startRelay } from './helpers.ts';
 
 const missing = cliAgentMissing();
 
+/** The agent, behind a relay, with the tunnels `tunnels(appPort)`; answers once `count` tunnels started cleanly. */
+async function startBehindRelay(t: TestContext, tunnels: (appPort: number) => Readonly<Record<string, CliTunnel>>, count: number) {
+  const { ingress, app } = await startServerAndApp(t);
+  const relay = await startRelay(t, ingress.port('agent'));
+  const { config, dir } = await writeAgentConfig(t, ingress, app.port, { serverPort: relay.port, tunnels: tunnels(app.port) });
+  const run = await new CliAgents(t, cliAgentBinary()!).start(config, dir, count);
+  t.after(() => run.stop());
+  assert.deepEqual(run.problems, [], run.lines.join('\n'));
+  return { ingress, relay, run };
+}
+
 describe('the v2 CLI agent losing its connection', () => {
   test('`start --all` brings several tunnels up; after a cut the agent is back on the same URLs (HTTP and the TCP port) within seconds, and only it', { skip: missing, timeout: 60_000 }, async (t) => {
-    const ingress = await startIngressServer(['--http-ingress-addr', '127.0.0.1:0']);
-    t.after(() => ingress.stop());
-    const app = await startJsonApp();
-    t.after(() => app.close());
-    const relay = await startRelay(t, ingress.port('agent'));
-    const tunnels = { web: { proto: 'http', addr: app.port }, api: { proto: 'http', addr: app.port, subdomain: 'cli-api', bind_tls: 'true' }, raw: { proto: 'tcp', addr: app.port } };
-    const { config, dir } = await writeAgentConfig(t, ingress, app.port, { serverPort: relay.port, tunnels });
-    const run = await new CliAgents(t, cliAgentBinary()!).start(config, dir, 4);
-    t.after(() => run.stop());
-    assert.deepEqual(run.problems, [], run.lines.join('\n'));
+    const tunnels = (port: number) => ({ web: { proto: 'http', addr: port }, api: { proto: 'http', addr: port, subdomain: 'cli-api', bind_tls: 'true' }, raw: { proto: 'tcp', addr: port } });
+    const { ingress, relay, run } = await startBehindRelay(t, tunnels, 4);
     assert.deepEqual(Object.keys(run.urls).sort(), ['api', 'raw', 'web', 'web (http)'], run.lines.join('\n'));
     const urls = { ...run.urls };
     assert.equal(urls.api, 'https://cli-api.burrow.internal');
@@ -74,16 +76,7 @@ describe('the v2 CLI agent losing its connection', () => {
 
 describe('the v2 CLI agent reconnecting while the gateway still holds its old session', () => {
   test('its Auth naming that session (ClientId) ends it at once, so the rebinds get the same URLs', { skip: missing, timeout: 60_000 }, async (t) => {
-    const ingress = await startIngressServer(['--http-ingress-addr', '127.0.0.1:0']);
-    t.after(() => ingress.stop());
-    const app = await startJsonApp();
-    t.after(() => app.close());
-    const relay = await startRelay(t, ingress.port('agent'));
-    const tunnels = { web: { proto: 'http', addr: app.port, bind_tls: 'true' }, raw: { proto: 'tcp', addr: app.port } };
-    const { config, dir } = await writeAgentConfig(t, ingress, app.port, { serverPort: relay.port, tunnels });
-    const run = await new CliAgents(t, cliAgentBinary()!).start(config, dir, 2);
-    t.after(() => run.stop());
-    assert.deepEqual(run.problems, [], run.lines.join('\n'));
+    const { ingress, relay, run } = await startBehindRelay(t, (port) => ({ web: { proto: 'http', addr: port, bind_tls: 'true' }, raw: { proto: 'tcp', addr: port } }), 2);
     const [before] = (await ingress.server.request('GET', '/tunnel_sessions')).body.tunnel_sessions as { id: string }[];
 
     // The gateway's connection stays open and silent: it would notice only when its heartbeat times out (25 s).

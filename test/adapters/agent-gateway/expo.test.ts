@@ -5,8 +5,8 @@ import { createRequire } from 'node:module';
 import { describe, test, type TestContext } from 'node:test';
 import { promisify } from 'node:util';
 import { callIngress } from '../ingress/helpers.ts';
-import { startIngressServer, startJsonApp, type IngressServer } from '../ingress/fixtures.ts';
-import { cliAgentBinary, cliAgentMissing, CliAgents, writeAgentConfig } from '../../fixtures/cli-agent.ts';
+import type { IngressServer } from '../ingress/fixtures.ts';
+import { cliAgentBinary, cliAgentMissing, CliAgents, startServerAndApp, writeAgentConfig } from '../../fixtures/cli-agent.ts';
 import { freePort } from '../../fixtures/free-port.ts';
 
 /**
@@ -40,10 +40,7 @@ if (expoMissing && !missing) process.stderr.write(`SKIPPED: ${expoMissing}\n`);
 
 /** Burrow with an HTTP ingress, an app behind it, and Expo's ngrok.yml (its web service on a free port). */
 async function setUp(t: TestContext) {
-  const ingress = await startIngressServer(['--http-ingress-addr', '127.0.0.1:0']);
-  t.after(() => ingress.stop());
-  const app = await startJsonApp();
-  t.after(() => app.close());
+  const { ingress, app } = await startServerAndApp(t);
   const webPort = await freePort();
   const { config, dir, token } = await writeAgentConfig(t, ingress, app.port, { tunnels: {}, webAddr: `127.0.0.1:${webPort}` });
   return { ingress, app, webPort, config, dir, token };
