@@ -302,7 +302,15 @@ async function startBoundTunnel(instance: Instance, account: string, sessionId: 
         throw new ApiError(AGENTS_ERRORS.AGENT_DOMAIN_INVALID, `hostname: invalid character '${invalid[0]}' in '${name}'; a domain may contain only a-z, A-Z, 0-9, '.', '*' and '-'`);
       }
       if (bind.hostname && !underZone(name, zone) && !isInternalHost(name, zone) && !(await findReservedDomain(ctx, name))) {
-        throw new ApiError(AGENTS_ERRORS.AGENT_DOMAIN_NOT_RESERVED, `hostname: ${name} is not a reserved domain of this account (nor under ${zone}); reserve it (POST /reserved_domains) or a wildcard domain one label above it`);
+        const vendorZone = VENDOR_ZONES.find((base) => underZone(name, base));
+        if (vendorZone === undefined) {
+          throw new ApiError(AGENTS_ERRORS.AGENT_DOMAIN_NOT_RESERVED, `hostname: ${name} is not a reserved domain of this account (nor under ${zone}); reserve it (POST /reserved_domains) or a wildcard domain one label above it`);
+        }
+        // The vendor's base domains: one label under them needs no reservation, a nested name does (its ERR_NGROK_354).
+        const labels = name.slice(0, -vendorZone.length - 1).split('.');
+        if (labels.length > 1) {
+          throw new ApiError(AGENTS_ERRORS.AGENT_DOMAIN_NESTED, `hostname: nested subdomains of the base domain ${vendorZone} must be reserved first (POST /reserved_domains); alternatively, try ${labels.join('-')}.${vendorZone} instead`);
+        }
       }
       checkAcl(credential, 'hostname', { domain: name });
       url = `${bind.proto}://${name}`;
@@ -331,6 +339,14 @@ async function bindToken(ctx: OperationContext, credential: { readonly kind: str
 }
 
 const sameToken = (given: string | undefined, expected: string) => given !== undefined && given.length === expected.length && timingSafeEqual(Buffer.from(given), Buffer.from(expected));
+
+/**
+ * The vendor's own base domains (ngrok-docs domains/index.mdx, "ngrok managed domains"): an
+ * account binds a one-label name under any of them without reserving it, as under Burrow's service
+ * zone, so code written against the vendor (`domain('x.ngrok.app')`) runs unchanged; a nested name
+ * needs a reservation (354).
+ */
+export const VENDOR_ZONES: readonly string[] = ['ngrok.app', 'ngrok.dev', 'ngrok.pizza', 'ngrok-free.app', 'ngrok-free.dev', 'ngrok-free.pizza', 'ngrok.io'];
 
 const hexOf = (bytes: Uint8Array) => Buffer.from(bytes).toString('hex');
 const underZone = (name: string, zone: string) => name.endsWith(`.${zone}`);
