@@ -70,8 +70,12 @@ describe('burrow serve --ssh-addr', { skip }, () => {
     assert.match(listed.agentVersion, /^OpenSSH_/);
     const tunnels = (await client.tunnels.list()) as any[];
     assert.deepEqual(tunnels.map((tunnel) => [tunnel.publicUrl, tunnel.tunnelSession.id]), [[url, listed.id]]);
+    // The client does not tell the server its local target (8080 here): nothing is shown, never an invented http://localhost:80.
+    assert.deepEqual(tunnels.map((tunnel) => tunnel.forwardsTo), ['']);
     const endpoints = (await client.endpoints.list()) as any[];
-    assert.ok(endpoints.some((endpoint) => endpoint.url === url), JSON.stringify(endpoints));
+    const endpoint = endpoints.find((candidate) => candidate.url === url);
+    assert.ok(endpoint, JSON.stringify(endpoints));
+    assert.equal(endpoint.upstreamUrl, '', JSON.stringify(endpoint));
 
     ssh.child.kill('SIGTERM');
     await until(sessions, (list) => list.length === 0, 'the session gone');
