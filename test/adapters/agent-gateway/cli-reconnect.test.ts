@@ -1,9 +1,10 @@
+import ngrok from '@ngrok/ngrok';
 import assert from 'node:assert/strict';
 import { describe, test, type TestContext } from 'node:test';
 import { callIngress } from '../ingress/helpers.ts';
 import { cliAgentBinary, cliAgentMissing, CliAgents, startServerAndApp, writeAgentConfig, type CliTunnel } from '../../fixtures/cli-agent.ts';
 import { exchange, parseResponses } from '../../fixtures/raw-http.ts';
-import { startRelay } from './helpers.ts';
+import { startRelay, until } from './helpers.ts';
 
 /**
  * The vendor's v2 CLI agent losing its connection (issue 41 B.2). It reconnects with `ClientId` =
@@ -91,5 +92,27 @@ describe('the v2 CLI agent reconnecting while the gateway still holds its old se
     assert.ok(after.every((tunnel) => tunnel.tunnel_session.id === resumed!.id));
     const answer = await callIngress(ingress.port('http_ingress'), { host: new URL(run.urls.web!).hostname, path: '/again' });
     assert.equal(answer.status, 200, answer.body.toString());
+  });
+});
+
+describe('the SDK losing its connection', () => {
+  test('it rebinds its TCP address with the bind token it was told and is back on the same port', { timeout: 60_000 }, async (t) => {
+    const { ingress, app } = await startServerAndApp(t);
+    const relay = await startRelay(t, ingress.port('agent'));
+    const credential = await ingress.server.request('POST', '/credentials', { description: 'reconnecting SDK' });
+    let done = false;
+    t.after(() => void (done = true));
+    const session = await new ngrok.SessionBuilder().authtoken(credential.body.token).serverAddr(`localhost:${relay.port}`).caCert(Buffer.from(ingress.ca)).handleDisconnection(() => !done).connect();
+    t.after(() => session.close().catch(() => undefined));
+    const listener = await session.tcpEndpoint().listenAndForward(`tcp://127.0.0.1:${app.port}`);
+    const port = Number(new URL(listener.url()!).port);
+    const [before] = (await ingress.server.request('GET', '/tunnel_sessions')).body.tunnel_sessions as { id: string }[];
+
+    relay.cut();
+    const tunnelsOf = async () => (await ingress.server.request('GET', '/tunnels')).body.tunnels as { public_url: string; tunnel_session: { id: string } }[];
+    const [again] = await until(tunnelsOf, (list) => list.length === 1 && list[0]!.tunnel_session.id !== before!.id, 'the tunnel bound again on a new session');
+    assert.equal(again!.public_url, listener.url());
+    const [response] = parseResponses(await exchange(port, ['GET /sdk-again HTTP/1.1\r\nHost: app\r\nConnection: close\r\n\r\n'], { halfClose: false }));
+    assert.equal(response?.status, 200);
   });
 });
