@@ -126,6 +126,7 @@ export {
   endSessionResumedBy,
   endSessionsOfGoneServers,
   openAgentSession,
+  releaseExpiredUrlHolds,
   unbindAgentTunnel,
   type AgentBind,
   type AgentHello,

@@ -7,6 +7,7 @@ import {
   endSessionsOfGoneServers,
   AGENTS_ERRORS,
   openAgentSession,
+  releaseExpiredUrlHolds,
   signServerCertificate,
   unbindAgentTunnel,
   type AgentBind,
@@ -18,7 +19,7 @@ import {
 import { hostPort } from '../addresses.ts';
 import { createAgentGateway, type AgentGateway, type AgentGatewayAddress } from './gateway.ts';
 import type { BindRequest } from './protocol.ts';
-import { AgentGatewayError, type AgentSession, type AgentSessionHandler } from './session-handler.ts';
+import { AgentGatewayError, type AgentSession, type AgentSessionHandler, type SessionEndReason } from './session-handler.ts';
 import type { Timers } from '../gateway-connection/timers.ts';
 
 /**
@@ -109,8 +110,7 @@ export async function startAgentGateway(burrow: BurrowCore<any>, options: AgentG
       );
       const id = opened.session.id;
       // An agent reconnecting names its previous session: if this gateway (or another) still holds it, it goes now.
-      const previousServer = await endSessionResumedBy(burrow, opened.account, opened.session, auth.clientId);
-      if (previousServer) await services.liveAgents.close(previousServer, auth.clientId, 'the agent reconnected on another connection').catch(onError);
+      await endSessionResumedBy(burrow, opened.account, opened.session, auth.clientId);
       const release = services.liveAgents.hold(id, {
         command: (kind, update) => relay(id, kind, update),
         close: (message) => liveSession(id)?.close(message),
@@ -124,9 +124,10 @@ export async function startAgentGateway(burrow: BurrowCore<any>, options: AgentG
     async unbind(session, tunnelId) {
       await refusals(() => unbindAgentTunnel(burrow, session.context.account, session.id, tunnelId));
     },
-    async sessionEnded(session) {
+    async sessionEnded(session, reason) {
       session.context.release();
-      await closeAgentSession(burrow, session.context.account, session.id);
+      // A lost connection (not the agent's GOAWAY, a stop, or the gateway's close): the agent comes back for its URLs.
+      await closeAgentSession(burrow, session.context.account, session.id, { holdUrls: CONNECTION_LOST.has(reason.kind) });
     },
   };
 
@@ -141,7 +142,7 @@ export async function startAgentGateway(burrow: BurrowCore<any>, options: AgentG
   const address = await gateway.listen(host, options.port ?? 0);
   const serverAddr = hostPort(options.publicHost ?? address.host, address.port);
   services.listeners.set('agent', hostPort(address.host, address.port));
-  const sweep = () => endSessionsOfGoneServers(burrow).catch(onError);
+  const sweep = () => Promise.all([endSessionsOfGoneServers(burrow).catch(onError), releaseExpiredUrlHolds(burrow).catch(onError)]);
   await sweep();
   const timer = setInterval(() => void sweep(), options.sweepIntervalMs ?? DEFAULT_SWEEP_MS);
   timer.unref();
@@ -157,6 +158,9 @@ export async function startAgentGateway(burrow: BurrowCore<any>, options: AgentG
     },
   };
 }
+
+/** How sessions end whose agent reconnects by itself, expecting its URLs back. */
+const CONNECTION_LOST: ReadonlySet<SessionEndReason['kind']> = new Set(['disconnected', 'heartbeat-timeout', 'peer-not-reading']);
 
 /** A bind as the session path takes it. */
 function bindOf(request: BindRequest): AgentBind {

@@ -75,6 +75,33 @@ describe('the v2 CLI agent losing its connection', () => {
   });
 });
 
+describe('the URLs of an agent whose connection was lost', () => {
+  test('stay held for its credential until it is back: another credential is refused them (9017), the agent gets them', { skip: missing, timeout: 90_000 }, async (t) => {
+    const tunnels = (port: number) => ({ api: { proto: 'http', addr: port, subdomain: 'cli-held', bind_tls: 'true' }, raw: { proto: 'tcp', addr: port } });
+    const { ingress, relay, run } = await startBehindRelay(t, tunnels, 2);
+    const urls = { ...run.urls };
+    relay.refuseNew(true);
+    relay.cut();
+    await until(async () => (await ingress.server.request('GET', '/tunnel_sessions')).body.tunnel_sessions as unknown[], (list) => list.length === 0, 'the session ended');
+
+    const other = await ingress.agent(t);
+    for (const bind of [() => other.httpEndpoint().domain('cli-held.burrow.internal').listen(false), () => other.tcpEndpoint().remoteAddr(new URL(urls.raw!).host).listen(false)]) {
+      await assert.rejects(bind(), (error: Error) => {
+        assert.match(error.message, /is held for the agent that bound it, which lost its connection, until .* \(limit agent_reconnect_hold_ms|is not a reserved address/);
+        return true;
+      });
+    }
+    // A free name of its own the other agent binds as ever.
+    assert.equal((await other.httpEndpoint().domain('cli-other.burrow.internal').listen(false)).url(), 'https://cli-other.burrow.internal');
+
+    const established = run.next('the session established again', (entry) => entry.msg === 'client session established', 60_000);
+    relay.refuseNew(false);
+    await established;
+    const after = (await ingress.server.request('GET', '/tunnels')).body.tunnels as { public_url: string }[];
+    assert.deepEqual(after.map((tunnel) => tunnel.public_url).sort(), [urls.api, urls.raw, 'https://cli-other.burrow.internal'].sort());
+  });
+});
+
 describe('the v2 CLI agent reconnecting while the gateway still holds its old session', () => {
   test('its Auth naming that session (ClientId) ends it at once, so the rebinds get the same URLs', { skip: missing, timeout: 60_000 }, async (t) => {
     const { ingress, relay, run } = await startBehindRelay(t, (port) => ({ web: { proto: 'http', addr: port, bind_tls: 'true' }, raw: { proto: 'tcp', addr: port } }), 2);

@@ -230,6 +230,8 @@ export interface Relay {
    * on the agent's side).
    */
   dropAgentSide(): void;
+  /** While on, closes every new connection at once (the agent cannot get through); existing ones are kept. */
+  refuseNew(refusing: boolean): void;
 }
 
 export async function startRelay(t: TestContext, targetPort: number): Promise<Relay> {
@@ -240,7 +242,12 @@ export async function startRelay(t: TestContext, targetPort: number): Promise<Re
     socket.on('error', () => {});
     socket.on('close', () => sockets.delete(socket));
   };
+  let refusing = false;
   const server: Server = createServer((inbound) => {
+    if (refusing) {
+      inbound.on('error', () => {}).destroy();
+      return;
+    }
     track(inbound);
     const outbound = connect(targetPort, '127.0.0.1');
     track(outbound);
@@ -277,6 +284,9 @@ export async function startRelay(t: TestContext, targetPort: number): Promise<Re
         pair.outbound.pause();
         pair.inbound.destroy();
       }
+    },
+    refuseNew(on) {
+      refusing = on;
     },
   };
 }

@@ -22,14 +22,14 @@ describe("names on the vendor's base domains", () => {
       assert.equal(answer.status, 200, answer.body.toString());
       assert.equal((JSON.parse(answer.body.toString()) as { url: string }).url, `/on/${domain}`);
     }
-    await assert.rejects(session.httpEndpoint().domain('a.b.ngrok.app').listen(), (error: Error) => {
+    await assert.rejects(session.httpEndpoint().domain('a.b.ngrok.app').listen(false), (error: Error) => {
       assert.match(error.message, /nested subdomains of the base domain ngrok\.app must be reserved first/);
       assert.match(error.message, /try a-b\.ngrok\.app instead/);
       assert.match(error.message, /ERR_BURROW_354/);
       return true;
     });
     // Not a base domain of the vendor's: a reservation is needed, as for any name (9015).
-    await assert.rejects(session.httpEndpoint().domain('x.ngrok.com').listen(), /ERR_BURROW_9015/);
+    await assert.rejects(session.httpEndpoint().domain('x.ngrok.com').listen(false), /ERR_BURROW_9015/);
     // A nested name the account reserved binds.
     await ingress.reserve('api.team.ngrok.dev');
     const reserved = await session.httpEndpoint().domain('api.team.ngrok.dev').listenAndForward(`http://127.0.0.1:${app.port}`);
