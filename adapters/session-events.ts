@@ -31,7 +31,8 @@ export type AgentSessionLog = (event: AgentSessionEvent) => void;
 
 /**
  * A gateway's session ended (`reason`): logged, released from the live agents, and its record
- * closed (its tunnels and endpoints go).
+ * closed (its tunnels and endpoints go; `closing` as closeAgentSession takes it: URLs held for an
+ * agent that lost its connection).
  */
 export async function endLiveSession(
   burrow: BurrowCore<any>,
@@ -39,8 +40,9 @@ export async function endLiveSession(
   session: { readonly id: string; readonly context: { readonly account: string; release(): void } },
   reason: { readonly kind: string; readonly message: string },
   log: AgentSessionLog | undefined,
+  closing?: Parameters<typeof closeAgentSession>[3],
 ): Promise<void> {
   log?.({ event: 'closed', id: session.id, transport, account: session.context.account, reason: reason.kind, message: reason.message });
   session.context.release();
-  await closeAgentSession(burrow, session.context.account, session.id);
+  await closeAgentSession(burrow, session.context.account, session.id, closing);
 }

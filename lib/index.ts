@@ -123,11 +123,13 @@ export { connectAgent, disconnectAgent, type AgentConnect } from './families/age
 export {
   bindAgentTunnel,
   closeAgentSession,
+  endSessionResumedBy,
   endSessionsOfGoneServers,
   findHeldTunnel,
   liveTcpTunnelUrls,
   type HeldTunnel,
   openAgentSession,
+  releaseExpiredUrlHolds,
   unbindAgentTunnel,
   type AgentBind,
   type AgentHello,

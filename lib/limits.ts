@@ -136,6 +136,7 @@ export const LIMITS = {
   agent_handshake_ms: { value: 10_000, unit: 'ms', bounds: 'from an agent\'s TCP connection to its successful Auth (TLS handshake included)', errors: [] },
   agent_heartbeat_answer_ms: { value: 15_000, unit: 'ms', bounds: 'the time an agent has to answer one of the gateway\'s heartbeats', errors: [] },
   agent_proxy_accept_ms: { value: 5_000, unit: 'ms', bounds: 'the time an agent has to take a proxied connection (acknowledge its first bytes); past it the client gets the offline page and the session ends', errors: [] },
+  agent_reconnect_hold_ms: { value: 30_000, unit: 'ms', bounds: "how long the URLs of an agent whose connection was lost (not a reserved domain or address) stay held for its credential, so only the agent reconnecting binds them again; others get 9017 meanwhile", errors: [] },
   agent_command_answer_ms: { value: 30_000, unit: 'ms', bounds: 'the time an agent has to answer a Stop, Restart or Update (the command fails, the session stays)', errors: [] },
   // The SSH gateway (docs/ssh-gateway.md): a client past one of these loses its own connection, with a message that names the limit.
   ssh_handshake_ms: { value: 10_000, unit: 'ms', bounds: 'from an SSH client\'s TCP connection to its bound tunnel (key exchange, authentication, the -R forward and the command)', errors: [] },

@@ -2,9 +2,11 @@ import { isIP } from 'node:net';
 import {
   ApiError,
   bindAgentTunnel,
+  endSessionResumedBy,
   endSessionsOfGoneServers,
   AGENTS_ERRORS,
   openAgentSession,
+  releaseExpiredUrlHolds,
   signServerCertificate,
   unbindAgentTunnel,
   type AgentBind,
@@ -16,7 +18,7 @@ import {
 import { hostPort } from '../addresses.ts';
 import { createAgentGateway, type AgentGateway, type AgentGatewayAddress } from './gateway.ts';
 import type { BindRequest } from './protocol.ts';
-import { AgentGatewayError, type AgentSession, type AgentSessionHandler } from './session-handler.ts';
+import { AgentGatewayError, type AgentSession, type AgentSessionHandler, type SessionEndReason } from './session-handler.ts';
 import { endLiveSession, type AgentSessionLog } from '../session-events.ts';
 import type { Timers } from '../gateway-connection/timers.ts';
 
@@ -109,6 +111,8 @@ export async function startAgentGateway(burrow: BurrowCore<any>, options: AgentG
         }),
       );
       const id = opened.session.id;
+      // An agent reconnecting names its previous session: if this gateway (or another) still holds it, it goes now.
+      await endSessionResumedBy(burrow, opened.account, opened.session, auth.clientId);
       const release = services.liveAgents.hold(id, {
         command: (kind, update) => relay(id, kind, update),
         close: (message) => liveSession(id)?.close(message),
@@ -118,12 +122,13 @@ export async function startAgentGateway(burrow: BurrowCore<any>, options: AgentG
     },
     async bind(session, request) {
       const bound = await refusals(() => bindAgentTunnel(burrow, session.context.account, session.id, bindOf(request)));
-      return { tunnelId: bound.tunnelId, ...(bound.url === undefined ? {} : { url: bound.url }) };
+      return { tunnelId: bound.tunnelId, ...(bound.url === undefined ? {} : { url: bound.url }), ...(bound.token === undefined ? {} : { token: bound.token }) };
     },
     async unbind(session, tunnelId) {
       await refusals(() => unbindAgentTunnel(burrow, session.context.account, session.id, tunnelId));
     },
-    sessionEnded: (session, reason) => endLiveSession(burrow, 'agent', session, reason, options.onSession),
+    // A lost connection (not the agent's GOAWAY, a stop, or the gateway's close): the agent comes back for its URLs.
+    sessionEnded: (session, reason) => endLiveSession(burrow, 'agent', session, reason, options.onSession, { holdUrls: CONNECTION_LOST.has(reason.kind) }),
   };
 
   gateway = createAgentGateway({
@@ -137,7 +142,7 @@ export async function startAgentGateway(burrow: BurrowCore<any>, options: AgentG
   const address = await gateway.listen(host, options.port ?? 0);
   const serverAddr = hostPort(options.publicHost ?? address.host, address.port);
   services.listeners.set('agent', hostPort(address.host, address.port));
-  const sweep = () => endSessionsOfGoneServers(burrow).catch(onError);
+  const sweep = () => Promise.all([endSessionsOfGoneServers(burrow).catch(onError), releaseExpiredUrlHolds(burrow).catch(onError)]);
   await sweep();
   const timer = setInterval(() => void sweep(), options.sweepIntervalMs ?? DEFAULT_SWEEP_MS);
   timer.unref();
@@ -154,6 +159,9 @@ export async function startAgentGateway(burrow: BurrowCore<any>, options: AgentG
   };
 }
 
+/** How sessions end whose agent reconnects by itself, expecting its URLs back. */
+const CONNECTION_LOST: ReadonlySet<SessionEndReason['kind']> = new Set(['disconnected', 'heartbeat-timeout', 'peer-not-reading']);
+
 /** A bind as the session path takes it. */
 function bindOf(request: BindRequest): AgentBind {
   // What the agent said it forwards to, '' when it said nothing (the v2 CLI agent): never an invented address.
@@ -162,7 +170,8 @@ function bindOf(request: BindRequest): AgentBind {
   // The policy the agent binds with is checked as a stored one is (lib/policy/checker.ts), before any traffic.
   const policy = request.options.trafficPolicy ? { traffic_policy: request.options.trafficPolicy } : {};
   // The ingress routes this gateway's sessions: a TCP bind gets a real port when one runs.
-  if (request.proto === 'tcp') return { proto: 'tcp', ...(request.options.addr ? { addr: request.options.addr } : {}), listened: true, ...policy, ...common };
+  // A rebind after a reconnect sends the address it was given back, with the bind token it was told (see lib's AddressBind.token).
+  if (request.proto === 'tcp') return { proto: 'tcp', ...(request.options.addr ? { addr: request.options.addr } : {}), ...(request.token ? { token: request.token } : {}), listened: true, ...policy, ...common };
   const hostname = request.options.hostname || request.options.domain;
   // An HTTP bind's ForwardsProto (SDK appProtocol) is the protocol the ingress speaks down its proxy streams.
   const upstream = request.proto !== 'tls' && request.forwardsProto ? { upstream_protocol: request.forwardsProto } : {};

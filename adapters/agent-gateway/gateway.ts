@@ -347,7 +347,7 @@ class AgentConnection<C> extends GatewayConnection<SessionEndReason['kind'], Liv
     const held = session.tunnelByBindId(bindId);
     if (held) {
       if (held.request.kind !== 'endpoint' || held.url === undefined) throw new AgentGatewayError(ERRORS.CONFLICT.code, `this session already has a labeled tunnel with id '${bindId}'`);
-      return { reply: encodeBindReply(held.request, bindId, held.url, held.tunnelId) };
+      return { reply: encodeBindReply(held.request, bindId, held.url, held.tunnelId, held.token) };
     }
     const bound = this.#bindNew(session, request);
     this.#bindsInFlight.set(bindId, bound);
@@ -362,8 +362,8 @@ class AgentConnection<C> extends GatewayConnection<SessionEndReason['kind'], Liv
     const result = await this.call(() => this.#settings.handler.bind(session, request));
     if (!result.url) throw new Error(`the session handler bound ${request.proto} tunnel ${result.tunnelId} without a URL`);
     const bindId = request.clientId || result.tunnelId;
-    session.addTunnel({ tunnelId: result.tunnelId, bindId, request, url: result.url });
-    return { reply: encodeBindReply(request, bindId, result.url, result.tunnelId), undo: () => this.#unbindTunnel(session, result.tunnelId) };
+    session.addTunnel({ tunnelId: result.tunnelId, bindId, request, url: result.url, token: result.token ?? '' });
+    return { reply: encodeBindReply(request, bindId, result.url, result.tunnelId, result.token), undo: () => this.#unbindTunnel(session, result.tunnelId) };
   }
 
   async #bindLabeled(session: LiveAgentSession<C>, message: unknown): Promise<RpcAnswer> {

@@ -439,10 +439,10 @@ export function decodeBind(message: unknown): EndpointBindRequest {
  * Opts into the same structure it sent (missing required keys fail its decoder), so the reply
  * is the agent's Opts with the chosen hostname (http, https, tls) or address (tcp) filled in.
  */
-export function encodeBindReply(request: EndpointBindRequest, bindId: string, url: string, tunnelId: string) {
+export function encodeBindReply(request: EndpointBindRequest, bindId: string, url: string, tunnelId: string, token = '') {
   const bound = new URL(url);
   const opts = request.proto === 'tcp' ? { ...request.raw, Addr: bound.host } : { ...request.raw, Hostname: bound.hostname };
-  return { Id: bindId, URL: url, Proto: request.proto, Opts: opts, Error: '', Extra: { Token: '', TunnelID: tunnelId } };
+  return { Id: bindId, URL: url, Proto: request.proto, Opts: opts, Error: '', Extra: { Token: token, TunnelID: tunnelId } };
 }
 
 export function encodeBindError(error: string) {

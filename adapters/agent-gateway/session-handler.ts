@@ -50,6 +50,8 @@ export interface BindResult {
   readonly tunnelId: string;
   /** The public URL of an endpoint bind (`https://…`, `tcp://host:port`, `tls://…`); unused for labeled binds. */
   readonly url?: string;
+  /** What the agent sends back when it binds again after reconnecting (BindResp `Extra.Token`), if anything. */
+  readonly token?: string;
 }
 
 /** Why a session ended. */
@@ -71,6 +73,8 @@ export interface AgentTunnel {
   readonly bindId: string;
   readonly request: BindRequest;
   readonly url: string | undefined;
+  /** The bind token the agent was told (BindResult.token), '' when none. */
+  readonly token?: string;
 }
 
 /** What the agent answered to a command: ok, unsupported (it has no handler) or failed, with the agent's message. */

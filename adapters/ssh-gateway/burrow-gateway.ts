@@ -168,8 +168,11 @@ async function accountOf(burrow: BurrowCore<any>, key: SshPublicKey, user: strin
  * reach the client as forwarded-tcpip channels.
  */
 function bindOf(request: SshBindRequest): AgentBind {
-  if (request.proto === 'tcp') return { proto: 'tcp', ...(request.name ? { addr: request.name } : {}), listened: true };
-  return { proto: request.proto, ...(request.name ? { hostname: request.name } : {}) };
+  // `ssh -R 0:localhost:8080` keeps its local target to itself (tcpip-forward carries only the remote
+  // address and port): the tunnel's forwards_to says nothing rather than an invented address.
+  const common = { forwards_to: '' };
+  if (request.proto === 'tcp') return { proto: 'tcp', ...(request.name ? { addr: request.name } : {}), listened: true, ...common };
+  return { proto: request.proto, ...(request.name ? { hostname: request.name } : {}), ...common };
 }
 
 /**

@@ -1,3 +1,5 @@
+import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
+import { LIMITS, limitNote } from '../../limits.ts';
 import { lookupToken } from '../../engine/auth.ts';
 import { operatorIn, type Instance, type OperationContext, type Principal } from '../../engine/context.ts';
 import { aclPermits, describeAcl, type AclBind } from '../../conventions/acl.ts';
@@ -5,7 +7,7 @@ import { ApiError, ERRORS, fail } from '../../conventions/errors.ts';
 import { isTokenShaped } from '../../conventions/ids.ts';
 import { CONNECTION_PHASES, policyRefusal, TRAFFIC_POLICY_PHASES } from '../../conventions/traffic-policy.ts';
 import { AGENTS_ERRORS } from './errors.ts';
-import { addPair, claimUnique, findByUnique, findUnique, membersOf, removePair, uniqueEntries, type PairIndex } from '../../engine/indexes.ts';
+import { addPair, claimUnique, findByUnique, findUnique, membersOf, pairsOf, releaseUnique, removePair, uniqueEntries, type PairIndex } from '../../engine/indexes.ts';
 import { inactiveOwnerError, isInactive, OWNER_KINDS, ownerKind } from '../../engine/owners.ts';
 import { respond, scopeOf } from '../../engine/resource.ts';
 import { INSTANCE_SCOPE, readAll, type StoreReader } from '../../store.ts';
@@ -102,6 +104,12 @@ interface NamedBind extends BindCommon {
 interface AddressBind extends BindCommon {
   readonly proto: 'tcp';
   readonly addr?: string;
+  /**
+   * The bind token an earlier bind of this address answered (BoundTunnel.token), which the agent
+   * sends back when it rebinds after reconnecting: with it, an address the account has not
+   * reserved (a free one it was given) is its again.
+   */
+  readonly token?: string;
   /** Whether this process's ingress routes the transport's sessions: then the bind gets a real listening port (see the file comment). */
   readonly listened?: boolean;
 }
@@ -117,6 +125,8 @@ export interface BoundTunnel {
   readonly tunnelId: string;
   /** The public URL (`https://…`, `tcp://host:port`, `tls://…`); absent for a labeled tunnel. */
   readonly url?: string;
+  /** The bind token of a tcp bind's address (see AddressBind.token); absent for other binds. */
+  readonly token?: string;
 }
 
 interface ResolvedCredential {
@@ -289,11 +299,14 @@ async function startBoundTunnel(instance: Instance, account: string, sessionId: 
     let url: string;
     if (bind.proto === 'tcp') {
       const addr = bind.addr ? bind.addr.toLowerCase() : (lease?.address ?? (await freeAddress(ctx, session.region)));
-      if (bind.addr && !(await findReservedAddr(ctx, addr))) {
+      url = `tcp://${addr}`;
+      const token = await bindToken(ctx, credential, url);
+      // A free address comes back to the credential that was given it (the agent rebinding after a reconnect), and only to it.
+      if (bind.addr && !sameToken(bind.token, token) && !(await findReservedAddr(ctx, addr))) {
         throw new ApiError(AGENTS_ERRORS.AGENT_ADDR_NOT_RESERVED, `addr: ${addr} is not a reserved address of this account; reserve it (POST /reserved_addrs) or bind without an address for a free one`);
       }
       checkAcl(credential, 'addr', { address: addr });
-      url = `tcp://${addr}`;
+      return { ...(await startClaimed(ctx, account, credential, tunnel('tcp', url), url)), token };
     } else {
       const name = (bind.hostname || (bind.subdomain ? `${bind.subdomain}.${zone}` : `${hexOf(ctx.ids.bytes(8))}.${zone}`)).toLowerCase().replace(/\.$/, '');
       // The vendor checks a name's characters before any reservation (its ERR_NGROK_326).
@@ -302,17 +315,65 @@ async function startBoundTunnel(instance: Instance, account: string, sessionId: 
         throw new ApiError(AGENTS_ERRORS.AGENT_DOMAIN_INVALID, `hostname: invalid character '${invalid[0]}' in '${name}'; a domain may contain only a-z, A-Z, 0-9, '.', '*' and '-'`);
       }
       if (bind.hostname && !underZone(name, zone) && !isInternalHost(name, zone) && !(await findReservedDomain(ctx, name))) {
-        throw new ApiError(AGENTS_ERRORS.AGENT_DOMAIN_NOT_RESERVED, `hostname: ${name} is not a reserved domain of this account (nor under ${zone}); reserve it (POST /reserved_domains) or a wildcard domain one label above it`);
+        const vendorZone = VENDOR_ZONES.find((base) => underZone(name, base));
+        if (vendorZone === undefined) {
+          throw new ApiError(AGENTS_ERRORS.AGENT_DOMAIN_NOT_RESERVED, `hostname: ${name} is not a reserved domain of this account (nor under ${zone}); reserve it (POST /reserved_domains) or a wildcard domain one label above it`);
+        }
+        // The vendor's base domains: one label under them needs no reservation, a nested name does (its ERR_NGROK_354).
+        const labels = name.slice(0, -vendorZone.length - 1).split('.');
+        if (labels.length > 1) {
+          throw new ApiError(AGENTS_ERRORS.AGENT_DOMAIN_NESTED, `hostname: nested subdomains of the base domain ${vendorZone} must be reserved first (POST /reserved_domains); alternatively, try ${labels.join('-')}.${vendorZone} instead`);
+        }
       }
       checkAcl(credential, 'hostname', { domain: name });
       url = `${bind.proto}://${name}`;
     }
-    const started = await tunnel(bind.proto === 'http' ? 'http' : bind.proto === 'tls' ? 'tls' : bind.proto === 'tcp' ? 'tcp' : 'https', url);
-    const holder = await claimUnique(ctx.tx, INSTANCE_SCOPE, TUNNEL_KIND, 'url', url, `${account}/${started.id}`);
-    if (holder !== undefined) throw new ApiError(AGENTS_ERRORS.AGENT_URL_BOUND, `${url} is already bound by another tunnel (${holder.slice(holder.indexOf('/') + 1)}); one URL is served by one tunnel at a time`);
-    return { tunnelId: started.id, url };
+    return startClaimed(ctx, account, credential, tunnel(bind.proto === 'http' ? 'http' : bind.proto === 'tls' ? 'tls' : 'https', url), url);
   });
 }
+
+/**
+ * The tunnel `starting` starts, once it holds `url` (one URL is served by one tunnel at a time).
+ * A URL held for a reconnecting agent (closeAgentSession) is taken by that agent's credential, or
+ * by anyone once the hold has passed.
+ */
+async function startClaimed(ctx: OperationContext, account: string, credential: { readonly kind: string; readonly id: string }, starting: Promise<TunnelRecord>, url: string): Promise<BoundTunnel> {
+  const started = await starting;
+  const claim = () => claimUnique(ctx.tx, INSTANCE_SCOPE, TUNNEL_KIND, 'url', url, `${account}/${started.id}`);
+  let holder = await claim();
+  const hold = heldFor(holder);
+  if (hold && (hold.credential === `${credential.kind}/${credential.id}` || hold.until <= ctx.clock.now().getTime())) {
+    await releaseHold(ctx, url, holder!);
+    holder = await claim();
+  }
+  if (holder === undefined) return { tunnelId: started.id, url };
+  const held = heldFor(holder);
+  if (held) {
+    throw new ApiError(AGENTS_ERRORS.AGENT_URL_BOUND, `${url} is held for the agent that bound it, which lost its connection, until ${new Date(held.until).toISOString()} (or it binds it again) ${limitNote('agent_reconnect_hold_ms')}`);
+  }
+  throw new ApiError(AGENTS_ERRORS.AGENT_URL_BOUND, `${url} is already bound by another tunnel (${holder.slice(holder.indexOf('/') + 1)}); one URL is served by one tunnel at a time`);
+}
+
+/**
+ * The bind token of `url` for a credential: a MAC, under a key derived from the instance's CA key
+ * (which every server of the store shares), of the credential and the URL. The vendor's service
+ * answers each Bind with such a token (BindResp `Extra.Token`) and its agents send it back when
+ * they rebind after a reconnect (ngrok-go internal/tunnel/client/reconnecting.go).
+ */
+async function bindToken(ctx: OperationContext, credential: { readonly kind: string; readonly id: string }, url: string): Promise<string> {
+  const key = createHash('sha256').update('burrow bind token\n').update((await ctx.services.ca()).privateKeyPem).digest();
+  return createHmac('sha256', key).update(`${credential.kind}/${credential.id}\n${url}`).digest('base64url');
+}
+
+const sameToken = (given: string | undefined, expected: string) => given !== undefined && given.length === expected.length && timingSafeEqual(Buffer.from(given), Buffer.from(expected));
+
+/**
+ * The vendor's own base domains (ngrok-docs domains/index.mdx, "ngrok managed domains"): an
+ * account binds a one-label name under any of them without reserving it, as under Burrow's service
+ * zone, so code written against the vendor (`domain('x.ngrok.app')`) runs unchanged; a nested name
+ * needs a reservation (354).
+ */
+export const VENDOR_ZONES: readonly string[] = ['ngrok.app', 'ngrok.dev', 'ngrok.pizza', 'ngrok-free.app', 'ngrok-free.dev', 'ngrok-free.pizza', 'ngrok.io'];
 
 const hexOf = (bytes: Uint8Array) => Buffer.from(bytes).toString('hex');
 const underZone = (name: string, zone: string) => name.endsWith(`.${zone}`);
@@ -323,7 +384,8 @@ async function freeAddress(ctx: OperationContext, region: string): Promise<strin
   const start = Buffer.from(ctx.ids.bytes(4)).readUInt32BE(0) % span;
   for (let probe = 0; probe < Math.min(FREE_ADDR_PROBES, span); probe++) {
     const addr = `0.tcp.${region}.${ctx.services.simulation.serviceZone}:${first + ((start + probe) % span)}`;
-    if ((await findUnique(ctx.tx, INSTANCE_SCOPE, TUNNEL_KIND, 'url', `tcp://${addr}`)) === undefined) return addr;
+    const holder = await findUnique(ctx.tx, INSTANCE_SCOPE, TUNNEL_KIND, 'url', `tcp://${addr}`);
+    if (holder === undefined || (heldFor(holder)?.until ?? Infinity) <= ctx.clock.now().getTime()) return addr;
   }
   throw new ApiError(AGENTS_ERRORS.AGENT_URL_BOUND, `no free TCP address in region ${region} among ${FREE_ADDR_PROBES} tried; bind a reserved address instead`);
 }
@@ -337,16 +399,78 @@ export async function unbindAgentTunnel(instance: Instance, account: string, ses
   instance.services.tcpPorts.releaseTunnel(tunnelId);
 }
 
-/** Ends a session whose agent went (disconnect, heartbeat timeout); answers false when it had ended already. */
-export async function closeAgentSession(instance: Instance, account: string, sessionId: string): Promise<boolean> {
+/**
+ * Ends a session whose agent went (disconnect, heartbeat timeout); answers false when it had ended
+ * already. With `holdUrls` (its connection was lost: the agent will reconnect), the URLs it bound
+ * that no reservation backs stay held for its credential for `agent_reconnect_hold_ms` (see
+ * `startClaimed`), so only the agent reconnecting binds them again.
+ */
+export async function closeAgentSession(instance: Instance, account: string, sessionId: string, { holdUrls = false }: { readonly holdUrls?: boolean } = {}): Promise<boolean> {
   // The session's ports go whether or not its records had gone already (a deleted credential ends them first).
   instance.services.tcpPorts.releaseSession(sessionId);
   return instance.perform(operatorIn(account), async (ctx) => {
     const session = (await ctx.tx.get(scopeOf(ctx, TUNNEL_SESSION_KIND), sessionId)) as TunnelSessionRecord | undefined;
     if (!session) return false;
-    await endSession(ctx, session);
+    const ended = await endSession(ctx, session);
+    if (holdUrls) {
+      const until = ctx.clock.now().getTime() + LIMITS.agent_reconnect_hold_ms.value;
+      for (const { public_url: url } of ended) {
+        if (url === '' || (await reserved(ctx, url))) continue;
+        const holder = holdOf(session.credential, until);
+        if ((await claimUnique(ctx.tx, INSTANCE_SCOPE, TUNNEL_KIND, 'url', url, holder)) === undefined) await addPair(ctx.tx, URL_HOLDS, HOLDS_KEY, encodeURIComponent(url), { url, holder });
+      }
+    }
     return true;
   });
+}
+
+/** Whether the account's reservation (a domain, a wildcard over it, or an address) backs `url`. */
+async function reserved(ctx: OperationContext, url: string): Promise<boolean> {
+  const { protocol, host, hostname } = new URL(url);
+  return protocol === 'tcp:' ? (await findReservedAddr(ctx, host)) !== undefined : (await findReservedDomain(ctx, hostname)) !== undefined;
+}
+
+/** Pair index (HOLDS_KEY, encoded URL) instance-wide: the URLs held (with their holder), so expired holds are found and released. */
+const URL_HOLDS: PairIndex = { account: INSTANCE_SCOPE, kind: '_url_hold' };
+const HOLDS_KEY = 'held';
+
+/** Releases the URL holds (closeAgentSession) that have passed; answers how many. The agent gateway's sweep runs it. */
+export async function releaseExpiredUrlHolds(instance: Instance): Promise<number> {
+  const now = instance.clock.now().getTime();
+  const expired = (await pairsOf(instance.reader, URL_HOLDS, HOLDS_KEY)).filter((pair) => (heldFor(String(pair.holder))?.until ?? 0) <= now);
+  if (expired.length === 0) return 0;
+  await instance.perform(operatorIn(INSTANCE_SCOPE), async (ctx) => {
+    for (const pair of expired) await releaseHold(ctx, String(pair.url), String(pair.holder));
+  });
+  return expired.length;
+}
+
+/** Ends the hold `holder` has on `url` (the index entry only if it still holds it). */
+async function releaseHold(ctx: OperationContext, url: string, holder: string): Promise<void> {
+  await releaseUnique(ctx.tx, INSTANCE_SCOPE, TUNNEL_KIND, 'url', url, holder);
+  await removePair(ctx.tx, URL_HOLDS, HOLDS_KEY, encodeURIComponent(url));
+}
+
+/** The holder of a URL held for `credential`'s reconnecting agent until `until` (ms), in the URL's unique index. */
+const holdOf = (credential: { readonly kind: string; readonly id: string }, until: number) => `hold ${credential.kind}/${credential.id} ${until}`;
+
+function heldFor(holder: string | undefined): { readonly credential: string; readonly until: number } | undefined {
+  const match = holder === undefined ? null : /^hold (\S+) (\d+)$/.exec(holder);
+  return match ? { credential: match[1]!, until: Number(match[2]) } : undefined;
+}
+
+/**
+ * An agent reconnecting names the session it had (Auth's `ClientId`): when that session is still
+ * open — its server has not noticed the connection is gone — and belongs to the same credential as
+ * `session`, it ends now (its server closes the old connection: endSession), so its URLs are free
+ * for the agent to bind again. Answers whether it ended one; another credential's session is never
+ * touched.
+ */
+export async function endSessionResumedBy(instance: Instance, account: string, session: TunnelSessionRecord, previousId: string): Promise<boolean> {
+  if (previousId === '' || previousId === session.id) return false;
+  const previous = (await instance.reader.get({ account, kind: TUNNEL_SESSION_KIND }, previousId)) as TunnelSessionRecord | undefined;
+  if (!previous || previous.credential.kind !== session.credential.kind || previous.credential.id !== session.credential.id) return false;
+  return closeAgentSession(instance, account, previousId);
 }
 
 /**

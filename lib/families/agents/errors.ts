@@ -7,6 +7,7 @@ import { errorSpec, type ErrorSpec } from '../../conventions/errors.ts';
 export const AGENTS_ERRORS = {
   AGENT_TOKEN_MALFORMED: errorSpec(105, 401),
   AGENT_DOMAIN_INVALID: errorSpec(326, 400),
+  AGENT_DOMAIN_NESTED: errorSpec(354, 403),
   AGENT_UPSTREAM_PROTOCOL_INVALID: errorSpec(15003, 400),
   AGENT_RESTART_UNSUPPORTED: errorSpec(804, 400),
   AGENT_STOP_UNSUPPORTED: errorSpec(805, 400),

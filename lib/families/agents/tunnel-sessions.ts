@@ -9,7 +9,7 @@ import { defineResource, respond, scopeOf, type BaseRecord } from '../../engine/
 import { availableUpdate } from '../../simulation/settings.ts';
 import { addPair, membersOf, removePair, type PairIndex } from '../../engine/indexes.ts';
 import { AGENTS_ERRORS } from './errors.ts';
-import { endTunnels, startTunnels, type SessionBinds } from './tunnels.ts';
+import { endTunnels, startTunnels, type SessionBinds, type TunnelRecord } from './tunnels.ts';
 
 export type { SessionBinds };
 
@@ -64,7 +64,7 @@ export const tunnelSessions = defineResource<TunnelSessionRecord>({
   operations: ['get', 'list'],
   commands: {
     restart: { summary: 'Restart the agent behind a tunnel session', relay: relayTo('restart'), run: restartAgent },
-    stop: { summary: 'Stop the agent behind a tunnel session', relay: relayTo('stop'), run: endSession },
+    stop: { summary: 'Stop the agent behind a tunnel session', relay: relayTo('stop'), run: async (ctx, record) => void (await endSession(ctx, record)) },
     update: { summary: 'Update the agent behind a tunnel session', relay: relayTo('update'), run: updateAgent },
   },
   createSchema: NoFields,
@@ -146,17 +146,18 @@ export const sessionsOfServer = (account: string): PairIndex => ({ account, kind
  * Removes a session (its agent went offline) and emits agent_session_stop.v0. A live session's
  * agent is disconnected once that commits, wherever it is held (a no-op when it went already).
  */
-export async function endSession(ctx: OperationContext, record: TunnelSessionRecord): Promise<void> {
+export async function endSession(ctx: OperationContext, record: TunnelSessionRecord): Promise<TunnelRecord[]> {
   await ctx.tx.delete(scopeOf(ctx, TUNNEL_SESSION_KIND), record.id);
   await removePair(ctx.tx, sessionsOfCredential(ctx), record.credential.id, record.id);
   ctx.emit('agent_session_stop.v0', respond(ctx, tunnelSessions, record));
-  await endTunnels(ctx, record.id);
+  const ended = await endTunnels(ctx, record.id);
   if (record.server !== undefined) {
     const server = record.server;
     await removePair(ctx.tx, sessionsOfServer(ctx.account), server, record.id);
     const live = ctx.services.liveAgents;
     ctx.afterCommit(() => void live.close(server, record.id, `tunnel session ${record.id} has ended`).catch(() => undefined));
   }
+  return ended;
 }
 
 /** Ends the sessions of a credential that is being deleted: its agents can no longer stay online. */

@@ -177,13 +177,17 @@ export async function endTunnel(ctx: OperationContext, record: TunnelRecord): Pr
   await removePair(ctx.tx, tunnelsOfSession(ctx), record.session_id, record.id);
 }
 
-/** Removes the tunnels (and agent endpoints) of a session that ended. */
-export async function endTunnels(ctx: OperationContext, sessionId: string): Promise<void> {
+/** Removes the tunnels (and agent endpoints) of a session that ended; answers their records. */
+export async function endTunnels(ctx: OperationContext, sessionId: string): Promise<TunnelRecord[]> {
+  const ended: TunnelRecord[] = [];
   for (const id of await membersOf(ctx.tx, tunnelsOfSession(ctx), sessionId)) {
     const record = (await ctx.tx.get(scopeOf(ctx, TUNNEL_KIND), id)) as TunnelRecord | undefined;
-    if (record) await endTunnel(ctx, record);
-    else await removePair(ctx.tx, tunnelsOfSession(ctx), sessionId, id);
+    if (record) {
+      await endTunnel(ctx, record);
+      ended.push(record);
+    } else await removePair(ctx.tx, tunnelsOfSession(ctx), sessionId, id);
   }
+  return ended;
 }
 
 /**

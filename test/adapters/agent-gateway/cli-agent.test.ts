@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { startIngressServer, startJsonApp } from '../ingress/fixtures.ts';
-import { checkFreshStarts, cliAgentBinary, cliAgentMissing, CliAgents, writeAgentConfig } from '../../fixtures/cli-agent.ts';
+import { checkFreshStarts, cliAgentBinary, cliAgentMissing, CliAgents, startServerAndApp, writeAgentConfig } from '../../fixtures/cli-agent.ts';
 
 /**
  * The vendor's v2 CLI agent (Go, agent 2.3.41) against `burrow serve`. Its muxado sends stream ids
@@ -19,10 +18,7 @@ describe('the v2 CLI agent', () => {
 
 describe('what the API says of the v2 CLI agent', () => {
   test('its tunnels and endpoints show no invented upstream; its "updates disabled" is unsupported (806), not failed', { skip: missing, timeout: 30_000 }, async (t) => {
-    const ingress = await startIngressServer(['--http-ingress-addr', '127.0.0.1:0']);
-    t.after(() => ingress.stop());
-    const app = await startJsonApp();
-    t.after(() => app.close());
+    const { ingress, app } = await startServerAndApp(t);
     const { config, dir } = await writeAgentConfig(t, ingress, app.port);
     const run = await new CliAgents(t, cliAgentBinary()!).start(config, dir, 2);
     t.after(() => run.stop());

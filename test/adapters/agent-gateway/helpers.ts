@@ -220,21 +220,40 @@ export interface Relay {
   freeze(): void;
   /** Destroys every relayed connection. */
   cut(): void;
+  /**
+   * Destroys the agents' side of every relayed connection and leaves the gateway's side open and
+   * silent: the agent knows its connection is gone, the gateway does not (a network that failed
+   * on the agent's side).
+   */
+  dropAgentSide(): void;
+  /** While on, closes every new connection at once (the agent cannot get through); existing ones are kept. */
+  refuseNew(refusing: boolean): void;
 }
 
 export async function startRelay(t: TestContext, targetPort: number): Promise<Relay> {
   const sockets = new Set<Socket>();
+  const pairs = new Set<{ readonly inbound: Socket; readonly outbound: Socket; orphaned: boolean }>();
   const track = (socket: Socket) => {
     sockets.add(socket);
     socket.on('error', () => {});
     socket.on('close', () => sockets.delete(socket));
   };
+  let refusing = false;
   const server: Server = createServer((inbound) => {
+    if (refusing) {
+      inbound.on('error', () => {}).destroy();
+      return;
+    }
     track(inbound);
     const outbound = connect(targetPort, '127.0.0.1');
     track(outbound);
+    const pair = { inbound, outbound, orphaned: false };
+    pairs.add(pair);
     inbound.pipe(outbound).pipe(inbound);
-    inbound.on('close', () => outbound.destroy());
+    inbound.on('close', () => {
+      pairs.delete(pair);
+      if (!pair.orphaned) outbound.destroy();
+    });
     outbound.on('close', () => inbound.destroy());
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -254,6 +273,17 @@ export async function startRelay(t: TestContext, targetPort: number): Promise<Re
       }
     },
     cut,
+    dropAgentSide() {
+      for (const pair of pairs) {
+        pair.orphaned = true;
+        pair.outbound.unpipe();
+        pair.outbound.pause();
+        pair.inbound.destroy();
+      }
+    },
+    refuseNew(on) {
+      refusing = on;
+    },
   };
 }
 

@@ -70,8 +70,12 @@ describe('burrow serve --ssh-addr', { skip }, () => {
     assert.match(listed.agentVersion, /^OpenSSH_/);
     const tunnels = (await client.tunnels.list()) as any[];
     assert.deepEqual(tunnels.map((tunnel) => [tunnel.publicUrl, tunnel.tunnelSession.id]), [[url, listed.id]]);
+    // The client does not tell the server its local target (8080 here): nothing is shown, never an invented http://localhost:80.
+    assert.deepEqual(tunnels.map((tunnel) => tunnel.forwardsTo), ['']);
     const endpoints = (await client.endpoints.list()) as any[];
-    assert.ok(endpoints.some((endpoint) => endpoint.url === url), JSON.stringify(endpoints));
+    const endpoint = endpoints.find((candidate) => candidate.url === url);
+    assert.ok(endpoint, JSON.stringify(endpoints));
+    assert.equal(endpoint.upstreamUrl, '', JSON.stringify(endpoint));
 
     // The log tells it, --quiet as the server is: opened with the client's software and address, closed with why.
     await server.outputUntil((lines) => lines.some((line) => new RegExp(`^\\S+Z agent session ${listed.id} opened: ssh OpenSSH_\\S+ from 127\\.0\\.0\\.1:\\d+, account ac_\\w+$`).test(line)));
