@@ -192,12 +192,18 @@ export class BurrowCore<K extends FamilyKinds = FamilyKinds> implements Instance
   }
 
   /**
-   * `authenticate` for a request to `operation`: a read operation's first reads (Operation.reads)
-   * go in the round trip that checks the key, where the store reads several at once.
+   * `authenticate` for a request to `operation`: a read operation's first reads (Operation.reads),
+   * and `also` with them, go in the round trip that checks the key, where the store reads several
+   * at once (`prefetches` says whether they will).
    */
-  authenticateFor(authorization: string | null | undefined, operation: Operation, input: Pick<OperationInput, 'params' | 'query'>): Promise<{ principal: Principal; prefetched?: Prefetched }> {
-    const reads = operation.mutates || !operation.reads || !this.#tokenAddresses ? undefined : operation.reads;
-    return authenticateAndRead(this.#store, authorization, this.#tokenAddresses, reads && ((account) => reads(account, input)));
+  authenticateFor(authorization: string | null | undefined, operation: Operation, input: Pick<OperationInput, 'params' | 'query'>, also?: Read): Promise<{ principal: Principal; prefetched?: Prefetched }> {
+    const reads = this.prefetches(operation) ? operation.reads! : undefined;
+    return authenticateAndRead(this.#store, authorization, this.#tokenAddresses, reads && ((account) => (also ? [...reads(account, input), also] : reads(account, input))));
+  }
+
+  /** Whether a request to `operation` reads its first reads with its key check (authenticateFor). */
+  prefetches(operation: Operation): boolean {
+    return !operation.mutates && operation.reads !== undefined && this.#tokenAddresses !== undefined;
   }
 
   /**

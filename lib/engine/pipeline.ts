@@ -3,7 +3,7 @@ import type { ControlOperation, Instance, Operation, OperationInput, Principal, 
 import { knownAccount } from './accounts.ts';
 import { ApiError, ERRORS, errorBody, fail, type ErrorBody } from '../conventions/errors.ts';
 import type { QueryParams } from '../conventions/paging.ts';
-import { StoreUnavailableError, StoreWriteError } from '../store.ts';
+import { StoreUnavailableError, StoreWriteError, type Read } from '../store.ts';
 import { DROPPED } from '../journal/journal.ts';
 import type { RequestJournal, RequestRecord } from '../journal/request-journal.ts';
 import type { ReplayRequest } from '../journal/replay.ts';
@@ -99,7 +99,9 @@ export interface PipelineHost extends Instance {
   newOperationId(): string;
   operation(id: string): Operation | undefined;
   /** The caller, and the operation's first reads where the store sent them with the key check (lib/engine/prefetch.ts). */
-  authenticateFor(authorization: string | null | undefined, operation: Operation, input: Pick<OperationInput, 'params' | 'query'>): Promise<{ principal: Principal; prefetched?: Prefetched }>;
+  authenticateFor(authorization: string | null | undefined, operation: Operation, input: Pick<OperationInput, 'params' | 'query'>, also?: Read): Promise<{ principal: Principal; prefetched?: Prefetched }>;
+  /** Whether `authenticateFor` reads a request's first reads (and `also`) with its key check. */
+  prefetches(operation: Operation): boolean;
   /** Guards, parse, prepare and the operation (the perform stage). */
   execute(principal: Principal, operation: Operation, input: OperationInput, meta: RequestMeta, prefetched?: Prefetched): Promise<OperationResult>;
 }
@@ -182,11 +184,15 @@ export class Pipeline {
     const operation = this.#route(request);
     trace.operation = operation;
     checkVersion(request, this.#burrow.options.requireVersionHeader === true);
-    // Asked with the key check, so a store a round trip away reads the rules in the same one.
-    const rules = this.#burrow.faults.rules();
-    const { principal, prefetched } = await this.#burrow.authenticateFor(request.header('authorization'), operation, { params: request.target.params, query: request.query });
+    // Asked with the key check, so a store a round trip away reads the rules in the same one: among
+    // a read operation's prefetched reads, else at the same time (reads by key asked in one turn
+    // go together); a key seen for the first time reads them after.
+    const faults = this.#burrow.faults;
+    const rulesRead = this.#burrow.prefetches(operation) ? faults.sharedRead : undefined;
+    const rules = rulesRead ? undefined : faults.rules();
+    const { principal, prefetched } = await this.#burrow.authenticateFor(request.header('authorization'), operation, { params: request.target.params, query: request.query }, rulesRead);
     trace.account = principal.account;
-    const live = await rules;
+    const live = rules ? await rules : rulesRead && prefetched?.has(rulesRead) ? faults.rulesRead(prefetched.take(rulesRead)) : await faults.rules();
     const strike = live.length === 0 ? undefined : await this.#burrow.faults.strike(live, { method: request.method, path: request.path, operation: operation.id, account: principal.account });
     if (strike) {
       trace.fault = strike;

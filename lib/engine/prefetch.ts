@@ -14,6 +14,19 @@ export class Prefetched {
     for (const [i, read] of reads.entries()) this.#answers.set(readKey(read), answers[i]);
   }
 
+  /** Whether `read` was made (and not yet taken); then `take` answers it, once. */
+  has(read: Read): boolean {
+    return this.#answers.has(readKey(read));
+  }
+
+  /** The answer to `read`, taken out: a later read of it goes to the store. */
+  take(read: Read): ReadResult {
+    const key = readKey(read);
+    const answer = this.#answers.get(key);
+    this.#answers.delete(key);
+    return answer;
+  }
+
   /** `tx` with the prefetched answers in front. */
   over(tx: StoreTransaction): StoreTransaction {
     return new PrefetchedTransaction(tx, this.#answers);

@@ -4,7 +4,7 @@ import { ApiError, ERRORS, fail } from '../conventions/errors.ts';
 import { parseInput } from '../conventions/fields.ts';
 import { cryptoRandom, type IdFactory, type RandomSource } from '../conventions/ids.ts';
 import { LIMITS, limitNote } from '../limits.ts';
-import { CLUSTER_SCOPE, type Store } from '../store.ts';
+import { CLUSTER_SCOPE, type Read, type ReadResult, type Store, type StoredRecord } from '../store.ts';
 
 /**
  * Faults on demand: rules that make matching API requests fail, slow down or lose their
@@ -116,6 +116,8 @@ type KeptRule = FaultRule;
 interface RuleBook {
   /** The rules, oldest first. */
   read(): Promise<readonly KeptRule[]>;
+  /** Where a shared book keeps its rules, for a caller that reads them with other reads (undefined in memory). */
+  readonly where?: Read;
   /** Runs `change` on the rules atomically; what it leaves in the array is kept. */
   change<T>(change: (rules: KeptRule[]) => T): Promise<T>;
 }
@@ -133,14 +135,18 @@ class MemoryRuleBook implements RuleBook {
 
 const RULES_SCOPE = { account: CLUSTER_SCOPE, kind: 'faults' };
 
+/** The rules a shared book's record holds. */
+const rulesIn = (record: StoredRecord | undefined) => (record?.rules ?? []) as KeptRule[];
+
 class StoreRuleBook implements RuleBook {
+  readonly where: Read = { scope: RULES_SCOPE, id: 'rules' };
   constructor(readonly store: Store) {}
   async read() {
-    return (((await this.store.get(RULES_SCOPE, 'rules'))?.rules ?? []) as KeptRule[]);
+    return rulesIn(await this.store.get(RULES_SCOPE, 'rules'));
   }
   change<T>(change: (rules: KeptRule[]) => T) {
     return this.store.transaction(async (tx) => {
-      const rules = structuredClone(((await tx.get(RULES_SCOPE, 'rules'))?.rules ?? []) as KeptRule[]);
+      const rules = structuredClone(rulesIn(await tx.get(RULES_SCOPE, 'rules')));
       const result = change(rules);
       await tx.put(RULES_SCOPE, { id: 'rules', rules });
       return result;
@@ -233,6 +239,19 @@ export class Faults {
    */
   rules(): Promise<readonly KeptRule[]> {
     return this.#book.read().catch(() => []);
+  }
+
+  /**
+   * Where shared rules are kept, for a request that reads them in the statement that checks its
+   * key (lib/engine/pipeline.ts); undefined when they are in memory.
+   */
+  get sharedRead(): Read | undefined {
+    return this.#book.where;
+  }
+
+  /** The rules in the answer to `sharedRead`. */
+  rulesRead(answer: ReadResult): readonly KeptRule[] {
+    return rulesIn(answer as StoredRecord | undefined);
   }
 
   /** The fault for one request, or undefined (the common case: no rules, one length check). */
