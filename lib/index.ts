@@ -125,6 +125,7 @@ export {
   closeAgentSession,
   endSessionsOfGoneServers,
   findHeldTunnel,
+  findHeldTunnelById,
   liveTcpTunnelUrls,
   type HeldTunnel,
   openAgentSession,

@@ -162,6 +162,50 @@ describe('three servers on one PostgreSQL database are one ingress', { skip: clu
     console.log(`# cluster: a TCP endpoint bound on A answered through D after ${(performance.now() - started).toFixed(0)} ms`);
   });
 
+  test("an HTTPS edge's tunnel group backend reaches labeled agents on any server: through B and C to A's, shared with C's; the edge's modules run once; a closed tunnel leaves the group everywhere", async (t: TestContext) => {
+    const host = `edge-${Date.now()}.example.com`;
+    const api = async (node: Node, method: string, path: string, body?: unknown) => {
+      const res = await node.server.request(method, path, body, { token });
+      assert.ok(res.status < 300, `${method} ${path}: ${res.status} ${JSON.stringify(res.body)}`);
+      return res.body;
+    };
+    // Configured through C, the agent's tunnel bound on A: the edge and its backend are shared records.
+    const group = await api(c, 'POST', '/backends/tunnel_group', { labels: { app: `shop-${host}` } });
+    const edge = await api(c, 'POST', '/edges/https', { hostports: [`${host}:443`] });
+    const route = await api(c, 'POST', `/edges/https/${edge.id}/routes`, { match_type: 'path_prefix', match: '/', backend: { backend_id: group.id } });
+    await api(c, 'PUT', `/edges/https/${edge.id}/routes/${route.id}/request_headers`, { add: { 'x-edge-ran': 'once' } });
+    const labeled = async (node: Node, name: string) => {
+      const session = await agentOn(node);
+      return session.labeledListener().label('app', `shop-${host}`).listenAndForward(`http://127.0.0.1:${await startApp(t, name)}`);
+    };
+    const onA = await labeled(a, 'on A');
+    for (const node of [b, c]) {
+      const answer = await callIngress(node.http, { host, path: '/cart' });
+      assert.equal(answer.status, 200, answer.body.toString());
+      assert.deepEqual([seen(answer).app, seen(answer).url, seen(answer).headers['x-edge-ran']], ['on A', '/cart', 'once']);
+      const secure = await https(node, host, '/secure');
+      assert.equal(secure.status, 200, secure.body);
+      assert.deepEqual([JSON.parse(secure.body).app, JSON.parse(secure.body).url], ['on A', '/secure']);
+    }
+
+    // A second labeled agent, on C: B shares requests between two relayed tunnels, C between its own and A's.
+    await labeled(c, 'on C');
+    for (const node of [b, c]) {
+      const apps = new Set<string>();
+      for (let i = 0; i < 30; i++) apps.add(seen(await callIngress(node.http, { host, path: `/n/${i}` })).app);
+      assert.deepEqual([...apps].sort(), ['on A', 'on C'], `both labeled tunnels serve through ${node === b ? 'B' : 'C'}`);
+    }
+
+    // A's agent closes its tunnel: it leaves the group's record, and every server sends to C's alone.
+    await onA.close();
+    const closed = performance.now();
+    while ((await api(b, 'GET', `/backends/tunnel_group/${group.id}`)).tunnels.length !== 1) {
+      assert.ok(performance.now() - closed < 10_000, "A's tunnel still in the group 10 s after its agent closed it");
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    for (const node of [a, b, c]) for (let i = 0; i < 5; i++) assert.equal(seen(await callIngress(node.http, { host })).app, 'on C');
+  });
+
   test('the peer port refuses a client without a certificate of the CA, and one with a certificate of another CA', async () => {
     const [host, port] = [b.peer.slice(0, b.peer.lastIndexOf(':')), Number(b.peer.slice(b.peer.lastIndexOf(':') + 1))];
     const refused = async (options: object) => {
