@@ -80,6 +80,13 @@ describe('three servers on one PostgreSQL database are one ingress', { skip: clu
 
   const hostOf = (endpoint: string) => new URL(endpoint).hostname;
 
+  /** A TCP service answering each chunk with `prefix` and the chunk. */
+  async function startEcho(t: TestContext, prefix: string) {
+    const echo = await listenLocally(createNetServer((socket) => socket.on('data', (chunk: Buffer) => socket.write(`${prefix}${chunk}`)).on('error', () => socket.destroy())));
+    t.after(() => echo.close());
+    return echo;
+  }
+
   test('an agent on A is reached through A, B and C: HTTP, HTTPS, WebSocket and TLS passthrough; its policy runs once, on the server that took the request', async (t: TestContext) => {
     const app = await startApp(t);
     const session = await agentOn(a);
@@ -134,8 +141,7 @@ describe('three servers on one PostgreSQL database are one ingress', { skip: clu
   });
 
   test("a TCP endpoint of the agent on A answers on the same port of another server's ingress (on 127.0.0.2), relayed to A", async (t: TestContext) => {
-    const echo = await listenLocally(createNetServer((socket) => socket.on('data', (chunk: Buffer) => socket.write(`tcp echo: ${chunk}`)).on('error', () => socket.destroy())));
-    t.after(() => echo.close());
+    const echo = await startEcho(t, 'tcp echo: ');
     const d = await startClusterNode(url, OPERATOR, '127.0.0.2');
     t.after(() => d.server.stop('SIGKILL'));
     const listener = await (await agentOn(a)).tcpEndpoint().listenAndForward(`tcp://127.0.0.1:${echo.port}`);
@@ -162,7 +168,7 @@ describe('three servers on one PostgreSQL database are one ingress', { skip: clu
     console.log(`# cluster: a TCP endpoint bound on A answered through D after ${(performance.now() - started).toFixed(0)} ms`);
   });
 
-  test("an HTTPS edge's tunnel group backend reaches labeled agents on any server: through B and C to A's, shared with C's; the edge's modules run once; a closed tunnel leaves the group everywhere", async (t: TestContext) => {
+  test("an HTTPS edge's tunnel group backend reaches labeled agents on any server: through B and C to A's, shared with C's; the edge's modules run once; a closed tunnel leaves the group everywhere; a TLS edge alike", async (t: TestContext) => {
     const host = `edge-${Date.now()}.example.com`;
     const api = async (node: Node, method: string, path: string, body?: unknown) => {
       const res = await node.server.request(method, path, body, { token });
@@ -204,6 +210,21 @@ describe('three servers on one PostgreSQL database are one ingress', { skip: clu
       await new Promise((resolve) => setTimeout(resolve, 20));
     }
     for (const node of [a, b, c]) for (let i = 0; i < 5; i++) assert.equal(seen(await callIngress(node.http, { host })).app, 'on C');
+
+    // A TLS edge terminating at the edge: B's and C's TLS ingress terminate, A's labeled tunnel gets the bytes.
+    const tlsHost = `tls-${host}`;
+    const service = await startEcho(t, 'tls edge: ');
+    await (await agentOn(a)).labeledListener().label('service', tlsHost).listenAndForward(`tcp://127.0.0.1:${service.port}`);
+    const plain = await api(c, 'POST', '/backends/tunnel_group', { labels: { service: tlsHost } });
+    await api(c, 'POST', '/edges/tls', { hostports: [`${tlsHost}:443`], backend: { backend_id: plain.id }, tls_termination: { terminate_at: 'edge' } });
+    for (const node of [b, c]) {
+      const client = tlsConnect({ host: '127.0.0.1', port: node.tls, servername: tlsHost, ca: caPem });
+      await once(client, 'secureConnect');
+      client.write('hi');
+      const [echoed] = (await once(client, 'data')) as [Buffer];
+      client.destroy();
+      assert.equal(String(echoed), 'tls edge: hi');
+    }
   });
 
   test('the peer port refuses a client without a certificate of the CA, and one with a certificate of another CA', async () => {
