@@ -79,6 +79,14 @@ describe('three servers on one PostgreSQL database are one ingress', { skip: clu
   }
 
   const hostOf = (endpoint: string) => new URL(endpoint).hostname;
+  const portOf = (hostport: string) => Number(hostport.slice(hostport.lastIndexOf(':') + 1));
+
+  /** An API call through `node` with the account's key; a refusal fails the test. */
+  async function api(node: Node, method: string, path: string, body?: unknown) {
+    const res = await node.server.request(method, path, body, { token });
+    assert.ok(res.status < 300, `${method} ${path}: ${res.status} ${JSON.stringify(res.body)}`);
+    return res.body;
+  }
 
   /** A TCP service answering each chunk with `prefix` and the chunk. */
   async function startEcho(t: TestContext, prefix: string) {
@@ -140,41 +148,41 @@ describe('three servers on one PostgreSQL database are one ingress', { skip: clu
     assert.equal((await callIngress(b.http, { host: hostOf(internal) })).headers['ngrok-error-code'], 'ERR_BURROW_3200');
   });
 
-  test("a TCP endpoint of the agent on A answers on the same port of another server's ingress (on 127.0.0.2), relayed to A", async (t: TestContext) => {
-    const echo = await startEcho(t, 'tcp echo: ');
+  test("a TCP endpoint of the agent on A, and a TCP edge whose labeled tunnel is on A, answer on the same ports of another server's ingress (on 127.0.0.2), relayed to A", async (t: TestContext) => {
     const d = await startClusterNode(url, OPERATOR, '127.0.0.2');
     t.after(() => d.server.stop('SIGKILL'));
-    const listener = await (await agentOn(a)).tcpEndpoint().listenAndForward(`tcp://127.0.0.1:${echo.port}`);
-    const port = Number(new URL(listener.url()!).port);
-    // D listens for it at its next look at the store (every 5 s); until then the port is closed.
+    const session = await agentOn(a);
+    const listener = await session.tcpEndpoint().listenAndForward(`tcp://127.0.0.1:${(await startEcho(t, 'tcp echo: ')).port}`);
+    const label = `echo-${Date.now()}`;
+    await session.labeledListener().label('service', label).listenAndForward(`tcp://127.0.0.1:${(await startEcho(t, 'tcp edge: ')).port}`);
+    const group = await api(c, 'POST', '/backends/tunnel_group', { labels: { service: label } });
+    const reserved = await api(c, 'POST', '/reserved_addrs', { region: 'us' });
+    await api(c, 'POST', '/edges/tcp', { hostports: [reserved.addr], backend: { backend_id: group.id } });
+    // D listens for both at its next look at the store (every 5 s); until then the ports are closed.
     const started = performance.now();
-    for (;;) {
-      const answered = await new Promise<string | undefined>((resolve) => {
-        const socket = netConnect({ host: '127.0.0.2', port }, () => socket.write('ping'));
-        socket.once('data', (chunk: Buffer) => {
-          socket.destroy();
-          resolve(String(chunk));
+    const answered = async (port: number) => {
+      for (;;) {
+        const answer = await new Promise<string | undefined>((resolve) => {
+          const socket = netConnect({ host: '127.0.0.2', port }, () => socket.write('ping'));
+          socket.once('data', (chunk: Buffer) => {
+            socket.destroy();
+            resolve(String(chunk));
+          });
+          socket.once('error', () => resolve(undefined));
+          socket.once('close', () => resolve(undefined));
         });
-        socket.once('error', () => resolve(undefined));
-        socket.once('close', () => resolve(undefined));
-      });
-      if (answered !== undefined) {
-        assert.equal(answered, 'tcp echo: ping');
-        break;
+        if (answer !== undefined) return answer;
+        assert.ok(performance.now() - started < 15_000, `D did not answer on port ${port} within 15 s`);
+        await new Promise((resolve) => setTimeout(resolve, 200));
       }
-      assert.ok(performance.now() - started < 15_000, `D did not answer on port ${port} within 15 s`);
-      await new Promise((resolve) => setTimeout(resolve, 200));
-    }
+    };
+    assert.equal(await answered(Number(new URL(listener.url()!).port)), 'tcp echo: ping');
     console.log(`# cluster: a TCP endpoint bound on A answered through D after ${(performance.now() - started).toFixed(0)} ms`);
+    assert.equal(await answered(portOf(reserved.addr)), 'tcp edge: ping');
   });
 
   test("an HTTPS edge's tunnel group backend reaches labeled agents on any server: through B and C to A's, shared with C's; the edge's modules run once; a closed tunnel leaves the group everywhere; a TLS edge alike", async (t: TestContext) => {
     const host = `edge-${Date.now()}.example.com`;
-    const api = async (node: Node, method: string, path: string, body?: unknown) => {
-      const res = await node.server.request(method, path, body, { token });
-      assert.ok(res.status < 300, `${method} ${path}: ${res.status} ${JSON.stringify(res.body)}`);
-      return res.body;
-    };
     // Configured through C, the agent's tunnel bound on A: the edge and its backend are shared records.
     const group = await api(c, 'POST', '/backends/tunnel_group', { labels: { app: `shop-${host}` } });
     const edge = await api(c, 'POST', '/edges/https', { hostports: [`${host}:443`] });
