@@ -126,6 +126,7 @@ export {
   endSessionResumedBy,
   endSessionsOfGoneServers,
   findHeldTunnel,
+  findHeldTunnelById,
   liveTcpTunnelUrls,
   type HeldTunnel,
   openAgentSession,

@@ -35,4 +35,5 @@ export type {
   TlsEndpointOptions,
   UpdateArguments,
 } from './protocol.ts';
+export { EDGE_TYPES } from './protocol.ts';
 export { REAL_TIMERS, type Timers } from '../gateway-connection/timers.ts';

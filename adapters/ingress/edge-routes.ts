@@ -57,12 +57,18 @@ export interface EdgeRoutes {
 }
 
 /** A live tunnel and its session. */
-interface LiveTunnel {
+export interface LiveTunnel {
   readonly session: RoutableSession<unknown>;
   readonly tunnel: AgentTunnel;
 }
 
-export function createEdgeRoutes(burrow: BurrowCore<any>, sessions: () => readonly RoutableSession<unknown>[]): EdgeRoutes {
+/** The labeled tunnels other servers sharing the store hold (adapters/peer: RemoteAgents). */
+export interface RemoteTunnels {
+  /** The live tunnel `tunnelId` of `account` when another server holds it, as a session whose proxy streams travel to that server. */
+  tunnel(account: string, tunnelId: string): Promise<LiveTunnel | undefined>;
+}
+
+export function createEdgeRoutes(burrow: BurrowCore<any>, sessions: () => readonly RoutableSession<unknown>[], remote?: RemoteTunnels): EdgeRoutes {
   const seed = burrow.options.seed;
   const draws = seed === undefined ? undefined : seededRandom(`${seed}\u0000ingress`);
   const random = draws ? () => Buffer.from(draws(4)).readUInt32BE(0) / 2 ** 32 : Math.random;
@@ -76,7 +82,14 @@ export function createEdgeRoutes(burrow: BurrowCore<any>, sessions: () => readon
   async function targetOf(kind: EdgeKind, hostport: string, path: string, url: string): Promise<EdgeTarget | undefined> {
     const live = new Map<string, LiveTunnel>();
     for (const session of sessions()) if (!session.ended) for (const tunnel of session.tunnels()) live.set(tunnel.tunnelId, { session, tunnel });
-    const traffic = await routeEdgeTraffic(burrow.reader, hostport, path, { isOnline: (id) => live.has(id), random });
+    // A backend's tunnel this server does not hold may be held by another: asked for only then, and kept for this request.
+    const isOnline = async (id: string, account: string) => {
+      if (live.has(id) || !remote) return live.has(id);
+      const held = await remote.tunnel(account, id);
+      if (held) live.set(id, held);
+      return held !== undefined;
+    };
+    const traffic = await routeEdgeTraffic(burrow.reader, hostport, path, { isOnline, random });
     if (!traffic || traffic.holder !== HOLDER_OF[kind]) return undefined;
     const sources = sourcesOf(traffic);
     return {

@@ -5,7 +5,7 @@ import type { ConnectionFacts, EndpointFacts } from '../../lib/traffic/facts.ts'
 import { hostPort } from '../addresses.ts';
 import { agentBindSources, type AgentBindOptions } from '../../lib/policy/sources.ts';
 import type { RuleSource } from '../../lib/policy/program.ts';
-import { createEdgeRoutes, type EdgeRoutes, type EdgeTarget } from './edge-routes.ts';
+import { createEdgeRoutes, type EdgeRoutes, type EdgeTarget, type RemoteTunnels } from './edge-routes.ts';
 import { proxyProtocolHeader } from './proxy-protocol.ts';
 
 /**
@@ -75,10 +75,11 @@ export interface HeldAgentTunnel {
 
 /**
  * The agents other servers sharing the store hold (adapters/peer): the tunnel of an endpoint URL,
- * as a session whose proxy streams travel to its server over the link between servers. The ingress
- * applies the endpoint's policy itself, as for a local agent; the other server only carries bytes.
+ * or a labeled tunnel an edge's backend picked (RemoteTunnels), as a session whose proxy streams
+ * travel to its server over the link between servers. The ingress applies the endpoint's or the
+ * edge's policy itself, as for a local agent; the other server only carries bytes.
  */
-export interface RemoteAgents {
+export interface RemoteAgents extends RemoteTunnels {
   /** The tunnel of the first of `urls` (one endpoint's URLs by preferred scheme) that an agent on another server binds. */
   find(urls: readonly string[]): Promise<HeldAgentTunnel | undefined>;
 }
@@ -105,7 +106,7 @@ export class IngressRoutes {
     this.#burrow = burrow;
     this.#sessions = sessions;
     this.#accountOf = accountOf;
-    this.#edges = createEdgeRoutes(burrow, sessions);
+    this.#edges = createEdgeRoutes(burrow, sessions, remote);
     this.#remote = remote;
   }
 

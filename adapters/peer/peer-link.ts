@@ -3,8 +3,8 @@ import http2 from 'node:http2';
 import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { TLSSocket } from 'node:tls';
-import { CLUSTER_SCOPE, findHeldTunnel, signServerCertificate, type BurrowCore, type StoredRecord } from '../../lib/index.ts';
-import type { AgentTunnel, ProxyOptions, RoutableSession, SessionEndReason } from '../agent-gateway/index.ts';
+import { CLUSTER_SCOPE, findHeldTunnel, findHeldTunnelById, signServerCertificate, type BurrowCore, type HeldTunnel, type StoredRecord } from '../../lib/index.ts';
+import { EDGE_TYPES, type AgentTunnel, type EdgeType, type ProxyOptions, type RoutableSession, type SessionEndReason } from '../agent-gateway/index.ts';
 import { readAll } from '../../lib/store.ts';
 import { hostPort } from '../addresses.ts';
 import type { BoundAddress, ListenAddress } from '../ingress/ingress.ts';
@@ -16,12 +16,16 @@ import type { HeldAgentTunnel, LiveSessions, RemoteAgents } from '../ingress/rou
  * tunnel in the store (lib findHeldTunnel: the tunnel URL's index, the tunnel, its session, which
  * names its server), applies the endpoint's policy itself, and opens the proxy stream on the
  * holding server over this link; that server only carries the bytes to its local agent session.
+ * Edges alike: a tunnel group backend's `tunnel_ids` (the store's record of the account's live
+ * labeled tunnels matching its labels, on every server) are looked up by id (findHeldTunnelById),
+ * so an edge's upstream may be a labeled tunnel another server holds; the edge's modules run here.
  *
  * - **Listener** (`--peer-addr HOST:PORT`): HTTP/2 over TLS, one long-lived connection per pair
  *   of servers, one HTTP/2 stream per relayed connection (so HTTP/2 flow control carries each,
  *   and a half-close is END_STREAM). `GET /tunnels/<id>` answers a held tunnel's bind (what the
  *   other ingress needs for the policy and TLS termination); `POST /tunnels/<id>/proxy` opens a
- *   proxy stream of it (headers `burrow-client-addr`, `burrow-passthrough-tls`); 404 when the
+ *   proxy stream of it (headers `burrow-client-addr`, `burrow-passthrough-tls`, and for an edge's
+ *   labeled tunnel `burrow-edge-type`, `burrow-proto`: what the agent is told); 404 when the
  *   tunnel is not held here.
  * - **Authenticated both ways** with certificates of the instance CA (lib/ca/instance-ca.ts):
  *   each server signs itself one at start (serverAuth and clientAuth), and keeps its address and
@@ -35,7 +39,7 @@ import type { HeldAgentTunnel, LiveSessions, RemoteAgents } from '../ingress/rou
  *   the same address, fails the fingerprint), so its endpoints answer the offline page at once
  *   through every server. An agent that reconnects elsewhere binds again: the store names its
  *   new server.
- * - **What is cached**: an endpoint URL's holder for TARGET_TTL_MS (a tunnel that moves between
+ * - **What is cached**: an endpoint URL's holder, and a labeled tunnel's, for TARGET_TTL_MS (a tunnel that moves between
  *   two live servers is found again after at most that; a URL no agent serves is looked up at
  *   every request, so a new bind is reachable at once), a tunnel's bind for as long as the
  *   connection to its server lives.
@@ -181,12 +185,14 @@ function serveLink(burrow: BurrowCore<any>, tls: TlsFiles, sessions: LiveSession
       const { tunnelId, bindId, request, url } = found.tunnel;
       return stream.end(JSON.stringify({ sessionId: found.session.id, account: (found.session.context as { account?: string }).account ?? '', tunnel: { tunnelId, bindId, request, url } }));
     }
-    const passthrough = headers['burrow-passthrough-tls'];
+    const [passthrough, edgeType, proto] = [headers['burrow-passthrough-tls'], String(headers['burrow-edge-type'] ?? ''), headers['burrow-proto']];
     let upstream: Duplex;
     try {
       upstream = found.session.openProxy(found.tunnel.tunnelId, {
         clientAddr: String(headers['burrow-client-addr'] ?? ''),
         ...(passthrough === undefined ? {} : { passthroughTls: passthrough === '1' }),
+        ...(Object.hasOwn(EDGE_TYPES, edgeType) ? { edgeType: edgeType as EdgeType } : {}),
+        ...(proto === undefined ? {} : { proto: String(proto) }),
       });
     } catch (error) {
       onError(error);
@@ -243,23 +249,32 @@ class RemoteSessions implements RemoteAgents {
     readonly onError: (error: unknown) => void,
   ) {}
 
-  async find(urls: readonly string[]): Promise<HeldAgentTunnel | undefined> {
+  find(urls: readonly string[]): Promise<HeldAgentTunnel | undefined> {
+    // The URLs' lookups leave together (one round trip to a database), the first held one wins.
+    return this.#cached(urls.join(' '), async () => (await Promise.all(urls.map((url) => findHeldTunnel(this.burrow.reader, url)))).find((found) => found !== undefined));
+  }
+
+  tunnel(account: string, tunnelId: string): Promise<HeldAgentTunnel | undefined> {
+    // A URL has a scheme, so this key never meets one of find's.
+    return this.#cached(`${account}/${tunnelId}`, () => findHeldTunnelById(this.burrow.reader, account, tunnelId));
+  }
+
+  /** The tunnel `lookup` finds in the store, reached over the link; kept under `key` for TARGET_TTL_MS while its connection lives. */
+  async #cached(key: string, lookup: () => Promise<HeldTunnel | undefined>): Promise<HeldAgentTunnel | undefined> {
     const now = performance.now();
-    const key = urls.join(' ');
     const cached = this.#targets.get(key);
     if (cached && now - cached.at < TARGET_TTL_MS) {
       const held = await cached.held;
       if (held && !held.session.ended) return held;
     }
-    const held = this.#resolve(urls);
+    const held = lookup().then((where) => this.#reach(where));
     if (this.#targets.size >= MAX_KEPT) this.#targets.clear();
     this.#targets.set(key, { at: now, held });
     return held;
   }
 
-  async #resolve(urls: readonly string[]): Promise<HeldAgentTunnel | undefined> {
-    // The URLs' lookups leave together (one round trip to a database), the first held one wins.
-    const where = (await Promise.all(urls.map((url) => findHeldTunnel(this.burrow.reader, url)))).find((found) => found !== undefined);
+  /** The tunnel held `where`, as a session of the link to its server; undefined when this server holds it or its server cannot be reached. */
+  async #reach(where: HeldTunnel | undefined): Promise<HeldAgentTunnel | undefined> {
     if (!where || where.server === this.serverId) return undefined;
     const peer = await this.#peer(where.server);
     if (!peer) return undefined;
@@ -364,6 +379,8 @@ function remoteSession(peer: Peer, described: Described): RoutableSession<unknow
     openProxy(tunnelId: string, proxy: ProxyOptions): Duplex {
       const headers: http2.OutgoingHttpHeaders = { ':method': 'POST', ':path': `/tunnels/${encodeURIComponent(tunnelId)}/proxy`, 'burrow-client-addr': proxy.clientAddr };
       if (proxy.passthroughTls !== undefined) headers['burrow-passthrough-tls'] = proxy.passthroughTls ? '1' : '0';
+      if (proxy.edgeType !== undefined) headers['burrow-edge-type'] = proxy.edgeType;
+      if (proxy.proto !== undefined) headers['burrow-proto'] = proxy.proto;
       const stream = peer.session.request(headers, { endStream: false });
       stream.once('response', (answer) => {
         if (answer[':status'] !== 200) {

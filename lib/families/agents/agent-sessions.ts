@@ -518,7 +518,16 @@ export async function findHeldTunnel(reader: StoreReader, url: string): Promise<
   const holder = await findUnique(reader, INSTANCE_SCOPE, TUNNEL_KIND, 'url', url);
   if (holder === undefined) return undefined;
   const account = holder.slice(0, holder.indexOf('/'));
-  const tunnel = (await reader.get({ account, kind: TUNNEL_KIND }, holder.slice(account.length + 1))) as TunnelRecord | undefined;
+  return findHeldTunnelById(reader, account, holder.slice(account.length + 1));
+}
+
+/**
+ * The live agent tunnel `tunnelId` of `account` (a labeled tunnel a tunnel group backend matched:
+ * its `tunnel_ids` are the account's live labeled tunnels whose labels it wants, on every server)
+ * and the server holding its session (two reads); undefined when it ended or no live agent holds it.
+ */
+export async function findHeldTunnelById(reader: StoreReader, account: string, tunnelId: string): Promise<HeldTunnel | undefined> {
+  const tunnel = (await reader.get({ account, kind: TUNNEL_KIND }, tunnelId)) as TunnelRecord | undefined;
   if (!tunnel) return undefined;
   const session = (await reader.get({ account, kind: TUNNEL_SESSION_KIND }, tunnel.session_id)) as TunnelSessionRecord | undefined;
   if (session?.server === undefined) return undefined;

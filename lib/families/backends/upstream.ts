@@ -12,7 +12,8 @@ import type { WeightedBackendRecord } from './weighted.ts';
  * one of its online tunnels (chosen at random, so the group shares the traffic), a weighted backend
  * to one child drawn in proportion to the weights, a failover backend to its first child that has
  * an online upstream, an HTTP response backend answers itself, a static backend connects to its
- * address. "Online" is the host's to say (`isOnline`: a live tunnel it can reach); the draws use
+ * address. "Online" is the host's to say (`isOnline`: a live tunnel it can reach, here or through
+ * another server sharing the store: adapters/ingress/edge-routes.ts); the draws use
  * the host's randomness (seeded in deterministic mode, so a run repeats). A weighted backend whose
  * drawn child has nothing online answers offline (the draw is not repeated). At most
  * `ingress_backend_reads` backends are read per choice; creating and updating backends refuse
@@ -28,8 +29,8 @@ export type Upstream =
   | { readonly kind: 'offline'; readonly reason: string };
 
 export interface UpstreamChoice {
-  /** Whether the tunnel `id` is live and reachable from here. */
-  isOnline(tunnelId: string): boolean;
+  /** Whether the tunnel `id` of `account` is live and reachable from here (a host that must ask another server answers a promise). */
+  isOnline(tunnelId: string, account: string): boolean | Promise<boolean>;
   /** A number in [0, 1). */
   random(): number;
 }
@@ -60,7 +61,10 @@ class Walk {
     const within = [...path, id];
     switch (prefixOf(id)) {
       case 'bkdtg': {
-        const online = (record as unknown as TunnelGroupBackendRecord).tunnel_ids.filter((tunnelId) => this.choice.isOnline(tunnelId));
+        // The group's tunnels are asked together (a remote one is a lookup in the store), the draw then as always.
+        const ids = (record as unknown as TunnelGroupBackendRecord).tunnel_ids;
+        const flags = await Promise.all(ids.map((tunnelId) => this.choice.isOnline(tunnelId, this.account)));
+        const online = ids.filter((_, index) => flags[index]);
         if (online.length === 0) return { kind: 'offline', reason: `tunnel group backend '${id}' has no online tunnel with its labels` };
         return { kind: 'tunnel', backendId: id, tunnelId: online[Math.min(online.length - 1, Math.floor(this.choice.random() * online.length))]! };
       }

@@ -79,6 +79,21 @@ describe('three servers on one PostgreSQL database are one ingress', { skip: clu
   }
 
   const hostOf = (endpoint: string) => new URL(endpoint).hostname;
+  const portOf = (hostport: string) => Number(hostport.slice(hostport.lastIndexOf(':') + 1));
+
+  /** An API call through `node` with the account's key; a refusal fails the test. */
+  async function api(node: Node, method: string, path: string, body?: unknown) {
+    const res = await node.server.request(method, path, body, { token });
+    assert.ok(res.status < 300, `${method} ${path}: ${res.status} ${JSON.stringify(res.body)}`);
+    return res.body;
+  }
+
+  /** A TCP service answering each chunk with `prefix` and the chunk. */
+  async function startEcho(t: TestContext, prefix: string) {
+    const echo = await listenLocally(createNetServer((socket) => socket.on('data', (chunk: Buffer) => socket.write(`${prefix}${chunk}`)).on('error', () => socket.destroy())));
+    t.after(() => echo.close());
+    return echo;
+  }
 
   test('an agent on A is reached through A, B and C: HTTP, HTTPS, WebSocket and TLS passthrough; its policy runs once, on the server that took the request', async (t: TestContext) => {
     const app = await startApp(t);
@@ -133,33 +148,91 @@ describe('three servers on one PostgreSQL database are one ingress', { skip: clu
     assert.equal((await callIngress(b.http, { host: hostOf(internal) })).headers['ngrok-error-code'], 'ERR_BURROW_3200');
   });
 
-  test("a TCP endpoint of the agent on A answers on the same port of another server's ingress (on 127.0.0.2), relayed to A", async (t: TestContext) => {
-    const echo = await listenLocally(createNetServer((socket) => socket.on('data', (chunk: Buffer) => socket.write(`tcp echo: ${chunk}`)).on('error', () => socket.destroy())));
-    t.after(() => echo.close());
+  test("a TCP endpoint of the agent on A, and a TCP edge whose labeled tunnel is on A, answer on the same ports of another server's ingress (on 127.0.0.2), relayed to A", async (t: TestContext) => {
     const d = await startClusterNode(url, OPERATOR, '127.0.0.2');
     t.after(() => d.server.stop('SIGKILL'));
-    const listener = await (await agentOn(a)).tcpEndpoint().listenAndForward(`tcp://127.0.0.1:${echo.port}`);
-    const port = Number(new URL(listener.url()!).port);
-    // D listens for it at its next look at the store (every 5 s); until then the port is closed.
+    const session = await agentOn(a);
+    const listener = await session.tcpEndpoint().listenAndForward(`tcp://127.0.0.1:${(await startEcho(t, 'tcp echo: ')).port}`);
+    const label = `echo-${Date.now()}`;
+    await session.labeledListener().label('service', label).listenAndForward(`tcp://127.0.0.1:${(await startEcho(t, 'tcp edge: ')).port}`);
+    const group = await api(c, 'POST', '/backends/tunnel_group', { labels: { service: label } });
+    const reserved = await api(c, 'POST', '/reserved_addrs', { region: 'us' });
+    await api(c, 'POST', '/edges/tcp', { hostports: [reserved.addr], backend: { backend_id: group.id } });
+    // D listens for both at its next look at the store (every 5 s); until then the ports are closed.
     const started = performance.now();
-    for (;;) {
-      const answered = await new Promise<string | undefined>((resolve) => {
-        const socket = netConnect({ host: '127.0.0.2', port }, () => socket.write('ping'));
-        socket.once('data', (chunk: Buffer) => {
-          socket.destroy();
-          resolve(String(chunk));
+    const answered = async (port: number) => {
+      for (;;) {
+        const answer = await new Promise<string | undefined>((resolve) => {
+          const socket = netConnect({ host: '127.0.0.2', port }, () => socket.write('ping'));
+          socket.once('data', (chunk: Buffer) => {
+            socket.destroy();
+            resolve(String(chunk));
+          });
+          socket.once('error', () => resolve(undefined));
+          socket.once('close', () => resolve(undefined));
         });
-        socket.once('error', () => resolve(undefined));
-        socket.once('close', () => resolve(undefined));
-      });
-      if (answered !== undefined) {
-        assert.equal(answered, 'tcp echo: ping');
-        break;
+        if (answer !== undefined) return answer;
+        assert.ok(performance.now() - started < 15_000, `D did not answer on port ${port} within 15 s`);
+        await new Promise((resolve) => setTimeout(resolve, 200));
       }
-      assert.ok(performance.now() - started < 15_000, `D did not answer on port ${port} within 15 s`);
-      await new Promise((resolve) => setTimeout(resolve, 200));
-    }
+    };
+    assert.equal(await answered(Number(new URL(listener.url()!).port)), 'tcp echo: ping');
     console.log(`# cluster: a TCP endpoint bound on A answered through D after ${(performance.now() - started).toFixed(0)} ms`);
+    assert.equal(await answered(portOf(reserved.addr)), 'tcp edge: ping');
+  });
+
+  test("an HTTPS edge's tunnel group backend reaches labeled agents on any server: through B and C to A's, shared with C's; the edge's modules run once; a closed tunnel leaves the group everywhere; a TLS edge alike", async (t: TestContext) => {
+    const host = `edge-${Date.now()}.example.com`;
+    // Configured through C, the agent's tunnel bound on A: the edge and its backend are shared records.
+    const group = await api(c, 'POST', '/backends/tunnel_group', { labels: { app: `shop-${host}` } });
+    const edge = await api(c, 'POST', '/edges/https', { hostports: [`${host}:443`] });
+    const route = await api(c, 'POST', `/edges/https/${edge.id}/routes`, { match_type: 'path_prefix', match: '/', backend: { backend_id: group.id } });
+    await api(c, 'PUT', `/edges/https/${edge.id}/routes/${route.id}/request_headers`, { add: { 'x-edge-ran': 'once' } });
+    const labeled = async (node: Node, name: string) => {
+      const session = await agentOn(node);
+      return session.labeledListener().label('app', `shop-${host}`).listenAndForward(`http://127.0.0.1:${await startApp(t, name)}`);
+    };
+    const onA = await labeled(a, 'on A');
+    for (const node of [b, c]) {
+      const answer = await callIngress(node.http, { host, path: '/cart' });
+      assert.equal(answer.status, 200, answer.body.toString());
+      assert.deepEqual([seen(answer).app, seen(answer).url, seen(answer).headers['x-edge-ran']], ['on A', '/cart', 'once']);
+      const secure = await https(node, host, '/secure');
+      assert.equal(secure.status, 200, secure.body);
+      assert.deepEqual([JSON.parse(secure.body).app, JSON.parse(secure.body).url], ['on A', '/secure']);
+    }
+
+    // A second labeled agent, on C: B shares requests between two relayed tunnels, C between its own and A's.
+    await labeled(c, 'on C');
+    for (const node of [b, c]) {
+      const apps = new Set<string>();
+      for (let i = 0; i < 30; i++) apps.add(seen(await callIngress(node.http, { host, path: `/n/${i}` })).app);
+      assert.deepEqual([...apps].sort(), ['on A', 'on C'], `both labeled tunnels serve through ${node === b ? 'B' : 'C'}`);
+    }
+
+    // A's agent closes its tunnel: it leaves the group's record, and every server sends to C's alone.
+    await onA.close();
+    const closed = performance.now();
+    while ((await api(b, 'GET', `/backends/tunnel_group/${group.id}`)).tunnels.length !== 1) {
+      assert.ok(performance.now() - closed < 10_000, "A's tunnel still in the group 10 s after its agent closed it");
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    for (const node of [a, b, c]) for (let i = 0; i < 5; i++) assert.equal(seen(await callIngress(node.http, { host })).app, 'on C');
+
+    // A TLS edge terminating at the edge: B's and C's TLS ingress terminate, A's labeled tunnel gets the bytes.
+    const tlsHost = `tls-${host}`;
+    const service = await startEcho(t, 'tls edge: ');
+    await (await agentOn(a)).labeledListener().label('service', tlsHost).listenAndForward(`tcp://127.0.0.1:${service.port}`);
+    const plain = await api(c, 'POST', '/backends/tunnel_group', { labels: { service: tlsHost } });
+    await api(c, 'POST', '/edges/tls', { hostports: [`${tlsHost}:443`], backend: { backend_id: plain.id }, tls_termination: { terminate_at: 'edge' } });
+    for (const node of [b, c]) {
+      const client = tlsConnect({ host: '127.0.0.1', port: node.tls, servername: tlsHost, ca: caPem });
+      await once(client, 'secureConnect');
+      client.write('hi');
+      const [echoed] = (await once(client, 'data')) as [Buffer];
+      client.destroy();
+      assert.equal(String(echoed), 'tls edge: hi');
+    }
   });
 
   test('the peer port refuses a client without a certificate of the CA, and one with a certificate of another CA', async () => {
