@@ -1,8 +1,11 @@
+import { ALPN_EXTENSION, ja4Fingerprint, SERVER_NAME_EXTENSION, SIGNATURE_ALGORITHMS_EXTENSION, SUPPORTED_VERSIONS_EXTENSION } from './ja4.ts';
+
 /**
  * The server name (SNI, RFC 6066 §3) of a TLS connection, read from its first bytes, the
  * ClientHello (RFC 8446 §4.1.2), without terminating TLS: the TLS ingress routes by it, and passes
- * the bytes on untouched to an agent that terminates TLS itself. A ClientHello may span several
- * handshake records; at most CLIENT_HELLO_MAX_BYTES are read.
+ * the bytes on untouched to an agent that terminates TLS itself; and the hello's JA4 fingerprint
+ * (ja4.ts, `conn.tls.ja4_fingerprint`). A ClientHello may span several handshake records; at most
+ * CLIENT_HELLO_MAX_BYTES are read.
  */
 
 /** The most a ClientHello may take (one record's worth, 16 KiB, plus record headers). */
@@ -14,15 +17,25 @@ export class ClientHelloError extends Error {}
 const RECORD_HEADER = 5;
 const HANDSHAKE_RECORD = 0x16;
 const CLIENT_HELLO = 0x01;
-const SERVER_NAME_EXTENSION = 0x0000;
 const HOST_NAME = 0x00;
 
-/**
- * The server name in `bytes` (the connection's first bytes): the name, lower case; '' for a
- * ClientHello without one; undefined while more bytes are needed. Throws ClientHelloError for
- * bytes that are no TLS ClientHello.
- */
+/** What the ingress reads of a ClientHello. */
+export interface ClientHello {
+  /** The server name, lower case; '' for a ClientHello without one. */
+  readonly serverName: string;
+  readonly ja4Fingerprint: string;
+}
+
+/** The server name in `bytes` (the connection's first bytes), as clientHelloOf reads it. */
 export function serverNameOf(bytes: Buffer): string | undefined {
+  return clientHelloOf(bytes)?.serverName;
+}
+
+/**
+ * The ClientHello in `bytes` (the connection's first bytes); undefined while more bytes are
+ * needed. Throws ClientHelloError for bytes that are no TLS ClientHello.
+ */
+export function clientHelloOf(bytes: Buffer): ClientHello | undefined {
   // The handshake message, reassembled from the handshake records so far.
   const parts: Buffer[] = [];
   let offset = 0;
@@ -38,7 +51,7 @@ export function serverNameOf(bytes: Buffer): string | undefined {
   if (message[0] !== CLIENT_HELLO) throw new ClientHelloError('the first handshake message is not a ClientHello');
   const length = message.readUIntBE(1, 3);
   if (4 + length > message.length) return needMore(bytes);
-  return helloServerName(message.subarray(4, 4 + length));
+  return readHello(message.subarray(4, 4 + length));
 }
 
 function needMore(bytes: Buffer): undefined {
@@ -46,27 +59,51 @@ function needMore(bytes: Buffer): undefined {
   return undefined;
 }
 
-/** The server name of a ClientHello's body. */
-function helloServerName(hello: Buffer): string {
+/** What the ingress reads of a ClientHello's body. */
+function readHello(hello: Buffer): ClientHello {
   const reader = new Reader(hello);
-  reader.skip(2 + 32); // legacy_version, random
+  const version = reader.uint(2); // legacy_version
+  reader.skip(32); // random
   reader.skip(reader.uint(1)); // legacy_session_id
-  reader.skip(reader.uint(2)); // cipher_suites
+  const cipherSuites = uints(reader.take(reader.uint(2)));
   reader.skip(reader.uint(1)); // legacy_compression_methods
-  if (reader.done()) return '';
-  const extensions = new Reader(reader.take(reader.uint(2)));
-  while (!extensions.done()) {
-    const type = extensions.uint(2);
-    const data = new Reader(extensions.take(extensions.uint(2)));
-    if (type !== SERVER_NAME_EXTENSION) continue;
-    const names = new Reader(data.take(data.uint(2)));
-    while (!names.done()) {
-      const nameType = names.uint(1);
-      const name = names.take(names.uint(2));
-      if (nameType === HOST_NAME) return name.toString('latin1').toLowerCase().replace(/\.$/, '');
+  const extensions: number[] = [];
+  let serverName = '';
+  let supportedVersions: number[] | undefined;
+  let signatureAlgorithms: number[] = [];
+  let firstAlpn: Buffer | undefined;
+  const all = new Reader(reader.done() ? Buffer.alloc(0) : reader.take(reader.uint(2)));
+  while (!all.done()) {
+    const type = all.uint(2);
+    extensions.push(type);
+    const data = new Reader(all.take(all.uint(2)));
+    if (type === SERVER_NAME_EXTENSION) serverName = hostName(new Reader(data.take(data.uint(2))));
+    else if (type === SUPPORTED_VERSIONS_EXTENSION) supportedVersions = uints(data.take(data.uint(1)));
+    else if (type === SIGNATURE_ALGORITHMS_EXTENSION) signatureAlgorithms = uints(data.take(data.uint(2)));
+    else if (type === ALPN_EXTENSION) {
+      const protocols = new Reader(data.take(data.uint(2)));
+      if (!protocols.done()) firstAlpn = protocols.take(protocols.uint(1));
     }
   }
+  return { serverName, ja4Fingerprint: ja4Fingerprint({ version, cipherSuites, extensions, signatureAlgorithms, ...(supportedVersions ? { supportedVersions } : {}), ...(firstAlpn ? { firstAlpn } : {}) }) };
+}
+
+/** The host name of a server_name list, lower case, without a final dot; '' without one. */
+function hostName(names: Reader): string {
+  while (!names.done()) {
+    const nameType = names.uint(1);
+    const name = names.take(names.uint(2));
+    if (nameType === HOST_NAME) return name.toString('latin1').toLowerCase().replace(/\.$/, '');
+  }
   return '';
+}
+
+/** A list of 16-bit values. */
+function uints(bytes: Buffer): number[] {
+  const reader = new Reader(bytes);
+  const values: number[] = [];
+  while (!reader.done()) values.push(reader.uint(2));
+  return values;
 }
 
 /** Reads length-prefixed fields, refusing any that runs past the end. */

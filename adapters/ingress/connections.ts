@@ -31,7 +31,7 @@ export function connectionFacts(socket: Socket, startedAt: Date, tls?: TlsFacts)
 }
 
 /** The TLS session the ingress terminated, as the policy's `conn.tls.*` variables read it. */
-export function tlsFacts(socket: TLSSocket, serverCertificate: string): TlsFacts {
+export function tlsFacts(socket: TLSSocket, serverCertificate: string, ja4Fingerprint: string): TlsFacts {
   const version = socket.getProtocol() ?? '';
   return {
     version: version.replace(/^TLSv/, ''),
@@ -40,6 +40,7 @@ export function tlsFacts(socket: TLSSocket, serverCertificate: string): TlsFacts
     ...(typeof socket.alpnProtocol === 'string' ? { negotiatedAlpn: socket.alpnProtocol } : {}),
     sessionResumed: socket.isSessionReused(),
     serverCertificate,
+    ja4Fingerprint,
   };
 }
 

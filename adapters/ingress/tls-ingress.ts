@@ -7,7 +7,7 @@ import { clientChainProblem } from '../../lib/policy/certificates.ts';
 import type { TlsTermination } from '../../lib/traffic/decisions.ts';
 import { isDnsName } from '../../lib/conventions/acl.ts';
 import type { IngressCertificates, ServedCertificate } from './certificates.ts';
-import { CLIENT_HELLO_MAX_BYTES, ClientHelloError, serverNameOf } from './client-hello.ts';
+import { CLIENT_HELLO_MAX_BYTES, clientHelloOf, ClientHelloError, type ClientHello } from './client-hello.ts';
 import type { Carrier } from './carry.ts';
 import type { HttpIngress } from './http-ingress.ts';
 import { tlsFacts, type Connections } from './connections.ts';
@@ -56,8 +56,8 @@ export function createTlsIngress(burrow: BurrowCore<any>, options: TlsIngressOpt
     const deadline = setTimeout(() => socket.destroy(), LIMITS.ingress_handshake_ms.value);
     socket.once('close', () => clearTimeout(deadline));
     const hello = await readClientHello(socket);
-    if (!hello || !isDnsName(hello.name)) return void socket.destroy();
-    const name = hello.name;
+    if (!hello || !isDnsName(hello.serverName)) return void socket.destroy();
+    const name = hello.serverName;
     // A TLS endpoint or edge takes the connection's bytes; any other name is served as HTTPS.
     const stream: StreamTarget | undefined = (await routes.tls(name)) ?? (await routes.tlsEdge(name));
     // Before the handshake only the name is known: an HTTPS edge's connection rules are its own, whatever the route.
@@ -85,7 +85,7 @@ export function createTlsIngress(burrow: BurrowCore<any>, options: TlsIngressOpt
     if (stream && carried) return carrier.join(secure, stream, carried.conn, carried.trace, false);
     // The client's chain, when mutual TLS asked for one (conn.tls.client.*); checked above unless the strategy is `request`.
     const clientChain = termination?.mutualTls ? peerChain(secure) : [];
-    const info = { startedAt, tls: { ...tlsFacts(secure, served.certificatePem), ...(clientChain.length > 0 ? { clientChain } : {}) }, ...(target ? { connectRanFor: target.endpoint.id } : {}) };
+    const info = { startedAt, tls: { ...tlsFacts(secure, served.certificatePem, hello.ja4Fingerprint), ...(clientChain.length > 0 ? { clientChain } : {}) }, ...(target ? { connectRanFor: target.endpoint.id } : {}) };
     options.connections.set(secure as unknown as Socket, info);
     options.http.serveTls(secure);
   }
@@ -142,11 +142,11 @@ function peerChain(socket: TLSSocket): string[] {
   return chain;
 }
 
-/** Reads the ClientHello off `socket` (paused after it): its bytes and server name, or undefined when it is none. */
-function readClientHello(socket: Socket): Promise<{ bytes: Buffer; name: string } | undefined> {
+/** Reads the ClientHello off `socket` (paused after it): its bytes and what clientHelloOf reads, or undefined when it is none. */
+function readClientHello(socket: Socket): Promise<(ClientHello & { bytes: Buffer }) | undefined> {
   return new Promise((resolve) => {
     let bytes = Buffer.alloc(0);
-    const finish = (result: { bytes: Buffer; name: string } | undefined) => {
+    const finish = (result: (ClientHello & { bytes: Buffer }) | undefined) => {
       socket.off('data', onData).off('close', onClose);
       socket.pause();
       resolve(result);
@@ -154,8 +154,8 @@ function readClientHello(socket: Socket): Promise<{ bytes: Buffer; name: string 
     const onData = (chunk: Buffer) => {
       bytes = Buffer.concat([bytes, chunk]);
       try {
-        const name = serverNameOf(bytes.subarray(0, CLIENT_HELLO_MAX_BYTES));
-        if (name !== undefined) finish({ bytes, name });
+        const hello = clientHelloOf(bytes.subarray(0, CLIENT_HELLO_MAX_BYTES));
+        if (hello) finish({ ...hello, bytes });
       } catch (error) {
         if (!(error instanceof ClientHelloError)) throw error;
         finish(undefined);

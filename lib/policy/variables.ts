@@ -199,14 +199,7 @@ const SPECS: readonly VariableSpec[] = [
   { name: 'conn.tls.sni', type: 'string', read: (s) => tlsOf(s, 'conn.tls.sni').sni },
   { name: 'conn.tls.negotiated_alpn', type: 'string', read: (s) => tlsOf(s, 'conn.tls.negotiated_alpn').negotiatedAlpn ?? '' },
   { name: 'conn.tls.session_resumed', type: 'bool', read: (s) => tlsOf(s, 'conn.tls.session_resumed').sessionResumed ?? false },
-  {
-    name: 'conn.tls.ja4_fingerprint',
-    type: 'string',
-    support: 'no',
-    read: () => {
-      throw new Unavailable('conn.tls.ja4_fingerprint', 'Burrow does not compute JA4 fingerprints');
-    },
-  },
+  { name: 'conn.tls.ja4_fingerprint', type: 'string', read: (s) => tlsOf(s, 'conn.tls.ja4_fingerprint').ja4Fingerprint ?? '' },
   ...certificateSpecs('client'),
   ...certificateSpecs('server'),
   ...[...IP_INTELLIGENCE, ...POD_IDENTITY].map(([name, type]): VariableSpec => ({

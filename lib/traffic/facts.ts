@@ -48,6 +48,8 @@ export interface TlsFacts {
   readonly clientChain?: readonly string[];
   /** The endpoint's own leaf certificate, PEM. */
   readonly serverCertificate?: string;
+  /** The JA4 fingerprint of the client's ClientHello, `t13d1516h2_8daaf6152771_e5627efa2ab1`. */
+  readonly ja4Fingerprint?: string;
 }
 
 /** A client connection. */

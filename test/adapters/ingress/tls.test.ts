@@ -2,10 +2,10 @@ import assert from 'node:assert/strict';
 import { X509Certificate } from 'node:crypto';
 import { once } from 'node:events';
 import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
-import { request as httpsRequest } from 'node:https';
+import { request as httpsRequest, type RequestOptions } from 'node:https';
 import { connect as netConnect, createServer as createNetServer } from 'node:net';
 import { after, before, describe, test, type TestContext } from 'node:test';
-import { connect as tlsConnect, createServer as createTlsServer, type PeerCertificate } from 'node:tls';
+import { connect as tlsConnect, createServer as createTlsServer, type ConnectionOptions, type PeerCertificate } from 'node:tls';
 import { parseCli } from '../../../bin/burrow.ts';
 import { generateCertificateAuthority, signServerCertificate, type CertificateAuthority } from '../../../lib/ca/certificate-authority.ts';
 import type { RunningServer } from '../../helpers.ts';
@@ -45,8 +45,8 @@ const agent = (t: TestContext) => ingress.agent(t);
 const reserve = (domain: string, certificateId?: string) => ingress.reserve(domain, certificateId);
 
 /** One HTTPS request to the TLS ingress for `name`, trusting `ca`; the answer and the certificate the ingress served. */
-async function httpsCall(name: string, ca: string, path = '/'): Promise<{ status: number; headers: IncomingHttpHeaders; body: string; certificate: PeerCertificate }> {
-  const req = httpsRequest({ host: '127.0.0.1', port: tlsPort, servername: name, path, headers: { host: name }, ca, agent: false });
+async function httpsCall(name: string, ca: string, path = '/', options: RequestOptions & Pick<ConnectionOptions, 'ALPNProtocols'> = {}): Promise<{ status: number; headers: IncomingHttpHeaders; body: string; certificate: PeerCertificate }> {
+  const req = httpsRequest({ host: '127.0.0.1', port: tlsPort, servername: name, path, headers: { host: name }, ca, agent: false, ...options });
   req.end();
   const [res] = (await once(req, 'response')) as [IncomingMessage];
   const certificate = (res.socket as import('node:tls').TLSSocket).getPeerCertificate();
@@ -112,6 +112,30 @@ describe('HTTPS endpoints through the TLS ingress', () => {
     assert.equal((await server.request('POST', '/endpoints', { type: 'cloud', url: 'https://cloud-tls.example.com', traffic_policy: policy })).status, 201);
     const answered = await httpsCall('cloud-tls.example.com', burrowCa);
     assert.equal(answered.body, 'cloud over tls');
+  });
+
+  test("conn.tls.ja4_fingerprint is the JA4 fingerprint of the client's ClientHello", async () => {
+    await reserve('ja4.example.com');
+    const policy = JSON.stringify({
+      on_http_request: [
+        { expressions: ["conn.tls.ja4_fingerprint.startsWith('t13d')"], actions: [{ type: 'custom-response', config: { status_code: 200, headers: { 'x-ja4': '${conn.tls.ja4_fingerprint}' }, body: '${conn.tls.ja4_fingerprint}' } }] },
+        { actions: [{ type: 'custom-response', config: { status_code: 418, body: 'not TLS 1.3 with a server name: ${conn.tls.ja4_fingerprint}' } }] },
+      ],
+    });
+    assert.equal((await server.request('POST', '/endpoints', { type: 'cloud', url: 'https://ja4.example.com', traffic_policy: policy })).status, 201);
+    // node's client offers TLS 1.3 with the server name and no ALPN: `t13d`, the counts, `00`.
+    const plain = await httpsCall('ja4.example.com', burrowCa);
+    assert.equal(plain.status, 200, plain.body);
+    assert.match(plain.body, /^t13d\d{4}00_[0-9a-f]{12}_[0-9a-f]{12}$/);
+    assert.equal(plain.headers['x-ja4'], plain.body);
+    // Offering ALPN http/1.1 adds one extension and marks `h1`; both hashes leave SNI and ALPN out.
+    const alpn = await httpsCall('ja4.example.com', burrowCa, '/', { ALPNProtocols: ['http/1.1'] });
+    const extensions = Number(plain.body.slice(6, 8));
+    assert.equal(alpn.body, `${plain.body.slice(0, 6)}${String(extensions + 1).padStart(2, '0')}h1${plain.body.slice(10)}`);
+    // TLS 1.2 at most: `t12d`, the second rule answers.
+    const older = await httpsCall('ja4.example.com', burrowCa, '/', { maxVersion: 'TLSv1.2' });
+    assert.equal(older.status, 418);
+    assert.match(older.body, /^not TLS 1\.3 with a server name: t12d\d{4}00_[0-9a-f]{12}_[0-9a-f]{12}$/);
   });
 });
 
