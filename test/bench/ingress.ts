@@ -123,12 +123,7 @@ export async function measureIngress(options: IngressBenchOptions): Promise<Ingr
       const { rate, total } = await throughput(through.port, through.host, options);
       add('ingress_through_rps', rate);
       add('ingress_burrow_cpu_us_per_request', (cpuMicros(burrow.pid!) - cpuBefore) / Math.max(1, total));
-      const directTimes = await sequential(direct.port, direct.host, options.latencyRequests);
-      const throughTimes = await sequential(through.port, through.host, options.latencyRequests);
-      add('ingress_direct_p50_ms', percentile(directTimes, 0.5));
-      add('ingress_direct_p99_ms', percentile(directTimes, 0.99));
-      add('ingress_through_p50_ms', percentile(throughTimes, 0.5));
-      add('ingress_through_p99_ms', percentile(throughTimes, 0.99));
+      await latencyRound(add, { ingress_direct: direct, ingress_through: through }, options.latencyRequests);
     }
 
     // 10 MiB each way through the ingress, Burrow's peak memory against its size before.
@@ -211,12 +206,7 @@ export async function measureCluster(options: IngressBenchOptions): Promise<Ingr
     for (let i = 0; i < options.rounds; i++) {
       add('cluster_local_rps', (await throughput(local.port, local.host, options)).rate);
       add('cluster_relayed_rps', (await throughput(relayed.port, relayed.host, options)).rate);
-      const localTimes = await sequential(local.port, local.host, options.latencyRequests);
-      const relayedTimes = await sequential(relayed.port, relayed.host, options.latencyRequests);
-      add('cluster_local_p50_ms', percentile(localTimes, 0.5));
-      add('cluster_local_p99_ms', percentile(localTimes, 0.99));
-      add('cluster_relayed_p50_ms', percentile(relayedTimes, 0.5));
-      add('cluster_relayed_p99_ms', percentile(relayedTimes, 0.99));
+      await latencyRound(add, { cluster_local: local, cluster_relayed: relayed }, options.latencyRequests);
     }
     const { figures, ratios } = sameRoundComparison(samples, 'cluster_relayed', 'cluster_local', {
       ratio: 'cluster_relayed_vs_local',
@@ -232,6 +222,15 @@ export async function measureCluster(options: IngressBenchOptions): Promise<Ingr
     agentPart.kill();
     await Promise.all(servers.map((server) => server.stop('SIGKILL')));
     await cluster.stop();
+  }
+}
+
+/** One round's latency: `requests` sequential requests to each target in turn, their p50 and p99 added as `<name>_p50_ms` and `<name>_p99_ms`. */
+async function latencyRound(add: (name: string, value: number) => void, targets: Record<string, { port: number; host: string | undefined }>, requests: number): Promise<void> {
+  for (const [name, target] of Object.entries(targets)) {
+    const times = await sequential(target.port, target.host, requests);
+    add(`${name}_p50_ms`, percentile(times, 0.5));
+    add(`${name}_p99_ms`, percentile(times, 0.99));
   }
 }
 
