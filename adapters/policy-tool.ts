@@ -11,13 +11,13 @@ import {
   type PolicyProblem,
   type PolicyTestReport,
 } from '../lib/policy/tools.ts';
-import { fetchLocalJson, localHttpRequest } from './ingress/local-documents.ts';
+import { fetchLocalJson, policyHttpRequest } from './ingress/local-documents.ts';
 
 /**
  * Traffic policy files checked and tried on this machine, without a server: `burrow policy
  * check|test` (runPolicyCommand) and `burrow-tunnels/testing`'s checkPolicy/testPolicy. The work is
  * lib/policy/tools.ts's; this reads the files and the command line, and gives actions the
- * documents they fetch from this machine only, as the ingress does (local-documents.ts).
+ * documents and http-request calls as the ingress does (local-documents.ts).
  */
 
 /** A problem of one file. */
@@ -82,7 +82,7 @@ export async function testPolicyFile(file: string, options: PolicyTestOptions): 
   const checked = await checkPolicyFiles([file]);
   if (!checked.ok) throw new Error(`${file} is no valid traffic policy:\n${checked.text}`);
   const text = await readFile(file, 'utf8');
-  const report = await testPolicyDocument(text, { method, url, headers, ...(options.clientIp ? { clientIp: options.clientIp } : {}), ...(options.body !== undefined ? { body: options.body } : {}) }, { fetchJson: fetchLocalJson, httpRequest: localHttpRequest });
+  const report = await testPolicyDocument(text, { method, url, headers, ...(options.clientIp ? { clientIp: options.clientIp } : {}), ...(options.body !== undefined ? { body: options.body } : {}) }, { fetchJson: fetchLocalJson, httpRequest: policyHttpRequest });
   return { ...report, text: formatPolicyTest(report) };
 }
 

@@ -1,10 +1,11 @@
+import { lookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
 import { LIMITS, limitNote } from '../../lib/limits.ts';
 import type { PolicyHttpRequest, PolicyHttpResponse } from '../../lib/policy/services.ts';
 
 /**
- * The JSON documents traffic policies fetch by URL (an OIDC provider's discovery document, a JWKS
- * for jwt-validation), as Burrow reads them offline: only from this machine (`localhost`,
+ * What traffic policies fetch. The JSON documents they fetch by URL (an OIDC provider's discovery
+ * document, a JWKS for jwt-validation), as Burrow reads them offline: only from this machine (`localhost`,
  * 127.0.0.0/8, `::1`), so a test serves its provider's documents itself and nothing leaves the
  * machine. At most `ingress_document_bytes` within `ingress_document_ms`; any other URL, a failed
  * or non-JSON answer throws naming why (the action answers its 5xx with it).
@@ -70,19 +71,38 @@ export async function fetchLocalJson(url: string): Promise<unknown> {
 }
 
 /**
- * The http-request action's call (lib/policy/actions/http-request.ts), to this machine only as
- * documents are: within the action's timeout (all redirects included) and body bound, following
- * at most `maxRedirects` redirects, each to this machine too.
+ * Whether `url` is one the http-request action may call: any http(s) URL this machine reaches (the
+ * action is a call the policy's author asked for, unlike documents an identity provider names),
+ * except the vendor's internal endpoints (`*.internal`), which Burrow does not dispatch to itself.
  */
-export async function localHttpRequest(request: PolicyHttpRequest): Promise<PolicyHttpResponse> {
+function requestableUrl(url: string): URL {
+  const parsed = URL.canParse(url) ? new URL(url) : undefined;
+  if (!parsed || (parsed.protocol !== 'http:' && parsed.protocol !== 'https:')) throw new Error(`${url} is not requested: http-request calls http:// and https:// URLs`);
+  if (parsed.hostname === 'internal' || parsed.hostname.endsWith('.internal')) {
+    throw new Error(`${url} is not requested: Burrow's http-request does not reach internal endpoints (*.internal); call the service's own address`);
+  }
+  return parsed;
+}
+
+/** The address `hostname` resolves to, as the action reports it (`res.resolved_ip`). */
+async function resolvedIp(hostname: string): Promise<string> {
+  const bare = hostname.replace(/^\[|\]$/g, '');
+  if (isIP(bare)) return bare;
+  return (await lookup(bare).catch(() => undefined))?.address ?? '';
+}
+
+/**
+ * The http-request action's call (lib/policy/actions/http-request.ts): within the action's timeout
+ * (all redirects included) and body bound, following at most `maxRedirects` redirects.
+ */
+export async function policyHttpRequest(request: PolicyHttpRequest): Promise<PolicyHttpResponse> {
   const started = performance.now();
   const signal = AbortSignal.timeout(request.timeoutMs);
   let url = request.url;
   let method = request.method;
   let body = request.body;
   for (let redirects = 0; ; redirects++) {
-    const parsed = localUrl(url);
-    if (!parsed) throw new Error(`${url} is not requested: offline, Burrow's http-request reaches only this machine (http://localhost, 127.0.0.1, [::1])`);
+    const parsed = requestableUrl(url);
     const response = await fetch(parsed, { method, headers: request.headers.map(([name, value]): [string, string] => [name, value]), ...(body !== undefined && method !== 'GET' ? { body } : {}), signal, redirect: 'manual' }).catch((error: Error) => {
       throw fetchFailure(error, request.timeoutMs, '(the action\'s timeout)');
     });
@@ -95,6 +115,6 @@ export async function localHttpRequest(request: PolicyHttpRequest): Promise<Poli
       continue;
     }
     const bytes = await boundedBody(response, request.maxBytes, '(the action\'s limit)');
-    return { status: response.status, headers: headerListOf(response.headers), body: new Uint8Array(bytes), timeMs: Math.round(performance.now() - started), resolvedIp: isIP(parsed.hostname.replace(/^\[|\]$/g, '')) ? parsed.hostname.replace(/^\[|\]$/g, '') : '127.0.0.1' };
+    return { status: response.status, headers: headerListOf(response.headers), body: new Uint8Array(bytes), timeMs: Math.round(performance.now() - started), resolvedIp: await resolvedIp(parsed.hostname) };
   }
 }

@@ -3,7 +3,7 @@ import { certificateAuthorityPems, rulesOfPolicies, secretValueNamed } from '../
 import { createPolicyEngine, type PolicyEngine } from '../../lib/policy/engine.ts';
 import type { CompiledPolicy } from '../../lib/policy/program.ts';
 import { trafficPolicySource } from '../../lib/policy/sources.ts';
-import { fetchLocalJson, localHttpRequest } from './local-documents.ts';
+import { fetchLocalJson, policyHttpRequest } from './local-documents.ts';
 import { LruCache } from './lru-cache.ts';
 import type { IngressTarget } from './routes.ts';
 
@@ -34,7 +34,7 @@ export function createIngressPolicies(burrow: BurrowCore<any>): IngressPolicies 
     // OAuth, OIDC and SAML send users back to the simulated service's identity host.
     identityOrigin: `https://idp.${burrow.services.simulation.serviceZone}`,
     fetchJson: fetchLocalJson,
-    httpRequest: localHttpRequest,
+    httpRequest: policyHttpRequest,
     secret: (vault, name, endpoint) => secretValueNamed(burrow, endpoint.account ?? '', vault, name),
   });
   /** Agents' policies by their tunnel, edges' by their key. */

@@ -46,7 +46,7 @@ export interface PolicyServices {
   certificateAuthorities?(ids: readonly string[], endpoint: EndpointFacts): Promise<readonly string[]>;
   /** The value of the secret `name` in the vault named `vault` of the endpoint's account (`secrets.get`); undefined when there is none. */
   secret?(vault: string, name: string, endpoint: EndpointFacts): Promise<string | undefined>;
-  /** Sends an http-request action's request; the host decides which URLs it reaches (this machine's); throws naming why it failed. */
+  /** Sends an http-request action's request; the host decides which URLs it reaches; throws naming why it failed. */
   httpRequest?(request: PolicyHttpRequest): Promise<PolicyHttpResponse>;
   /** A JSON document by URL (a JWKS, an OIDC discovery document); the host decides which URLs it serves (local ones). */
   fetchJson?(url: string): Promise<unknown>;

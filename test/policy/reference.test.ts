@@ -1,9 +1,10 @@
+import { networkInterfaces } from 'node:os';
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { once } from 'node:events';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { localHttpRequest } from '../../adapters/ingress/local-documents.ts';
+import { policyHttpRequest } from '../../adapters/ingress/local-documents.ts';
 import { exchange, harness, interpolate, onRequest } from './helpers.ts';
 
 /**
@@ -113,7 +114,7 @@ describe('http-request: the reference examples against a service on this machine
     t.after(() => server.close());
     return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   }
-  const local = harness({ httpRequest: localHttpRequest });
+  const local = harness({ httpRequest: policyHttpRequest });
   const answer = (outcome: Awaited<ReturnType<typeof onRequest>>) => (outcome.terminal?.kind === 'respond' ? outcome.terminal.response : outcome.terminal);
 
   test('POST with body and headers (2-post-with-body): the service gets them; actions.ngrok.http_request.res has its answer for the next action', async (t) => {
@@ -137,6 +138,18 @@ describe('http-request: the reference examples against a service on this machine
     assert.equal((answer(followed) as { body: string }).body, '[] 200');
     const halted = await onRequest(local, JSON.stringify({ on_http_request: [{ actions: [{ type: 'http-request', config: { url: 'https://upstream-service.internal/ping', on_error: 'halt' } }, report] }] }));
     assert.equal(halted.terminal?.kind, 'error');
-    assert.match(JSON.stringify(halted.terminal), /"status":502.*upstream-service\.internal\/ping failed: .*reaches only this machine/);
+    assert.match(JSON.stringify(halted.terminal), /"status":502.*upstream-service\.internal\/ping failed: .*does not reach internal endpoints/);
+  });
+
+  test('reaches any address this machine reaches, not only loopback; res.resolved_ip is the address called', async (t) => {
+    const external = Object.values(networkInterfaces()).flat().find((address) => address && address.family === 'IPv4' && !address.internal);
+    if (!external) return t.skip('!!! this machine has no non-loopback IPv4 address to call');
+    const server = createServer((_req, res) => res.end('reached'));
+    server.listen(0, external.address);
+    await once(server, 'listening');
+    t.after(() => server.close());
+    const url = `http://${external.address}:${(server.address() as AddressInfo).port}/`;
+    const outcome = await onRequest(local, JSON.stringify({ on_http_request: [{ actions: [{ type: 'http-request', config: { url, on_error: 'halt' } }, { type: 'custom-response', config: { body: '${actions.ngrok.http_request.res.body} ${actions.ngrok.http_request.res.resolved_ip}' } }] }] }));
+    assert.equal((answer(outcome) as { body: string }).body, `reached ${external.address}`);
   });
 });

@@ -10,7 +10,7 @@ import { ActionConfigProblem, ActionFailure, defineAction, readConfig } from './
  * describes it (traffic-policy/actions/http-request.mdx) — url, method, query_params, headers
  * and body interpolated; at most `max_redirects` redirects (0..5, default 0) within `timeout`
  * (1s..30s, default 3s) for the whole request; a response body of at most 256 KB. The host sends
- * it (PolicyServices.httpRequest; the ingress reaches this machine only). The answer is in
+ * it (PolicyServices.httpRequest; the ingress's reaches any http(s) URL but `*.internal`). The answer is in
  * `actions.ngrok.http_request.{req,res,attempts,error}`. A failure (no answer, too many
  * redirects, too long a body, a URL the host does not reach) sets `error` and goes on
  * (`on_error: continue`, the default) or answers 502 naming it (`halt`). `retry_condition` is
