@@ -6,7 +6,7 @@ import { basename, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { after, before, describe, test } from 'node:test';
 import { promisify } from 'node:util';
-import { BARE_STARTUP, firstAnswer, median, spawnServer, type FirstAnswer } from '../fixtures/first-answer.ts';
+import { spawnServer } from '../fixtures/first-answer.ts';
 import { holdConnection, whenFileExists } from '../fixtures/waits.ts';
 import { installPackedBurrow, REPO, type PackedInstall } from './packed.ts';
 
@@ -280,26 +280,6 @@ server.close();
       } finally {
         await server.stop();
       }
-    });
-
-    // What start-up costs is CPU time: the wall time to a first answer is that plus the waits for a
-    // core, which on a loaded machine stretch both servers by several times (at load 12-15 the same
-    // build measured +555-657 ms wall against +60-90 ms CPU). So the check compares CPU time, which
-    // the machine's load barely moves, in alternating rounds (each pair shares its moment's load),
-    // by the median of the per-round differences; the wall figures are reported beside it and
-    // `npm run bench -- --startup` holds the wall target on a quiet machine.
-    test('answers its first request within 100 ms of CPU time more than a bare node:http server (median of 5 alternating rounds)', async (t) => {
-      const rounds: { bare: FirstAnswer; installed: FirstAnswer }[] = [];
-      for (let i = 0; i < 5; i++) {
-        const bare = await firstAnswer(process.execPath, ['-e', BARE_STARTUP], { env: ENV });
-        const installed = await firstAnswer(app.bin, ['--port', '0', '--quiet', '--api-key', TOKEN], { path: '/_burrow/health', env: ENV });
-        rounds.push({ bare, installed });
-      }
-      const cpu = median(rounds.map((r) => r.installed.cpu - r.bare.cpu));
-      const wall = median(rounds.map((r) => r.installed.wall - r.bare.wall));
-      const figures = `installed ${rounds.map((r) => `${Math.round(r.installed.wall)}/${r.installed.cpu}`).join(' ')} ms wall/CPU; bare ${rounds.map((r) => `${Math.round(r.bare.wall)}/${r.bare.cpu}`).join(' ')}`;
-      t.diagnostic(`start-up: +${Math.round(wall)} ms wall, +${cpu} ms CPU over bare node (medians of per-round differences; ${figures}; load ${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')})`);
-      assert.ok(cpu <= 100, `the installed burrow used ${cpu} ms more CPU than bare node to its first answer (${figures})`);
     });
 
     for (const args of [['--port', '0'], ['serve', '--port', '0']]) {
