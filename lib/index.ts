@@ -158,6 +158,7 @@ export { evaluateRestriction, type RestrictionVerdict } from './families/ip-poli
 export { listenersOf, type ClockMove } from './control/operations.ts';
 export type { RequestFindInput, TrafficFindInput } from './journal/find.ts';
 export type { JournalEntryDetail } from './journal/request-journal.ts';
+export type { ReplayEdits } from './journal/replay.ts';
 export type { TrafficEntryDetail } from './journal/traffic-journal.ts';
 
 // Live traffic: where a request to an edge goes, and the account records traffic policies read

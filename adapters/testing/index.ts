@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { createSecureContext, type ConnectionOptions, type SecureContext } from 'node:tls';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { connectAgent, createBurrow, formatTime, listenersOf, ManualClock, type AgentConnect, type Burrow, type BurrowOptions, type CheckpointInfo, type FaultInput, type FaultRule, type JournalEntryDetail, type RequestFindInput, type Store, type TrafficEntryDetail, type TrafficFindInput } from '../../lib/index.ts';
+import { connectAgent, createBurrow, formatTime, listenersOf, ManualClock, type AgentConnect, type Burrow, type BurrowOptions, type CheckpointInfo, type FaultInput, type FaultRule, type JournalEntryDetail, type RequestFindInput, type Store, type ReplayEdits, type TrafficEntryDetail, type TrafficFindInput } from '../../lib/index.ts';
 import { answerUnparsedRequests, createNodeListener } from '../http/node.ts';
 import { startNetworkEdges, type NetworkEdges } from '../network-edges.ts';
 import { MemoryStore } from '../stores/memory-store.ts';
@@ -102,6 +102,12 @@ export interface FaultControls {
 export interface RequestJournalControls {
   /** The API requests that match every criterion given (method, path, operation, status, body…), with their detail, newest first. */
   find(criteria?: RequestFindInput): Promise<JournalEntryDetail[]>;
+  /**
+   * Sends a journaled API request (its `operation_id`) again, with optional edits, answering the
+   * new entry. The journal keeps no API key: give one as `headers.authorization` when the original
+   * sent one.
+   */
+  replay(operationId: string, edits?: ReplayEdits): Promise<JournalEntryDetail>;
 }
 
 /** The traffic journal of the running Burrow. */
@@ -112,6 +118,8 @@ export interface TrafficJournalControls {
    * journaled once its answer closed, a moment after the client read it).
    */
   find(criteria?: TrafficFindInput): Promise<TrafficEntryDetail[]>;
+  /** Sends a journaled HTTP exchange (its `seq`) again through the ingress and the endpoint's policy, with optional edits, answering the new exchange. */
+  replay(seq: number, edits?: ReplayEdits): Promise<TrafficEntryDetail>;
 }
 
 /** The manual clock (needs `clock`): each answers the time after it, RFC 3339. */
@@ -182,8 +190,8 @@ interface Controls {
   restore(name: string): Promise<CheckpointInfo>;
   connectAgent(input: AgentConnect): Promise<Record<string, any>>;
   faults: FaultControls;
-  requests: RequestJournalControls;
-  traffic: TrafficJournalControls;
+  requests: Pick<RequestJournalControls, 'find'>;
+  traffic: Pick<TrafficJournalControls, 'find'>;
   /** `POST /_burrow/clock`'s body and answer (`GET` without a body). */
   clock(move?: { now?: string; advance_seconds?: number }): Promise<{ now: string }>;
 }
@@ -222,8 +230,9 @@ function handle(fields: Omit<RunningBurrow, 'reset' | 'checkpoint' | 'restore' |
       return ingressFetch(target, init, portOf(address), tls ? (trustingCa ??= createSecureContext({ ca: fields.ca })) : undefined);
     },
     faults: controls.faults,
-    requests: controls.requests,
-    traffic: controls.traffic,
+    // Replays go through the HTTP control plane in both modes (an API replay is sent over HTTP).
+    requests: { ...controls.requests, replay: (operationId, edits = {}) => apiCall(fields.url, fields.operatorToken, 'POST', `/_burrow/requests/${encodeURIComponent(operationId)}/replay`, edits) },
+    traffic: { ...controls.traffic, replay: (seq, edits = {}) => apiCall(fields.url, fields.operatorToken, 'POST', `/_burrow/traffic/${seq}/replay`, edits) },
     clock: {
       now: async () => (await controls.clock()).now,
       set: async (time) => (await controls.clock({ now: typeof time === 'string' ? time : formatTime(time) })).now,

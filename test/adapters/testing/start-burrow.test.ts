@@ -97,7 +97,12 @@ for (const mode of ['in-process', 'process'] as const) {
       assert.deepEqual(more, []);
       assert.equal(failed!.status, 400);
       assert.match(failed!.message!, /acl/);
-      assert.equal((await burrow.requests.find({ path: '/credentials' })).length, 2, 'newest first, both creates');
+      // Replayed with the body mended (and the key, which the journal never keeps): a new entry.
+      const mended = await burrow.requests.replay(failed!.operation_id, { body: { acl: ['bind:ci.example.com'] }, headers: { authorization: `Bearer ${burrow.apiKey}` } });
+      assert.equal(mended.status, 201);
+      assert.notEqual(mended.operation_id, failed!.operation_id);
+      await assert.rejects(burrow.requests.replay(failed!.operation_id), /authorization/, 'without a key the replay says where to give one');
+      assert.equal((await burrow.requests.find({ path: '/credentials' })).length, 3, 'newest first, the creates and the replay');
       assert.equal((await burrow.requests.find({ path: '/credentials', limit: 1 })).length, 1);
       // Bad criteria are the one 400, naming the field.
       await assert.rejects(burrow.requests.find({ status: 'bad' } as never), /status/);
@@ -217,6 +222,10 @@ for (const mode of ['in-process', 'process'] as const) {
     assert.equal(found!.request!.url, `${url.origin}/path?q=1`);
     assert.equal(found!.request!.body!.data, 'ignored');
     assert.deepEqual(await burrow.traffic.find({ path: '/path', status: '4xx' }), []);
+    // Replayed through the endpoint's policy with another path: the app answers it.
+    const again = await burrow.traffic.replay(found!.seq, { path: '/again', body: 'x' });
+    assert.equal(again.response?.status, 200);
+    assert.equal(again.response?.body?.data, 'POST /again yes');
 
     const plain = await burrow.fetch(`http://${url.host}/plain`);
     assert.equal(await plain.text(), 'GET /plain ');
