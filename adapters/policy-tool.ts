@@ -1,5 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
+import { HTTP_HEADER_NAME } from '../lib/conventions/fields.ts';
 import { TRAFFIC_POLICY_PHASES, type TrafficPolicyPhase } from '../lib/conventions/traffic-policy.ts';
 import {
   checkPolicyDocument,
@@ -67,7 +68,7 @@ export interface PolicyTestResult extends PolicyTestReport {
 function headerField(text: string): [string, string] {
   const colon = text.indexOf(':');
   const name = colon > 0 ? text.slice(0, colon).trim() : '';
-  if (!/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(name)) throw new Error(`a header must be 'Name: value' (got ${JSON.stringify(text)})`);
+  if (!HTTP_HEADER_NAME.test(name)) throw new Error(`a header must be 'Name: value' (got ${JSON.stringify(text)})`);
   return [name, text.slice(colon + 1).trim()];
 }
 

@@ -106,6 +106,9 @@ export function zeroIsUnset<S extends Schema>(schema: S) {
   }) as typeof optional;
 }
 
+/** An HTTP header name: one token of RFC 9110 (letters, digits and !#$%&'*+.^_`|~-). */
+export const HTTP_HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+
 /** A list of strings. */
 export const stringList = v.array(v.string());
 

@@ -5,6 +5,7 @@ import type { CST } from 'yaml';
 import { LIMITS, limitNote } from '../limits.ts';
 import { celSyntaxProblem } from './cel.ts';
 import { ApiError, ERRORS, type ErrorName, type ErrorSpec } from './errors.ts';
+import { HTTP_HEADER_NAME } from './fields.ts';
 import { onFirstUse } from './on-first-use.ts';
 import { re2Pattern, withRe2Budget } from './patterns.ts';
 
@@ -91,7 +92,7 @@ const statusCode = (min: number, max: number) =>
   v.pipe(v.number(), v.check((n) => Number.isInteger(n) && n >= min && n <= max, (issue) => `must be an integer from ${min} to ${max} (got ${issue.input})`));
 const nonEmpty = v.pipe(v.string(), v.minLength(1, 'must not be empty'));
 const headerMap = v.pipe(
-  v.record(v.pipe(v.string(), v.regex(/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/, 'must be an HTTP header name')), v.string()),
+  v.record(v.pipe(v.string(), v.regex(HTTP_HEADER_NAME, 'must be an HTTP header name')), v.string()),
   v.check((map) => Object.keys(map).length <= MAX_HEADERS, `at most ${MAX_HEADERS} headers`),
 );
 const TLS_VERSIONS = ['1.2', '1.3'] as const;

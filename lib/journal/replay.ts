@@ -1,6 +1,6 @@
 import * as v from 'valibot';
 import { fail } from '../conventions/errors.ts';
-import { parseInput } from '../conventions/fields.ts';
+import { HTTP_HEADER_NAME, parseInput } from '../conventions/fields.ts';
 import { REDACTED, type BodyEntry, type HeaderPairs } from './detail.ts';
 
 /**
@@ -17,7 +17,7 @@ import { REDACTED, type BodyEntry, type HeaderPairs } from './detail.ts';
 export const ReplayBody = v.strictObject({
   method: v.optional(v.pipe(v.string(), v.regex(/^[A-Za-z]{1,16}$/, 'must be an HTTP method such as POST'))),
   path: v.optional(v.pipe(v.string(), v.regex(/^\/[^\s#]*$/, 'must be a path starting with /, with its query if any'), v.maxLength(8192))),
-  headers: v.optional(v.record(v.pipe(v.string(), v.regex(/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/, 'must be a header name')), v.nullable(v.pipe(v.string(), v.regex(/^[^\r\n]*$/, 'must be one line'))))),
+  headers: v.optional(v.record(v.pipe(v.string(), v.regex(HTTP_HEADER_NAME, 'must be a header name')), v.nullable(v.pipe(v.string(), v.regex(/^[^\r\n]*$/, 'must be one line'))))),
   body: v.optional(v.union([v.string(), v.record(v.string(), v.unknown()), v.array(v.unknown())])),
 });
 

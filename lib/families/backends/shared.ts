@@ -1,7 +1,7 @@
 import * as v from 'valibot';
 import type { OperationContext } from '../../engine/context.ts';
 import { ApiError, ERRORS } from '../../conventions/errors.ts';
-import { description, metadata, type Schema } from '../../conventions/fields.ts';
+import { description, HTTP_HEADER_NAME, metadata, type Schema } from '../../conventions/fields.ts';
 import { makeRef, type Ref } from '../../conventions/refs.ts';
 import { defineResource, scopeOf, type BaseRecord, type ResourceDefinition } from '../../engine/resource.ts';
 import { isDnsName } from '../../conventions/acl.ts';
@@ -108,7 +108,6 @@ export async function refuseCycle(ctx: OperationContext, id: string, children: r
 }
 
 const IPV4 = /^(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(\.(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)){3}$/;
-const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 
 /**
  * A map of HTTP header names to values: names are RFC 9110 tokens, values carry no line breaks or
@@ -116,7 +115,7 @@ const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
  */
 export const httpHeaderMap = v.pipe(
   v.record(
-    v.pipe(v.string(), v.regex(HEADER_NAME, "must be an HTTP header name (letters, digits and !#$%&'*+.^_`|~-)")),
+    v.pipe(v.string(), v.regex(HTTP_HEADER_NAME, "must be an HTTP header name (letters, digits and !#$%&'*+.^_`|~-)")),
     v.pipe(v.string(), v.regex(/^[^\r\n\0]*$/, 'must not contain line breaks or NUL')),
   ),
   v.check(

@@ -1,6 +1,6 @@
 import * as v from 'valibot';
 import type { OperationContext } from '../../../engine/context.ts';
-import { type Schema } from '../../../conventions/fields.ts';
+import { HTTP_HEADER_NAME, type Schema } from '../../../conventions/fields.ts';
 import { re2Pattern } from '../../../conventions/patterns.ts';
 
 /**
@@ -60,7 +60,7 @@ export const statusCode = v.pipe(
 /** A string with at least one character. */
 export const nonEmpty = v.pipe(v.string(), v.minLength(1, 'must not be empty'));
 export const regexList = v.array(re2Pattern);
-export const headerNames = v.array(v.pipe(v.string(), v.regex(/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/, 'must be an HTTP header name')));
+export const headerNames = v.array(v.pipe(v.string(), v.regex(HTTP_HEADER_NAME, 'must be an HTTP header name')));
 export const absoluteUrl = v.pipe(
   v.string(),
   v.check((text) => URL.canParse(text) && ['http:', 'https:'].includes(new URL(text).protocol), (issue) => `must be an absolute http(s) URL (got ${JSON.stringify(issue.input)})`),
