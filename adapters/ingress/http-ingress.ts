@@ -195,13 +195,17 @@ export function createHttpIngress(burrow: BurrowCore<any>, options: HttpIngressO
       ['X-Forwarded-Host', authority],
       ['X-Forwarded-Proto', scheme],
     ];
-    if (!upgrading && target.kind === 'agent' && target.http2) {
-      let stream: Duplex;
+    /** A proxy stream of its own, or undefined once the client has the offline page. */
+    const ownStream = (): Duplex | undefined => {
       try {
-        stream = open();
+        return open();
       } catch (error) {
         return void reply.send(offline(target, error as Error));
       }
+    };
+    if (!upgrading && target.kind === 'agent' && target.http2) {
+      const stream = ownStream();
+      if (!stream) return undefined;
       // HTTP/2 frames the body itself (DATA frames ending with the stream): no Transfer-Encoding; the Host is the :authority.
       const host = headers.find(([name]) => name.toLowerCase() === 'host')?.[1] ?? url.host;
       const fields = headers.filter(([name]) => !['host', 'transfer-encoding'].includes(name.toLowerCase()));
@@ -211,12 +215,8 @@ export function createHttpIngress(burrow: BurrowCore<any>, options: HttpIngressO
     if (client && target.kind === 'agent' && !target.session.ended) {
       connection = { agent: keptStreamsOf(keptStreams, client), streamKey: `${target.session.id} ${target.tunnel.tunnelId}`, openStream: open };
     } else {
-      let stream: Duplex;
-      try {
-        stream = open();
-      } catch (error) {
-        return void reply.send(offline(target, error as Error));
-      }
+      const stream = ownStream();
+      if (!stream) return undefined;
       connection = { createConnection: () => stream as unknown as Socket };
     }
     return upstreamRequest({ ...connection, method: facts.method, path: `${url.pathname}${url.search}`, headers: flatten(headers), setHost: false });
