@@ -26,11 +26,6 @@ export interface ClientHello {
   readonly ja4Fingerprint: string;
 }
 
-/** The server name in `bytes` (the connection's first bytes), as clientHelloOf reads it. */
-export function serverNameOf(bytes: Buffer): string | undefined {
-  return clientHelloOf(bytes)?.serverName;
-}
-
 /**
  * The ClientHello in `bytes` (the connection's first bytes); undefined while more bytes are
  * needed. Throws ClientHelloError for bytes that are no TLS ClientHello.

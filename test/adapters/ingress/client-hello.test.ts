@@ -3,7 +3,7 @@ import { once } from 'node:events';
 import { createServer } from 'node:net';
 import { describe, test } from 'node:test';
 import { connect } from 'node:tls';
-import { CLIENT_HELLO_MAX_BYTES, ClientHelloError, serverNameOf } from '../../../adapters/ingress/client-hello.ts';
+import { CLIENT_HELLO_MAX_BYTES, ClientHelloError, clientHelloOf } from '../../../adapters/ingress/client-hello.ts';
 
 /** The first bytes node's TLS client sends (its ClientHello), with `servername` or none. */
 async function clientHello(servername?: string): Promise<Buffer> {
@@ -30,7 +30,10 @@ function inTwoRecords(hello: Buffer, at: number): Buffer {
   return Buffer.concat([record(message.subarray(0, at)), record(message.subarray(at))]);
 }
 
-describe('serverNameOf: the SNI of a ClientHello', () => {
+/** The server name clientHelloOf reads, or undefined while it needs more bytes. */
+const serverNameOf = (bytes: Buffer) => clientHelloOf(bytes)?.serverName;
+
+describe('clientHelloOf: the SNI of a ClientHello', () => {
   test("reads node's ClientHello, lower case, whole or split over two records; asks for more while incomplete", async () => {
     const hello = await clientHello('App.Example.COM');
     assert.equal(serverNameOf(hello), 'app.example.com');
