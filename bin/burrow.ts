@@ -499,6 +499,39 @@ async function serve(settings: ReturnType<typeof parseCli>, store: Store, launch
   store.watchAvailability?.((available, reason) => log.store(available, reason));
   answer = listener;
   ready!();
+  // The handlers are in place before any line says the server is ready: a signal to a process
+  // with no handler for it ends it at once, so a SIGTERM sent on reading the line would otherwise
+  // kill a server that had not yet installed them (exit by signal, no shutdown).
+  const stop = (reason: string) => {
+    if (stopping) return;
+    stopping = true;
+    log.flush();
+    say(`burrow: ${reason}, shutting down`, { reason });
+    if (settings.readyFile !== undefined) removeReadyFile(settings.readyFile);
+    // Requests already running finish against an open store (a closed one would answer 500), and
+    // their answers close their connections, so keep-alive clients send nothing more here and the
+    // server's close completes; connections still busy after the grace period are cut.
+    let closing: Promise<void> | undefined;
+    const closeStore = () =>
+      (closing ??= store.close().then(
+        () => process.exit(0),
+        (error) => {
+          console.error(`burrow: ${describeError(error)}`);
+          process.exit(1);
+        },
+      ));
+    // Clients' traffic stops first; agents' sessions end with the gateways, while the store is still open to record it.
+    const closeGateway = edges.close().catch(() => undefined);
+    server.close(() => void closeGateway.then(closeStore));
+    server.closeIdleConnections();
+    setTimeout(() => {
+      server.closeAllConnections();
+      void closeGateway.then(closeStore);
+    }, SHUTDOWN_GRACE_MS).unref();
+  };
+  process.on('SIGINT', () => stop('SIGINT received'));
+  process.on('SIGTERM', () => stop('SIGTERM received'));
+  if (!settings.keepRunning) launcher.watch(() => stop('the process that launched it exited'));
   if (account.token) say(`admin API key (shown once): ${account.token}`, { admin_api_key: account.token });
   // The default account's first key was shown only on the run that created it.
   else if (settings.apiKey === undefined) say(REUSED_ACCOUNT_HINT);
@@ -550,37 +583,6 @@ async function serve(settings: ReturnType<typeof parseCli>, store: Store, launch
     ...(data ? { data } : {}),
     account: account.accountId,
   });
-
-  const stop = (reason: string) => {
-    if (stopping) return;
-    stopping = true;
-    log.flush();
-    say(`burrow: ${reason}, shutting down`, { reason });
-    if (settings.readyFile !== undefined) removeReadyFile(settings.readyFile);
-    // Requests already running finish against an open store (a closed one would answer 500), and
-    // their answers close their connections, so keep-alive clients send nothing more here and the
-    // server's close completes; connections still busy after the grace period are cut.
-    let closing: Promise<void> | undefined;
-    const closeStore = () =>
-      (closing ??= store.close().then(
-        () => process.exit(0),
-        (error) => {
-          console.error(`burrow: ${describeError(error)}`);
-          process.exit(1);
-        },
-      ));
-    // Clients' traffic stops first; agents' sessions end with the gateways, while the store is still open to record it.
-    const closeGateway = edges.close().catch(() => undefined);
-    server.close(() => void closeGateway.then(closeStore));
-    server.closeIdleConnections();
-    setTimeout(() => {
-      server.closeAllConnections();
-      void closeGateway.then(closeStore);
-    }, SHUTDOWN_GRACE_MS).unref();
-  };
-  process.on('SIGINT', () => stop('SIGINT received'));
-  process.on('SIGTERM', () => stop('SIGTERM received'));
-  if (!settings.keepRunning) launcher.watch(() => stop('the process that launched it exited'));
 }
 
 // Run only as the program (npm installs the bin as a symlink), not when a test imports parseCli.

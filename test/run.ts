@@ -32,6 +32,11 @@ function findTests(dir: string): string[] {
  */
 const children = new Set<ChildProcess>();
 
+/** Where the spec reporter starts its list of failures, at the end of a pass. */
+const FAILING = '\u2716 failing tests:';
+/** Each pass's list of failures, printed again once every pass is over: CI shows a run's last lines. */
+const failures: string[] = [];
+
 function runFiles(label: string, files: string[], env: NodeJS.ProcessEnv, held?: Promise<unknown>, concurrency = 1): Promise<number> {
   const heading = `${label}: running ${files.length} test files, ${concurrency} at a time: ${files.map((f) => relative(root, f)).join(' ')}\n`;
   const child = spawn(process.execPath, ['--import', 'tsx', '--test', `--test-concurrency=${concurrency}`, '--test-reporter=spec', ...files], { stdio: ['ignore', 'pipe', 'pipe'], env });
@@ -46,8 +51,17 @@ function runFiles(label: string, files: string[], env: NodeJS.ProcessEnv, held?:
   });
   const forward = (stream: NodeJS.WriteStream) => (chunk: Buffer) => (live ? stream.write(chunk) : kept.push([stream, chunk]));
   child.stdout!.on('data', forward(process.stdout));
+  // The last 64 KiB of the report hold its list of failures, if any.
+  let tail = Buffer.alloc(0);
+  child.stdout!.on('data', (chunk: Buffer) => (tail = Buffer.concat([tail, chunk]).subarray(-65_536)));
   child.stderr!.on('data', forward(process.stderr));
-  const exited = new Promise<number>((resolve) => child.on('close', (code, signal) => resolve(signal ? 1 : (code ?? 1))));
+  const exited = new Promise<number>((resolve) =>
+    child.on('close', (code, signal) => {
+      const report = tail.toString();
+      if (report.includes(FAILING)) failures.push(`${label}: ${report.slice(report.lastIndexOf(FAILING))}`);
+      resolve(signal ? 1 : (code ?? 1));
+    }),
+  );
   return held ? Promise.all([exited, held]).then(([code]) => code) : exited;
 }
 
@@ -84,6 +98,7 @@ try {
     ? runFiles('the HTTP API suite on PostgreSQL', postgresFiles, { ...env, BURROW_TEST_STORE: 'postgres' }, first)
     : Promise.resolve(0);
   code = Math.max(await first, await second);
+  if (failures.length > 0) process.stdout.write(`\n${'='.repeat(100)}\nthe failures of every pass, again:\n\n${failures.join('\n')}`);
   if (!cluster && process.env.CI) {
     console.error(`CI=true: ${POSTGRES_MISSING}`);
     code = 1;

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -85,6 +85,18 @@ describe('start-up failures', () => {
     } finally {
       await second.stop('SIGTERM');
     }
+  });
+
+  test('a SIGTERM sent on its first line of output shuts it down cleanly: the handlers are in place before it says anything', async () => {
+    const child = spawn(process.execPath, ['--import', 'tsx', BIN, '--port', '0', '--data', join(dir, 'early.json'), '--quiet'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    child.stdout.on('data', (chunk) => {
+      if (stdout === '') child.kill('SIGTERM');
+      stdout += String(chunk);
+    });
+    const [code, signal] = await new Promise<[number | null, string | null]>((resolve) => child.once('close', (c, s) => resolve([c, s])));
+    assert.deepEqual({ code, signal }, { code: 0, signal: null }, stdout);
+    assert.match(stdout, /burrow: SIGTERM received, shutting down/);
   });
 
   test('a data file that is no Burrow state, and PostgreSQL that does not answer, exit 1', async () => {
