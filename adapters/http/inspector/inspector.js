@@ -353,38 +353,50 @@ function requestTable(entries, empty, { compact = false, open, selected } = {}) 
   return table(['time', 'method', 'path', 'status', 'error', 'fault', 'took', 'operation', compact ? null : 'operation id'].filter(Boolean), rows, empty);
 }
 
-function requestsView(account) {
+/**
+ * A journal's page (the API requests, the traffic): whose entries, their status and one filter of
+ * its own, a Clear button, the table and a detail pane. `path` is the journal's control path.
+ */
+function journalView(account, { path, id, title, whoseLabel, noneLabel, statuses, noun, filter, render }) {
   const data = h('div');
-  const pane = detailPane('requests');
-  const status = h('select', { id: 'journal-status', 'aria-label': 'status', onchange: () => refreshAll() },
-    [['', 'every status'], ['failed', 'failed (≥ 400)'], ['2xx', '2xx'], ['4xx', '4xx'], ['5xx', '5xx']].map(([value, label]) => h('option', { value }, label)));
-  const whose = h('select', { id: 'journal-whose', 'aria-label': 'whose requests', onchange: () => refreshAll() },
-    h('option', { value: account }, 'this account'), h('option', { value: 'none' }, 'without a valid API key'));
-  const path = h('input', { id: 'journal-path', type: 'search', placeholder: 'path contains…', 'aria-label': 'path contains', oninput: () => refreshAll() });
+  const pane = detailPane(path);
+  const status = h('select', { id: `${id}-status`, 'aria-label': 'status', onchange: () => refreshAll() },
+    [['', 'every status'], ['failed', 'failed (≥ 400)'], ...statuses.map((s) => [s, s])].map(([value, label]) => h('option', { value }, label)));
+  const whose = h('select', { id: `${id}-whose`, 'aria-label': whoseLabel, onchange: () => refreshAll() },
+    h('option', { value: account }, 'this account'), h('option', { value: 'none' }, noneLabel));
   const clear = h('button', {
     type: 'button',
     onclick: () => act(async () => {
-      const res = await call('DELETE', `requests?account_id=${enc(whose.value)}`);
-      toast(`Cleared ${plural(res.removed, 'request')}`);
+      const res = await call('DELETE', `${path}?account_id=${enc(whose.value)}`);
+      toast(`Cleared ${plural(res.removed, noun)}`);
       await refreshAll();
     }),
   }, 'Clear');
   return {
-    title: 'Requests',
+    title,
     mount(content) {
-      content.append(h('div', { class: 'heading' }, h('h1', {}, 'Requests'), h('form', { class: 'inline filters', onsubmit: (e) => e.preventDefault() }, whose, status, path, clear)), data, pane.el);
+      content.append(h('div', { class: 'heading' }, h('h1', {}, title),
+        h('form', { class: 'inline filters', onsubmit: (e) => e.preventDefault() }, whose, status, filter.control, clear)), data, pane.el);
     },
     async refresh() {
       const query = new URLSearchParams({ account_id: whose.value, limit: '200' });
       if (status.value) query.set('status', status.value);
-      if (path.value.trim()) query.set('path', path.value.trim());
-      const journal = await call('GET', `requests?${query}`);
-      data.replaceChildren(
-        h('p', { class: 'muted small' }, `The last ${journal.size} API requests of each account are kept; newest first, failures in red. Click one for its detail.`),
-        requestTable(journal.requests, 'No requests match.', { open: pane.open, selected: pane.selected() }),
-      );
+      filter.apply(query);
+      data.replaceChildren(...render(await call('GET', `${path}?${query}`), pane));
     },
   };
+}
+
+function requestsView(account) {
+  const path = h('input', { id: 'journal-path', type: 'search', placeholder: 'path contains…', 'aria-label': 'path contains', oninput: () => refreshAll() });
+  return journalView(account, {
+    path: 'requests', id: 'journal', title: 'Requests', whoseLabel: 'whose requests', noneLabel: 'without a valid API key', statuses: ['2xx', '4xx', '5xx'], noun: 'request',
+    filter: { control: path, apply: (query) => path.value.trim() && query.set('path', path.value.trim()) },
+    render: (journal, pane) => [
+      h('p', { class: 'muted small' }, `The last ${journal.size} API requests of each account are kept; newest first, failures in red. Click one for its detail.`),
+      requestTable(journal.requests, 'No requests match.', { open: pane.open, selected: pane.selected() }),
+    ],
+  });
 }
 
 /** One rule of a traffic entry: where it came from, whether it held, its actions, its error. */
@@ -520,38 +532,15 @@ function detailPane(kind) {
 }
 
 function trafficView(account) {
-  const data = h('div');
-  const pane = detailPane('traffic');
-  const status = h('select', { id: 'traffic-status', 'aria-label': 'status', onchange: () => refreshAll() },
-    [['', 'every status'], ['failed', 'failed (≥ 400)'], ['2xx', '2xx'], ['3xx', '3xx'], ['4xx', '4xx'], ['5xx', '5xx']].map(([value, label]) => h('option', { value }, label)));
-  const whose = h('select', { id: 'traffic-whose', 'aria-label': 'whose traffic', onchange: () => refreshAll() },
-    h('option', { value: account }, 'this account'), h('option', { value: 'none' }, 'no endpoint took it'));
   const errors = h('input', { id: 'traffic-errors', type: 'checkbox', onchange: () => refreshAll() });
-  const clear = h('button', {
-    type: 'button',
-    onclick: () => act(async () => {
-      const res = await call('DELETE', `traffic?account_id=${enc(whose.value)}`);
-      toast(`Cleared ${plural(res.removed, 'exchange')}`);
-      await refreshAll();
-    }),
-  }, 'Clear');
-  return {
-    title: 'Traffic',
-    mount(content) {
-      content.append(h('div', { class: 'heading' }, h('h1', {}, 'Traffic'),
-        h('form', { class: 'inline filters', onsubmit: (e) => e.preventDefault() }, whose, status, h('label', { class: 'check' }, errors, ' a rule failed'), clear)), data, pane.el);
-    },
-    async refresh() {
-      const query = new URLSearchParams({ account_id: whose.value, limit: '200' });
-      if (status.value) query.set('status', status.value);
-      if (errors.checked) query.set('errors', 'true');
-      const journal = await call('GET', `traffic?${query}`);
-      data.replaceChildren(
-        h('p', { class: 'muted small' }, `What the ingress carried, newest first (the last ${journal.size} exchanges of each account are kept). Click one for its detail and every rule its policy evaluated.`),
-        trafficTable(journal.traffic, pane.open, pane.selected()),
-      );
-    },
-  };
+  return journalView(account, {
+    path: 'traffic', id: 'traffic', title: 'Traffic', whoseLabel: 'whose traffic', noneLabel: 'no endpoint took it', statuses: ['2xx', '3xx', '4xx', '5xx'], noun: 'exchange',
+    filter: { control: h('label', { class: 'check' }, errors, ' a rule failed'), apply: (query) => errors.checked && query.set('errors', 'true') },
+    render: (journal, pane) => [
+      h('p', { class: 'muted small' }, `What the ingress carried, newest first (the last ${journal.size} exchanges of each account are kept). Click one for its detail and every rule its policy evaluated.`),
+      trafficTable(journal.traffic, pane.open, pane.selected()),
+    ],
+  });
 }
 
 function eventsView(account) {
