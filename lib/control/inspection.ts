@@ -1,7 +1,7 @@
 import * as v from 'valibot';
 import { operatorIn, type ControlOperation, type Instance, type Operation } from '../engine/context.ts';
 import { fail } from '../conventions/errors.ts';
-import { parseInput } from '../conventions/fields.ts';
+import { NO_FIELDS, parseInput } from '../conventions/fields.ts';
 import { parsePageRequest } from '../conventions/paging.ts';
 import { INSTANCE_SCOPE, readAll, type StoreReader, type Scope } from '../store.ts';
 
@@ -43,7 +43,6 @@ async function runAs(instance: Instance, account: string, operation: Operation, 
   return instance.perform(operatorIn(account), (ctx) => operation.run(ctx, { params: input.params ?? {}, query: input.query ?? {}, body: input.body }), baseUrl);
 }
 
-const NoFields = v.strictObject({});
 const SESSION_COMMANDS = ['stop', 'restart', 'update'];
 
 export const INSPECTION_CONTROL_OPERATIONS: readonly ControlOperation[] = [
@@ -110,13 +109,13 @@ export const INSPECTION_CONTROL_OPERATIONS: readonly ControlOperation[] = [
     method: 'POST',
     path: '/accounts/:account_id/tunnel_sessions/:id/:command',
     status: 204,
-    body: NoFields,
+    body: NO_FIELDS,
     summary: 'Send an agent command (stop, restart or update) to the agent of a tunnel session, as the API does',
     async run(instance, input, meta) {
       const account = input.params.account_id!;
       const command = input.params.command!;
       if (!SESSION_COMMANDS.includes(command)) fail('ROUTE_NOT_FOUND', `no agent command '${command}'; commands: ${SESSION_COMMANDS.join(', ')}`);
-      parseInput(NoFields, input.body ?? {});
+      parseInput(NO_FIELDS, input.body ?? {});
       await runAs(instance, account, apiOperation(instance, `tunnel_sessions.${command}`), { params: { id: input.params.id! }, body: {} }, instance.baseUrl ?? meta.baseUrl);
       return undefined;
     },

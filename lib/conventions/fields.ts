@@ -40,6 +40,9 @@ export function maxBytes(max: number, note?: string) {
 export const limitBytes = (name: LimitName) => maxBytes(LIMITS[name].value, limitNote(name));
 
 /** description: at most 255 UTF-8 bytes. */
+/** The body of an operation that takes none but `{}` (commands, kinds that cannot be changed). */
+export const NO_FIELDS = v.strictObject({});
+
 export const description = v.pipe(v.string(), maxBytes(255));
 /** metadata: opaque user data, at most 4096 UTF-8 bytes. */
 export const metadata = v.pipe(v.string(), maxBytes(4096));

@@ -2,7 +2,7 @@ import * as v from 'valibot';
 import type { Caller, Operation, OperationContext, OperationInput, ResourceKind, Services } from './context.ts';
 import { formatTime } from '../conventions/clock.ts';
 import { ApiError, fail, notFound, type ErrorSpec } from '../conventions/errors.ts';
-import { parseInput, type Schema } from '../conventions/fields.ts';
+import { NO_FIELDS, parseInput, type Schema } from '../conventions/fields.ts';
 import { FILTERED_PAGING_PARAMS, listEnvelope, parsePageRequest, type PageRequest } from '../conventions/paging.ts';
 import { absoluteUri, makeRef, type Ref } from '../conventions/refs.ts';
 import { claimUnique, releaseUnique } from './indexes.ts';
@@ -415,15 +415,13 @@ const CRUD_BUILDERS: Record<CrudOperation, (def: ResourceDefinition<any, any, an
     }),
 };
 
-const NoFields = v.strictObject({});
-
 /** The command operations of a definition: `POST <path>/:id/<name>` with `{}` (or `DELETE` without a body), 204. */
 export function commandOperations<R extends BaseRecord>(def: ResourceDefinition<R>): Operation[] {
   return Object.entries(def.commands ?? {}).map(([name, command]) => {
     const method = command.method ?? 'POST';
     return operationOf(def, command.verb ?? name, method, `${def.path}/:id/${name}`, 204, {
       mutates: true,
-      ...(method === 'POST' ? { body: NoFields, parse: (input: OperationInput) => parseInput(NoFields, stripPathIds(input.body ?? {}, input.params)) } : {}),
+      ...(method === 'POST' ? { body: NO_FIELDS, parse: (input: OperationInput) => parseInput(NO_FIELDS, stripPathIds(input.body ?? {}, input.params)) } : {}),
       summary: command.summary,
       ...(command.relay
         ? {

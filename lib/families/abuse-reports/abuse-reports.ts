@@ -1,7 +1,7 @@
 import * as v from 'valibot';
 import { operatorIn, type ControlOperation } from '../../engine/context.ts';
 import { fail } from '../../conventions/errors.ts';
-import { maxBytes, metadata, parseInput } from '../../conventions/fields.ts';
+import { NO_FIELDS, maxBytes, metadata, parseInput } from '../../conventions/fields.ts';
 import { defineResource, getRecord, respond, scopeOf, type BaseRecord } from '../../engine/resource.ts';
 
 /**
@@ -48,8 +48,6 @@ const AbuseReportCreate = v.strictObject({
   metadata: v.optional(metadata),
 });
 
-const NoFields = v.strictObject({});
-
 /** The distinct hostnames of the reported URLs, in the order they first appear. */
 function hostnamesOf(urls: readonly string[]): string[] {
   return [...new Set(urls.map((url) => new URL(url).hostname))];
@@ -61,14 +59,14 @@ function hostnameStatus(record: AbuseReportRecord, hostname: string, now: Date):
   return now.getTime() >= new Date(record.created_at).getTime() + REVIEW_SECONDS * 1000 ? 'IGNORE' : 'PENDING';
 }
 
-export const abuseReports = defineResource<AbuseReportRecord, typeof AbuseReportCreate, typeof NoFields>({
+export const abuseReports = defineResource<AbuseReportRecord, typeof AbuseReportCreate, typeof NO_FIELDS>({
   name: 'abuse_reports',
   label: 'abuse report',
   kind: ABUSE_REPORT_KIND,
   prefix: 'abrp',
   operations: ['create', 'get'],
   createSchema: AbuseReportCreate,
-  updateSchema: NoFields,
+  updateSchema: NO_FIELDS,
   storedFields: { hostnames: v.array(v.string()), decisions: v.record(v.string(), v.unknown()) },
   create: (_ctx, input, base) => ({ ...base, urls: [...input.urls], hostnames: hostnamesOf(input.urls), decisions: {} }),
   toResponse(ctx, record, base) {

@@ -9,7 +9,7 @@ import { defineResource, respond, scopeOf, type BaseRecord } from '../../engine/
 import { availableUpdate } from '../../simulation/settings.ts';
 import { addPair, membersOf, removePair, type PairIndex } from '../../engine/indexes.ts';
 import { AGENTS_ERRORS } from './errors.ts';
-import { endTunnels, startTunnels, type SessionBinds, type TunnelRecord } from './tunnels.ts';
+import { endTunnels, madeByAgents, startTunnels, type SessionBinds, type TunnelRecord } from './tunnels.ts';
 
 export type { SessionBinds };
 
@@ -53,22 +53,18 @@ export interface TunnelSessionRecord extends BaseRecord {
   readonly update: { readonly version: string; readonly started_at: string } | null;
 }
 
-const NoFields = v.strictObject({});
-
 export const tunnelSessions = defineResource<TunnelSessionRecord>({
   name: 'tunnel_sessions',
   label: 'tunnel session',
   kind: TUNNEL_SESSION_KIND,
   prefix: 'ts',
   filterable: true,
-  operations: ['get', 'list'],
+  ...madeByAgents('tunnel sessions'),
   commands: {
     restart: { summary: 'Restart the agent behind a tunnel session', relay: relayTo('restart'), run: restartAgent },
     stop: { summary: 'Stop the agent behind a tunnel session', relay: relayTo('stop'), run: async (ctx, record) => void (await endSession(ctx, record)) },
     update: { summary: 'Update the agent behind a tunnel session', relay: relayTo('update'), run: updateAgent },
   },
-  createSchema: NoFields,
-  updateSchema: NoFields,
   storedFields: {
     agent_version: v.string(),
     credential: v.union([
@@ -86,9 +82,6 @@ export const tunnelSessions = defineResource<TunnelSessionRecord>({
     forwards_to: v.optional(v.string()),
     server: v.optional(v.pipe(v.string(), v.regex(/^srv_[0-9a-f]{24}$/, 'must be a server id (srv_…)'))),
     update: v.nullable(v.strictObject({ version: v.string(), started_at: rfc3339 })),
-  },
-  create: () => {
-    throw new Error('tunnel sessions are created by connecting agents');
   },
   toResponse: (ctx, record, base) => ({
     id: record.id,

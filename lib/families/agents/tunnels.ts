@@ -1,7 +1,7 @@
 import * as v from 'valibot';
 import type { OperationContext } from '../../engine/context.ts';
 import { makeRef } from '../../conventions/refs.ts';
-import { rfc3339, storedRef } from '../../conventions/fields.ts';
+import { NO_FIELDS, rfc3339, storedRef } from '../../conventions/fields.ts';
 import { addPair, membersOf, releaseUnique, removePair, type PairIndex } from '../../engine/indexes.ts';
 import { INSTANCE_SCOPE } from '../../store.ts';
 import { changeOnlineTunnels } from '../backends/index.ts';
@@ -61,16 +61,24 @@ export interface TunnelOwner {
   readonly binds: SessionBinds;
 }
 
-const NoFields = v.strictObject({});
+/** What tunnels and tunnel sessions declare alike: agents make them, and the API only reads them. */
+export function madeByAgents(plural: string) {
+  return {
+    operations: ['get', 'list'] as const,
+    createSchema: NO_FIELDS,
+    updateSchema: NO_FIELDS,
+    create(): never {
+      throw new Error(`${plural} are started by connecting agents`);
+    },
+  };
+}
 
 export const tunnels = defineResource<TunnelRecord>({
   name: 'tunnels',
   label: 'tunnel',
   kind: TUNNEL_KIND,
   prefix: 'tn',
-  operations: ['get', 'list'],
-  createSchema: NoFields,
-  updateSchema: NoFields,
+  ...madeByAgents('tunnels'),
   storedFields: {
     public_url: v.string(),
     proto: v.picklist(['', 'http', 'https', 'tcp', 'tls']),
@@ -81,9 +89,6 @@ export const tunnels = defineResource<TunnelRecord>({
     labels: v.record(v.string(), v.string()),
     backend_ids: v.array(storedRef('bkdtg')),
     forwards_to: v.string(),
-  },
-  create: () => {
-    throw new Error('tunnels are started by connecting agents');
   },
   // No `uri`: the vendor's Tunnel has none (test/compat/vendor-schemas.ts).
   toResponse: (ctx, record) => ({

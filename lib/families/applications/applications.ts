@@ -2,7 +2,7 @@ import * as v from 'valibot';
 import { operatorIn, type ControlOperation, type OperationContext } from '../../engine/context.ts';
 import { formatTime } from '../../conventions/clock.ts';
 import { ApiError, ERRORS, fail } from '../../conventions/errors.ts';
-import { maxBytes, parseInput, rfc3339, storedRef } from '../../conventions/fields.ts';
+import { NO_FIELDS, maxBytes, parseInput, rfc3339, storedRef } from '../../conventions/fields.ts';
 import { absoluteUri, makeRef, type Ref } from '../../conventions/refs.ts';
 import { addPair, membersOf, removePair, type PairIndex } from '../../engine/indexes.ts';
 import { createRecord, defineResource, getRecord, scopeOf, type BaseRecord, type ResourceDefinition } from '../../engine/resource.ts';
@@ -114,11 +114,9 @@ const ApplicationSessionCreate = v.strictObject({
   route_id: v.optional(v.string()),
 });
 
-const NoFields = v.strictObject({});
-
 const sessionsOfUser = (ctx: OperationContext): PairIndex => ({ account: ctx.account, kind: '_application_user_session' });
 
-export const applicationUsers = defineResource<ApplicationUserRecord, typeof ApplicationUserCreate, typeof NoFields>({
+export const applicationUsers = defineResource<ApplicationUserRecord, typeof ApplicationUserCreate, typeof NO_FIELDS>({
   name: 'application_users',
   label: 'application user',
   kind: APPLICATION_USER_KIND,
@@ -126,7 +124,7 @@ export const applicationUsers = defineResource<ApplicationUserRecord, typeof App
   path: '/app/users',
   operations: ['get', 'list', 'delete'],
   createSchema: ApplicationUserCreate,
-  updateSchema: NoFields,
+  updateSchema: NO_FIELDS,
   storedFields: { last_active: rfc3339, last_login: rfc3339, identity: v.string() },
   unique: [
     {
@@ -180,7 +178,7 @@ async function sessionPlace(ctx: OperationContext, input: v.InferOutput<typeof A
   return { edge_id: edge.id, route_id: input.route_id ?? null };
 }
 
-export const applicationSessions = defineResource<ApplicationSessionRecord, typeof ApplicationSessionCreate, typeof NoFields>({
+export const applicationSessions = defineResource<ApplicationSessionRecord, typeof ApplicationSessionCreate, typeof NO_FIELDS>({
   name: 'application_sessions',
   label: 'application session',
   kind: APPLICATION_SESSION_KIND,
@@ -188,7 +186,7 @@ export const applicationSessions = defineResource<ApplicationSessionRecord, type
   path: '/app/sessions',
   operations: ['get', 'list', 'delete'],
   createSchema: ApplicationSessionCreate,
-  updateSchema: NoFields,
+  updateSchema: NO_FIELDS,
   storedFields: {
     application_user_id: storedRef('apu'),
     browser_session: v.looseObject({ user_agent: v.record(v.string(), v.unknown()), ip_address: v.string(), location: v.nullable(v.record(v.string(), v.unknown())) }),
