@@ -2,7 +2,7 @@ import { createAccount, createOwner, ensureDefaultAccount, issueApiKey, type Cre
 import { authenticate, authenticateAndRead, TokenAddresses } from './engine/auth.ts';
 import type { Prefetched } from './engine/prefetch.ts';
 import { CORE_CONTROL_OPERATIONS, loadSnapshot, moveClock, resetAccounts, restoreCheckpoint, type ClockMove } from './control/operations.ts';
-import { operatorIn, type Actor, type CheckpointInfo, type Checkpoints, type ControlOperation, type Instance, type Operation, type OperationContext, type OperationInput, type Principal, type RequestGuard, type RequestMeta, type ResourceKind, type Services } from './engine/context.ts';
+import { operatorIn, type Actor, type CheckpointInfo, type Checkpoints, type ControlOperation, type ControlOperationSpec, type Instance, type Operation, type OperationContext, type OperationInput, type Principal, type RequestGuard, type RequestMeta, type ResourceKind, type Services } from './engine/context.ts';
 import { systemClock, type Clock } from './conventions/clock.ts';
 import { ApiError, errorPrefixProblem, ERRORS } from './conventions/errors.ts';
 import { cryptoRandom, IdFactory, seededRandom } from './conventions/ids.ts';
@@ -60,7 +60,7 @@ export interface CoreOptions {
 }
 
 /** The control operations of the core: health, accounts, reset, clock, snapshots, the journal, inspection. */
-const CORE_CONTROL: readonly ControlOperation[] = [...CORE_CONTROL_OPERATIONS, ...JOURNAL_CONTROL_OPERATIONS, ...INSPECTION_CONTROL_OPERATIONS];
+const CORE_CONTROL: readonly ControlOperationSpec[] = [...CORE_CONTROL_OPERATIONS, ...JOURNAL_CONTROL_OPERATIONS, ...INSPECTION_CONTROL_OPERATIONS];
 
 /**
  * One Burrow instance over the families it is given: many isolated accounts over one store. `K`

@@ -96,7 +96,7 @@ export { Pipeline, type ControlRequest, SUPPORTED_VERSIONS, routeMiss, toApiErro
 export { parseRateLimit, type RateLimit } from './engine/rate-limit.ts';
 
 // Control plane
-export type { CheckpointInfo, Checkpoints, ControlOperation } from './engine/context.ts';
+export type { CheckpointInfo, Checkpoints, ControlOperation, ControlOperationSpec } from './engine/context.ts';
 export { ConnectionDroppedError, Faults, type FaultInput, type FaultRule } from './simulation/faults.ts';
 export { CHOSEN_TOKEN, checkChosenToken } from './engine/accounts.ts';
 export { redactQuery } from './journal/journal.ts';

@@ -1,5 +1,5 @@
 import * as v from 'valibot';
-import { operatorIn, type ControlOperation, type Instance, type Operation } from '../engine/context.ts';
+import { operatorIn, type ControlOperationSpec, type Instance, type Operation } from '../engine/context.ts';
 import { fail } from '../conventions/errors.ts';
 import { NO_FIELDS, parseInput } from '../conventions/fields.ts';
 import { parsePageRequest } from '../conventions/paging.ts';
@@ -45,12 +45,10 @@ async function runAs(instance: Instance, account: string, operation: Operation, 
 
 const SESSION_COMMANDS = ['stop', 'restart', 'update'];
 
-export const INSPECTION_CONTROL_OPERATIONS: readonly ControlOperation[] = [
+export const INSPECTION_CONTROL_OPERATIONS: readonly ControlOperationSpec[] = [
   {
     id: 'control.accounts.list',
-    method: 'GET',
-    path: '/accounts',
-    status: 200,
+    route: 'GET /accounts',
     summary: 'Every account, oldest first; `default` marks the one the CLI serves',
     async run(instance) {
       const defaultAccount = await instance.reader.get(DEFAULT_ACCOUNT_SETTING.scope, DEFAULT_ACCOUNT_SETTING.id);
@@ -60,9 +58,7 @@ export const INSPECTION_CONTROL_OPERATIONS: readonly ControlOperation[] = [
   },
   {
     id: 'control.accounts.resources',
-    method: 'GET',
-    path: '/accounts/:account_id/resources',
-    status: 200,
+    route: 'GET /accounts/:account_id/resources',
     summary: `Every resource kind of the API with the account's count of it (counting stops at ${COUNT_CAP}: then more is true)`,
     async run(instance, input) {
       const account = input.params.account_id!;
@@ -76,9 +72,7 @@ export const INSPECTION_CONTROL_OPERATIONS: readonly ControlOperation[] = [
   },
   {
     id: 'control.accounts.resources.list',
-    method: 'GET',
-    path: '/accounts/:account_id/resources/:name',
-    status: 200,
+    route: 'GET /accounts/:account_id/resources/:name',
     summary: "One page of a kind's list exactly as the API answers it (limit, before_id)",
     async run(instance, input, meta) {
       const account = input.params.account_id!;
@@ -90,9 +84,7 @@ export const INSPECTION_CONTROL_OPERATIONS: readonly ControlOperation[] = [
   },
   {
     id: 'control.accounts.records.get',
-    method: 'GET',
-    path: '/accounts/:account_id/records/:id',
-    status: 200,
+    route: 'GET /accounts/:account_id/records/:id',
     summary: 'Any record of the account by id (its prefix names the kind), as the API answers it',
     async run(instance, input, meta) {
       const account = input.params.account_id!;
@@ -106,8 +98,7 @@ export const INSPECTION_CONTROL_OPERATIONS: readonly ControlOperation[] = [
   },
   {
     id: 'control.tunnel_sessions.command',
-    method: 'POST',
-    path: '/accounts/:account_id/tunnel_sessions/:id/:command',
+    route: 'POST /accounts/:account_id/tunnel_sessions/:id/:command',
     status: 204,
     body: NO_FIELDS,
     summary: 'Send an agent command (stop, restart or update) to the agent of a tunnel session, as the API does',

@@ -1,4 +1,4 @@
-import type { ControlOperation, Instance } from '../engine/context.ts';
+import type { ControlOperationSpec, Instance } from '../engine/context.ts';
 import type { QueryParams } from '../conventions/paging.ts';
 import { fail } from '../conventions/errors.ts';
 import { parseClearQuery, type JournalFilterBase } from '../journal/journal.ts';
@@ -24,21 +24,17 @@ interface JournalOnControlPlane<F extends JournalFilterBase> {
 }
 
 /** `GET /_burrow/<name>` (its entries and the journal's size) and `DELETE /_burrow/<name>` (how many were removed). */
-function journalOperations<F extends JournalFilterBase>({ name, journal, parse, listSummary, clearSummary }: JournalOnControlPlane<F>): ControlOperation[] {
+function journalOperations<F extends JournalFilterBase>({ name, journal, parse, listSummary, clearSummary }: JournalOnControlPlane<F>): ControlOperationSpec[] {
   return [
     {
       id: `control.${name}.list`,
-      method: 'GET',
-      path: `/${name}`,
-      status: 200,
+      route: `GET /${name}`,
       summary: listSummary,
       run: async (instance, input) => ({ [name]: journal(instance).list(parse(input.query)), size: journal(instance).size }),
     },
     {
       id: `control.${name}.clear`,
-      method: 'DELETE',
-      path: `/${name}`,
-      status: 200,
+      route: `DELETE /${name}`,
       summary: clearSummary,
       run: async (instance, input) => ({ removed: journal(instance).clear(parseClearQuery(input.query)) }),
     },
@@ -74,38 +70,30 @@ function withTrafficCurl(instance: Instance, entry: TrafficEntryDetail) {
 }
 
 /** Reading one entry and replaying it; finding entries by what was sent (lib/journal/find.ts). */
-const DETAIL_OPERATIONS: readonly ControlOperation[] = [
+const DETAIL_OPERATIONS: readonly ControlOperationSpec[] = [
   {
     id: 'control.requests.find',
-    method: 'POST',
-    path: '/requests/find',
-    status: 200,
+    route: 'POST /requests/find',
     body: REQUEST_FIND_BODY,
     summary: 'The journaled API requests that match method, path pattern, operation pattern, status and body (text it contains, or JSON it contains), each with its detail, newest first',
     run: async (instance, input) => ({ requests: instance.requests.find(input.body as RequestFindInput) }),
   },
   {
     id: 'control.traffic.find',
-    method: 'POST',
-    path: '/traffic/find',
-    status: 200,
+    route: 'POST /traffic/find',
     body: TRAFFIC_FIND_BODY,
     summary: 'The journaled exchanges that match method, path pattern, host, endpoint_id, status and body, each with its detail, newest first; wait_ms waits for a first match',
     run: async (instance, input) => ({ traffic: await instance.traffic.find(input.body as TrafficFindInput) }),
   },
   {
     id: 'control.requests.get',
-    method: 'GET',
-    path: '/requests/:operation_id',
-    status: 200,
+    route: 'GET /requests/:operation_id',
     summary: 'One journaled API request with its detail: headers and bodies both ways (secrets masked, bodies capped), the error message, and a curl command that reproduces it ($BURROW_KEY for the key)',
     run: async (instance, input, meta) => withApiCurl(instance, meta.baseUrl, instance.requests.get(input.params.operation_id ?? '')),
   },
   {
     id: 'control.requests.replay',
-    method: 'POST',
-    path: '/requests/:operation_id/replay',
-    status: 200,
+    route: 'POST /requests/:operation_id/replay',
     body: ReplayBody,
     summary:
       'Send a journaled API request again through the same pipeline, with optional edits (method, path, headers, body), answering the new entry. The journal never keeps API keys: give one as headers.authorization ("Bearer <key>") when the original sent one',
@@ -120,17 +108,13 @@ const DETAIL_OPERATIONS: readonly ControlOperation[] = [
   },
   {
     id: 'control.traffic.get',
-    method: 'GET',
-    path: '/traffic/:seq',
-    status: 200,
+    route: 'GET /traffic/:seq',
     summary: 'One journaled exchange with its detail: the request and answer (headers masked, bodies capped), the upstream\'s answer and timings, the rules evaluated, and a curl command that reproduces it',
     run: async (instance, input) => withTrafficCurl(instance, instance.traffic.get(seqOf(input.params.seq))),
   },
   {
     id: 'control.traffic.replay',
-    method: 'POST',
-    path: '/traffic/:seq/replay',
-    status: 200,
+    route: 'POST /traffic/:seq/replay',
     body: ReplayBody,
     summary:
       "Send a journaled HTTP exchange again to this process's HTTP ingress, through the endpoint's policy, with optional edits (method, path, headers, body), answering the new exchange. Masked headers are not sent unless the edits give them",
@@ -142,7 +126,7 @@ const DETAIL_OPERATIONS: readonly ControlOperation[] = [
   },
 ];
 
-export const JOURNAL_CONTROL_OPERATIONS: readonly ControlOperation[] = [
+export const JOURNAL_CONTROL_OPERATIONS: readonly ControlOperationSpec[] = [
   ...journalOperations({
     name: 'requests',
     journal: (instance) => instance.requests,

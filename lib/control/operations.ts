@@ -1,6 +1,6 @@
 import * as v from 'valibot';
 import { CHOSEN_TOKEN, createAccount, knownAccount } from '../engine/accounts.ts';
-import type { CheckpointInfo, ControlOperation, Instance } from '../engine/context.ts';
+import type { CheckpointInfo, ControlOperationSpec, Instance } from '../engine/context.ts';
 import { ManualClock, formatTime } from '../conventions/clock.ts';
 import { ApiError, ERRORS, fail } from '../conventions/errors.ts';
 import { description, parseInput, rfc3339 } from '../conventions/fields.ts';
@@ -86,12 +86,10 @@ export function moveClock(instance: Instance, move: ClockMove): { now: string; m
   return { now: formatTime(clock.now()), manual: true };
 }
 
-export const CORE_CONTROL_OPERATIONS: readonly ControlOperation[] = [
+export const CORE_CONTROL_OPERATIONS: readonly ControlOperationSpec[] = [
   {
     id: 'control.health',
-    method: 'GET',
-    path: '/health',
-    status: 200,
+    route: 'GET /health',
     open: true,
     summary: 'Liveness, version, store and uptime (503 when the store does not answer; why, to the operator token)',
     run: async (instance, _input, meta) => {
@@ -113,9 +111,7 @@ export const CORE_CONTROL_OPERATIONS: readonly ControlOperation[] = [
   },
   {
     id: 'control.about',
-    method: 'GET',
-    path: '/about',
-    status: 200,
+    route: 'GET /about',
     open: true,
     summary: 'Where the inspector, the OpenAPI document, health and the docs are (also at GET /, the API root, which has no API route)',
     run: async (instance, _input, meta) => {
@@ -133,9 +129,7 @@ export const CORE_CONTROL_OPERATIONS: readonly ControlOperation[] = [
   },
   {
     id: 'control.ca',
-    method: 'GET',
-    path: '/ca.pem',
-    status: 200,
+    route: 'GET /ca.pem',
     open: true,
     contentType: 'application/x-pem-file',
     summary: "Burrow's CA certificate (PEM): agents trust the agent gateway through it (SDK caCert / session_ca_cert, CLI root_cas)",
@@ -143,9 +137,7 @@ export const CORE_CONTROL_OPERATIONS: readonly ControlOperation[] = [
   },
   {
     id: 'control.openapi',
-    method: 'GET',
-    path: '/openapi.json',
-    status: 200,
+    route: 'GET /openapi.json',
     open: true,
     summary: 'The OpenAPI 3.1 document of the API and the control plane (also at /openapi.json)',
     // Imported when first asked for: its JSON Schema library is not needed to serve the API.
@@ -153,8 +145,7 @@ export const CORE_CONTROL_OPERATIONS: readonly ControlOperation[] = [
   },
   {
     id: 'control.accounts.create',
-    method: 'POST',
-    path: '/accounts',
+    route: 'POST /accounts',
     status: 201,
     body: AccountBody,
     summary: 'Create an isolated account with an admin user and an admin API key (token shown once)',
@@ -168,9 +159,7 @@ export const CORE_CONTROL_OPERATIONS: readonly ControlOperation[] = [
   },
   {
     id: 'control.reset',
-    method: 'POST',
-    path: '/reset',
-    status: 200,
+    route: 'POST /reset',
     body: ResetBody,
     summary: 'Return one account (account_id) or every account to its starting state: the records it started with (the --api-key key, its admin user) back as they were, everything else gone; its fault rules and request journal too',
     async run(instance, input) {
@@ -180,8 +169,7 @@ export const CORE_CONTROL_OPERATIONS: readonly ControlOperation[] = [
   },
   {
     id: 'control.checkpoints.create',
-    method: 'POST',
-    path: '/checkpoints',
+    route: 'POST /checkpoints',
     status: 201,
     body: CheckpointBody,
     summary: 'Keep the whole state under a name (replacing a checkpoint of that name), to restore it later',
@@ -189,24 +177,19 @@ export const CORE_CONTROL_OPERATIONS: readonly ControlOperation[] = [
   },
   {
     id: 'control.checkpoints.list',
-    method: 'GET',
-    path: '/checkpoints',
-    status: 200,
+    route: 'GET /checkpoints',
     summary: 'The named checkpoints, oldest first',
     run: async (instance) => ({ checkpoints: await instance.checkpoints.list() }),
   },
   {
     id: 'control.checkpoints.restore',
-    method: 'POST',
-    path: '/checkpoints/:name/restore',
-    status: 200,
+    route: 'POST /checkpoints/:name/restore',
     summary: 'Replace the whole state with a named checkpoint, in one transaction; the request journal is emptied',
     run: (instance, input) => restoreCheckpoint(instance, input.params.name!),
   },
   {
     id: 'control.checkpoints.delete',
-    method: 'DELETE',
-    path: '/checkpoints/:name',
+    route: 'DELETE /checkpoints/:name',
     status: 204,
     summary: 'Forget a named checkpoint',
     async run(instance, input) {
@@ -215,8 +198,7 @@ export const CORE_CONTROL_OPERATIONS: readonly ControlOperation[] = [
   },
   {
     id: 'control.faults.create',
-    method: 'POST',
-    path: '/faults',
+    route: 'POST /faults',
     status: 201,
     body: FAULT_BODY,
     summary: 'Add a fault rule: matching API requests (method, path pattern, operation, account_id) get an error, a 429 with Retry-After, added latency or a dropped connection; every Nth, N times or with a probability',
@@ -224,66 +206,51 @@ export const CORE_CONTROL_OPERATIONS: readonly ControlOperation[] = [
   },
   {
     id: 'control.faults.list',
-    method: 'GET',
-    path: '/faults',
-    status: 200,
+    route: 'GET /faults',
     summary: 'The fault rules, oldest first, with how many requests each matched and applied to',
     run: async (instance) => ({ faults: await instance.faults.list() }),
   },
   {
     id: 'control.faults.get',
-    method: 'GET',
-    path: '/faults/:id',
-    status: 200,
+    route: 'GET /faults/:id',
     summary: 'One fault rule',
     run: async (instance, input) => instance.faults.get(input.params.id!),
   },
   {
     id: 'control.faults.delete',
-    method: 'DELETE',
-    path: '/faults/:id',
+    route: 'DELETE /faults/:id',
     status: 204,
     summary: 'Remove a fault rule',
     run: async (instance, input) => instance.faults.remove(input.params.id!),
   },
   {
     id: 'control.faults.clear',
-    method: 'DELETE',
-    path: '/faults',
-    status: 200,
+    route: 'DELETE /faults',
     summary: 'Remove every fault rule',
     run: async (instance) => ({ removed: await instance.faults.clear() }),
   },
   {
     id: 'control.clock.get',
-    method: 'GET',
-    path: '/clock',
-    status: 200,
+    route: 'GET /clock',
     summary: "The instance clock's time and whether it can be moved",
     run: async (instance) => ({ now: formatTime(instance.clock.now()), manual: instance.clock instanceof ManualClock }),
   },
   {
     id: 'control.clock.set',
-    method: 'POST',
-    path: '/clock',
-    status: 200,
+    route: 'POST /clock',
     body: ClockBody,
     summary: 'Set (`now`) or advance (`advance_seconds`) a manual clock; time never goes backwards',
     run: async (instance, input) => moveClock(instance, input.body ?? {}),
   },
   {
     id: 'control.snapshot.export',
-    method: 'GET',
-    path: '/snapshot',
-    status: 200,
+    route: 'GET /snapshot',
     summary: 'Every record of the instance (secrets are hashes already), for import into another instance',
     run: (instance) => exportSnapshot(instance),
   },
   {
     id: 'control.snapshot.import',
-    method: 'PUT',
-    path: '/snapshot',
-    status: 200,
+    route: 'PUT /snapshot',
     body: SNAPSHOT_BODY,
     bodyLimit: 'snapshot_body_bytes',
     summary: 'Replace the whole state with a snapshot, checked whole first (400 naming the first bad record), in one transaction; it becomes every account\'s starting state',

@@ -202,12 +202,15 @@ export interface ControlMeta {
   readonly send?: (request: ReplayRequest) => Promise<string>;
 }
 
-/** One control-plane operation. `path` is below `/_burrow`, with `:param` placeholders. */
-export interface ControlOperation {
+type ControlMethod = 'GET' | 'POST' | 'PUT' | 'DELETE';
+
+/** One control-plane operation as lib/control/ and the families declare it. */
+export interface ControlOperationSpec {
   readonly id: string;
-  readonly method: 'GET' | 'POST' | 'PUT' | 'DELETE';
-  readonly path: string;
-  readonly status: 200 | 201 | 204;
+  /** The method and the path below `/_burrow`, with `:param` placeholders: `GET /accounts/:account_id/records/:id`. */
+  readonly route: `${ControlMethod} /${string}`;
+  /** The success status, where it is not 200. */
+  readonly status?: 201 | 204;
   readonly summary: string;
   readonly body?: Schema;
   /** A body limit of its own (lib/limits.ts), above the API's (the snapshot import: a whole state). */
@@ -217,6 +220,19 @@ export interface ControlOperation {
   /** The answer is text of this media type (a PEM file), sent as it is instead of as JSON. */
   readonly contentType?: string;
   run(instance: Instance, input: OperationInput, meta: ControlMeta): Promise<unknown>;
+}
+
+/** A control operation as the router and the OpenAPI document read it: its route split, its status given. */
+export interface ControlOperation extends Omit<ControlOperationSpec, 'route' | 'status'> {
+  readonly method: ControlMethod;
+  readonly path: string;
+  readonly status: 200 | 201 | 204;
+}
+
+/** The operation a spec declares (the registry reads every spec through this). */
+export function controlOperation({ route, status, ...spec }: ControlOperationSpec): ControlOperation {
+  const space = route.indexOf(' ');
+  return { ...spec, method: route.slice(0, space) as ControlMethod, path: route.slice(space + 1), status: status ?? 200 };
 }
 
 /** What an operation receives: path parameters, query and JSON body. */

@@ -1,5 +1,5 @@
 import type { ChildDefinition } from './children.ts';
-import type { ControlOperation, EmittedEvent, KindIndex, Operation, OperationContext, Reaction, RequestGuard, Services } from './context.ts';
+import type { ControlOperationSpec, EmittedEvent, KindIndex, Operation, OperationContext, Reaction, RequestGuard, Services } from './context.ts';
 import type { ErrorSpec } from '../conventions/errors.ts';
 import type { ResourceDefinition } from './resource.ts';
 import type { StoreReader } from '../store.ts';
@@ -31,7 +31,7 @@ export interface Family<Kinds extends FamilyKinds = FamilyKinds> {
   /** Operations no definition describes: singleton sub-resources (edge modules), hand-written ones. */
   readonly operations?: readonly Operation[];
   /** Control-plane operations under `/_burrow` (the simulator, outboxes, test seeding). */
-  readonly controlOperations?: readonly ControlOperation[];
+  readonly controlOperations?: readonly ControlOperationSpec[];
   /** Checks run before every authenticated API operation (IP restrictions of type `api`). */
   readonly guards?: readonly RequestGuard[];
   /** The family's own error conditions (the catalogue numbers it answers with). */

@@ -1,5 +1,5 @@
 import { childOperations, type ChildDefinition } from './children.ts';
-import type { ControlOperation, KindIndex, Operation, Reaction, RequestGuard } from './context.ts';
+import { controlOperation, type ControlOperation, type ControlOperationSpec, type KindIndex, type Operation, type Reaction, type RequestGuard } from './context.ts';
 import { ERRORS, type ErrorSpec } from '../conventions/errors.ts';
 import type { AnyDefinition, Example, Family, WriteHook } from './family.ts';
 import { definitionOperations } from './resource.ts';
@@ -26,7 +26,7 @@ export class Registry implements KindIndex {
   readonly #reactions: ReadonlyMap<string, readonly Reaction[]>;
 
   /** `coreControl` are the control operations of the core (health, accounts, reset, snapshots…). */
-  constructor(families: readonly Family[], coreControl: readonly ControlOperation[] = []) {
+  constructor(families: readonly Family[], coreControl: readonly ControlOperationSpec[] = []) {
     this.families = families;
     this.kinds = families.flatMap((family) => Object.values(family.kinds));
     this.children = families.flatMap((family) => family.children ?? []);
@@ -35,7 +35,7 @@ export class Registry implements KindIndex {
       ...this.children.flatMap((def) => childOperations(def)),
       ...families.flatMap((family) => family.operations ?? []),
     ];
-    this.controlOperations = [...coreControl, ...families.flatMap((family) => family.controlOperations ?? [])];
+    this.controlOperations = [...coreControl, ...families.flatMap((family) => family.controlOperations ?? [])].map(controlOperation);
     this.guards = families.flatMap((family) => family.guards ?? []);
     this.writeHooks = families.flatMap((family) => (family.writeHook ? [family.writeHook] : []));
     this.errors(); // refuses a family whose error table clashes, at start-up

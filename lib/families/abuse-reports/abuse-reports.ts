@@ -1,5 +1,5 @@
 import * as v from 'valibot';
-import { operatorIn, type ControlOperation } from '../../engine/context.ts';
+import { operatorIn, type ControlOperationSpec } from '../../engine/context.ts';
 import { fail } from '../../conventions/errors.ts';
 import { NO_FIELDS, maxBytes, metadata, parseInput } from '../../conventions/fields.ts';
 import { defineResource, getRecord, respond, scopeOf, type BaseRecord } from '../../engine/resource.ts';
@@ -90,12 +90,10 @@ const DecisionBody = v.strictObject({
 });
 
 /** Control plane: the review decides what happens to reported hostnames. */
-export const ABUSE_REPORT_CONTROL_OPERATIONS: readonly ControlOperation[] = [
+export const ABUSE_REPORT_CONTROL_OPERATIONS: readonly ControlOperationSpec[] = [
   {
     id: 'control.abuse_reports.hostnames',
-    method: 'POST',
-    path: '/accounts/:account_id/abuse_reports/:id/hostnames',
-    status: 200,
+    route: 'POST /accounts/:account_id/abuse_reports/:id/hostnames',
     body: DecisionBody,
     summary: 'Decide reported hostnames of an abuse report ({hostnames: {"<hostname>": "BANNED" | "UNBANNED" | "IGNORE"}}); answers the report',
     async run(instance, input, meta) {

@@ -1,5 +1,5 @@
 import * as v from 'valibot';
-import { operatorIn, type ControlOperation, type Instance } from '../../engine/context.ts';
+import { operatorIn, type ControlOperationSpec, type Instance } from '../../engine/context.ts';
 import { fail } from '../../conventions/errors.ts';
 import { metadata, parseInput } from '../../conventions/fields.ts';
 import { isIpAddress } from '../../conventions/cidr.ts';
@@ -83,11 +83,10 @@ export async function disconnectAgent(instance: Instance, accountId: string, ses
   });
 }
 
-export const SIMULATOR_CONTROL_OPERATIONS: readonly ControlOperation[] = [
+export const SIMULATOR_CONTROL_OPERATIONS: readonly ControlOperationSpec[] = [
   {
     id: 'control.agents.connect',
-    method: 'POST',
-    path: '/agents',
+    route: 'POST /agents',
     status: 201,
     body: AgentConnectInput,
     summary: 'Connect a simulated agent (tunnel credential token or SSH key, binds, os, version, region, ip)',
@@ -95,8 +94,7 @@ export const SIMULATOR_CONTROL_OPERATIONS: readonly ControlOperation[] = [
   },
   {
     id: 'control.agents.disconnect',
-    method: 'DELETE',
-    path: '/accounts/:account_id/tunnel_sessions/:id',
+    route: 'DELETE /accounts/:account_id/tunnel_sessions/:id',
     status: 204,
     summary: 'Disconnect the simulated agent of a tunnel session',
     async run(instance, input) {

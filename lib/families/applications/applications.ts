@@ -1,5 +1,5 @@
 import * as v from 'valibot';
-import { operatorIn, type ControlOperation, type OperationContext } from '../../engine/context.ts';
+import { operatorIn, type ControlOperationSpec, type OperationContext } from '../../engine/context.ts';
 import { formatTime } from '../../conventions/clock.ts';
 import { ApiError, ERRORS, fail } from '../../conventions/errors.ts';
 import { NO_FIELDS, maxBytes, parseInput, rfc3339, storedRef } from '../../conventions/fields.ts';
@@ -252,11 +252,10 @@ export const applicationSessions = defineResource<ApplicationSessionRecord, type
 });
 
 /** A control-plane create of `def` under an account, through the definition's own create schema. */
-function controlCreate<R extends BaseRecord>(def: ResourceDefinition<R>, path: string, summary: string): ControlOperation {
+function controlCreate<R extends BaseRecord>(def: ResourceDefinition<R>, path: string, summary: string): ControlOperationSpec {
   return {
     id: `control.${path}.create`,
-    method: 'POST',
-    path: `/accounts/:account_id/${path}`,
+    route: `POST /accounts/:account_id/${path}`,
     status: 201,
     body: def.createSchema,
     summary,
@@ -268,7 +267,7 @@ function controlCreate<R extends BaseRecord>(def: ResourceDefinition<R>, path: s
 }
 
 /** Control plane: someone signs in (an application user), and opens a browser session. */
-export const APPLICATION_CONTROL_OPERATIONS: readonly ControlOperation[] = [
+export const APPLICATION_CONTROL_OPERATIONS: readonly ControlOperationSpec[] = [
   controlCreate(applicationUsers, 'application_users', 'Create an application user (someone who signed in through an OAuth, OIDC or SAML module), as GET /app/users/{id} answers it'),
   controlCreate(applicationSessions, 'application_sessions', 'Open a browser session of an application user (marks the user active), as GET /app/sessions/{id} answers it'),
 ];

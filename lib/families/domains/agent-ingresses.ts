@@ -1,5 +1,5 @@
 import * as v from 'valibot';
-import type { ControlOperation, OperationContext } from '../../engine/context.ts';
+import type { ControlOperationSpec, OperationContext } from '../../engine/context.ts';
 import { ApiError, ERRORS } from '../../conventions/errors.ts';
 import { description, metadata, refusedField } from '../../conventions/fields.ts';
 import { claimUnique, releaseUnique } from '../../engine/indexes.ts';
@@ -91,6 +91,6 @@ export const agentIngresses = defineResource<AgentIngressRecord, typeof IngressC
 });
 
 /** Control plane: decide how the current provisioning job of an agent ingress ends. */
-export const AGENT_INGRESS_CONTROL_OPERATIONS: readonly ControlOperation[] = [
+export const AGENT_INGRESS_CONTROL_OPERATIONS: readonly ControlOperationSpec[] = [
   provisioningControlOperation(agentIngresses, (record) => `the NS records of ${record.domain} do not point at the ns_targets`),
 ];

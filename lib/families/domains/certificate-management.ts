@@ -1,5 +1,5 @@
 import * as v from 'valibot';
-import { operatorIn, type ControlOperation, type Instance, type OperationContext } from '../../engine/context.ts';
+import { operatorIn, type ControlOperationSpec, type Instance, type OperationContext } from '../../engine/context.ts';
 import { formatTime } from '../../conventions/clock.ts';
 import { fail } from '../../conventions/errors.ts';
 import { parseInput, rfc3339, zeroIsUnset } from '../../conventions/fields.ts';
@@ -120,12 +120,10 @@ export function provisioningControlOperation<R extends BaseRecord & ManagedCerti
   def: ResourceDefinition<R, any, any>,
   dnsError: (record: R) => string,
   issuance?: CertificateIssuance<R, P>,
-): ControlOperation {
+): ControlOperationSpec {
   return {
     id: `control.${def.name}.provisioning`,
-    method: 'POST',
-    path: `/accounts/:account_id${def.path}/:id/provisioning`,
-    status: 200,
+    route: `POST /accounts/:account_id${def.path}/:id/provisioning`,
     body: ProvisioningBody,
     summary: `Finish the certificate provisioning job of a ${def.label}: success, INTERNAL_ERROR (retried) or DNS_ERROR`,
     async run(instance, input) {

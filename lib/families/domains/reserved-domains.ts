@@ -1,5 +1,5 @@
 import * as v from 'valibot';
-import type { ControlOperation, Instance, OperationContext } from '../../engine/context.ts';
+import type { ControlOperationSpec, Instance, OperationContext } from '../../engine/context.ts';
 import { ApiError, ERRORS } from '../../conventions/errors.ts';
 import { description, metadata, refusedField, storedId, zeroIsUnset } from '../../conventions/fields.ts';
 import { claimUnique, findUnique, releaseUnique } from '../../engine/indexes.ts';
@@ -330,7 +330,7 @@ const issuance = {
 };
 
 /** Control plane: decide how the current certificate provisioning job of a reserved domain ends. */
-export const RESERVED_DOMAIN_CONTROL_OPERATIONS: readonly ControlOperation[] = [
+export const RESERVED_DOMAIN_CONTROL_OPERATIONS: readonly ControlOperationSpec[] = [
   provisioningControlOperation(
     reservedDomains,
     (record) =>

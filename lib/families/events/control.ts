@@ -1,4 +1,4 @@
-import { operatorIn, type ControlOperation, type Instance } from '../../engine/context.ts';
+import { operatorIn, type ControlOperationSpec, type Instance } from '../../engine/context.ts';
 import { fail } from '../../conventions/errors.ts';
 import { eventDestinations } from './destinations.ts';
 import { clearOutbox, readOutbox } from './outbox.ts';
@@ -17,21 +17,17 @@ async function requireDestination(instance: Instance, params: Readonly<Record<st
   return [account, id];
 }
 
-export const EVENT_CONTROL_OPERATIONS: readonly ControlOperation[] = [
+export const EVENT_CONTROL_OPERATIONS: readonly ControlOperationSpec[] = [
   {
     id: 'control.event_types',
-    method: 'GET',
-    path: '/event_types',
-    status: 200,
+    route: 'GET /event_types',
     open: true,
     summary: 'The event catalogue: every type a subscription source may name',
     run: async (instance) => ({ event_types: [...eventsOf(instance.services).eventTypes].sort() }),
   },
   {
     id: 'control.outbox.get',
-    method: 'GET',
-    path: outboxPath,
-    status: 200,
+    route: `GET ${outboxPath}`,
     summary: "The events delivered to an event destination (oldest first) and how many were dropped",
     async run(instance, input) {
       const [account, destination] = await requireDestination(instance, input.params);
@@ -40,9 +36,7 @@ export const EVENT_CONTROL_OPERATIONS: readonly ControlOperation[] = [
   },
   {
     id: 'control.outbox.clear',
-    method: 'DELETE',
-    path: outboxPath,
-    status: 200,
+    route: `DELETE ${outboxPath}`,
     summary: "Empty an event destination's outbox",
     async run(instance, input) {
       const [account, destination] = await requireDestination(instance, input.params);
