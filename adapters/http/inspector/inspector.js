@@ -234,63 +234,55 @@ function overviewView(account) {
   };
 }
 
-function kindView(account, name, before) {
+/** A page that is one block the refresh fills. */
+function pageView(title, fill) {
   const data = h('div');
-  return {
-    title: name,
-    mount(content) {
-      content.append(data);
-    },
-    async refresh() {
-      const kind = state.kinds.find((k) => k.name === name);
-      const page = await call('GET', `${accountPath(account)}/resources/${enc(name)}?limit=${PAGE_SIZE}${before ? `&before_id=${enc(before)}` : ''}`);
-      const items = page[kind?.list_key ?? ''] ?? Object.values(page).find(Array.isArray) ?? [];
-      // Endpoints, tunnels, domains…: what they are reached by, and their type, when the records say.
-      const urlOf = (item) => item.url ?? item.public_url ?? item.hostport ?? item.domain ?? item.addr ?? null;
-      const typeOf = (item) => item.type ?? item.proto ?? null;
-      const hasUrl = items.some((item) => urlOf(item) !== null);
-      const hasType = items.some((item) => typeOf(item) !== null);
-      const rows = items.map((item) =>
-        h('tr', {}, h('td', {}, h('a', { class: 'id', href: link(account, 'records', item.id) }, item.id)),
-          hasUrl ? h('td', { class: 'path' }, urlOf(item) ?? '') : null,
-          hasType ? h('td', {}, typeOf(item) ?? '') : null,
-          h('td', {}, item.description ?? ''), h('td', { class: 'muted' }, item.created_at ?? item.started_at ?? '')),
-      );
-      const next = page.next_page_uri ? new URL(page.next_page_uri).searchParams.get('before_id') : null;
-      data.replaceChildren(
-        h('div', { class: 'heading' }, h('h1', {}, kind?.path ?? name, ' ', h('span', { class: 'muted' }, kind ? `${kind.label}s` : ''))),
-        table(['id', hasUrl ? 'url' : null, hasType ? 'type' : null, 'description', 'created'].filter(Boolean), rows, before ? 'No older records.' : `No ${kind?.label ?? name}s in this account.`),
-        h('p', { class: 'pager' },
-          before ? h('a', { href: link(account, 'kinds', name) }, '← newest') : null,
-          ' ',
-          next ? h('a', { id: 'older', href: link(account, 'kinds', name, 'before', next) }, 'older →') : null),
-      );
-    },
-  };
+  return { title, mount: (content) => content.append(data), refresh: () => fill(data) };
+}
+
+function kindView(account, name, before) {
+  return pageView(name, async (data) => {
+    const kind = state.kinds.find((k) => k.name === name);
+    const page = await call('GET', `${accountPath(account)}/resources/${enc(name)}?limit=${PAGE_SIZE}${before ? `&before_id=${enc(before)}` : ''}`);
+    const items = page[kind?.list_key ?? ''] ?? Object.values(page).find(Array.isArray) ?? [];
+    // Endpoints, tunnels, domains…: what they are reached by, and their type, when the records say.
+    const urlOf = (item) => item.url ?? item.public_url ?? item.hostport ?? item.domain ?? item.addr ?? null;
+    const typeOf = (item) => item.type ?? item.proto ?? null;
+    const hasUrl = items.some((item) => urlOf(item) !== null);
+    const hasType = items.some((item) => typeOf(item) !== null);
+    const rows = items.map((item) =>
+      h('tr', {}, h('td', {}, h('a', { class: 'id', href: link(account, 'records', item.id) }, item.id)),
+        hasUrl ? h('td', { class: 'path' }, urlOf(item) ?? '') : null,
+        hasType ? h('td', {}, typeOf(item) ?? '') : null,
+        h('td', {}, item.description ?? ''), h('td', { class: 'muted' }, item.created_at ?? item.started_at ?? '')),
+    );
+    const next = page.next_page_uri ? new URL(page.next_page_uri).searchParams.get('before_id') : null;
+    data.replaceChildren(
+      h('div', { class: 'heading' }, h('h1', {}, kind?.path ?? name, ' ', h('span', { class: 'muted' }, kind ? `${kind.label}s` : ''))),
+      table(['id', hasUrl ? 'url' : null, hasType ? 'type' : null, 'description', 'created'].filter(Boolean), rows, before ? 'No older records.' : `No ${kind?.label ?? name}s in this account.`),
+      h('p', { class: 'pager' },
+        before ? h('a', { href: link(account, 'kinds', name) }, '← newest') : null,
+        ' ',
+        next ? h('a', { id: 'older', href: link(account, 'kinds', name, 'before', next) }, 'older →') : null),
+    );
+  });
 }
 
 function recordView(account, id) {
-  const data = h('div');
-  return {
-    title: id,
-    mount(content) {
-      content.append(data);
-    },
-    async refresh() {
-      let found;
-      try {
-        found = await call('GET', `${accountPath(account)}/records/${enc(id)}`);
-      } catch (error) {
-        if (!(error instanceof Failure) || error.status !== 404) throw error;
-        data.replaceChildren(h('h1', {}, h('code', {}, id)), h('p', { class: 'empty' }, `Gone: ${error.message}`));
-        return;
-      }
-      data.replaceChildren(
-        h('div', { class: 'heading' }, h('h1', {}, found.label, ' ', h('code', {}, id)), h('a', { class: 'small', href: link(account, 'kinds', found.resource) }, `all ${found.label}s →`)),
-        jsonView(found.record, account, id),
-      );
-    },
-  };
+  return pageView(id, async (data) => {
+    let found;
+    try {
+      found = await call('GET', `${accountPath(account)}/records/${enc(id)}`);
+    } catch (error) {
+      if (!(error instanceof Failure) || error.status !== 404) throw error;
+      data.replaceChildren(h('h1', {}, h('code', {}, id)), h('p', { class: 'empty' }, `Gone: ${error.message}`));
+      return;
+    }
+    data.replaceChildren(
+      h('div', { class: 'heading' }, h('h1', {}, found.label, ' ', h('code', {}, id)), h('a', { class: 'small', href: link(account, 'kinds', found.resource) }, `all ${found.label}s →`)),
+      jsonView(found.record, account, id),
+    );
+  });
 }
 
 function sessionsView(account) {
