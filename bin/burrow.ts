@@ -104,39 +104,15 @@ Options:
   -h, --help         show this help
 `;
 
-/** The command's options, for node's parseArgs. */
-const OPTIONS = {
-  host: { type: 'string' },
-  port: { type: 'string' },
-  data: { type: 'string' },
-  'api-key': { type: 'string' },
-  'base-url': { type: 'string' },
-  'trust-proxy': { type: 'string' },
-  'error-prefix': { type: 'string' },
-  cors: { type: 'boolean' },
-  'rate-limit': { type: 'string' },
-  'operator-token': { type: 'string' },
-  clock: { type: 'string' },
-  'journal-size': { type: 'string' },
-  seed: { type: 'string' },
-  snapshot: { type: 'string' },
-  'secrets-key-file': { type: 'string' },
-  'agent-addr': { type: 'string' },
-  'ssh-addr': { type: 'string' },
-  'http-ingress-addr': { type: 'string' },
-  'tls-ingress-addr': { type: 'string' },
-  'peer-addr': { type: 'string' },
-  'public-host': { type: 'string' },
-  region: { type: 'string' },
-  'ca-cert': { type: 'string' },
-  'ca-key': { type: 'string' },
-  quiet: { type: 'boolean' },
-  'ready-file': { type: 'string' },
-  'keep-running': { type: 'boolean' },
-  'log-format': { type: 'string' },
-  help: { type: 'boolean', short: 'h' },
-  version: { type: 'boolean' },
-} as const;
+/** The command's options, for node's parseArgs: those that take a value, then the flags (and -h). */
+const VALUE_OPTIONS = ['host', 'port', 'data', 'api-key', 'base-url', 'trust-proxy', 'error-prefix', 'rate-limit', 'operator-token', 'clock', 'journal-size', 'seed', 'snapshot', 'secrets-key-file', 'agent-addr', 'ssh-addr', 'http-ingress-addr', 'tls-ingress-addr', 'peer-addr', 'public-host', 'region', 'ca-cert', 'ca-key', 'ready-file', 'log-format'] as const;
+const FLAG_OPTIONS = ['cors', 'quiet', 'keep-running', 'version'] as const;
+type Options = { readonly [K in (typeof VALUE_OPTIONS)[number]]: { readonly type: 'string' } } & { readonly [K in (typeof FLAG_OPTIONS)[number]]: { readonly type: 'boolean' } } & { readonly help: { readonly type: 'boolean'; readonly short: 'h' } };
+const OPTIONS = Object.fromEntries([
+  ...VALUE_OPTIONS.map((name) => [name, { type: 'string' }]),
+  ...FLAG_OPTIONS.map((name) => [name, { type: 'boolean' }]),
+  ['help', { type: 'boolean', short: 'h' }],
+]) as Options;
 
 /**
  * parseArgs over OPTIONS, with its errors made one line that says what to type instead: an
@@ -155,7 +131,7 @@ function parseOptions(argv: string[]) {
     }
     if (code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE' && option) {
       const name = option.replace(/^-+/, '').split(/[ =]/)[0]!;
-      const takesValue = (OPTIONS as Record<string, { type: string }>)[name]?.type === 'string';
+      const takesValue = (VALUE_OPTIONS as readonly string[]).includes(name);
       throw new Error(takesValue ? `--${name} needs a value (--${name} VALUE)` : `--${name} takes no value`);
     }
     throw error;
