@@ -23,9 +23,10 @@ export interface Limit {
   readonly bounds: string;
   /**
    * The errors a request over it gets, by name in the instance's error table (the core's and the
-   * families'; several where the field's holder decides the code; none where it only shortens an answer).
+   * families'; several where the field's holder decides the code). Absent where the limit is no
+   * request's error: it shortens an answer, or a client past it loses its own connection.
    */
-  readonly errors: readonly string[];
+  readonly errors?: readonly string[];
 }
 
 const KIB = 1024;
@@ -47,13 +48,11 @@ export const LIMITS = {
     value: 64 * KIB,
     unit: 'bytes',
     bounds: 'each body (request and response) a journal entry keeps, API or traffic (the rest is cut; the entry says so and gives the whole size)',
-    errors: [],
   },
   journal_bodies_bytes: {
     value: 32 * 1024 * KIB,
     unit: 'bytes',
     bounds: "the bodies one journal keeps in all (the request journal's, the traffic journal's): past it the oldest entries lose theirs, and say so",
-    errors: [],
   },
   checkpoints: { value: 64, unit: 'checkpoints', bounds: 'named checkpoints an instance keeps (`POST /_burrow/checkpoints`)', errors: ['INVALID_FIELD'] },
   fault_rules: { value: 256, unit: 'rules', bounds: 'fault rules an instance keeps (`POST /_burrow/faults`)', errors: ['INVALID_FIELD'] },
@@ -113,73 +112,70 @@ export const LIMITS = {
     bounds: 'the RE2 patterns of one request body or traffic policy together, estimated as above',
     errors: ['INVALID_FIELD', 'ENDPOINT_TRAFFIC_POLICY_INVALID'],
   },
-  reported_problems: { value: 10, unit: 'problems', bounds: 'the problems one 400 lists (the rest are counted: "and N more")', errors: [] },
+  reported_problems: { value: 10, unit: 'problems', bounds: 'the problems one 400 lists (the rest are counted: "and N more")' },
   ca_pem_bytes: { value: 32 * KIB, unit: 'bytes', bounds: '`ca_pem` of a certificate authority', errors: ['CA_PEM_TOO_LARGE'] },
   certificate_pem_bytes: { value: 64 * KIB, unit: 'bytes', bounds: '`certificate_pem` of a TLS certificate', errors: ['INVALID_FIELD'] },
   private_key_pem_bytes: { value: 16 * KIB, unit: 'bytes', bounds: '`private_key_pem` of a TLS certificate', errors: ['INVALID_FIELD'] },
   csr_pem_bytes: { value: 16 * KIB, unit: 'bytes', bounds: '`binding.csr` of a Kubernetes operator', errors: ['INVALID_FIELD'] },
   secret_value_bytes: { value: 64 * KIB, unit: 'bytes', bounds: '`value` of a vault secret', errors: ['SECRET_VALUE_TOO_LARGE'] },
   // The agent gateway (docs/agent-protocol.md): an agent past one of these loses its own session (GOAWAY naming the limit).
-  agent_frame_bytes: { value: 256 * KIB, unit: 'bytes', bounds: 'the body of one muxado frame from an agent (a DATA frame never exceeds a stream window)', errors: [] },
-  agent_streams: { value: 512, unit: 'streams', bounds: 'streams open at once on one agent session, both sides\' (more are refused with RST)', errors: [] },
-  agent_stream_reorder: { value: 64, unit: 'streams', bounds: 'how far out of order an agent\'s new stream ids may arrive (Go\'s muxado numbers a stream when it is created and sends it from the goroutine that first writes); an id further back, or one used before, ends the session', errors: [] },
-  agent_streams_before_auth: { value: 4, unit: 'streams', bounds: 'streams an agent may have open before its successful Auth (the SDK opens two: heartbeat and Auth; more are refused with RST)', errors: [] },
-  agent_message_bytes: { value: 1024 * KIB, unit: 'bytes', bounds: 'one RPC message from an agent (Auth, Bind…)', errors: [] },
-  agent_message_depth: { value: 64, unit: 'levels', bounds: 'nesting of one RPC message from an agent, checked as it arrives, before parsing', errors: [] },
+  agent_frame_bytes: { value: 256 * KIB, unit: 'bytes', bounds: 'the body of one muxado frame from an agent (a DATA frame never exceeds a stream window)' },
+  agent_streams: { value: 512, unit: 'streams', bounds: 'streams open at once on one agent session, both sides\' (more are refused with RST)' },
+  agent_stream_reorder: { value: 64, unit: 'streams', bounds: 'how far out of order an agent\'s new stream ids may arrive (Go\'s muxado numbers a stream when it is created and sends it from the goroutine that first writes); an id further back, or one used before, ends the session' },
+  agent_streams_before_auth: { value: 4, unit: 'streams', bounds: 'streams an agent may have open before its successful Auth (the SDK opens two: heartbeat and Auth; more are refused with RST)' },
+  agent_message_bytes: { value: 1024 * KIB, unit: 'bytes', bounds: 'one RPC message from an agent (Auth, Bind…)' },
+  agent_message_depth: { value: 64, unit: 'levels', bounds: 'nesting of one RPC message from an agent, checked as it arrives, before parsing' },
   agent_held_bytes: {
     value: 16 * 1024 * KIB,
     unit: 'bytes',
     bounds: 'what the gateway holds for one agent connection: unsent bytes, a frame in part, each stream\'s unread data, writes waiting for window, RPC messages being read',
-    errors: [],
   },
-  agent_held_bytes_before_auth: { value: 64 * KIB, unit: 'bytes', bounds: '`agent_held_bytes` until the agent\'s successful Auth (its Auth message included)', errors: [] },
-  agent_handshake_ms: { value: 10_000, unit: 'ms', bounds: 'from an agent\'s TCP connection to its successful Auth (TLS handshake included)', errors: [] },
-  agent_heartbeat_answer_ms: { value: 15_000, unit: 'ms', bounds: 'the time an agent has to answer one of the gateway\'s heartbeats', errors: [] },
-  agent_proxy_accept_ms: { value: 5_000, unit: 'ms', bounds: 'the time an agent has to take a proxied connection (acknowledge its first bytes); past it the client gets the offline page and the session ends', errors: [] },
-  agent_reconnect_hold_ms: { value: 30_000, unit: 'ms', bounds: "how long the URLs of an agent whose connection was lost (not a reserved domain or address) stay held for its credential, so only the agent reconnecting binds them again; others get 9017 meanwhile", errors: [] },
-  agent_command_answer_ms: { value: 30_000, unit: 'ms', bounds: 'the time an agent has to answer a Stop, Restart or Update (the command fails, the session stays)', errors: [] },
+  agent_held_bytes_before_auth: { value: 64 * KIB, unit: 'bytes', bounds: '`agent_held_bytes` until the agent\'s successful Auth (its Auth message included)' },
+  agent_handshake_ms: { value: 10_000, unit: 'ms', bounds: 'from an agent\'s TCP connection to its successful Auth (TLS handshake included)' },
+  agent_heartbeat_answer_ms: { value: 15_000, unit: 'ms', bounds: 'the time an agent has to answer one of the gateway\'s heartbeats' },
+  agent_proxy_accept_ms: { value: 5_000, unit: 'ms', bounds: 'the time an agent has to take a proxied connection (acknowledge its first bytes); past it the client gets the offline page and the session ends' },
+  agent_reconnect_hold_ms: { value: 30_000, unit: 'ms', bounds: "how long the URLs of an agent whose connection was lost (not a reserved domain or address) stay held for its credential, so only the agent reconnecting binds them again; others get 9017 meanwhile" },
+  agent_command_answer_ms: { value: 30_000, unit: 'ms', bounds: 'the time an agent has to answer a Stop, Restart or Update (the command fails, the session stays)' },
   // The SSH gateway (docs/ssh-gateway.md): a client past one of these loses its own connection, with a message that names the limit.
-  ssh_handshake_ms: { value: 10_000, unit: 'ms', bounds: 'from an SSH client\'s TCP connection to its bound tunnel (key exchange, authentication, the -R forward and the command)', errors: [] },
-  ssh_handshake_bytes: { value: 64 * KIB, unit: 'bytes', bounds: 'what an SSH client sends before its tunnel is bound', errors: [] },
-  ssh_auth_attempts: { value: 20, unit: 'attempts', bounds: 'authentication requests on one SSH connection (each key offered counts)', errors: [] },
-  ssh_command_bytes: { value: 4 * KIB, unit: 'bytes', bounds: 'the command an SSH client runs (`http --basic-auth …`)', errors: [] },
-  ssh_channels: { value: 512, unit: 'channels', bounds: 'channels open at once on one SSH connection, both sides\' (the client\'s session and the proxied connections; more are refused)', errors: [] },
+  ssh_handshake_ms: { value: 10_000, unit: 'ms', bounds: 'from an SSH client\'s TCP connection to its bound tunnel (key exchange, authentication, the -R forward and the command)' },
+  ssh_handshake_bytes: { value: 64 * KIB, unit: 'bytes', bounds: 'what an SSH client sends before its tunnel is bound' },
+  ssh_auth_attempts: { value: 20, unit: 'attempts', bounds: 'authentication requests on one SSH connection (each key offered counts)' },
+  ssh_command_bytes: { value: 4 * KIB, unit: 'bytes', bounds: 'the command an SSH client runs (`http --basic-auth …`)' },
+  ssh_channels: { value: 512, unit: 'channels', bounds: 'channels open at once on one SSH connection, both sides\' (the client\'s session and the proxied connections; more are refused)' },
   ssh_unsent_bytes: {
     value: 1024 * KIB,
     unit: 'bytes',
     bounds: 'what the SSH gateway holds unsent for one client that does not read (past it, its proxied connections wait for the client to read)',
-    errors: [],
   },
-  ssh_unbound_connections: { value: 1000, unit: 'connections', bounds: 'SSH connections at once without a bound tunnel, across all clients (more are closed at accept)', errors: [] },
+  ssh_unbound_connections: { value: 1000, unit: 'connections', bounds: 'SSH connections at once without a bound tunnel, across all clients (more are closed at accept)' },
   // The ingress (adapters/ingress): a client past one of these gets the error page naming the limit, or loses its own connection.
-  ingress_header_bytes: { value: 16 * KIB, unit: 'bytes', bounds: 'the head (request line and header fields) of one request to the ingress (longer: 431)', errors: [] },
-  ingress_head_ms: { value: 10_000, unit: 'ms', bounds: 'the time a client of the ingress has to send a whole request head (slower: 408)', errors: [] },
-  ingress_handshake_ms: { value: 10_000, unit: 'ms', bounds: 'from a connection to the TLS ingress to its completed handshake (the ClientHello, the name\'s on_tcp_connect, the TLS handshake), however the bytes trickle in (slower: closed)', errors: [] },
-  ingress_connections: { value: 10_000, unit: 'connections', bounds: 'connections open at once on one ingress listener (HTTP, TLS, or one TCP port; past it new ones are closed at once): 22 KiB each while a head is pending, 29 KiB while a ClientHello is, measured', errors: [] },
-  ingress_idle_ms: { value: 60_000, unit: 'ms', bounds: 'an ingress connection with no bytes either way, between or during requests (the connection is closed)', errors: [] },
-  ingress_forward_hops: { value: 10, unit: 'hops', bounds: 'forward-internal from endpoint to endpoint for one request (more: 508)', errors: [] },
-  ingress_document_bytes: { value: 1024 * KIB, unit: 'bytes', bounds: 'a JSON document a traffic policy fetches from this machine (an OIDC discovery document, a JWKS; longer: the action answers 5xx)', errors: [] },
-  ingress_document_ms: { value: 5_000, unit: 'ms', bounds: 'the time a JSON document a traffic policy fetches from this machine has to arrive (slower: the action answers 5xx)', errors: [] },
-  ingress_edge_policies: { value: 10_000, unit: 'policies', bounds: "edges' module sets (an edge's and a route's) the ingress keeps compiled (the least recently used is compiled again when next needed)", errors: [] },
-  ingress_tcp_edge_ports: { value: 1_000, unit: 'hostports', bounds: "TCP edges' hostports an ingress listens for, across every account (past it the rest are not listened on)", errors: [] },
-  ingress_tcp_relayed_ports: { value: 1_000, unit: 'ports', bounds: "TCP endpoints of agents on other servers of the store an ingress listens for (past it the rest answer only on their own server)", errors: [] },
-  ingress_backend_reads: { value: 64, unit: 'backends', bounds: 'the backends read to choose the upstream of one request to an edge (failover and weighted children; past it the request is answered as offline)', errors: [] },
+  ingress_header_bytes: { value: 16 * KIB, unit: 'bytes', bounds: 'the head (request line and header fields) of one request to the ingress (longer: 431)' },
+  ingress_head_ms: { value: 10_000, unit: 'ms', bounds: 'the time a client of the ingress has to send a whole request head (slower: 408)' },
+  ingress_handshake_ms: { value: 10_000, unit: 'ms', bounds: 'from a connection to the TLS ingress to its completed handshake (the ClientHello, the name\'s on_tcp_connect, the TLS handshake), however the bytes trickle in (slower: closed)' },
+  ingress_connections: { value: 10_000, unit: 'connections', bounds: 'connections open at once on one ingress listener (HTTP, TLS, or one TCP port; past it new ones are closed at once): 22 KiB each while a head is pending, 29 KiB while a ClientHello is, measured' },
+  ingress_idle_ms: { value: 60_000, unit: 'ms', bounds: 'an ingress connection with no bytes either way, between or during requests (the connection is closed)' },
+  ingress_forward_hops: { value: 10, unit: 'hops', bounds: 'forward-internal from endpoint to endpoint for one request (more: 508)' },
+  ingress_document_bytes: { value: 1024 * KIB, unit: 'bytes', bounds: 'a JSON document a traffic policy fetches from this machine (an OIDC discovery document, a JWKS; longer: the action answers 5xx)' },
+  ingress_document_ms: { value: 5_000, unit: 'ms', bounds: 'the time a JSON document a traffic policy fetches from this machine has to arrive (slower: the action answers 5xx)' },
+  ingress_edge_policies: { value: 10_000, unit: 'policies', bounds: "edges' module sets (an edge's and a route's) the ingress keeps compiled (the least recently used is compiled again when next needed)" },
+  ingress_tcp_edge_ports: { value: 1_000, unit: 'hostports', bounds: "TCP edges' hostports an ingress listens for, across every account (past it the rest are not listened on)" },
+  ingress_tcp_relayed_ports: { value: 1_000, unit: 'ports', bounds: "TCP endpoints of agents on other servers of the store an ingress listens for (past it the rest answer only on their own server)" },
+  ingress_backend_reads: { value: 64, unit: 'backends', bounds: 'the backends read to choose the upstream of one request to an edge (failover and weighted children; past it the request is answered as offline)' },
   policy_evaluation_steps: {
     value: 50_000,
     unit: 'steps',
     bounds: 'one evaluation of a traffic policy expression on live traffic (each node the evaluator dispatches; past it the rule answers 500)',
-    errors: [],
   },
-  policy_macro_nesting: { value: 2, unit: 'levels', bounds: 'macros (`all`, `exists`, `map` …) inside one another in a traffic policy expression run on live traffic (deeper: the rule answers 500)', errors: [] },
-  policy_inspected_body_bytes: { value: 1024 * KIB, unit: 'bytes', bounds: 'the request body verify-webhook and jwt-validation read (longer: verification fails)', errors: [] },
-  policy_signature_header_bytes: { value: 8 * KIB, unit: 'bytes', bounds: 'a webhook signature header verify-webhook reads (longer: verification fails)', errors: [] },
-  policy_jwt_bytes: { value: 16 * KIB, unit: 'bytes', bounds: 'a JSON Web Token jwt-validation reads (longer: 401)', errors: [] },
-  policy_jwks_keys: { value: 100, unit: 'keys', bounds: 'the keys read from one JSON Web Key Set (the rest are ignored)', errors: [] },
-  policy_interpolated_bytes: { value: 64 * KIB, unit: 'bytes', bounds: 'one interpolated (`${…}`) string of a traffic policy action (longer: 500)', errors: [] },
-  policy_log_entries: { value: 100, unit: 'entries', bounds: 'the `log` entries one traffic policy phase records (the rest are dropped)', errors: [] },
-  policy_rate_limit_buckets: { value: 100_000, unit: 'buckets', bounds: 'rate-limit buckets kept in memory (the least recently used is dropped)', errors: [] },
-  policy_circuit_breakers: { value: 10_000, unit: 'breakers', bounds: 'circuit breakers kept in memory (the least recently used is dropped)', errors: [] },
-  policy_cached_documents: { value: 1000, unit: 'documents', bounds: 'JWKS and OIDC discovery documents cached for traffic policies (the oldest is dropped)', errors: [] },
+  policy_macro_nesting: { value: 2, unit: 'levels', bounds: 'macros (`all`, `exists`, `map` …) inside one another in a traffic policy expression run on live traffic (deeper: the rule answers 500)' },
+  policy_inspected_body_bytes: { value: 1024 * KIB, unit: 'bytes', bounds: 'the request body verify-webhook and jwt-validation read (longer: verification fails)' },
+  policy_signature_header_bytes: { value: 8 * KIB, unit: 'bytes', bounds: 'a webhook signature header verify-webhook reads (longer: verification fails)' },
+  policy_jwt_bytes: { value: 16 * KIB, unit: 'bytes', bounds: 'a JSON Web Token jwt-validation reads (longer: 401)' },
+  policy_jwks_keys: { value: 100, unit: 'keys', bounds: 'the keys read from one JSON Web Key Set (the rest are ignored)' },
+  policy_interpolated_bytes: { value: 64 * KIB, unit: 'bytes', bounds: 'one interpolated (`${…}`) string of a traffic policy action (longer: 500)' },
+  policy_log_entries: { value: 100, unit: 'entries', bounds: 'the `log` entries one traffic policy phase records (the rest are dropped)' },
+  policy_rate_limit_buckets: { value: 100_000, unit: 'buckets', bounds: 'rate-limit buckets kept in memory (the least recently used is dropped)' },
+  policy_circuit_breakers: { value: 10_000, unit: 'breakers', bounds: 'circuit breakers kept in memory (the least recently used is dropped)' },
+  policy_cached_documents: { value: 1000, unit: 'documents', bounds: 'JWKS and OIDC discovery documents cached for traffic policies (the oldest is dropped)' },
 } as const satisfies Record<string, Limit>;
 
 export type LimitName = keyof typeof LIMITS;
@@ -194,7 +190,8 @@ export function limitNote(name: LimitName): string {
  * docs/limits.md), from `table`, every error by name (the registry's `errors()`).
  */
 export function limitErrors(name: LimitName, table: Readonly<Record<string, ErrorSpec>>, prefix = 'ERR_BURROW_'): string {
-  const specs = LIMITS[name].errors.map((error) => {
+  const limit: Limit = LIMITS[name];
+  const specs = (limit.errors ?? []).map((error) => {
     const spec = table[error];
     if (!spec) throw new Error(`limit ${name} names error ${error}, which no table defines`);
     return spec;
