@@ -1,7 +1,7 @@
 import type { RequestLog } from '../adapters/http/handler.ts';
 import type { AgentSessionEvent } from '../adapters/session-events.ts';
 import { hostPort } from '../adapters/addresses.ts';
-import { redactQuery, type Traffic } from '../lib/index.ts';
+import { decidingRule, redactUrl, type Traffic } from '../lib/index.ts';
 
 /**
  * The server's log, one line per event, as text or as one JSON object a line (`--log-format`):
@@ -110,7 +110,9 @@ export function createServerLog({ format, quiet, out }: ServerLogOptions): Serve
 function trafficLine(traffic: Traffic): { text: string; fields: Record<string, unknown> } {
   const endpoint = traffic.endpoints[0];
   const ms = Math.round(traffic.durationMs * 10) / 10;
-  const rule = decidingRule(traffic);
+  const decided = decidingRule(traffic.rules);
+  // `source phase[index] (name): action`, or `: failed` for a rule that failed.
+  const rule = decided ? `${decided.rule.source} ${decided.rule.phase}[${decided.rule.index}]${decided.rule.name ? ` (${decided.rule.name})` : ''}: ${decided.action ?? 'failed'}` : null;
   const common = {
     protocol: traffic.protocol,
     ms,
@@ -125,7 +127,7 @@ function trafficLine(traffic: Traffic): { text: string; fields: Record<string, u
     const target = endpoint?.url ?? (traffic.serverName || hostPort(traffic.conn.serverIp, traffic.conn.serverPort));
     return { text: `TCP ${target} ${traffic.bytesIn}B in ${traffic.bytesOut}B out ${tail}`, fields: { ...common, bytes_in: traffic.bytesIn, bytes_out: traffic.bytesOut } };
   }
-  const url = redactedUrl(traffic.request.url);
+  const url = redactUrl(traffic.request.url, '***');
   const status = traffic.response?.status ?? 0;
   const errorCode = traffic.response?.headers.find(([name]) => name.toLowerCase() === 'ngrok-error-code')?.[1];
   return {
@@ -134,21 +136,3 @@ function trafficLine(traffic: Traffic): { text: string; fields: Record<string, u
   };
 }
 
-/** `source phase[index] (name): action` of the rule whose action ended the exchange, else of the first that failed; null when none did. */
-function decidingRule(traffic: Traffic): string | null {
-  let failed: string | null = null;
-  for (let i = traffic.rules.length - 1; i >= 0; i--) {
-    const rule = traffic.rules[i]!;
-    const where = `${rule.source} ${rule.phase}[${rule.index}]${rule.name ? ` (${rule.name})` : ''}`;
-    const ended = rule.actions.find((action) => action.ended);
-    if (ended) return `${where}: ${ended.type}`;
-    if (rule.error !== undefined) failed = `${where}: failed`;
-  }
-  return failed;
-}
-
-/** The URL with secret-looking query values written `***`, as the API lines write them. */
-function redactedUrl(url: string): string {
-  const query = url.indexOf('?');
-  return query < 0 ? url : `${url.slice(0, query)}${redactQuery(url.slice(query), '***')}`;
-}

@@ -4,7 +4,7 @@ import { LIMITS, limitNote } from '../limits.ts';
 import { AccountRings, type RingSlot } from './ring.ts';
 import { BodyBudget, type KeptBodies } from './detail.ts';
 
-export { isSecretName, redactQuery } from './secrets.ts';
+export { isSecretName, redactQuery, redactUrl } from './secrets.ts';
 
 /**
  * What the request journal (request-journal.ts) and the traffic journal (traffic-journal.ts) are

@@ -24,3 +24,12 @@ export function redactQuery(search: string, mask: string): string {
   for (const name of secret) params.set(name, mask);
   return `?${params.toString()}`;
 }
+
+/** A URL as received with its query redacted by `redactQuery` (the fragment, if any, kept). */
+export function redactUrl(url: string, mask: string): string {
+  const query = url.indexOf('?');
+  if (query < 0) return url;
+  const hash = url.indexOf('#', query);
+  const search = url.slice(query, hash < 0 ? undefined : hash);
+  return `${url.slice(0, query)}${redactQuery(search, mask)}${hash < 0 ? '' : url.slice(hash)}`;
+}

@@ -2,9 +2,9 @@ import { fail } from '../conventions/errors.ts';
 import { bodyEntry, keepBytes, REDACTED, redactHeaders, type BodyEntry, type KeptBodies } from './detail.ts';
 import type { ReplayRequest } from './replay.ts';
 import type { QueryParams } from '../conventions/paging.ts';
-import type { PolicyLogEntry } from '../traffic/decisions.ts';
+import { decidingRule, type PolicyLogEntry } from '../traffic/decisions.ts';
 import { compileTrafficFind, type TrafficFindInput } from './find.ts';
-import { DROPPED, Journal, parseJournalQuery, redactQuery, statusMatcher, type JournalFilterBase } from './journal.ts';
+import { DROPPED, Journal, parseJournalQuery, redactUrl, statusMatcher, type JournalFilterBase } from './journal.ts';
 import type { RingSlot } from './ring.ts';
 import { httpRequestComplete, tcpConnectionClosed, TRAFFIC_EVENT_TYPES } from '../traffic/events.ts';
 import type { AnsweredBy, HttpTraffic, TcpTraffic, Traffic, TrafficEndpoint } from '../traffic/exchanges.ts';
@@ -65,6 +65,11 @@ export interface TrafficEntry {
   readonly rules: readonly TrafficRuleEntry[];
   /** The errors of rules that failed, in order (also on their rules). */
   readonly errors: readonly string[];
+  /**
+   * The rule that decided the exchange: the last whose action ended it (`action`: its type), else
+   * the first that failed (`action`: null); null when no rule did.
+   */
+  readonly decided_by: { readonly phase: string; readonly source: string; readonly index: number; readonly name: string | null; readonly action: string | null } | null;
   /** What failed, in words: the error page's message, else the first rule's error; null when nothing did. */
   readonly message: string | null;
   readonly logs: readonly PolicyLogEntry[];
@@ -201,7 +206,7 @@ export class TrafficJournal extends Journal<Traffic, TrafficFilter, TrafficEntry
     return {
       ...this.entry(slot),
       started_at: t.startedAt.toISOString(),
-      request: http ? { method: http.request.method, url: redactedUrl(http.request.url), headers: http.request.headers, body: bodyEntry(bodies?.request) } : null,
+      request: http ? { method: http.request.method, url: redactUrl(http.request.url, REDACTED), headers: http.request.headers, body: bodyEntry(bodies?.request) } : null,
       response: http?.response ? { status: http.response.status, headers: http.response.headers, body: bodyEntry(bodies?.response) } : null,
       upstream: http?.upstream ? { status: http.upstream.status, headers: http.upstream.headers, after_ms: http.upstream.afterMs } : null,
     };
@@ -262,6 +267,7 @@ export class TrafficJournal extends Journal<Traffic, TrafficFilter, TrafficEntry
       }),
     );
     const errors = rules.flatMap((rule) => (rule.error === null ? [] : [rule.error]));
+    const decided = decidingRule(rules);
     return {
       seq: slot.seq,
       time: new Date(slot.timeMs).toISOString(),
@@ -271,7 +277,7 @@ export class TrafficJournal extends Journal<Traffic, TrafficFilter, TrafficEntry
       forwarded_to: forwarded,
       client_ip: t.conn?.clientIp ?? null,
       method: http ? http.request.method : null,
-      url: http ? redactedUrl(http.request.url) : null,
+      url: http ? redactUrl(http.request.url, REDACTED) : null,
       status: http ? (http.response?.status ?? DROPPED) : null,
       error_code: http?.response?.headers.find(([name]) => name.toLowerCase() === ERROR_CODE_HEADER)?.[1] ?? null,
       answered_by: t.answeredBy,
@@ -280,6 +286,7 @@ export class TrafficJournal extends Journal<Traffic, TrafficFilter, TrafficEntry
       bytes_out: http ? (http.response?.bodyBytes ?? 0) : (t as TcpTraffic).bytesOut,
       rules,
       errors,
+      decided_by: decided ? { phase: decided.rule.phase, source: decided.rule.source, index: decided.rule.index, name: decided.rule.name, action: decided.action } : null,
       message: t.message ?? errors[0] ?? null,
       logs: t.logs,
     };
@@ -293,14 +300,6 @@ function parsedUrl(url: string): URL | undefined {
   } catch {
     return undefined;
   }
-}
-
-function redactedUrl(url: string): string {
-  const query = url.indexOf('?');
-  if (query < 0) return url;
-  const hash = url.indexOf('#', query);
-  const search = url.slice(query, hash < 0 ? undefined : hash);
-  return `${url.slice(0, query)}${redactQuery(search, REDACTED)}${hash < 0 ? '' : url.slice(hash)}`;
 }
 
 /** The filter of `GET /_burrow/traffic`; unknown, repeated or bad parameters are 400s. */

@@ -61,6 +61,26 @@ export interface RuleRecord {
   readonly error?: string;
 }
 
+/** What `decidingRule` reads of a rule, as the traffic record and the journal entry both hold it. */
+interface DecidableRule {
+  readonly actions: readonly { readonly type: string; readonly ended: boolean }[];
+  readonly error?: string | null;
+}
+
+/**
+ * The rule that decided an exchange, and how: the last rule whose action ended it (`action`: that
+ * action's type), else the first rule that failed (`action`: null); undefined when no rule did
+ * (the upstream or the ingress answered). The server's log line and the journal's `decided_by`.
+ */
+export function decidingRule<R extends DecidableRule>(rules: readonly R[]): { readonly rule: R; readonly action: string | null } | undefined {
+  for (let i = rules.length - 1; i >= 0; i--) {
+    const ended = rules[i]!.actions.find((action) => action.ended);
+    if (ended) return { rule: rules[i]!, action: ended.type };
+  }
+  const failed = rules.find((rule) => rule.error !== undefined && rule.error !== null);
+  return failed && { rule: failed, action: null };
+}
+
 /** A `log` action's entry, for the traffic event (`traffic_policy.logs`). */
 export interface PolicyLogEntry {
   readonly phase: Phase;

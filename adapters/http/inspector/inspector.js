@@ -391,9 +391,12 @@ function requestsView(account) {
   });
 }
 
+/** `phase · source · name` (or `#index`) of a rule of a traffic entry. */
+const ruleLabel = (rule) => `${rule.phase} · ${rule.source}${rule.name ? ` · ${rule.name}` : ` #${rule.index}`}`;
+
 /** One rule of a traffic entry: where it came from, whether it held, its actions, its error. */
 function ruleItem(rule) {
-  const label = `${rule.phase} · ${rule.source}${rule.name ? ` · ${rule.name}` : ` #${rule.index}`}`;
+  const label = ruleLabel(rule);
   return h('li', { class: rule.error ? 'rule failed' : rule.matched ? 'rule matched' : 'rule muted' },
     h('span', { class: 'rule-name' }, label), ' ',
     h('span', { class: 'muted' }, rule.error ? 'failed' : rule.matched ? 'matched' : 'did not match'),
@@ -401,13 +404,12 @@ function ruleItem(rule) {
     rule.error ? h('p', { class: 'error' }, rule.error) : null);
 }
 
-/** Who decided an exchange, in words: the rule whose action ended it, else one that failed, else the upstream. */
+/** Who decided an exchange, in words: the journal's `decided_by` (the rule whose action ended it, else one that failed), else who answered. */
 function decidedBy(entry) {
-  const where = (r) => `${r.phase} · ${r.source}${r.name ? ` · ${r.name}` : ` #${r.index}`}`;
-  const ended = [...entry.rules].reverse().find((r) => r.actions.some((a) => a.ended));
-  if (ended) return `Decided by ${where(ended)}: ${ended.actions.find((a) => a.ended).type}.`;
-  const failed = entry.rules.find((r) => r.error);
-  if (failed) return `Stopped by ${where(failed)}, which failed.`;
+  const rule = entry.decided_by;
+  if (rule) {
+    return rule.action ? `Decided by ${ruleLabel(rule)}: ${rule.action}.` : `Stopped by ${ruleLabel(rule)}, which failed.`;
+  }
   return entry.answered_by === 'upstream' ? `No rule ended it: the upstream answered${entry.rules.length ? ` after ${plural(entry.rules.length, 'rule')}` : ''}.` : `Answered by the ${entry.answered_by}.`;
 }
 

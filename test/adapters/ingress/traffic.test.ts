@@ -85,6 +85,7 @@ describe('the traffic journal', () => {
     );
     assert.deepEqual(entry.logs, [{ phase: 'on_http_request', metadata: { path: '/items' } }]);
     assert.deepEqual(entry.errors, []);
+    assert.equal(entry.decided_by, null, 'no action ended it: the upstream answered');
 
     const denying = recorded();
     assert.equal((await call(port, '/admin')).status, 403);
@@ -92,6 +93,7 @@ describe('the traffic journal', () => {
     const denied = (await controlCall('GET', `/traffic?account_id=${account.accountId}&limit=1`)).body.traffic[0];
     assert.equal(denied.answered_by, 'policy');
     assert.deepEqual(denied.rules.map((rule: any) => [rule.name, rule.matched, rule.actions]), [['no admin', true, [{ type: 'deny', ended: true, note: null }]]]);
+    assert.deepEqual(denied.decided_by, { phase: 'on_http_request', source: 'agent:traffic_policy', index: 0, name: 'no admin', action: 'deny' });
     assert.deepEqual(errors, []);
   });
 
@@ -117,6 +119,7 @@ describe('the traffic journal', () => {
     const broken = entry.rules.find((rule: any) => rule.name === 'broken');
     assert.match(broken.error, /rule "broken".*x-missing/s);
     assert.deepEqual(entry.errors, [broken.error]);
+    assert.deepEqual(entry.decided_by, { phase: 'on_http_request', source: 'agent:traffic_policy', index: broken.index, name: 'broken', action: null }, 'no action ended it: the rule that failed');
     assert.deepEqual((await controlCall('GET', `/traffic?account_id=${account.accountId}&status=5xx`)).body.traffic.map((e: any) => e.url), [`http://${HOST}/broken`]);
     assert.deepEqual((await controlCall('GET', `/traffic?account_id=${account.accountId}&status=2xx`)).body.traffic.map((e: any) => e.url), [`http://${HOST}/fine`]);
   });
