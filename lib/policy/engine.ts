@@ -1,7 +1,7 @@
 import { PolicyExpressionProblem, type PolicyExpression } from '../conventions/cel.ts';
 import { negotiateEncoding } from './actions/compress-response.ts';
 import { ActionFailure, type ActionContext } from './actions/types.ts';
-import type { ActionRecord, ConnectOutcome, EventMessageOutcome, EventStreamMessage, HttpRequestOutcome, HttpResponseOutcome, PolicyTerminal, RuleRecord } from '../traffic/decisions.ts';
+import type { ActionRecord, ConnectOutcome, TlsHandshake, EventMessageOutcome, EventStreamMessage, HttpRequestOutcome, HttpResponseOutcome, PolicyTerminal, RuleRecord } from '../traffic/decisions.ts';
 import { createDocumentCache, type DocumentCache } from './documents.ts';
 import type { ConnectionFacts, EndpointFacts, HttpRequestFacts, HttpResponseFacts } from '../traffic/facts.ts';
 import type { Template } from './interpolation.ts';
@@ -30,8 +30,11 @@ import { lazyPhaseLanguages } from './languages.ts';
 export interface PolicyEngine {
   /** Compiles rule sources (see sources.ts for documents, edge modules and agent options). */
   compile(sources: readonly RuleSource[]): CompiledPolicy;
-  /** Runs on_tcp_connect for a new connection. */
-  connect(policy: CompiledPolicy, endpoint: EndpointFacts, conn: ConnectionFacts): Promise<ConnectOutcome>;
+  /**
+   * Runs on_tcp_connect for a new connection. With `handshake`, terminate-tls terminates TLS when it
+   * runs (later rules read the session); without, the ingress terminates after the phase as `tls` says.
+   */
+  connect(policy: CompiledPolicy, endpoint: EndpointFacts, conn: ConnectionFacts, handshake?: TlsHandshake): Promise<ConnectOutcome>;
   /** Starts an HTTP exchange: its request phase, then (when the upstream answers) its response phase. */
   http(policy: CompiledPolicy, endpoint: EndpointFacts, conn: ConnectionFacts, request: HttpRequestFacts): HttpExchange;
 }
@@ -68,8 +71,9 @@ export function createPolicyEngine(services: PolicyServices): PolicyEngine {
   return {
     compile: (sources) => compilePolicy(languages, sources),
 
-    async connect(policy, endpoint, conn) {
+    async connect(policy, endpoint, conn, handshake) {
       const scope = new Scope('on_tcp_connect', endpoint, conn, services.clock.now());
+      if (handshake) scope.handshake = handshake;
       const { terminal, rules } = await run(policy, scope);
       return { ...(terminal ? { terminal } : {}), ...(scope.tls ? { tls: scope.tls } : {}), logs: scope.logs, rules };
     },

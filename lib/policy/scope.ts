@@ -1,4 +1,4 @@
-import type { BodyReplacement, EventStreamMessage, Phase, PolicyLogEntry, TlsTermination } from '../traffic/decisions.ts';
+import type { BodyReplacement, EventStreamMessage, Phase, PolicyLogEntry, TlsHandshake, TlsTermination } from '../traffic/decisions.ts';
 import type { ConnectionFacts, EndpointFacts, RequestBody } from '../traffic/facts.ts';
 
 /** The request as the phase sees it: url-rewrite and header actions change it for later rules. */
@@ -59,6 +59,8 @@ export class Scope {
   compressionAllowed?: readonly string[];
   /** terminate-tls: how to terminate TLS. */
   tls?: TlsTermination;
+  /** on_tcp_connect: the ingress's handshake, which terminate-tls runs (absent: the ingress terminates after the phase, or not at all). */
+  handshake?: TlsHandshake;
   /** Told the upstream's outcome after the request phase (`failed`: no answer, or a 5xx); circuit breakers count it. */
   readonly onUpstreamOutcome: ((failed: boolean, now: Date) => void | Promise<void>)[] = [];
   readonly #memo = new Map<string, unknown>();
@@ -66,7 +68,8 @@ export class Scope {
   constructor(
     readonly phase: Phase,
     readonly endpoint: EndpointFacts,
-    readonly conn: ConnectionFacts,
+    /** The connection; terminate-tls adds its TLS session (`tls`) when it terminates. */
+    public conn: ConnectionFacts,
     readonly now: Date,
     readonly request?: RequestState,
     readonly response?: ResponseState,
