@@ -12,6 +12,7 @@ import type { HttpExchange } from '../../lib/policy/engine.ts';
 import { headerPairs, type ConnectionFacts, type HeaderList, type HttpRequestFacts, type HttpResponseFacts, type RequestBody } from '../../lib/traffic/facts.ts';
 import { heldBytes, isEventStream, rewrittenBody, rewrittenEventStream } from './body-rewrite.ts';
 import { AgentRelayError } from '../agent-gateway/session-handler.ts';
+import type { InternalRequests } from './internal-requests.ts';
 import { connectionFacts, joinStreams, type Connections } from './connections.ts';
 import type { EdgeTarget } from './edge-routes.ts';
 import { errorPage, INGRESS_CODES, type ErrorPage } from './error-page.ts';
@@ -41,6 +42,8 @@ export interface HttpIngressOptions {
   readonly policies: IngressPolicies;
   /** What the listeners know of each connection (connections.ts). */
   readonly connections: Connections;
+  /** Connections the http-request action opened to the account's internal endpoints (internal-requests.ts). */
+  readonly internalRequests?: InternalRequests;
   readonly onError: (error: unknown) => void;
 }
 
@@ -122,14 +125,16 @@ export function createHttpIngress(burrow: BurrowCore<any>, options: HttpIngressO
   async function admit(req: IncomingMessage, reply: Reply, seen?: HttpTrace): Promise<Admitted | undefined> {
     const socket = socketOf(req);
     const encrypted = (socket as Partial<TLSSocket>).encrypted === true;
-    const scheme: HttpScheme = encrypted ? 'https' : 'http';
+    // An http-request action's call reaches the internal endpoints of its account alone (internal-requests.ts).
+    const internal = options.internalRequests?.of(socket);
+    const scheme: HttpScheme = internal?.scheme ?? (encrypted ? 'https' : 'http');
     const coding = req.headers['transfer-encoding'];
     if (coding !== undefined && coding.trim().toLowerCase() !== 'chunked') {
       return void reply.send(page(501, undefined, `the request's Transfer-Encoding ${JSON.stringify(coding)} is not served: a request body is framed by chunked alone, or by a Content-Length`));
     }
     const authority = authorityOf(req);
     const hostname = hostnameOf(authority);
-    let target = await routes.http(hostname, encrypted ? ['https'] : ['http', 'https'], req.url ?? '/');
+    let target = internal ? await routes.internal(`${scheme}://${authority}`, internal.account) : await routes.http(hostname, encrypted ? ['https'] : ['http', 'https'], req.url ?? '/');
     if (!target) return void reply.send(page(404, INGRESS_CODES.endpointOffline, `The endpoint ${scheme}://${hostname} is offline.`));
     if (!URL.canParse(req.url ?? '', `${scheme}://${authority}`)) return void reply.send(page(400, undefined, `the request target ${JSON.stringify(req.url)} is not a valid URL`));
     const url = new URL(req.url ?? '', `${scheme}://${authority}`);

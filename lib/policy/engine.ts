@@ -215,6 +215,7 @@ function actionContext(scope: Scope, services: ResolvedServices, documents: Docu
     documents,
     key,
     evaluate,
+    evaluateWith: (expression, variables) => expression.evaluate((name) => (Object.hasOwn(variables, name) ? variables[name] : readVariable(scope, name))),
     text: (template: Template, field: string) => interpolated(() => template.text(evaluate), field),
     value: (template: Template, field: string) => interpolated(() => template.value(evaluate), field),
   };

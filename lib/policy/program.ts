@@ -64,12 +64,24 @@ export interface CompiledPolicy {
   readonly issues: readonly CompileIssue[];
 }
 
-/** The language of each phase: its expressions may read only what that phase has (no `res.*` before the response). */
-export type PhaseLanguages = { readonly [phase in Phase]: PolicyLanguage };
+/**
+ * The language of each phase: its expressions may read only what that phase has (no `res.*` before
+ * the response); and of each phase's http-request `retry_condition`s (also `attempts`, `last_attempt`).
+ */
+export type PhaseLanguages = { readonly [phase in Phase]: PolicyLanguage } & { readonly retryConditions: { readonly [phase in Phase]: PolicyLanguage } };
 
 /** Every string in a configuration (its interpolations may call secrets.get). */
 const stringsOf = (value: unknown): string[] =>
   typeof value === 'string' ? [value] : value !== null && typeof value === 'object' ? Object.values(value).flatMap(stringsOf) : [];
+
+/** `text` compiled in `language`; a problem names `field`. */
+function compiledIn(language: PolicyLanguage, text: string, field: string): PolicyExpression {
+  try {
+    return language.compile(text);
+  } catch (error) {
+    throw new ActionConfigProblem(`${field}: ${(error as Error).message}`);
+  }
+}
 
 export function compilePolicy(languages: PhaseLanguages, sources: readonly RuleSource[]): CompiledPolicy {
   const problems: string[] = [];
@@ -115,13 +127,8 @@ export function compilePolicy(languages: PhaseLanguages, sources: readonly RuleS
               phase,
               key,
               template: (text, field) => templateOf(language, text, field),
-              expression(text, field) {
-                try {
-                  return language.compile(text);
-                } catch (error) {
-                  throw new ActionConfigProblem(`${field}: ${(error as Error).message}`);
-                }
-              },
+              expression: (text, field) => compiledIn(language, text, field),
+              retryCondition: (text, field) => compiledIn(languages.retryConditions[phase], text, field),
             });
             return { type: action.type, key, definition: definition as ActionDefinition<unknown>, config };
           } catch (error) {

@@ -138,7 +138,56 @@ describe('http-request: the reference examples against a service on this machine
     assert.equal((answer(followed) as { body: string }).body, '[] 200');
     const halted = await onRequest(local, JSON.stringify({ on_http_request: [{ actions: [{ type: 'http-request', config: { url: 'https://upstream-service.internal/ping', on_error: 'halt' } }, report] }] }));
     assert.equal(halted.terminal?.kind, 'error');
-    assert.match(JSON.stringify(halted.terminal), /"status":502.*upstream-service\.internal\/ping failed: .*does not reach internal endpoints/);
+    assert.match(JSON.stringify(halted.terminal), /"status":502.*upstream-service\.internal\/ping failed: .*internal endpoints \(\*\.internal\) are reached only from the ingress/);
+  });
+
+  /** A service that answers 500 to its first `failures` requests, then 200 with the count. */
+  async function flaky(t: import('node:test').TestContext, failures: number) {
+    let seen = 0;
+    const server = createServer((_req, res) => (++seen <= failures ? res.writeHead(500).end('down') : res.end(`up after ${seen}`)));
+    server.listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    t.after(() => server.close());
+    return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/`, seen: () => seen };
+  }
+  const report = { type: 'custom-response', config: { body: '${actions.ngrok.http_request.res.status_code} ${actions.ngrok.http_request.attempts.size()} ${actions.ngrok.http_request.res.body}' } };
+  const retrying = (url: string, condition?: string) => JSON.stringify({ on_http_request: [{ actions: [{ type: 'http-request', config: { url, ...(condition === undefined ? {} : { retry_condition: condition }) } }, report] }] });
+
+  test('retry_condition (the reference\'s example, last_attempt.res.statusCode == 500): a 500 is retried until it passes; without one, or when it is false, no retry', async (t) => {
+    const twice = await flaky(t, 2);
+    assert.equal((answer(await onRequest(local, retrying(twice.url, 'last_attempt.res.statusCode == 500'))) as { body: string }).body, '200 3 up after 3');
+    const once_ = await flaky(t, 1);
+    assert.equal((answer(await onRequest(local, retrying(once_.url))) as { body: string }).body, '500 1 down', 'the default is false');
+    assert.equal((answer(await onRequest(local, retrying(once_.url, 'last_attempt.res.status_code == 503'))) as { body: string }).body, '200 1 up after 2', 'false for the 500: no retry; the next request passes');
+  });
+
+  test('retried at most 3 times ("up to 3 times"); attempts counts them; a success is not retried', async (t) => {
+    const down = await flaky(t, 100);
+    assert.equal((answer(await onRequest(local, retrying(down.url, 'true'))) as { body: string }).body, '500 4 down');
+    assert.equal(down.seen(), 4);
+    const counted = await flaky(t, 100);
+    assert.equal((answer(await onRequest(local, retrying(counted.url, 'attempts < 2'))) as { body: string }).body, '500 2 down');
+    const up = await flaky(t, 0);
+    assert.equal((answer(await onRequest(local, retrying(up.url, 'true'))) as { body: string }).body, '200 1 up after 1');
+  });
+
+  test("last_attempt.error holds a failed attempt's error, and last_attempt.req the request; a retry_condition is checked on write", async (t) => {
+    const closed = createServer((req) => req.socket.destroy());
+    closed.listen(0, '127.0.0.1');
+    await once(closed, 'listening');
+    t.after(() => closed.close());
+    const url = `http://127.0.0.1:${(closed.address() as AddressInfo).port}/gone`;
+    const policy = JSON.stringify({ on_http_request: [{ actions: [
+      { type: 'http-request', config: { url, retry_condition: "last_attempt.error != '' && last_attempt.req.url.endsWith('/gone') && attempts < 3" } },
+      { type: 'custom-response', config: { body: '${actions.ngrok.http_request.res.status_code} [${actions.ngrok.http_request.error.code}]' } },
+    ] }] });
+    const outcome = await onRequest(local, policy);
+    assert.equal((answer(outcome) as { body: string }).body, '0 [request_failed]');
+    assert.match(outcome.rules[0]!.actions[0]!.note!, /failed: .* \(3 attempts\)$/);
+    for (const [condition, problem] of [['attempts', /config\.retry_condition: must be a condition \(a bool\), not int/], ['nope == 1', /config\.retry_condition: Unknown variable: nope at column 1/], ['attempts == "1"', /no such overload/]] as const) {
+      const compiled = local.engine.compile([{ source: 'traffic_policy', rules: { on_http_request: [{ actions: [{ type: 'http-request', config: { url, retry_condition: condition } }] }] } }]);
+      assert.match(compiled.issues.map((issue) => issue.message).join('\n'), problem, condition);
+    }
   });
 
   test('reaches any address this machine reaches, not only loopback; res.resolved_ip is the address called', async (t) => {
