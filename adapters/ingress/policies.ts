@@ -1,5 +1,5 @@
 import type { BurrowCore } from '../../lib/burrow.ts';
-import { certificateAuthorityPems, rulesOfPolicies, secretValueNamed } from '../../lib/index.ts';
+import { accountSecretsOf, certificateAuthorityPems, rulesOfPolicies, secretValueNamed } from '../../lib/index.ts';
 import { createPolicyEngine, type PolicyEngine } from '../../lib/policy/engine.ts';
 import type { CompiledPolicy } from '../../lib/policy/program.ts';
 import { trafficPolicySource } from '../../lib/policy/sources.ts';
@@ -38,6 +38,7 @@ export function createIngressPolicies(burrow: BurrowCore<any>, internal: Interna
     // Internal endpoints of the calling endpoint's account through the ingress's own routing.
     httpRequest: (request, from) => policyHttpRequest(request, from, internal),
     secret: (vault, name, endpoint) => secretValueNamed(burrow, endpoint.account ?? '', vault, name),
+    accountSecrets: (endpoint) => accountSecretsOf(burrow, endpoint.account ?? ''),
   });
   /** Agents' policies by their tunnel, edges' by their key. */
   const live = new WeakMap<object, CompiledPolicy>();

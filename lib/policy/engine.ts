@@ -63,9 +63,14 @@ export function createPolicyEngine(services: PolicyServices): PolicyEngine {
   };
   const languages = lazyPhaseLanguages(services.random ?? Math.random);
   const documents = createDocumentCache(services);
-  const run = async (policy: CompiledPolicy, scope: Scope) => {
-    await readSecrets(policy, scope, services);
+  /** `book`: the account's secrets of this request or connection, read when a phase first needs them. */
+  const run = async (policy: CompiledPolicy, scope: Scope, book: AccountSecrets) => {
+    await readSecrets(policy, scope, services, book);
     return runPhase(policy.phases[scope.phase], scope, resolved, documents);
+  };
+  const accountSecrets = (endpoint: EndpointFacts): AccountSecrets => {
+    let read: ReturnType<AccountSecrets> | undefined;
+    return () => (read ??= services.accountSecrets ? services.accountSecrets(endpoint) : Promise.reject(new Error('no vaults are given to this policy engine')));
   };
 
   return {
@@ -74,7 +79,7 @@ export function createPolicyEngine(services: PolicyServices): PolicyEngine {
     async connect(policy, endpoint, conn, handshake) {
       const scope = new Scope('on_tcp_connect', endpoint, conn, services.clock.now());
       if (handshake) scope.handshake = handshake;
-      const { terminal, rules } = await run(policy, scope);
+      const { terminal, rules } = await run(policy, scope, accountSecrets(endpoint));
       return { ...(terminal ? { terminal } : {}), ...(scope.tls ? { tls: scope.tls } : {}), logs: scope.logs, rules };
     },
 
@@ -89,6 +94,7 @@ export function createPolicyEngine(services: PolicyServices): PolicyEngine {
       };
       let requestScope: Scope | undefined;
       let responseState: ResponseState | undefined;
+      const book = accountSecrets(endpoint);
       const report = async (failed: boolean) => {
         const now = services.clock.now();
         for (const listener of requestScope?.onUpstreamOutcome.splice(0) ?? []) await listener(failed, now);
@@ -96,7 +102,7 @@ export function createPolicyEngine(services: PolicyServices): PolicyEngine {
       return {
         async request() {
           requestScope = new Scope('on_http_request', endpoint, conn, services.clock.now(), state);
-          const { terminal, rules } = await run(policy, requestScope);
+          const { terminal, rules } = await run(policy, requestScope, book);
           const body = state.bodyReplaced && state.bodyRead?.bytes ? { body: state.bodyRead.bytes } : {};
           return { ...(terminal ? { terminal } : {}), request: { method: state.method, url: state.url, headers: state.headers, ...body }, logs: requestScope.logs, rules };
         },
@@ -106,7 +112,7 @@ export function createPolicyEngine(services: PolicyServices): PolicyEngine {
           responseState = response;
           const scope = new Scope('on_http_response', endpoint, conn, services.clock.now(), state, response);
           scope.compressionAllowed = requestScope?.compressionAllowed;
-          const { terminal, rules } = await run(policy, scope);
+          const { terminal, rules } = await run(policy, scope, book);
           const encoding = !terminal && scope.compressionAllowed ? negotiateEncoding(state, response, scope.compressionAllowed).encoding : undefined;
           const replacements = !terminal && scope.bodyReplacements.length > 0 ? { bodyReplacements: scope.bodyReplacements } : {};
           return { ...(terminal ? { terminal } : {}), response, ...(encoding ? { compression: encoding } : {}), ...replacements, logs: scope.logs, rules };
@@ -116,7 +122,7 @@ export function createPolicyEngine(services: PolicyServices): PolicyEngine {
         async eventMessage(message) {
           const scope = new Scope('on_event_stream_message', endpoint, conn, services.clock.now(), state, responseState);
           scope.eventMessage = { ...message };
-          const { terminal, rules } = await run(policy, scope);
+          const { terminal, rules } = await run(policy, scope, book);
           return { ...(terminal ? { terminal } : {}), message: scope.eventMessage, logs: scope.logs, rules };
         },
       };
@@ -124,8 +130,22 @@ export function createPolicyEngine(services: PolicyServices): PolicyEngine {
   };
 }
 
-/** Reads the vault secrets the policy names into the scope (secrets.get); one that cannot be read stays absent, and a call of it answers 501 naming it. */
-async function readSecrets(policy: CompiledPolicy, scope: Scope, services: PolicyServices): Promise<void> {
+/** The account's secrets, read once for a request (or connection) when a phase first needs them. */
+type AccountSecrets = () => Promise<(vault: string, name: string) => string | undefined>;
+
+/**
+ * Reads the vault secrets the policy names into the scope (secrets.get), and the account's secrets
+ * when a call's arguments are computed; one that cannot be read stays absent, and a call of it
+ * answers 501 naming it.
+ */
+async function readSecrets(policy: CompiledPolicy, scope: Scope, services: PolicyServices, book: AccountSecrets): Promise<void> {
+  if (policy.computedSecrets) {
+    try {
+      scope.accountSecrets = await book();
+    } catch (error) {
+      scope.secretsMissing = `the vaults could not be read: ${(error as Error).message}`;
+    }
+  }
   if (policy.secrets.length === 0) return;
   if (!services.secret) {
     scope.secretsMissing = 'no vaults are given to this policy engine';

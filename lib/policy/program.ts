@@ -58,6 +58,8 @@ export interface CompiledPolicy {
   readonly phases: { readonly [phase in Phase]: readonly CompiledRule[] };
   /** The vault secrets its expressions and interpolations name (`secrets.get('vault', 'name')`), read before each phase. */
   readonly secrets: readonly (readonly [vault: string, name: string])[];
+  /** Whether some `secrets.get` call's arguments are computed: the account's secrets are then read once per request. */
+  readonly computedSecrets: boolean;
   /** What will fail when reached, as `source phase[i].…: reason`. */
   readonly problems: readonly string[];
   /** The same parts of rules, for the write-time check (a source that could not be read is in `problems` only). */
@@ -141,14 +143,17 @@ export function compilePolicy(languages: PhaseLanguages, sources: readonly RuleS
     }
   }
   const secrets = new Map<string, readonly [string, string]>();
+  let computedSecrets = false;
   for (const { rules } of sources) {
     for (const phase of TRAFFIC_POLICY_PHASES) {
       for (const rule of rules[phase] ?? []) {
         for (const text of [...(rule.expressions ?? []), ...rule.actions.flatMap((action) => stringsOf(action.config))]) {
-          for (const [vault, name] of secretReferences(text)) secrets.set(secretVariable(vault, name), [vault, name]);
+          const { literal, computed } = secretReferences(text);
+          for (const [vault, name] of literal) secrets.set(secretVariable(vault, name), [vault, name]);
+          computedSecrets ||= computed;
         }
       }
     }
   }
-  return { phases, problems, issues, secrets: [...secrets.values()] };
+  return { phases, problems, issues, secrets: [...secrets.values()], computedSecrets };
 }

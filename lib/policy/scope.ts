@@ -24,7 +24,8 @@ export interface ResponseState {
 /**
  * `secrets.get(vault, name)`: expressions evaluate synchronously, so the engine reads every secret
  * a policy names (literal arguments, found in its text: functions.ts `secretReferences`) before a
- * phase runs into `Scope.secrets`, and the function reads one back as this pseudo-variable.
+ * phase runs into `Scope.secrets`, and the function reads one back as this pseudo-variable; a
+ * policy with computed arguments also gets the account's secrets (`Scope.accountSecrets`).
  */
 export const secretVariable = (vault: string, name: string) => `\u0000secret\u0000${vault}\u0000${name}`;
 
@@ -50,6 +51,8 @@ export class Scope {
   readonly secrets = new Map<string, string>();
   /** Why no secret could be read, when the host gives no vaults (`secrets.get` then answers 501 with it). */
   secretsMissing?: string;
+  /** The account's secrets, for `secrets.get` with computed arguments (read once per request). */
+  accountSecrets?: (vault: string, name: string) => string | undefined;
   readonly logs: PolicyLogEntry[] = [];
   /** on_event_stream_message: the message the phase sees and sse-find-replace changes. */
   eventMessage?: EventStreamMessage;

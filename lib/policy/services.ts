@@ -47,6 +47,12 @@ export interface PolicyServices {
   /** The value of the secret `name` in the vault named `vault` of the endpoint's account (`secrets.get`); undefined when there is none. */
   secret?(vault: string, name: string, endpoint: EndpointFacts): Promise<string | undefined>;
   /**
+   * The secrets of the endpoint's account, for `secrets.get` calls whose arguments are computed
+   * (read once per request): a lookup by vault and name, undefined when there is none; throws
+   * naming why they cannot be read (more than the host reads at once).
+   */
+  accountSecrets?(endpoint: EndpointFacts): Promise<(vault: string, name: string) => string | undefined>;
+  /**
    * Sends an http-request action's request for traffic of `from` (the endpoint, whose account's
    * internal endpoints it may reach, and the connection); the host decides which URLs it reaches;
    * throws naming why it failed.

@@ -290,7 +290,7 @@ export function variableSupport(name: string): 'yes' | 'third-party' | 'no' {
 export function readVariable(scope: Scope, name: string): unknown {
   if (name.startsWith('\u0000secret\u0000')) {
     const [, , vault, secret] = name.split('\u0000');
-    const value = scope.secrets.get(name);
+    const value = scope.secrets.get(name) ?? scope.accountSecrets?.(vault!, secret!);
     if (value === undefined) throw new Unavailable(`secrets.get(${JSON.stringify(vault)}, ${JSON.stringify(secret)})`, scope.secretsMissing ?? 'the account has no such vault or secret');
     return value;
   }

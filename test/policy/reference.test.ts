@@ -5,7 +5,7 @@ import { once } from 'node:events';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { policyHttpRequest } from '../../adapters/ingress/local-documents.ts';
-import { exchange, harness, interpolate, onRequest } from './helpers.ts';
+import { CONN, ENDPOINT, exchange, harness, interpolate, onRequest, policyOf, requestFacts } from './helpers.ts';
 
 /**
  * The vendor's documented examples (ngrok-docs snippets/traffic-policy/actions/*\/examples,
@@ -85,6 +85,33 @@ describe('functions: the reference examples', () => {
     assert.equal(await interpolate(vaulted, "secrets.get('vault-name', 'secret-name')"), 'hunter2');
     assert.deepEqual(asked, ['ep_2tEpN0yrxDI4j8jVnhVRoTNN2Tx vault-name/secret-name']);
     await assert.rejects(interpolate(h, "secrets.get('vault-name', 'secret-name')"), /"status":501.*secrets\.get\(\\"vault-name\\", \\"secret-name\\"\) is not available: no vaults are given to this policy engine/);
+  });
+
+  test('secrets.get with computed arguments reads the account\'s secrets once per request (both phases); only a missing secret fails, with 501 naming the call', async () => {
+    const book: Record<string, string> = { 'prod\u0000api_key': 'hunter2', 'staging\u0000api_key': 'test-key' };
+    let reads = 0;
+    const vaulted = harness({ accountSecrets: async (endpoint) => (reads++, assert.equal(endpoint.id, ENDPOINT.id), (vault, name) => book[`${vault}\u0000${name}`]) });
+    const policy = JSON.stringify({
+      on_http_request: [
+        { actions: [{ type: 'set-vars', config: { vars: [{ vault: "${req.headers['x-vault'][0]}" }] } }] },
+        { expressions: ["secrets.get(vars.vault, req.url.path.substring(1)) == 'hunter2'"], actions: [{ type: 'add-headers', config: { headers: { 'x-key': "${secrets.get(vars.vault, 'api' + '_key')}" } } }] },
+      ],
+      on_http_response: [{ actions: [{ type: 'add-headers', config: { headers: { 'x-staging': "${secrets.get(['staging'][0], 'api_key')}" } } }] }],
+    });
+    const flow = vaulted.engine.http(policyOf(vaulted, policy), ENDPOINT, CONN, requestFacts({ url: 'https://app.example/api_key', headers: [['Host', 'app.example'], ['X-Vault', 'prod']] }));
+    const request = await flow.request();
+    assert.equal(request.terminal, undefined);
+    assert.deepEqual(request.request.headers.at(-1), ['x-key', 'hunter2']);
+    const response = await flow.response({ status: 200, headers: [] });
+    assert.deepEqual(response.response.headers, [['x-staging', 'test-key']]);
+    assert.equal(reads, 1, 'one read for the request, both phases');
+
+    const missing = await onRequest(vaulted, policy, { url: 'https://app.example/api_key', headers: [['Host', 'app.example'], ['X-Vault', 'nope']] });
+    assert.equal(reads, 2);
+    assert.equal(missing.terminal?.kind === 'error' && missing.terminal.error.status, 501);
+    assert.match(JSON.stringify(missing.terminal), /secrets\.get\(\\"nope\\", \\"api_key\\"\) is not available: the account has no such vault or secret/);
+    const unread = harness({ accountSecrets: async () => { throw new Error('the account holds more than 500 secrets (limit policy_secrets_read)'); } });
+    assert.match(JSON.stringify((await onRequest(unread, policy, { headers: [['Host', 'app.example'], ['X-Vault', 'prod']] })).terminal), /"status":501.*is not available: the vaults could not be read: the account holds more than 500 secrets/);
   });
 
   test('list.sortBy(e, key): the players by score, then their names; keys of mixed types fail, as documented', async () => {

@@ -202,8 +202,8 @@ describe('cloud endpoints on live traffic', () => {
       ],
     });
     assert.equal((await server.request('POST', '/endpoints', { type: 'cloud', url: 'https://vaulted.example.com', traffic_policy: policy })).status, 201);
-    const send = async (key: string, path = '/') => {
-      const req = request({ host: '127.0.0.1', port: ingressPort, path, headers: { host: 'vaulted.example.com', 'x-api-key': key }, agent: false });
+    const send = async (key: string, path = '/', host = 'vaulted.example.com') => {
+      const req = request({ host: '127.0.0.1', port: ingressPort, path, headers: { host, 'x-api-key': key }, agent: false });
       req.end();
       const [res] = (await once(req, 'response')) as [IncomingMessage];
       let body = '';
@@ -217,6 +217,19 @@ describe('cloud endpoints on live traffic', () => {
     const missing = await send('x', '/missing');
     assert.equal(missing.status, 501);
     assert.match(missing.body, /secrets\.get\(&#34;prod&#34;, &#34;nope&#34;\) is not available: the account has no such vault or secret/);
+
+    // Computed arguments: the vault named by a header, the secret by the path; read at request time.
+    assert.equal((await server.request('POST', '/reserved_domains', { domain: 'computed.example.com' })).status, 201);
+    const staging = await server.request('POST', '/vaults', { name: 'staging' });
+    assert.equal((await server.request('POST', '/vault_secrets', { name: 'api_key', value: 'test-key', vault_id: staging.body.id })).status, 201);
+    const computed = JSON.stringify({ on_http_request: [{ actions: [{ type: 'custom-response', config: { body: "${secrets.get(req.headers['x-api-key'][0], req.url.path.substring(1))}" } }] }] });
+    assert.equal((await server.request('POST', '/endpoints', { type: 'cloud', url: 'https://computed.example.com', traffic_policy: computed })).status, 201);
+    const ask = (vaultName: string, path: string) => send(vaultName, path, 'computed.example.com');
+    assert.deepEqual(await ask('prod', '/api_key'), { status: 200, body: 'swordfish' });
+    assert.deepEqual(await ask('staging', '/api_key'), { status: 200, body: 'test-key' });
+    const absent = await ask('staging', '/other');
+    assert.equal(absent.status, 501);
+    assert.match(absent.body, /secrets\.get\(&#34;staging&#34;, &#34;other&#34;\) is not available: the account has no such vault or secret/);
   });
 
   test('request-body-find-replace and response-body-find-replace (the reference\'s redaction example): the app gets the redacted body with its new Content-Length, the client the replaced (gzip-decoded) answer', async (t) => {
