@@ -10,7 +10,7 @@ import type { BodyReplacement, HttpResponseOutcome, PolicyTerminal } from '../..
 import { ActionFailure } from '../../lib/policy/actions/types.ts';
 import type { HttpExchange } from '../../lib/policy/engine.ts';
 import { headerPairs, type ConnectionFacts, type HeaderList, type HttpRequestFacts, type HttpResponseFacts, type RequestBody } from '../../lib/traffic/facts.ts';
-import { heldBytes, isEventStream, rewrittenBody, rewrittenEventStream } from './body-rewrite.ts';
+import { heldAnswer, heldBytes, isEventStream, rewrittenBody, rewrittenEventStream, type HeldAnswer } from './body-rewrite.ts';
 import { AgentRelayError } from '../agent-gateway/session-handler.ts';
 import type { InternalRequests } from './internal-requests.ts';
 import { connectionFacts, joinStreams, type Connections } from './connections.ts';
@@ -254,7 +254,7 @@ export function createHttpIngress(burrow: BurrowCore<any>, options: HttpIngressO
       if (res.headersSent) res.destroy();
       else send(res, upstreamBroken(admitted, error), http2Streams.has(req));
     });
-    upstream.on('response', (response: UpstreamAnswer) =>
+    const relayUpstream = (response: UpstreamAnswer) =>
       relayAnswer(admitted, reply, response, response, (outcome) => {
         const relay = (given: HeaderList, body: Readable) => {
           let headers = given;
@@ -273,8 +273,10 @@ export function createHttpIngress(burrow: BurrowCore<any>, options: HttpIngressO
           (rewritten) => relay(rewritten.headers, rewritten.body),
           (error: Error) => reply.send(error instanceof ActionFailure ? page(error.error.status, error.error.code, error.error.message) : page(502, undefined, error.message)),
         );
-      }),
-    );
+      });
+    // A policy that reads res.trailers sees the answer once its body has ended (body-rewrite.ts heldAnswer).
+    const holding = admitted.exchanges.some((exchange) => exchange.readsTrailers.response);
+    upstream.on('response', (response: UpstreamAnswer) => (holding ? void heldAnswer(response).then(relayUpstream, (error: Error) => res.headersSent || reply.send(page(502, undefined, error.message))) : relayUpstream(response)));
     if (admitted.replacedBody) upstream.end(admitted.replacedBody);
     else admitted.body.forward(upstream);
   }
@@ -355,7 +357,7 @@ export function createHttpIngress(burrow: BurrowCore<any>, options: HttpIngressO
    * (and drops `upstream`, the agent's answer), else `relay` sends the answer as the policy left it.
    */
   function relayAnswer(admitted: Admitted, reply: Reply, response: Pick<UpstreamAnswer, 'statusCode' | 'rawHeaders'>, upstream: { destroy(): void }, relay: (outcome: HttpResponseOutcome) => void): void {
-    const upstreamAnswer = { status: response.statusCode ?? 502, headers: headerPairs(response.rawHeaders) };
+    const upstreamAnswer = { status: response.statusCode ?? 502, headers: headerPairs(response.rawHeaders), ...('trailerList' in response ? { trailers: (response as HeldAnswer).trailerList } : {}) };
     admitted.seen?.upstreamHead(upstreamAnswer.status, upstreamAnswer.headers);
     void respond(admitted.exchanges, upstreamAnswer, admitted.seen)
       .then((outcome) => {
@@ -545,6 +547,11 @@ class HeldBody implements RequestBody {
       this.#req.on('data', onData).on('end', onEnd).on('error', onFailure);
     });
     return this.#reading;
+  }
+
+  /** The trailers that followed the body (HTTP/1.1 chunked, HTTP/2), once it was read to its end. */
+  trailers(): HeaderList | undefined {
+    return this.#ended ? headerPairs(this.#req.rawTrailers) : undefined;
   }
 
   /** Sends the body on to `to`: what was held, then the rest as it arrives. */

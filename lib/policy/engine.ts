@@ -3,7 +3,8 @@ import { negotiateEncoding } from './actions/compress-response.ts';
 import { ActionFailure, type ActionContext } from './actions/types.ts';
 import type { ActionRecord, ConnectOutcome, TlsHandshake, EventMessageOutcome, EventStreamMessage, HttpRequestOutcome, HttpResponseOutcome, PolicyTerminal, RuleRecord } from '../traffic/decisions.ts';
 import { createDocumentCache, type DocumentCache } from './documents.ts';
-import type { ConnectionFacts, EndpointFacts, HttpRequestFacts, HttpResponseFacts } from '../traffic/facts.ts';
+import type { ConnectionFacts, EndpointFacts, HeaderList, HttpRequestFacts, HttpResponseFacts } from '../traffic/facts.ts';
+import { LIMITS } from '../limits.ts';
 import type { Template } from './interpolation.ts';
 import { compilePolicy, type CompiledPolicy, type CompiledRule, type RuleSource } from './program.ts';
 import { Scope, secretVariable, Unavailable, type RequestState, type ResponseState } from './scope.ts';
@@ -49,6 +50,11 @@ export interface HttpExchange {
   upstreamFailed(): Promise<void>;
   /** Whether the policy has on_event_stream_message rules (else an event stream is relayed untouched). */
   readonly handlesEventStream: boolean;
+  /**
+   * Whether the policy reads `req.trailers` (request() reads the request body to its end first) and
+   * `res.trailers` (the host must read the response body to its end and give its `trailers` to response()).
+   */
+  readonly readsTrailers: CompiledPolicy['readsTrailers'];
   /** Runs on_event_stream_message over one message of the (event stream) response, after `response()`. */
   eventMessage(message: EventStreamMessage): Promise<EventMessageOutcome>;
 }
@@ -102,13 +108,15 @@ export function createPolicyEngine(services: PolicyServices): PolicyEngine {
       return {
         async request() {
           requestScope = new Scope('on_http_request', endpoint, conn, services.clock.now(), state);
+          if (policy.readsTrailers.request) await readTrailers(requestScope, facts);
           const { terminal, rules } = await run(policy, requestScope, book);
           const body = state.bodyReplaced && state.bodyRead?.bytes ? { body: state.bodyRead.bytes } : {};
           return { ...(terminal ? { terminal } : {}), request: { method: state.method, url: state.url, headers: state.headers, ...body }, logs: requestScope.logs, rules };
         },
         async response(facts) {
           await report(facts.status >= 500);
-          const response = { status: facts.status, headers: facts.headers.map(([name, value]): [string, string] => [name, value]) };
+          const copy = (fields: HeaderList) => fields.map(([name, value]): [string, string] => [name, value]);
+          const response = { status: facts.status, headers: copy(facts.headers), ...(facts.trailers ? { trailers: copy(facts.trailers) } : {}) };
           responseState = response;
           const scope = new Scope('on_http_response', endpoint, conn, services.clock.now(), state, response);
           scope.compressionAllowed = requestScope?.compressionAllowed;
@@ -119,6 +127,7 @@ export function createPolicyEngine(services: PolicyServices): PolicyEngine {
         },
         upstreamFailed: () => report(true),
         handlesEventStream: policy.phases.on_event_stream_message.length > 0,
+        readsTrailers: policy.readsTrailers,
         async eventMessage(message) {
           const scope = new Scope('on_event_stream_message', endpoint, conn, services.clock.now(), state, responseState);
           scope.eventMessage = { ...message };
@@ -128,6 +137,18 @@ export function createPolicyEngine(services: PolicyServices): PolicyEngine {
       };
     },
   };
+}
+
+/**
+ * `req.trailers`: the request body read to its end (at most `policy_inspected_body_bytes`, as the
+ * body-reading actions do) so its trailers are known; none without a body; unknown (reading them
+ * answers 501) past the bound.
+ */
+async function readTrailers(scope: Scope, facts: HttpRequestFacts): Promise<void> {
+  const bytes = await scope.body(LIMITS.policy_inspected_body_bytes.value);
+  if (bytes === null) return;
+  const trailers = bytes === undefined ? [] : facts.body?.trailers?.();
+  if (trailers) scope.request!.trailers = trailers.map(([name, value]) => [name, value]);
 }
 
 /** The account's secrets, read once for a request (or connection) when a phase first needs them. */

@@ -60,6 +60,13 @@ export interface CompiledPolicy {
   readonly secrets: readonly (readonly [vault: string, name: string])[];
   /** Whether some `secrets.get` call's arguments are computed: the account's secrets are then read once per request. */
   readonly computedSecrets: boolean;
+  /**
+   * Whether its expressions or interpolations name `req.trailers` / `res.trailers` (as text, so a
+   * mention inside a string counts too): trailers follow the body, so the engine reads the request
+   * body to its end before the request phase, and the ingress must read the response body to its
+   * end before the response phase (no streaming, no splicing fast path) for such a policy.
+   */
+  readonly readsTrailers: { readonly request: boolean; readonly response: boolean };
   /** What will fail when reached, as `source phase[i].…: reason`. */
   readonly problems: readonly string[];
   /** The same parts of rules, for the write-time check (a source that could not be read is in `problems` only). */
@@ -144,6 +151,7 @@ export function compilePolicy(languages: PhaseLanguages, sources: readonly RuleS
   }
   const secrets = new Map<string, readonly [string, string]>();
   let computedSecrets = false;
+  const trailers = { request: false, response: false };
   for (const { rules } of sources) {
     for (const phase of TRAFFIC_POLICY_PHASES) {
       for (const rule of rules[phase] ?? []) {
@@ -151,9 +159,11 @@ export function compilePolicy(languages: PhaseLanguages, sources: readonly RuleS
           const { literal, computed } = secretReferences(text);
           for (const [vault, name] of literal) secrets.set(secretVariable(vault, name), [vault, name]);
           computedSecrets ||= computed;
+          trailers.request ||= /\breq\s*\.\s*trailers\b/.test(text);
+          trailers.response ||= /\bres\s*\.\s*trailers\b/.test(text);
         }
       }
     }
   }
-  return { phases, problems, issues, secrets: [...secrets.values()], computedSecrets };
+  return { phases, problems, issues, secrets: [...secrets.values()], computedSecrets, readsTrailers: trailers };
 }

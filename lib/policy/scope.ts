@@ -13,12 +13,16 @@ export interface RequestState {
   bodyRead?: { readonly bytes: Uint8Array | null; readonly at: Date };
   /** request-body-find-replace changed the body (`bodyRead`): the upstream gets that instead. */
   bodyReplaced?: boolean;
+  /** The trailers after the body, read before the phases of a policy that reads `req.trailers`. */
+  trailers?: [string, string][];
 }
 
 /** The upstream response as the phase sees it: header actions change it for later rules. */
 export interface ResponseState {
   readonly status: number;
   headers: [string, string][];
+  /** Its trailers, when the host read the body first (a policy that reads `res.trailers`). */
+  readonly trailers?: [string, string][];
 }
 
 /**

@@ -2,6 +2,7 @@ import { PolicyExpressionProblem, type PolicyVariable } from '../conventions/cel
 import type { TlsFacts } from '../traffic/facts.ts';
 import type { Phase } from '../traffic/decisions.ts';
 import { formatTime } from '../conventions/clock.ts';
+import { LIMITS, limitNote } from '../limits.ts';
 import { certificateVariables } from './certificates.ts';
 import { headerMap, headerValues, mediaType, requestCookies, responseCookies, tokenList, urlParts, type UrlParts } from './http-fields.ts';
 import { Unavailable, type RequestState, type ResponseState, type Scope } from './scope.ts';
@@ -78,8 +79,8 @@ function messageVariables(prefix: 'req' | 'res', message: (scope: Scope, name: s
   };
   return [
     spec('headers', HEADERS, (s, n) => headerMap(message(s, n).headers)),
-    // Trailers arrive after the body, which the ingress streams; a phase never sees any.
-    { ...spec('trailers', HEADERS, (s, n) => (message(s, n), {})), support: 'no' },
+    // Trailers follow the body: the engine (request) and the ingress (response) read the body to its end first for a policy that reads them.
+    spec('trailers', HEADERS, (s, n) => headerMap(message(s, n).trailers ?? unread(n, prefix))),
     spec('content_type', 'string', (s, n) => type(s, n).type),
     spec('content_type.raw', 'string', (s, n) => header(s, n, 'content-type')[0] ?? ''),
     spec('content_type.parameters', 'map<string, string>', (s, n) => type(s, n).parameters),
@@ -90,6 +91,11 @@ function messageVariables(prefix: 'req' | 'res', message: (scope: Scope, name: s
     }),
     spec('location', 'string', (s, n) => header(s, n, 'location')[0] ?? ''),
   ];
+}
+
+/** Trailers that were not read: the body went past the bound, or the host read none. */
+function unread(name: string, prefix: 'req' | 'res'): never {
+  throw new Unavailable(name, prefix === 'req' ? `the request body was not read to its end (longer than ${LIMITS.policy_inspected_body_bytes.value} bytes ${limitNote('policy_inspected_body_bytes')})` : 'the host did not read the response body to its end before this phase');
 }
 
 function tlsOf(scope: Scope, name: string) {

@@ -5,7 +5,7 @@ import { once } from 'node:events';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { policyHttpRequest } from '../../adapters/ingress/local-documents.ts';
-import { CONN, ENDPOINT, exchange, harness, interpolate, onRequest, policyOf, requestFacts } from './helpers.ts';
+import { body, CONN, ENDPOINT, exchange, harness, interpolate, onRequest, policyOf, requestFacts } from './helpers.ts';
 
 /**
  * The vendor's documented examples (ngrok-docs snippets/traffic-policy/actions/*\/examples,
@@ -124,6 +124,40 @@ describe('functions: the reference examples', () => {
   test("duration('1.234s').getMilliseconds() is 234 (the milliseconds portion); a timestamp's stays its milliseconds", async () => {
     assert.equal(await interpolate(h, "duration('1.234s').getMilliseconds()"), '234');
     assert.equal(await interpolate(h, "timestamp('2023-12-25T12:00:00.500Z').getMilliseconds()"), '500');
+  });
+});
+
+describe('req.trailers and res.trailers: the reference examples', () => {
+  /** A body the host has read to its end, with the trailers that followed it. */
+  const withTrailers = (text: string, trailers: [string, string][]) => ({ ...body(text), trailers: () => trailers });
+
+  test("'Fizz' in req.trailers['baz']: the trailers after the request body, names lower-cased; the engine reads the body first", async () => {
+    const policy = JSON.stringify({ on_http_request: [{ expressions: ["'Fizz' in req.trailers['baz']"], actions: [{ type: 'custom-response', config: { body: '${req.trailers}' } }] }] });
+    const outcome = await onRequest(h, policy, { method: 'POST', body: withTrailers('a=1', [['Baz', 'Fizz'], ['Baz', 'Buzz'], ['X-Checksum', 'abc']]) });
+    assert.equal(outcome.terminal?.kind === 'respond' && outcome.terminal.response.body, '{"baz":["Fizz","Buzz"],"x-checksum":["abc"]}');
+    // Without trailers the map is empty: the example's lookup fails as a missing header's does (No such key).
+    const none = JSON.stringify({ on_http_request: [{ expressions: ['req.trailers.size() == 0'], actions: [{ type: 'deny' }] }] });
+    assert.equal((await onRequest(h, none, { method: 'POST', body: withTrailers('a=1', []) })).terminal?.kind, 'respond', 'a body without trailers');
+    assert.equal((await onRequest(h, none)).terminal?.kind, 'respond', 'no body: no trailers');
+    const compiled = policyOf(h, policy);
+    assert.deepEqual([compiled.readsTrailers, h.engine.http(compiled, ENDPOINT, CONN, requestFacts()).readsTrailers], [{ request: true, response: false }, { request: true, response: false }]);
+    assert.deepEqual(policyOf(h, 'on_http_request: [{actions: [{type: deny}]}]').readsTrailers, { request: false, response: false });
+  });
+
+  test("'fizz' in res.trailers['baz']: the trailers the host read after the response body; without them, 501 naming why", async () => {
+    const policy = JSON.stringify({ on_http_response: [{ expressions: ["'fizz' in res.trailers['baz']"], actions: [{ type: 'add-headers', config: { headers: { 'x-trailed': '${res.trailers.baz.join(",")}' } } }] }] });
+    assert.deepEqual(policyOf(h, policy).readsTrailers, { request: false, response: true });
+    const { response } = await exchange(h, policy, { status: 200, headers: [], trailers: [['Baz', 'fizz'], ['baz', 'buzz']] });
+    assert.deepEqual(response.response.headers, [['x-trailed', 'fizz,buzz']]);
+    const unread = await exchange(h, policy, { status: 200, headers: [] });
+    assert.equal(unread.response.terminal?.kind === 'error' && unread.response.terminal.error.status, 501);
+    assert.match(JSON.stringify(unread.response.terminal), /res\.trailers is not available: the host did not read the response body to its end/);
+  });
+
+  test('a request body past policy_inspected_body_bytes: its trailers are unknown, and reading them answers 501', async () => {
+    const policy = JSON.stringify({ on_http_request: [{ expressions: ["has(req.trailers.baz)"], actions: [{ type: 'deny' }] }] });
+    const outcome = await onRequest(h, policy, { method: 'POST', body: withTrailers('x'.repeat(1024 * 1024 + 1), [['baz', 'fizz']]) });
+    assert.match(JSON.stringify(outcome.terminal), /"status":501.*req\.trailers is not available: the request body was not read to its end \(longer than 1048576 bytes/);
   });
 });
 
