@@ -14,6 +14,7 @@ import type { FamilyKinds } from './engine/family.ts';
 import { FAMILIES, REGISTRY, type Kinds, type ResourceName } from './families/index.ts';
 import { clearOutbox, eventsOf, readOutbox, type EventOptions, type OutboxContents } from './families/events/index.ts';
 import { LIMITS as LIMIT_ROWS } from './limits.ts';
+import { storedPolicyIssues, type StoredPolicyIssue } from './policy/stored.ts';
 import { operatorKeyOf, readAccountSecrets, readSecretNamed, readSecretValue, type VaultOptions } from './families/vaults/index.ts';
 import { operatorIn, type Operation } from './engine/context.ts';
 import { Registry } from './engine/registry.ts';
@@ -167,6 +168,14 @@ export { routeEdgeTraffic, tcpEdgeHostports, type AppliedModules, type EdgeTraff
 export { pickUpstream, type Upstream, type UpstreamChoice } from './families/backends/index.ts';
 export { rulesOfPolicies } from './families/ip-policies/index.ts';
 export { certificateAuthorityPems } from './families/certificate-authorities/index.ts';
+
+/**
+ * The traffic policies the state holds that the write-time checker refuses now (a state written
+ * before the checker, or one of its rules, existed): kept and served as stored; `burrow serve`
+ * warns of each at load (lib/policy/stored.ts).
+ */
+export const storedPolicyIssuesOf = (burrow: BurrowCore<any>): Promise<StoredPolicyIssue[]> => storedPolicyIssues(burrow.reader, burrow.services.trafficPolicies);
+export type { StoredPolicyIssue } from './policy/stored.ts';
 
 /** The value of the secret `name` in the vault named `vault` of `account`, for a traffic policy's `secrets.get` (undefined: no such secret). */
 export const secretValueNamed = (burrow: BurrowCore<any>, account: string, vault: string, name: string): Promise<string | undefined> =>
