@@ -274,9 +274,7 @@ export function createHttpIngress(burrow: BurrowCore<any>, options: HttpIngressO
           (error: Error) => reply.send(error instanceof ActionFailure ? page(error.error.status, error.error.code, error.error.message) : page(502, undefined, error.message)),
         );
       });
-    // A policy that reads res.trailers sees the answer once its body has ended (body-rewrite.ts heldAnswer).
-    const holding = admitted.exchanges.some((exchange) => exchange.readsTrailers.response);
-    upstream.on('response', (response: UpstreamAnswer) => (holding ? void heldAnswer(response).then(relayUpstream, (error: Error) => res.headersSent || reply.send(page(502, undefined, error.message))) : relayUpstream(response)));
+    upstream.on('response', whenTrailersRead(admitted, reply, relayUpstream));
     if (admitted.replacedBody) upstream.end(admitted.replacedBody);
     else admitted.body.forward(upstream);
   }
@@ -317,14 +315,14 @@ export function createHttpIngress(burrow: BurrowCore<any>, options: HttpIngressO
         joinStreams(socket, tunnel);
       }),
     );
-    upstream.on('response', (response: IncomingMessage) =>
+    upstream.on('response', whenTrailersRead(admitted, reply, (response: UpstreamAnswer) =>
       relayAnswer(admitted, reply, response, response, (outcome) => {
         // Not switching: the answer is relayed and the connection ends with it (no length to keep it alive by).
         seen.upstreamAnswered(outcome.response.status, outcome.response.headers, response, undefined, false);
         socket.write(rawHead(outcome.response.status, [...forwardable(outcome.response.headers).filter(([name]) => name.toLowerCase() !== 'content-length'), ['Connection', 'close']]));
         pipeline(response, socket, () => socket.destroy());
       }),
-    );
+    ));
     upstream.end();
   }
 
@@ -353,11 +351,20 @@ export function createHttpIngress(burrow: BurrowCore<any>, options: HttpIngressO
   }
 
   /**
+   * `relay` of the agent's answer; when a policy of the exchange reads res.trailers, once the
+   * answer's body has ended (body-rewrite.ts heldAnswer; past its bound, a 502).
+   */
+  const whenTrailersRead = (admitted: Admitted, reply: Reply, relay: (response: UpstreamAnswer) => void) => (response: UpstreamAnswer) => {
+    if (!admitted.exchanges.some((exchange) => exchange.readsTrailers.response)) return relay(response);
+    void heldAnswer(response).then(relay, (error: Error) => (reply.begun() ? reply.drop() : reply.send(page(502, undefined, error.message))));
+  };
+
+  /**
    * Runs the response phases over the agent's answer: an ending of the policy answers the client
    * (and drops `upstream`, the agent's answer), else `relay` sends the answer as the policy left it.
    */
   function relayAnswer(admitted: Admitted, reply: Reply, response: Pick<UpstreamAnswer, 'statusCode' | 'rawHeaders'>, upstream: { destroy(): void }, relay: (outcome: HttpResponseOutcome) => void): void {
-    const upstreamAnswer = { status: response.statusCode ?? 502, headers: headerPairs(response.rawHeaders), ...('trailerList' in response ? { trailers: (response as HeldAnswer).trailerList } : {}) };
+    const upstreamAnswer = { status: response.statusCode ?? 502, headers: headerPairs(response.rawHeaders), ...('trailerList' in response ? { trailers: (response as HeldAnswer).trailerList } : response.statusCode === 101 ? { trailers: [] } : {}) };
     admitted.seen?.upstreamHead(upstreamAnswer.status, upstreamAnswer.headers);
     void respond(admitted.exchanges, upstreamAnswer, admitted.seen)
       .then((outcome) => {
