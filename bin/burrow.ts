@@ -10,7 +10,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { isPostgresUrl, openStore } from '../adapters/stores/index.ts';
 import { startNetworkEdges, type NetworkEdges } from '../adapters/network-edges.ts';
 import { hostPort } from '../adapters/addresses.ts';
-import { ApiError, checkCertificateAuthority, checkChosenToken, createBurrow, DEFAULT_SIMULATION, limitNote, LIMITS, listenersOf, ManualClock, parseRateLimit, type CertificateAuthority, type Store } from '../lib/index.ts';
+import { ApiError, checkCertificateAuthority, checkChosenToken, createBurrow, DEFAULT_SIMULATION, ERRORS, limitNote, LIMITS, listenersOf, ManualClock, parseRateLimit, storedPolicyIssuesOf, type CertificateAuthority, type Store } from '../lib/index.ts';
 import { captureLauncher, type Launcher } from './launcher-watch.ts';
 import { removeReadyFile, writeReadyFile } from './ready-file.ts';
 import { createServerLog } from './server-log.ts';
@@ -360,6 +360,9 @@ export const REUSED_ACCOUNT_HINT =
 /** A start-up refusal that is the caller's choice of settings (exit 2). */
 class UsageError extends Error {}
 
+/** Stored policies the checker refuses that the start-up names one by one (the rest are counted). */
+const STALE_POLICIES_NAMED = 20;
+
 /**
  * Serves until a signal stops the process. Binds the port before it creates the default account
  * and before it prints any secret: a server that cannot listen prints no key and creates no
@@ -449,6 +452,9 @@ async function serve(settings: ReturnType<typeof parseCli>, store: Store, launch
     server.closeAllConnections();
     throw new Error(`cannot set up the default account: ${describeError(error)}`);
   }
+  // Policies stored before the write-time checker (or one of its rules) existed are kept and
+  // served as stored; each that it refuses now is named once below (lib/policy/stored.ts).
+  const stalePolicies = await storedPolicyIssuesOf(burrow).catch((error: unknown) => describeError(error));
   // The network edges beside the API (adapters/network-edges.ts). One that cannot start closes
   // those started before it, and the API server closes too.
   let edges: NetworkEdges;
@@ -545,6 +551,14 @@ async function serve(settings: ReturnType<typeof parseCli>, store: Store, launch
   if (ingress?.tls) {
     const address = listening.tls_ingress!;
     say(`tls ingress: ${address} (HTTPS and TLS endpoints by SNI, e.g. curl --cacert ca.pem --connect-to NAME:443:${address} https://NAME/)`, { tls_ingress: address });
+  }
+  if (typeof stalePolicies === 'string') say(`warning: the stored traffic policies could not be checked again: ${stalePolicies}`);
+  else {
+    for (const { account: owner, holder, field, issue } of stalePolicies.slice(0, STALE_POLICIES_NAMED)) {
+      const code = issue.code ? ` (${burrow.errorPrefix}${ERRORS[issue.code].code})` : '';
+      say(`warning: the stored traffic policy of ${holder} (${field}, account ${owner}) does not pass the write-time check: ${issue.message}${code}; it is served as stored (what cannot run answers 5xx naming the problem) until it is written again`, { stale_policy: { account: owner, holder, field, message: issue.message } });
+    }
+    if (stalePolicies.length > STALE_POLICIES_NAMED) say(`warning: ${stalePolicies.length - STALE_POLICIES_NAMED} more stored traffic policies do not pass the write-time check`);
   }
   if (settings.readyFile !== undefined) {
     writeReadyFile(settings.readyFile, { url: listenUrl, api_key: account.token ?? settings.apiKey ?? null, operator_token: operatorToken, account_id: account.accountId, listeners: listenersOf(burrow), pid: process.pid });

@@ -13,7 +13,9 @@ import { BurrowClient as CoreClient, BurrowCore, type CoreOptions, type CreateBo
 import type { FamilyKinds } from './engine/family.ts';
 import { FAMILIES, REGISTRY, type Kinds, type ResourceName } from './families/index.ts';
 import { clearOutbox, eventsOf, readOutbox, type EventOptions, type OutboxContents } from './families/events/index.ts';
-import { operatorKeyOf, readSecretNamed, readSecretValue, type VaultOptions } from './families/vaults/index.ts';
+import { LIMITS as LIMIT_ROWS } from './limits.ts';
+import { storedPolicyIssues, type StoredPolicyIssue } from './policy/stored.ts';
+import { operatorKeyOf, readAccountSecrets, readSecretNamed, readSecretValue, type VaultOptions } from './families/vaults/index.ts';
 import { operatorIn, type Operation } from './engine/context.ts';
 import { Registry } from './engine/registry.ts';
 
@@ -168,6 +170,18 @@ export { pickUpstream, type Upstream, type UpstreamChoice } from './families/bac
 export { rulesOfPolicies } from './families/ip-policies/index.ts';
 export { certificateAuthorityPems } from './families/certificate-authorities/index.ts';
 
+/**
+ * The traffic policies the state holds that the write-time checker refuses now (a state written
+ * before the checker, or one of its rules, existed): kept and served as stored; `burrow serve`
+ * warns of each at load (lib/policy/stored.ts).
+ */
+export const storedPolicyIssuesOf = (burrow: BurrowCore<any>): Promise<StoredPolicyIssue[]> => storedPolicyIssues(burrow.reader, burrow.services.trafficPolicies);
+export type { StoredPolicyIssue } from './policy/stored.ts';
+
 /** The value of the secret `name` in the vault named `vault` of `account`, for a traffic policy's `secrets.get` (undefined: no such secret). */
 export const secretValueNamed = (burrow: BurrowCore<any>, account: string, vault: string, name: string): Promise<string | undefined> =>
   readSecretNamed(burrow.reader, operatorKeyOf(burrow.services), account, vault, name);
+
+/** The secrets of `account` by vault and name, for a traffic policy's `secrets.get` with computed arguments (at most `policy_secrets_read`; more throws). */
+export const accountSecretsOf = (burrow: BurrowCore<any>, account: string): Promise<(vault: string, name: string) => string | undefined> =>
+  readAccountSecrets(burrow.reader, operatorKeyOf(burrow.services), account, LIMIT_ROWS.policy_secrets_read.value);

@@ -175,6 +175,7 @@ export const LIMITS = {
   policy_log_entries: { value: 100, unit: 'entries', bounds: 'the `log` entries one traffic policy phase records (the rest are dropped)' },
   policy_rate_limit_buckets: { value: 100_000, unit: 'buckets', bounds: 'rate-limit buckets kept in memory (the least recently used is dropped)' },
   policy_circuit_breakers: { value: 10_000, unit: 'breakers', bounds: 'circuit breakers kept in memory (the least recently used is dropped)' },
+  policy_secrets_read: { value: 500, unit: 'secrets', bounds: "the secrets of an account a request reads for `secrets.get` with computed arguments (more: those calls answer 501); the vendor's default secret limit of an account" },
   policy_cached_documents: { value: 1000, unit: 'documents', bounds: 'JWKS and OIDC discovery documents cached for traffic policies (the oldest is dropped)' },
 } as const satisfies Record<string, Limit>;
 

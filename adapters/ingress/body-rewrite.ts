@@ -4,7 +4,8 @@ import { LIMITS, limitNote } from '../../lib/limits.ts';
 import { replaceBody } from '../../lib/policy/actions/body-find-replace.ts';
 import type { HttpExchange } from '../../lib/policy/engine.ts';
 import type { BodyReplacement, EventStreamMessage } from '../../lib/traffic/decisions.ts';
-import type { HeaderList, RequestBody } from '../../lib/traffic/facts.ts';
+import { headerPairs, type HeaderList, type RequestBody } from '../../lib/traffic/facts.ts';
+import type { UpstreamAnswer } from './h2-upstream.ts';
 
 /**
  * Bodies the policy rewrote (lib/policy/actions/body-find-replace.ts), as the HTTP ingress sends
@@ -19,7 +20,8 @@ export const heldBytes = (bytes: Uint8Array): RequestBody => ({ read: async (max
 const DECODERS: Readonly<Record<string, (bytes: Buffer, options: { maxOutputLength: number }) => Buffer>> = { gzip: gunzipSync, 'x-gzip': gunzipSync, deflate: inflateSync, br: brotliDecompressSync };
 
 /** The upstream's answer body with `replacements` applied, and its headers without its old length and encoding; throws naming a bound. */
-export async function rewrittenBody(body: Readable, headers: HeaderList, replacements: readonly BodyReplacement[]): Promise<{ headers: HeaderList; body: Readable }> {
+/** The chunks of `body` to its end, at most `policy_inspected_body_bytes` (longer: destroyed, throws `tooLong`). */
+async function boundedChunks(body: Readable, tooLong: string): Promise<Buffer[]> {
   const limit = LIMITS.policy_inspected_body_bytes.value;
   const chunks: Buffer[] = [];
   let total = 0;
@@ -27,10 +29,16 @@ export async function rewrittenBody(body: Readable, headers: HeaderList, replace
     total += chunk.length;
     if (total > limit) {
       body.destroy();
-      throw new Error(`response-body-find-replace: the response body is longer than ${limit} bytes ${limitNote('policy_inspected_body_bytes')}`);
+      throw new Error(`${tooLong}: the response body is longer than ${limit} bytes ${limitNote('policy_inspected_body_bytes')}`);
     }
     chunks.push(chunk);
   }
+  return chunks;
+}
+
+export async function rewrittenBody(body: Readable, headers: HeaderList, replacements: readonly BodyReplacement[]): Promise<{ headers: HeaderList; body: Readable }> {
+  const limit = LIMITS.policy_inspected_body_bytes.value;
+  const chunks = await boundedChunks(body, 'response-body-find-replace');
   const encoding = headers.find(([name]) => name.toLowerCase() === 'content-encoding')?.[1].trim().toLowerCase();
   const decode = encoding && encoding !== 'identity' ? DECODERS[encoding] : undefined;
   if (encoding && encoding !== 'identity' && !decode) throw new Error(`response-body-find-replace: the response body is encoded as ${encoding}, which Burrow does not decode`);
@@ -43,6 +51,18 @@ export async function rewrittenBody(body: Readable, headers: HeaderList, replace
   const replaced = Buffer.from(replaceBody(bytes.toString('utf8'), replacements, 'response-body-find-replace'));
   const kept = headers.filter(([name]) => !['content-length', 'content-encoding'].includes(name.toLowerCase()));
   return { headers: [...kept, ['Content-Length', String(replaced.length)]], body: Readable.from([replaced]) };
+}
+
+/**
+ * The upstream's answer read to its end (at most `policy_inspected_body_bytes`; longer throws naming
+ * the bound), so its trailers are known before on_http_response runs, for a policy that reads
+ * `res.trailers` (HttpExchange.readsTrailers): the same head, the body again as a stream, and `trailerList`.
+ */
+export type HeldAnswer = UpstreamAnswer & { readonly trailerList: HeaderList };
+
+export async function heldAnswer(answer: UpstreamAnswer): Promise<HeldAnswer> {
+  const chunks = await boundedChunks(answer, 'res.trailers (which follow the body)');
+  return Object.assign(Readable.from(chunks), { statusCode: answer.statusCode, rawHeaders: answer.rawHeaders, trailerList: headerPairs(answer.rawTrailers ?? []) });
 }
 
 /** Whether an answer is a Server-Sent Events stream. */

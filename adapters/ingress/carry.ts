@@ -1,7 +1,7 @@
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { BurrowCore } from '../../lib/burrow.ts';
-import type { ConnectOutcome } from '../../lib/traffic/decisions.ts';
+import type { ConnectOutcome, TlsHandshake } from '../../lib/traffic/decisions.ts';
 import type { ConnectionFacts } from '../../lib/traffic/facts.ts';
 import { connectionFacts, joinStreams } from './connections.ts';
 import type { IngressPolicies } from './policies.ts';
@@ -22,9 +22,10 @@ export interface Carrier {
   start(socket: Socket, startedAt: Date, serverName: string): { readonly conn: ConnectionFacts; readonly trace: TcpTrace };
   /**
    * Runs `target`'s on_tcp_connect for the connection (`trace`d when carried as bytes); answers the
-   * outcome, or undefined once a refusal closed the socket.
+   * outcome, or undefined once a refusal closed the socket. `handshake`: terminate-tls terminates
+   * TLS with it as it runs (the TLS ingress).
    */
-  admit(socket: Socket, target: IngressTarget, conn: ConnectionFacts, trace?: TcpTrace): Promise<ConnectOutcome | undefined>;
+  admit(socket: Socket, target: IngressTarget, conn: ConnectionFacts, trace?: TcpTrace, handshake?: TlsHandshake): Promise<ConnectOutcome | undefined>;
   /** Joins `client` (the socket, or the TLS session on it) to a new stream of `target`; closes the client when none opens. */
   join(client: Duplex, target: StreamTarget, conn: ConnectionFacts, trace: TcpTrace, passthroughTls?: boolean): void;
 }
@@ -35,9 +36,9 @@ export function createCarrier(burrow: BurrowCore<any>, policies: IngressPolicies
       const conn = connectionFacts(socket, startedAt);
       return { conn, trace: new TcpTrace(socket, conn, serverName, (traffic) => void burrow.traffic.record(traffic).catch(onError)) };
     },
-    async admit(socket, target, conn, trace) {
+    async admit(socket, target, conn, trace, handshake) {
       trace?.routed(target.endpoint, target.account);
-      const connected = await policies.engine.connect(policies.of(target), target.endpoint, conn);
+      const connected = await policies.engine.connect(policies.of(target), target.endpoint, conn, handshake);
       trace?.decided(connected);
       if (!connected.terminal) return connected;
       // A refusal on a connection can only close it (deny, restrict-ips, close-connection…).

@@ -17,8 +17,12 @@ import type { HeaderList } from '../../lib/traffic/facts.ts';
  * without pseudo-headers, the body streamed).
  */
 
-/** The agent's answer as the ingress reads it, whichever protocol carried it. */
-export type UpstreamAnswer = Readable & { readonly statusCode?: number | undefined; readonly rawHeaders: string[] };
+/** The agent's answer as the ingress reads it, whichever protocol carried it (`rawTrailers` once the body ended). */
+export type UpstreamAnswer = Readable & { readonly statusCode?: number | undefined; readonly rawHeaders: string[]; readonly rawTrailers?: string[] };
+
+/** HTTP/2 fields as node's flat `rawHeaders` list, without pseudo-headers. */
+const rawFields = (fields: IncomingHttpHeaders) =>
+  Object.entries(fields).flatMap(([name, value]) => (name.startsWith(':') || value === undefined ? [] : (Array.isArray(value) ? value : [String(value)]).flatMap((one) => [name, one])));
 
 /** A request on its way upstream: the body is written to it; it emits 'response' (an UpstreamAnswer) or 'error'. */
 export interface UpstreamCall extends Writable {
@@ -61,10 +65,9 @@ export function http2Call(stream: Duplex, call: Http2Call): UpstreamCall {
     },
   }) as Writable & { reusedSocket: boolean };
   sink.reusedSocket = false;
-  request.once('response', (answer: IncomingHttpHeaders) => {
-    const rawHeaders = Object.entries(answer).flatMap(([name, value]) => (name.startsWith(':') || value === undefined ? [] : (Array.isArray(value) ? value : [String(value)]).flatMap((one) => [name, one])));
-    sink.emit('response', Object.assign(request, { statusCode: Number(answer[':status']), rawHeaders }));
-  });
+  request.once('response', (answer: IncomingHttpHeaders) => sink.emit('response', Object.assign(request, { statusCode: Number(answer[':status']), rawHeaders: rawFields(answer) })));
+  // Trailing HEADERS come before the stream's end, as an HTTP/1.1 answer's rawTrailers are there by its end.
+  request.once('trailers', (trailers: IncomingHttpHeaders) => Object.assign(request, { rawTrailers: rawFields(trailers) }));
   request.once('error', (error: Error) => sink.destroy(error));
   request.once('close', () => {
     session.close();

@@ -10,8 +10,9 @@ import type { BodyReplacement, HttpResponseOutcome, PolicyTerminal } from '../..
 import { ActionFailure } from '../../lib/policy/actions/types.ts';
 import type { HttpExchange } from '../../lib/policy/engine.ts';
 import { headerPairs, type ConnectionFacts, type HeaderList, type HttpRequestFacts, type HttpResponseFacts, type RequestBody } from '../../lib/traffic/facts.ts';
-import { heldBytes, isEventStream, rewrittenBody, rewrittenEventStream } from './body-rewrite.ts';
+import { heldAnswer, heldBytes, isEventStream, rewrittenBody, rewrittenEventStream, type HeldAnswer } from './body-rewrite.ts';
 import { AgentRelayError } from '../agent-gateway/session-handler.ts';
+import type { InternalRequests } from './internal-requests.ts';
 import { connectionFacts, joinStreams, type Connections } from './connections.ts';
 import type { EdgeTarget } from './edge-routes.ts';
 import { errorPage, INGRESS_CODES, type ErrorPage } from './error-page.ts';
@@ -41,6 +42,8 @@ export interface HttpIngressOptions {
   readonly policies: IngressPolicies;
   /** What the listeners know of each connection (connections.ts). */
   readonly connections: Connections;
+  /** Connections the http-request action opened to the account's internal endpoints (internal-requests.ts). */
+  readonly internalRequests?: InternalRequests;
   readonly onError: (error: unknown) => void;
 }
 
@@ -122,14 +125,16 @@ export function createHttpIngress(burrow: BurrowCore<any>, options: HttpIngressO
   async function admit(req: IncomingMessage, reply: Reply, seen?: HttpTrace): Promise<Admitted | undefined> {
     const socket = socketOf(req);
     const encrypted = (socket as Partial<TLSSocket>).encrypted === true;
-    const scheme: HttpScheme = encrypted ? 'https' : 'http';
+    // An http-request action's call reaches the internal endpoints of its account alone (internal-requests.ts).
+    const internal = options.internalRequests?.of(socket);
+    const scheme: HttpScheme = internal?.scheme ?? (encrypted ? 'https' : 'http');
     const coding = req.headers['transfer-encoding'];
     if (coding !== undefined && coding.trim().toLowerCase() !== 'chunked') {
       return void reply.send(page(501, undefined, `the request's Transfer-Encoding ${JSON.stringify(coding)} is not served: a request body is framed by chunked alone, or by a Content-Length`));
     }
     const authority = authorityOf(req);
     const hostname = hostnameOf(authority);
-    let target = await routes.http(hostname, encrypted ? ['https'] : ['http', 'https'], req.url ?? '/');
+    let target = internal ? await routes.internal(`${scheme}://${authority}`, internal.account) : await routes.http(hostname, encrypted ? ['https'] : ['http', 'https'], req.url ?? '/');
     if (!target) return void reply.send(page(404, INGRESS_CODES.endpointOffline, `The endpoint ${scheme}://${hostname} is offline.`));
     if (!URL.canParse(req.url ?? '', `${scheme}://${authority}`)) return void reply.send(page(400, undefined, `the request target ${JSON.stringify(req.url)} is not a valid URL`));
     const url = new URL(req.url ?? '', `${scheme}://${authority}`);
@@ -249,7 +254,7 @@ export function createHttpIngress(burrow: BurrowCore<any>, options: HttpIngressO
       if (res.headersSent) res.destroy();
       else send(res, upstreamBroken(admitted, error), http2Streams.has(req));
     });
-    upstream.on('response', (response: UpstreamAnswer) =>
+    const relayUpstream = (response: UpstreamAnswer) =>
       relayAnswer(admitted, reply, response, response, (outcome) => {
         const relay = (given: HeaderList, body: Readable) => {
           let headers = given;
@@ -268,8 +273,8 @@ export function createHttpIngress(burrow: BurrowCore<any>, options: HttpIngressO
           (rewritten) => relay(rewritten.headers, rewritten.body),
           (error: Error) => reply.send(error instanceof ActionFailure ? page(error.error.status, error.error.code, error.error.message) : page(502, undefined, error.message)),
         );
-      }),
-    );
+      });
+    upstream.on('response', whenTrailersRead(admitted, reply, relayUpstream));
     if (admitted.replacedBody) upstream.end(admitted.replacedBody);
     else admitted.body.forward(upstream);
   }
@@ -310,14 +315,14 @@ export function createHttpIngress(burrow: BurrowCore<any>, options: HttpIngressO
         joinStreams(socket, tunnel);
       }),
     );
-    upstream.on('response', (response: IncomingMessage) =>
+    upstream.on('response', whenTrailersRead(admitted, reply, (response: UpstreamAnswer) =>
       relayAnswer(admitted, reply, response, response, (outcome) => {
         // Not switching: the answer is relayed and the connection ends with it (no length to keep it alive by).
         seen.upstreamAnswered(outcome.response.status, outcome.response.headers, response, undefined, false);
         socket.write(rawHead(outcome.response.status, [...forwardable(outcome.response.headers).filter(([name]) => name.toLowerCase() !== 'content-length'), ['Connection', 'close']]));
         pipeline(response, socket, () => socket.destroy());
       }),
-    );
+    ));
     upstream.end();
   }
 
@@ -346,11 +351,20 @@ export function createHttpIngress(burrow: BurrowCore<any>, options: HttpIngressO
   }
 
   /**
+   * `relay` of the agent's answer; when a policy of the exchange reads res.trailers, once the
+   * answer's body has ended (body-rewrite.ts heldAnswer; past its bound, a 502).
+   */
+  const whenTrailersRead = (admitted: Admitted, reply: Reply, relay: (response: UpstreamAnswer) => void) => (response: UpstreamAnswer) => {
+    if (!admitted.exchanges.some((exchange) => exchange.readsTrailers.response)) return relay(response);
+    void heldAnswer(response).then(relay, (error: Error) => (reply.begun() ? reply.drop() : reply.send(page(502, undefined, error.message))));
+  };
+
+  /**
    * Runs the response phases over the agent's answer: an ending of the policy answers the client
    * (and drops `upstream`, the agent's answer), else `relay` sends the answer as the policy left it.
    */
   function relayAnswer(admitted: Admitted, reply: Reply, response: Pick<UpstreamAnswer, 'statusCode' | 'rawHeaders'>, upstream: { destroy(): void }, relay: (outcome: HttpResponseOutcome) => void): void {
-    const upstreamAnswer = { status: response.statusCode ?? 502, headers: headerPairs(response.rawHeaders) };
+    const upstreamAnswer = { status: response.statusCode ?? 502, headers: headerPairs(response.rawHeaders), ...('trailerList' in response ? { trailers: (response as HeldAnswer).trailerList } : response.statusCode === 101 ? { trailers: [] } : {}) };
     admitted.seen?.upstreamHead(upstreamAnswer.status, upstreamAnswer.headers);
     void respond(admitted.exchanges, upstreamAnswer, admitted.seen)
       .then((outcome) => {
@@ -540,6 +554,11 @@ class HeldBody implements RequestBody {
       this.#req.on('data', onData).on('end', onEnd).on('error', onFailure);
     });
     return this.#reading;
+  }
+
+  /** The trailers that followed the body (HTTP/1.1 chunked, HTTP/2), once it was read to its end. */
+  trailers(): HeaderList | undefined {
+    return this.#ended ? headerPairs(this.#req.rawTrailers) : undefined;
   }
 
   /** Sends the body on to `to`: what was held, then the rest as it arrives. */

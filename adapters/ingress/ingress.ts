@@ -8,6 +8,7 @@ import { createIngressCertificates } from './certificates.ts';
 import { replaySender } from './replay-sender.ts';
 import { createHttpIngress } from './http-ingress.ts';
 import { createCarrier } from './carry.ts';
+import { InternalRequests } from './internal-requests.ts';
 import { createIngressPolicies } from './policies.ts';
 import { IngressRoutes, type RemoteAgents } from './routes.ts';
 import { createTcpIngress } from './tcp-ingress.ts';
@@ -69,10 +70,11 @@ export async function createIngress<C>(burrow: BurrowCore<any>, options: Ingress
   const onError = options.onError ?? (() => undefined);
   const accountOf = options.accountOf ?? (() => '');
   const routes = new IngressRoutes(burrow, options.sessions as () => readonly RoutableSession<unknown>[], (session) => accountOf(session as RoutableSession<C>), options.remote);
-  const policies = createIngressPolicies(burrow);
+  const internalRequests = new InternalRequests();
+  const policies = createIngressPolicies(burrow, internalRequests);
   const carrier = createCarrier(burrow, policies, onError);
   const connections: Connections = new WeakMap();
-  const httpIngress = createHttpIngress(burrow, { routes, policies, connections, onError });
+  const httpIngress = createHttpIngress(burrow, { routes, policies, connections, internalRequests, onError });
   const httpServer = httpIngress.server;
   const sockets = new Set<Socket>();
   // Upgraded connections leave node's HTTP server: the ingress closes every connection itself.
@@ -112,6 +114,7 @@ export async function createIngress<C>(burrow: BurrowCore<any>, options: Ingress
     // Without an HTTP listener the HTTP server still serves what the TLS listener terminates.
     const http = options.http || !options.tls ? await open('http_ingress', httpServer, options.http ?? {}) : undefined;
     if (http) detachReplay = burrow.traffic.attachSender(replaySender(burrow, http));
+    if (http) internalRequests.listen(http);
     let tls: BoundAddress | undefined;
     if (options.tls) {
       const tlsServer = createTlsIngress(burrow, { routes, carrier, certificates: createIngressCertificates(burrow), http: httpIngress, connections, onError });

@@ -2,6 +2,7 @@ import { lookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
 import { LIMITS, limitNote } from '../../lib/limits.ts';
 import type { PolicyHttpRequest, PolicyHttpResponse } from '../../lib/policy/services.ts';
+import { isInternalHost, type InternalRequests } from './internal-requests.ts';
 
 /**
  * What traffic policies fetch. The JSON documents they fetch by URL (an OIDC provider's discovery
@@ -72,15 +73,11 @@ export async function fetchLocalJson(url: string): Promise<unknown> {
 
 /**
  * Whether `url` is one the http-request action may call: any http(s) URL this machine reaches (the
- * action is a call the policy's author asked for, unlike documents an identity provider names),
- * except the vendor's internal endpoints (`*.internal`), which Burrow does not dispatch to itself.
+ * action is a call the policy's author asked for, unlike documents an identity provider names).
  */
 function requestableUrl(url: string): URL {
   const parsed = URL.canParse(url) ? new URL(url) : undefined;
   if (!parsed || (parsed.protocol !== 'http:' && parsed.protocol !== 'https:')) throw new Error(`${url} is not requested: http-request calls http:// and https:// URLs`);
-  if (parsed.hostname === 'internal' || parsed.hostname.endsWith('.internal')) {
-    throw new Error(`${url} is not requested: Burrow's http-request does not reach internal endpoints (*.internal); call the service's own address`);
-  }
   return parsed;
 }
 
@@ -93,9 +90,11 @@ async function resolvedIp(hostname: string): Promise<string> {
 
 /**
  * The http-request action's call (lib/policy/actions/http-request.ts): within the action's timeout
- * (all redirects included) and body bound, following at most `maxRedirects` redirects.
+ * (all redirects included) and body bound, following at most `maxRedirects` redirects. A URL of an
+ * internal endpoint (`*.internal`) goes to the calling endpoint's account's internal endpoint
+ * through `internal` (internal-requests.ts); without it (`burrow policy test`), it fails naming why.
  */
-export async function policyHttpRequest(request: PolicyHttpRequest): Promise<PolicyHttpResponse> {
+export async function policyHttpRequest(request: PolicyHttpRequest, from?: Parameters<InternalRequests['send']>[2], internal?: InternalRequests): Promise<PolicyHttpResponse> {
   const started = performance.now();
   const signal = AbortSignal.timeout(request.timeoutMs);
   let url = request.url;
@@ -103,7 +102,11 @@ export async function policyHttpRequest(request: PolicyHttpRequest): Promise<Pol
   let body = request.body;
   for (let redirects = 0; ; redirects++) {
     const parsed = requestableUrl(url);
-    const response = await fetch(parsed, { method, headers: request.headers.map(([name, value]): [string, string] => [name, value]), ...(body !== undefined && method !== 'GET' ? { body } : {}), signal, redirect: 'manual' }).catch((error: Error) => {
+    const inside = isInternalHost(parsed.hostname);
+    if (inside && !(internal && from)) throw new Error(`${parsed.href} is not requested: internal endpoints (*.internal) are reached only from the ingress, through the endpoint's account`);
+    const headers = request.headers.map(([name, value]): [string, string] => [name, value]);
+    const sent = inside ? internal!.send(parsed, { method, headers, ...(body !== undefined ? { body } : {}), signal }, from!) : fetch(parsed, { method, headers, ...(body !== undefined && method !== 'GET' ? { body } : {}), signal, redirect: 'manual' });
+    const response = await sent.catch((error: Error) => {
       throw fetchFailure(error, request.timeoutMs, '(the action\'s timeout)');
     });
     const location = response.headers.get('location');
@@ -115,6 +118,6 @@ export async function policyHttpRequest(request: PolicyHttpRequest): Promise<Pol
       continue;
     }
     const bytes = await boundedBody(response, request.maxBytes, '(the action\'s limit)');
-    return { status: response.status, headers: headerListOf(response.headers), body: new Uint8Array(bytes), timeMs: Math.round(performance.now() - started), resolvedIp: await resolvedIp(parsed.hostname) };
+    return { status: response.status, headers: headerListOf(response.headers), body: new Uint8Array(bytes), timeMs: Math.round(performance.now() - started), resolvedIp: inside ? internal!.address : await resolvedIp(parsed.hostname) };
   }
 }

@@ -1,8 +1,9 @@
 import type { BurrowCore } from '../../lib/burrow.ts';
-import { certificateAuthorityPems, rulesOfPolicies, secretValueNamed } from '../../lib/index.ts';
+import { accountSecretsOf, certificateAuthorityPems, rulesOfPolicies, secretValueNamed } from '../../lib/index.ts';
 import { createPolicyEngine, type PolicyEngine } from '../../lib/policy/engine.ts';
 import type { CompiledPolicy } from '../../lib/policy/program.ts';
 import { trafficPolicySource } from '../../lib/policy/sources.ts';
+import type { InternalRequests } from './internal-requests.ts';
 import { fetchLocalJson, policyHttpRequest } from './local-documents.ts';
 import { LruCache } from './lru-cache.ts';
 import type { IngressTarget } from './routes.ts';
@@ -23,7 +24,7 @@ export interface IngressPolicies {
 /** Cloud endpoints' compiled policies kept at once; past it the oldest is compiled again when used. */
 const CLOUD_POLICIES_KEPT = 256;
 
-export function createIngressPolicies(burrow: BurrowCore<any>): IngressPolicies {
+export function createIngressPolicies(burrow: BurrowCore<any>, internal: InternalRequests): IngressPolicies {
   const engine = createPolicyEngine({
     clock: burrow.clock,
     // The hop itself reaches only the forwarding endpoint's own account (the ingress looks it up
@@ -34,8 +35,10 @@ export function createIngressPolicies(burrow: BurrowCore<any>): IngressPolicies 
     // OAuth, OIDC and SAML send users back to the simulated service's identity host.
     identityOrigin: `https://idp.${burrow.services.simulation.serviceZone}`,
     fetchJson: fetchLocalJson,
-    httpRequest: policyHttpRequest,
+    // Internal endpoints of the calling endpoint's account through the ingress's own routing.
+    httpRequest: (request, from) => policyHttpRequest(request, from, internal),
     secret: (vault, name, endpoint) => secretValueNamed(burrow, endpoint.account ?? '', vault, name),
+    accountSecrets: (endpoint) => accountSecretsOf(burrow, endpoint.account ?? ''),
   });
   /** Agents' policies by their tunnel, edges' by their key. */
   const live = new WeakMap<object, CompiledPolicy>();

@@ -5,6 +5,7 @@ import type { BurrowCore } from '../../lib/burrow.ts';
 import { LIMITS } from '../../lib/limits.ts';
 import { clientChainProblem } from '../../lib/policy/certificates.ts';
 import type { TlsTermination } from '../../lib/traffic/decisions.ts';
+import type { TlsFacts } from '../../lib/traffic/facts.ts';
 import { isDnsName } from '../../lib/conventions/acl.ts';
 import type { IngressCertificates, ServedCertificate } from './certificates.ts';
 import { CLIENT_HELLO_MAX_BYTES, clientHelloOf, ClientHelloError, type ClientHello } from './client-hello.ts';
@@ -28,6 +29,8 @@ import type { IngressRoutes, IngressTarget, StreamTarget } from './routes.ts';
  *   the connection to the HTTP ingress, which routes its requests by Host to HTTPS endpoints; the
  *   on_tcp_connect of the name's HTTPS endpoint runs once, before the handshake, and decides its
  *   TLS versions and client certificates.
+ * - terminate-tls, for either, terminates TLS as it runs (the engine is handed the handshake), so
+ *   later rules of on_tcp_connect read the session (`actions.ngrok.terminate_tls.*`).
  *
  * A connection without a server name, with bytes that are no ClientHello, or refused by the policy
  * is closed (there is no TLS session to answer an HTTP page on).
@@ -65,49 +68,59 @@ export function createTlsIngress(burrow: BurrowCore<any>, options: TlsIngressOpt
     // Traced from here: a connection on_tcp_connect refuses is journaled, an HTTPS one too; an
     // admitted HTTPS connection is handed to the HTTP journal, which records its exchanges.
     const carried = target ? carrier.start(socket, startedAt, name) : undefined;
+    // HTTPS is served as HTTP/1.1 or HTTP/2, as the client's ALPN prefers; a TLS endpoint's bytes are its service's own.
+    const alpn = stream ? ['http/1.1'] : ['h2', 'http/1.1'];
+    let session: { secure: TLSSocket; tls: TlsFacts } | undefined;
+    /** TLS as `termination` asks; terminate-tls runs it in on_tcp_connect, so later rules read the session. */
+    const handshake = async (termination: TlsTermination | undefined) => {
+      socket.unshift(hello.bytes);
+      const served = termination?.serverCertificate && termination.serverPrivateKey ? ownCertificate(termination) : await certificates.for(name, target !== undefined);
+      const secure = await terminate(socket, served, termination, alpn);
+      if (typeof secure === 'string') return { failed: secure };
+      // The client's chain, when mutual TLS asked for one (conn.tls.client.*); checked in terminate unless the strategy is `request`.
+      const clientChain = termination?.mutualTls ? peerChain(secure) : [];
+      session = { secure, tls: { ...tlsFacts(secure, served.certificatePem, hello.ja4Fingerprint), ...(clientChain.length > 0 ? { clientChain } : {}) } };
+      return { tls: session.tls };
+    };
     let termination: TlsTermination | undefined;
     if (target && carried) {
-      const connected = await carrier.admit(socket, target, carried.conn, carried.trace);
+      const connected = await carrier.admit(socket, target, carried.conn, carried.trace, handshake);
       if (!connected) return;
       termination = connected.tls;
       if (!stream) carried.trace.handOver();
     }
-    socket.unshift(hello.bytes);
     if (stream && carried && !termination) {
+      socket.unshift(hello.bytes);
       clearTimeout(deadline);
       return carrier.join(socket, stream, carried.conn, carried.trace, true);
     }
-    const served = termination?.serverCertificate && termination.serverPrivateKey ? ownCertificate(termination) : await certificates.for(name, target !== undefined);
-    // HTTPS is served as HTTP/1.1 or HTTP/2, as the client's ALPN prefers; a TLS endpoint's bytes are its service's own.
-    const secure = await terminate(socket, served, termination, stream ? ['http/1.1'] : ['h2', 'http/1.1']);
-    if (!secure) return;
+    if (!session && 'failed' in (await handshake(termination))) return;
     clearTimeout(deadline);
+    const { secure, tls } = session!;
     if (stream && carried) return carrier.join(secure, stream, carried.conn, carried.trace, false);
-    // The client's chain, when mutual TLS asked for one (conn.tls.client.*); checked above unless the strategy is `request`.
-    const clientChain = termination?.mutualTls ? peerChain(secure) : [];
-    const info = { startedAt, tls: { ...tlsFacts(secure, served.certificatePem, hello.ja4Fingerprint), ...(clientChain.length > 0 ? { clientChain } : {}) }, ...(target ? { connectRanFor: target.endpoint.id } : {}) };
-    options.connections.set(secure as unknown as Socket, info);
+    options.connections.set(secure as unknown as Socket, { startedAt, tls, ...(target ? { connectRanFor: target.endpoint.id } : {}) });
     options.http.serveTls(secure);
   }
 
-  /** The TLS session on `socket` as `termination` asks, once its handshake (and client certificate check) passed. */
-  function terminate(socket: Socket, served: ServedCertificate, termination: TlsTermination | undefined, alpn: string[]): Promise<TLSSocket | undefined> {
+  /** The TLS session on `socket` as `termination` asks, once its handshake (and client certificate check) passed; else why it failed (the socket is closed). */
+  function terminate(socket: Socket, served: ServedCertificate, termination: TlsTermination | undefined, alpn: string[]): Promise<TLSSocket | string> {
     const mutual = termination?.mutualTls;
     const context = termination ? createSecureContext({ cert: served.certificatePem, key: served.privateKeyPem, minVersion: `TLSv${termination.minVersion}`, maxVersion: `TLSv${termination.maxVersion}` }) : served.context;
     const secure = new TLSSocket(socket, { isServer: true, secureContext: context, ALPNProtocols: alpn, requestCert: mutual !== undefined, rejectUnauthorized: false });
     return new Promise((resolve) => {
-      const refuse = () => {
+      const refuse = (problem: string) => {
         secure.destroy();
-        resolve(undefined);
+        resolve(problem);
       };
-      secure.once('error', refuse);
+      const failed = (error: Error) => refuse(error.message);
+      secure.once('error', failed);
       secure.once('secure', () => {
-        secure.off('error', refuse);
+        secure.off('error', failed);
         secure.on('error', () => secure.destroy());
         if (mutual && mutual.strategy !== 'request') {
           const chain = peerChain(secure);
           const problem = mutual.strategy === 'require-any' ? (chain.length === 0 ? 'no client certificate was presented' : undefined) : clientChainProblem(chain, mutual.certificateAuthorities, new Date());
-          if (problem) return refuse();
+          if (problem) return refuse(problem);
         }
         resolve(secure);
       });

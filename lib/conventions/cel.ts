@@ -448,8 +448,9 @@ export function createPolicyLanguage(spec: {
     for (let k = path.length; k > 0; k--) if (declared.has(path.slice(0, k).join('.'))) return k;
     return 0;
   };
-  const longestAbsent = (path: readonly string[]) => {
-    for (let k = path.length; k > 0; k--) if (absent.has(path.slice(0, k).join('.'))) return path.slice(0, k).join('.');
+  /** The longest absent variable among the prefixes of `path` longer than `than` segments (a declared `actions` map does not hide `actions.ngrok.terminate_tls.sni` of another phase). */
+  const longestAbsent = (path: readonly string[], than = 0) => {
+    for (let k = path.length; k > than; k--) if (absent.has(path.slice(0, k).join('.'))) return path.slice(0, k).join('.');
     return undefined;
   };
 
@@ -470,8 +471,8 @@ export function createPolicyLanguage(spec: {
         const chain = selectChain(node);
         if (chain && !bound.has(chain.path[0]!)) {
           const k = longestDeclared(chain.path);
-          if (k > 0) return use(chain.path.slice(0, k).join('.'), chain.nodes[k - 1]!);
-          const elsewhere = longestAbsent(chain.path);
+          const elsewhere = longestAbsent(chain.path, k);
+          if (k > 0 && !elsewhere) return use(chain.path.slice(0, k).join('.'), chain.nodes[k - 1]!);
           if (elsewhere) throw new PolicyExpressionProblem(`variable ${elsewhere} is not available ${spec.absent!.reason}${positionNote(source, chain.nodes[0]!.start)}`);
           if (roots.has(chain.path[0]!)) throw new PolicyExpressionProblem(`unknown variable ${chain.path.join('.')}${positionNote(source, chain.nodes[0]!.start)}`);
         }

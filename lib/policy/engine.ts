@@ -1,9 +1,10 @@
 import { PolicyExpressionProblem, type PolicyExpression } from '../conventions/cel.ts';
 import { negotiateEncoding } from './actions/compress-response.ts';
 import { ActionFailure, type ActionContext } from './actions/types.ts';
-import type { ActionRecord, ConnectOutcome, EventMessageOutcome, EventStreamMessage, HttpRequestOutcome, HttpResponseOutcome, PolicyTerminal, RuleRecord } from '../traffic/decisions.ts';
+import type { ActionRecord, ConnectOutcome, TlsHandshake, EventMessageOutcome, EventStreamMessage, HttpRequestOutcome, HttpResponseOutcome, PolicyTerminal, RuleRecord } from '../traffic/decisions.ts';
 import { createDocumentCache, type DocumentCache } from './documents.ts';
-import type { ConnectionFacts, EndpointFacts, HttpRequestFacts, HttpResponseFacts } from '../traffic/facts.ts';
+import type { ConnectionFacts, EndpointFacts, HeaderList, HttpRequestFacts, HttpResponseFacts } from '../traffic/facts.ts';
+import { LIMITS } from '../limits.ts';
 import type { Template } from './interpolation.ts';
 import { compilePolicy, type CompiledPolicy, type CompiledRule, type RuleSource } from './program.ts';
 import { Scope, secretVariable, Unavailable, type RequestState, type ResponseState } from './scope.ts';
@@ -30,8 +31,11 @@ import { lazyPhaseLanguages } from './languages.ts';
 export interface PolicyEngine {
   /** Compiles rule sources (see sources.ts for documents, edge modules and agent options). */
   compile(sources: readonly RuleSource[]): CompiledPolicy;
-  /** Runs on_tcp_connect for a new connection. */
-  connect(policy: CompiledPolicy, endpoint: EndpointFacts, conn: ConnectionFacts): Promise<ConnectOutcome>;
+  /**
+   * Runs on_tcp_connect for a new connection. With `handshake`, terminate-tls terminates TLS when it
+   * runs (later rules read the session); without, the ingress terminates after the phase as `tls` says.
+   */
+  connect(policy: CompiledPolicy, endpoint: EndpointFacts, conn: ConnectionFacts, handshake?: TlsHandshake): Promise<ConnectOutcome>;
   /** Starts an HTTP exchange: its request phase, then (when the upstream answers) its response phase. */
   http(policy: CompiledPolicy, endpoint: EndpointFacts, conn: ConnectionFacts, request: HttpRequestFacts): HttpExchange;
 }
@@ -46,6 +50,11 @@ export interface HttpExchange {
   upstreamFailed(): Promise<void>;
   /** Whether the policy has on_event_stream_message rules (else an event stream is relayed untouched). */
   readonly handlesEventStream: boolean;
+  /**
+   * Whether the policy reads `req.trailers` (request() reads the request body to its end first) and
+   * `res.trailers` (the host must read the response body to its end and give its `trailers` to response()).
+   */
+  readonly readsTrailers: CompiledPolicy['readsTrailers'];
   /** Runs on_event_stream_message over one message of the (event stream) response, after `response()`. */
   eventMessage(message: EventStreamMessage): Promise<EventMessageOutcome>;
 }
@@ -60,17 +69,23 @@ export function createPolicyEngine(services: PolicyServices): PolicyEngine {
   };
   const languages = lazyPhaseLanguages(services.random ?? Math.random);
   const documents = createDocumentCache(services);
-  const run = async (policy: CompiledPolicy, scope: Scope) => {
-    await readSecrets(policy, scope, services);
+  /** `book`: the account's secrets of this request or connection, read when a phase first needs them. */
+  const run = async (policy: CompiledPolicy, scope: Scope, book: AccountSecrets) => {
+    await readSecrets(policy, scope, services, book);
     return runPhase(policy.phases[scope.phase], scope, resolved, documents);
+  };
+  const accountSecrets = (endpoint: EndpointFacts): AccountSecrets => {
+    let read: ReturnType<AccountSecrets> | undefined;
+    return () => (read ??= services.accountSecrets ? services.accountSecrets(endpoint) : Promise.reject(new Error('no vaults are given to this policy engine')));
   };
 
   return {
     compile: (sources) => compilePolicy(languages, sources),
 
-    async connect(policy, endpoint, conn) {
+    async connect(policy, endpoint, conn, handshake) {
       const scope = new Scope('on_tcp_connect', endpoint, conn, services.clock.now());
-      const { terminal, rules } = await run(policy, scope);
+      if (handshake) scope.handshake = handshake;
+      const { terminal, rules } = await run(policy, scope, accountSecrets(endpoint));
       return { ...(terminal ? { terminal } : {}), ...(scope.tls ? { tls: scope.tls } : {}), logs: scope.logs, rules };
     },
 
@@ -85,6 +100,7 @@ export function createPolicyEngine(services: PolicyServices): PolicyEngine {
       };
       let requestScope: Scope | undefined;
       let responseState: ResponseState | undefined;
+      const book = accountSecrets(endpoint);
       const report = async (failed: boolean) => {
         const now = services.clock.now();
         for (const listener of requestScope?.onUpstreamOutcome.splice(0) ?? []) await listener(failed, now);
@@ -92,27 +108,30 @@ export function createPolicyEngine(services: PolicyServices): PolicyEngine {
       return {
         async request() {
           requestScope = new Scope('on_http_request', endpoint, conn, services.clock.now(), state);
-          const { terminal, rules } = await run(policy, requestScope);
+          if (policy.readsTrailers.request) await readTrailers(requestScope, facts);
+          const { terminal, rules } = await run(policy, requestScope, book);
           const body = state.bodyReplaced && state.bodyRead?.bytes ? { body: state.bodyRead.bytes } : {};
           return { ...(terminal ? { terminal } : {}), request: { method: state.method, url: state.url, headers: state.headers, ...body }, logs: requestScope.logs, rules };
         },
         async response(facts) {
           await report(facts.status >= 500);
-          const response = { status: facts.status, headers: facts.headers.map(([name, value]): [string, string] => [name, value]) };
+          const copy = (fields: HeaderList) => fields.map(([name, value]): [string, string] => [name, value]);
+          const response = { status: facts.status, headers: copy(facts.headers), ...(facts.trailers ? { trailers: copy(facts.trailers) } : {}) };
           responseState = response;
           const scope = new Scope('on_http_response', endpoint, conn, services.clock.now(), state, response);
           scope.compressionAllowed = requestScope?.compressionAllowed;
-          const { terminal, rules } = await run(policy, scope);
+          const { terminal, rules } = await run(policy, scope, book);
           const encoding = !terminal && scope.compressionAllowed ? negotiateEncoding(state, response, scope.compressionAllowed).encoding : undefined;
           const replacements = !terminal && scope.bodyReplacements.length > 0 ? { bodyReplacements: scope.bodyReplacements } : {};
           return { ...(terminal ? { terminal } : {}), response, ...(encoding ? { compression: encoding } : {}), ...replacements, logs: scope.logs, rules };
         },
         upstreamFailed: () => report(true),
         handlesEventStream: policy.phases.on_event_stream_message.length > 0,
+        readsTrailers: policy.readsTrailers,
         async eventMessage(message) {
           const scope = new Scope('on_event_stream_message', endpoint, conn, services.clock.now(), state, responseState);
           scope.eventMessage = { ...message };
-          const { terminal, rules } = await run(policy, scope);
+          const { terminal, rules } = await run(policy, scope, book);
           return { ...(terminal ? { terminal } : {}), message: scope.eventMessage, logs: scope.logs, rules };
         },
       };
@@ -120,8 +139,34 @@ export function createPolicyEngine(services: PolicyServices): PolicyEngine {
   };
 }
 
-/** Reads the vault secrets the policy names into the scope (secrets.get); one that cannot be read stays absent, and a call of it answers 501 naming it. */
-async function readSecrets(policy: CompiledPolicy, scope: Scope, services: PolicyServices): Promise<void> {
+/**
+ * `req.trailers`: the request body read to its end (at most `policy_inspected_body_bytes`, as the
+ * body-reading actions do) so its trailers are known; none without a body; unknown (reading them
+ * answers 501) past the bound.
+ */
+async function readTrailers(scope: Scope, facts: HttpRequestFacts): Promise<void> {
+  const bytes = await scope.body(LIMITS.policy_inspected_body_bytes.value);
+  if (bytes === null) return;
+  const trailers = bytes === undefined ? [] : facts.body?.trailers?.();
+  if (trailers) scope.request!.trailers = trailers.map(([name, value]) => [name, value]);
+}
+
+/** The account's secrets, read once for a request (or connection) when a phase first needs them. */
+type AccountSecrets = () => Promise<(vault: string, name: string) => string | undefined>;
+
+/**
+ * Reads the vault secrets the policy names into the scope (secrets.get), and the account's secrets
+ * when a call's arguments are computed; one that cannot be read stays absent, and a call of it
+ * answers 501 naming it.
+ */
+async function readSecrets(policy: CompiledPolicy, scope: Scope, services: PolicyServices, book: AccountSecrets): Promise<void> {
+  if (policy.computedSecrets) {
+    try {
+      scope.accountSecrets = await book();
+    } catch (error) {
+      scope.secretsMissing = `the vaults could not be read: ${(error as Error).message}`;
+    }
+  }
   if (policy.secrets.length === 0) return;
   if (!services.secret) {
     scope.secretsMissing = 'no vaults are given to this policy engine';
@@ -211,6 +256,7 @@ function actionContext(scope: Scope, services: ResolvedServices, documents: Docu
     documents,
     key,
     evaluate,
+    evaluateWith: (expression, variables) => expression.evaluate((name) => (Object.hasOwn(variables, name) ? variables[name] : readVariable(scope, name))),
     text: (template: Template, field: string) => interpolated(() => template.text(evaluate), field),
     value: (template: Template, field: string) => interpolated(() => template.value(evaluate), field),
   };

@@ -176,11 +176,15 @@ function quote(text: string): string {
   return `${out}"`;
 }
 
-/** The (vault, name) pairs of the `secrets.get('vault', 'name')` calls in `text` (string literals only). */
-export function secretReferences(text: string): [vault: string, name: string][] {
-  const found: [string, string][] = [];
-  for (const match of text.matchAll(/secrets\s*\.\s*get\s*\(\s*(['"])((?:(?!\1)[^\\])*)\1\s*,\s*(['"])((?:(?!\3)[^\\])*)\3\s*\)/g)) found.push([match[2]!, match[4]!]);
-  return found;
+/**
+ * The `secrets.get` calls in `text`: the (vault, name) pairs of those whose arguments are string
+ * literals, read before a phase; `computed` when some call's are not (those read the account's
+ * secrets once per request).
+ */
+export function secretReferences(text: string): { literal: [vault: string, name: string][]; computed: boolean } {
+  const literal: [string, string][] = [];
+  for (const match of text.matchAll(/secrets\s*\.\s*get\s*\(\s*(['"])((?:(?!\1)[^\\])*)\1\s*,\s*(['"])((?:(?!\3)[^\\])*)\3\s*\)/g)) literal.push([match[2]!, match[4]!]);
+  return { literal, computed: (text.match(/secrets\s*\.\s*get\s*\(/g)?.length ?? 0) > literal.length };
 }
 
 /** The functions of the policy language; `random` serves `rand.*` (injected, so seeded runs repeat). */

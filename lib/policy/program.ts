@@ -58,18 +58,39 @@ export interface CompiledPolicy {
   readonly phases: { readonly [phase in Phase]: readonly CompiledRule[] };
   /** The vault secrets its expressions and interpolations name (`secrets.get('vault', 'name')`), read before each phase. */
   readonly secrets: readonly (readonly [vault: string, name: string])[];
+  /** Whether some `secrets.get` call's arguments are computed: the account's secrets are then read once per request. */
+  readonly computedSecrets: boolean;
+  /**
+   * Whether its expressions or interpolations name `req.trailers` / `res.trailers` (as text, so a
+   * mention inside a string counts too): trailers follow the body, so the engine reads the request
+   * body to its end before the request phase, and the ingress must read the response body to its
+   * end before the response phase (no streaming, no splicing fast path) for such a policy.
+   */
+  readonly readsTrailers: { readonly request: boolean; readonly response: boolean };
   /** What will fail when reached, as `source phase[i].…: reason`. */
   readonly problems: readonly string[];
   /** The same parts of rules, for the write-time check (a source that could not be read is in `problems` only). */
   readonly issues: readonly CompileIssue[];
 }
 
-/** The language of each phase: its expressions may read only what that phase has (no `res.*` before the response). */
-export type PhaseLanguages = { readonly [phase in Phase]: PolicyLanguage };
+/**
+ * The language of each phase: its expressions may read only what that phase has (no `res.*` before
+ * the response); and of each phase's http-request `retry_condition`s (also `attempts`, `last_attempt`).
+ */
+export type PhaseLanguages = { readonly [phase in Phase]: PolicyLanguage } & { readonly retryConditions: { readonly [phase in Phase]: PolicyLanguage } };
 
 /** Every string in a configuration (its interpolations may call secrets.get). */
 const stringsOf = (value: unknown): string[] =>
   typeof value === 'string' ? [value] : value !== null && typeof value === 'object' ? Object.values(value).flatMap(stringsOf) : [];
+
+/** `text` compiled in `language`; a problem names `field`. */
+function compiledIn(language: PolicyLanguage, text: string, field: string): PolicyExpression {
+  try {
+    return language.compile(text);
+  } catch (error) {
+    throw new ActionConfigProblem(`${field}: ${(error as Error).message}`);
+  }
+}
 
 export function compilePolicy(languages: PhaseLanguages, sources: readonly RuleSource[]): CompiledPolicy {
   const problems: string[] = [];
@@ -115,13 +136,8 @@ export function compilePolicy(languages: PhaseLanguages, sources: readonly RuleS
               phase,
               key,
               template: (text, field) => templateOf(language, text, field),
-              expression(text, field) {
-                try {
-                  return language.compile(text);
-                } catch (error) {
-                  throw new ActionConfigProblem(`${field}: ${(error as Error).message}`);
-                }
-              },
+              expression: (text, field) => compiledIn(language, text, field),
+              retryCondition: (text, field) => compiledIn(languages.retryConditions[phase], text, field),
             });
             return { type: action.type, key, definition: definition as ActionDefinition<unknown>, config };
           } catch (error) {
@@ -134,14 +150,20 @@ export function compilePolicy(languages: PhaseLanguages, sources: readonly RuleS
     }
   }
   const secrets = new Map<string, readonly [string, string]>();
+  let computedSecrets = false;
+  const trailers = { request: false, response: false };
   for (const { rules } of sources) {
     for (const phase of TRAFFIC_POLICY_PHASES) {
       for (const rule of rules[phase] ?? []) {
         for (const text of [...(rule.expressions ?? []), ...rule.actions.flatMap((action) => stringsOf(action.config))]) {
-          for (const [vault, name] of secretReferences(text)) secrets.set(secretVariable(vault, name), [vault, name]);
+          const { literal, computed } = secretReferences(text);
+          for (const [vault, name] of literal) secrets.set(secretVariable(vault, name), [vault, name]);
+          computedSecrets ||= computed;
+          trailers.request ||= /\breq\s*\.\s*trailers\b/.test(text);
+          trailers.response ||= /\bres\s*\.\s*trailers\b/.test(text);
         }
       }
     }
   }
-  return { phases, problems, issues, secrets: [...secrets.values()] };
+  return { phases, problems, issues, secrets: [...secrets.values()], computedSecrets, readsTrailers: trailers };
 }

@@ -1,4 +1,4 @@
-import type { BodyReplacement, EventStreamMessage, Phase, PolicyLogEntry, TlsTermination } from '../traffic/decisions.ts';
+import type { BodyReplacement, EventStreamMessage, Phase, PolicyLogEntry, TlsHandshake, TlsTermination } from '../traffic/decisions.ts';
 import type { ConnectionFacts, EndpointFacts, RequestBody } from '../traffic/facts.ts';
 
 /** The request as the phase sees it: url-rewrite and header actions change it for later rules. */
@@ -13,18 +13,23 @@ export interface RequestState {
   bodyRead?: { readonly bytes: Uint8Array | null; readonly at: Date };
   /** request-body-find-replace changed the body (`bodyRead`): the upstream gets that instead. */
   bodyReplaced?: boolean;
+  /** The trailers after the body, read before the phases of a policy that reads `req.trailers`. */
+  trailers?: [string, string][];
 }
 
 /** The upstream response as the phase sees it: header actions change it for later rules. */
 export interface ResponseState {
   readonly status: number;
   headers: [string, string][];
+  /** Its trailers, when the host read the body first (a policy that reads `res.trailers`). */
+  readonly trailers?: [string, string][];
 }
 
 /**
  * `secrets.get(vault, name)`: expressions evaluate synchronously, so the engine reads every secret
  * a policy names (literal arguments, found in its text: functions.ts `secretReferences`) before a
- * phase runs into `Scope.secrets`, and the function reads one back as this pseudo-variable.
+ * phase runs into `Scope.secrets`, and the function reads one back as this pseudo-variable; a
+ * policy with computed arguments also gets the account's secrets (`Scope.accountSecrets`).
  */
 export const secretVariable = (vault: string, name: string) => `\u0000secret\u0000${vault}\u0000${name}`;
 
@@ -50,6 +55,8 @@ export class Scope {
   readonly secrets = new Map<string, string>();
   /** Why no secret could be read, when the host gives no vaults (`secrets.get` then answers 501 with it). */
   secretsMissing?: string;
+  /** The account's secrets, for `secrets.get` with computed arguments (read once per request). */
+  accountSecrets?: (vault: string, name: string) => string | undefined;
   readonly logs: PolicyLogEntry[] = [];
   /** on_event_stream_message: the message the phase sees and sse-find-replace changes. */
   eventMessage?: EventStreamMessage;
@@ -59,6 +66,8 @@ export class Scope {
   compressionAllowed?: readonly string[];
   /** terminate-tls: how to terminate TLS. */
   tls?: TlsTermination;
+  /** on_tcp_connect: the ingress's handshake, which terminate-tls runs (absent: the ingress terminates after the phase, or not at all). */
+  handshake?: TlsHandshake;
   /** Told the upstream's outcome after the request phase (`failed`: no answer, or a 5xx); circuit breakers count it. */
   readonly onUpstreamOutcome: ((failed: boolean, now: Date) => void | Promise<void>)[] = [];
   readonly #memo = new Map<string, unknown>();
@@ -66,7 +75,8 @@ export class Scope {
   constructor(
     readonly phase: Phase,
     readonly endpoint: EndpointFacts,
-    readonly conn: ConnectionFacts,
+    /** The connection; terminate-tls adds its TLS session (`tls`) when it terminates. */
+    public conn: ConnectionFacts,
     readonly now: Date,
     readonly request?: RequestState,
     readonly response?: ResponseState,

@@ -1,7 +1,7 @@
 import type { Clock } from '../conventions/clock.ts';
 import type { IpRule } from '../conventions/cidr.ts';
 import type { Phase, PolicyError } from '../traffic/decisions.ts';
-import type { EndpointFacts, HeaderList } from '../traffic/facts.ts';
+import type { ConnectionFacts, EndpointFacts, HeaderList } from '../traffic/facts.ts';
 import type { CircuitBreakerStore, RateLimitStore } from './state.ts';
 
 /**
@@ -46,8 +46,18 @@ export interface PolicyServices {
   certificateAuthorities?(ids: readonly string[], endpoint: EndpointFacts): Promise<readonly string[]>;
   /** The value of the secret `name` in the vault named `vault` of the endpoint's account (`secrets.get`); undefined when there is none. */
   secret?(vault: string, name: string, endpoint: EndpointFacts): Promise<string | undefined>;
-  /** Sends an http-request action's request; the host decides which URLs it reaches; throws naming why it failed. */
-  httpRequest?(request: PolicyHttpRequest): Promise<PolicyHttpResponse>;
+  /**
+   * The secrets of the endpoint's account, for `secrets.get` calls whose arguments are computed
+   * (read once per request): a lookup by vault and name, undefined when there is none; throws
+   * naming why they cannot be read (more than the host reads at once).
+   */
+  accountSecrets?(endpoint: EndpointFacts): Promise<(vault: string, name: string) => string | undefined>;
+  /**
+   * Sends an http-request action's request for traffic of `from` (the endpoint, whose account's
+   * internal endpoints it may reach, and the connection); the host decides which URLs it reaches;
+   * throws naming why it failed.
+   */
+  httpRequest?(request: PolicyHttpRequest, from: { readonly endpoint: EndpointFacts; readonly conn: ConnectionFacts }): Promise<PolicyHttpResponse>;
   /** A JSON document by URL (a JWKS, an OIDC discovery document); the host decides which URLs it serves (local ones). */
   fetchJson?(url: string): Promise<unknown>;
   /**

@@ -1,6 +1,8 @@
-import type { PolicyVariable } from '../conventions/cel.ts';
+import { PolicyExpressionProblem, type PolicyVariable } from '../conventions/cel.ts';
+import type { TlsFacts } from '../traffic/facts.ts';
 import type { Phase } from '../traffic/decisions.ts';
 import { formatTime } from '../conventions/clock.ts';
+import { LIMITS, limitNote } from '../limits.ts';
 import { certificateVariables } from './certificates.ts';
 import { headerMap, headerValues, mediaType, requestCookies, responseCookies, tokenList, urlParts, type UrlParts } from './http-fields.ts';
 import { Unavailable, type RequestState, type ResponseState, type Scope } from './scope.ts';
@@ -77,8 +79,8 @@ function messageVariables(prefix: 'req' | 'res', message: (scope: Scope, name: s
   };
   return [
     spec('headers', HEADERS, (s, n) => headerMap(message(s, n).headers)),
-    // Trailers arrive after the body, which the ingress streams; a phase never sees any.
-    { ...spec('trailers', HEADERS, (s, n) => (message(s, n), {})), support: 'no' },
+    // Trailers follow the body: the engine (request) and the ingress (response) read the body to its end first for a policy that reads them.
+    spec('trailers', HEADERS, (s, n) => headerMap(message(s, n).trailers ?? unread(n, prefix))),
     spec('content_type', 'string', (s, n) => type(s, n).type),
     spec('content_type.raw', 'string', (s, n) => header(s, n, 'content-type')[0] ?? ''),
     spec('content_type.parameters', 'map<string, string>', (s, n) => type(s, n).parameters),
@@ -89,6 +91,11 @@ function messageVariables(prefix: 'req' | 'res', message: (scope: Scope, name: s
     }),
     spec('location', 'string', (s, n) => header(s, n, 'location')[0] ?? ''),
   ];
+}
+
+/** Trailers that were not read: the body went past the bound, or the host read none. */
+function unread(name: string, prefix: 'req' | 'res'): never {
+  throw new Unavailable(name, prefix === 'req' ? `the request body was not read to its end (longer than ${LIMITS.policy_inspected_body_bytes.value} bytes ${limitNote('policy_inspected_body_bytes')})` : 'the host did not read the response body to its end before this phase');
 }
 
 function tlsOf(scope: Scope, name: string) {
@@ -112,20 +119,64 @@ const CERTIFICATE_FIELDS: [string, string][] = [
   ['extensions', 'list<dyn>'],
 ];
 
+/** The documented fields of a TLS session (`conn.tls.<field>`, `actions.ngrok.terminate_tls.<field>`) that are no certificate's. */
+const SESSION_FIELDS: [string, string, (tls: TlsFacts) => unknown][] = [
+  ['version', 'string', (tls) => tls.version],
+  ['cipher_suite', 'string', (tls) => tls.cipherSuite],
+  ['sni', 'string', (tls) => tls.sni],
+];
+
+/** A certificate's fields of `side`: `client` has its `pem` under `conn.tls` only. */
+const certificateFields = (side: 'client' | 'server', pem: boolean): [string, string][] =>
+  side === 'client' && pem ? [...CERTIFICATE_FIELDS, ['pem', 'string']] : CERTIFICATE_FIELDS;
+
+const certificateOf = (tls: TlsFacts, side: 'client' | 'server') => certificateVariables(side === 'client' ? tls.clientChain?.[0] : tls.serverCertificate);
+
 function certificateSpecs(side: 'client' | 'server'): VariableSpec[] {
-  const fields = side === 'client' ? [...CERTIFICATE_FIELDS, ['pem', 'string'] as [string, string]] : CERTIFICATE_FIELDS;
-  return fields.map(([field, type]) => {
+  return certificateFields(side, true).map(([field, type]) => {
     const name = `conn.tls.${side}.${field}`;
-    return {
-      name,
-      type,
-      read: (s: Scope) => {
-        const tls = tlsOf(s, name);
-        return s.memo(`tls.${side}`, () => certificateVariables(side === 'client' ? tls.clientChain?.[0] : tls.serverCertificate))[field];
-      },
-    };
+    return { name, type, read: (s: Scope) => {
+      const tls = tlsOf(s, name);
+      return s.memo(`tls.${side}`, () => certificateOf(tls, side))[field];
+    } };
   });
 }
+
+/**
+ * terminate-tls's result variables (its reference's "Action result variables"): the session it
+ * terminated, as `conn.tls.*` shows it, keyed by the name after `actions.ngrok.terminate_tls.`;
+ * `error.code`/`error.message` (the action page's names; the variables snippet writes
+ * `error_code`/`error_message`, given too) "" and `warnings` empty, as Burrow reads its
+ * authorities before the handshake and fails the action on one it cannot read.
+ */
+export function terminateTlsResults(tls: TlsFacts): Record<string, unknown> {
+  const out: Record<string, unknown> = Object.fromEntries(SESSION_FIELDS.map(([field, , read]) => [field, read(tls)]));
+  for (const side of ['client', 'server'] as const) {
+    const certificate = certificateOf(tls, side);
+    for (const [field] of certificateFields(side, false)) out[`${side}.${field}`] = certificate[field];
+  }
+  return { ...out, 'error.code': '', 'error.message': '', error_code: '', error_message: '', warnings: [] };
+}
+
+const TERMINATE_TLS_RESULTS: [string, string][] = [
+  ...SESSION_FIELDS.map(([field, type]): [string, string] => [field, type]),
+  ...(['client', 'server'] as const).flatMap((side) => certificateFields(side, false).map(([field, type]): [string, string] => [`${side}.${field}`, type])),
+  ['error.code', 'string'],
+  ['error.message', 'string'],
+  ['error_code', 'string'],
+  ['error_message', 'string'],
+  ['warnings', 'list<string>'],
+];
+
+/** Typed, so a policy comparing them with the wrong type is refused on write; on_tcp_connect only (an action's results are its phase's). */
+const terminateTlsSpecs = TERMINATE_TLS_RESULTS.map(([field, type]): VariableSpec => {
+  const name = `actions.ngrok.terminate_tls.${field}`;
+  return { name, type, read: (s) => {
+    const results = s.actionResults.terminate_tls as Record<string, unknown> | undefined;
+    if (!results) throw new PolicyExpressionProblem(`${name}: no terminate-tls action has terminated TLS before this point of ${s.phase}`);
+    return results[field];
+  } };
+});
 
 const GEO_FIELDS = ['city', 'country', 'country_code', 'latitude', 'longitude', 'radius', 'subdivision'] as const;
 
@@ -194,9 +245,7 @@ const SPECS: readonly VariableSpec[] = [
     { name: `conn.geo.${field}`, type: 'string', read: (s) => geoOf(s, `conn.geo.${field}`)[field], support: 'third-party' },
     { name: `conn.client_ip.geo.location.${field}`, type: 'string', read: (s) => geoOf(s, `conn.client_ip.geo.location.${field}`)[field], support: 'third-party' },
   ]),
-  { name: 'conn.tls.version', type: 'string', read: (s) => tlsOf(s, 'conn.tls.version').version },
-  { name: 'conn.tls.cipher_suite', type: 'string', read: (s) => tlsOf(s, 'conn.tls.cipher_suite').cipherSuite },
-  { name: 'conn.tls.sni', type: 'string', read: (s) => tlsOf(s, 'conn.tls.sni').sni },
+  ...SESSION_FIELDS.map(([field, type, read]): VariableSpec => ({ name: `conn.tls.${field}`, type, read: (s) => read(tlsOf(s, `conn.tls.${field}`)) })),
   { name: 'conn.tls.negotiated_alpn', type: 'string', read: (s) => tlsOf(s, 'conn.tls.negotiated_alpn').negotiatedAlpn ?? '' },
   { name: 'conn.tls.session_resumed', type: 'bool', read: (s) => tlsOf(s, 'conn.tls.session_resumed').sessionResumed ?? false },
   { name: 'conn.tls.ja4_fingerprint', type: 'string', read: (s) => tlsOf(s, 'conn.tls.ja4_fingerprint').ja4Fingerprint ?? '' },
@@ -219,6 +268,7 @@ const SPECS: readonly VariableSpec[] = [
   { name: 'time.now', type: 'string', read: (s) => formatTime(s.now) },
   { name: 'vars', type: 'map<string, dyn>', read: (s) => s.vars },
   { name: 'actions', type: 'map<string, dyn>', read: (s) => ({ ngrok: s.actionResults }) },
+  ...terminateTlsSpecs,
 ];
 
 const BY_NAME = new Map(SPECS.map((spec) => [spec.name, spec]));
@@ -232,7 +282,7 @@ export const POLICY_VARIABLES: readonly PolicyVariable[] = SPECS.map(({ name, ty
  * Reading one is refused on write rather than failing every request.
  */
 export function phaseVariables(phase: Phase): readonly PolicyVariable[] {
-  const absent = phase === 'on_tcp_connect' ? ['req.', 'res.'] : phase === 'on_http_request' ? ['res.'] : [];
+  const absent = phase === 'on_tcp_connect' ? ['req.', 'res.'] : phase === 'on_http_request' ? ['res.', 'actions.ngrok.terminate_tls.'] : ['actions.ngrok.terminate_tls.'];
   return POLICY_VARIABLES.filter(({ name }) => !absent.some((prefix) => name.startsWith(prefix)));
 }
 
@@ -246,7 +296,7 @@ export function variableSupport(name: string): 'yes' | 'third-party' | 'no' {
 export function readVariable(scope: Scope, name: string): unknown {
   if (name.startsWith('\u0000secret\u0000')) {
     const [, , vault, secret] = name.split('\u0000');
-    const value = scope.secrets.get(name);
+    const value = scope.secrets.get(name) ?? scope.accountSecrets?.(vault!, secret!);
     if (value === undefined) throw new Unavailable(`secrets.get(${JSON.stringify(vault)}, ${JSON.stringify(secret)})`, scope.secretsMissing ?? 'the account has no such vault or secret');
     return value;
   }

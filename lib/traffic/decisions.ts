@@ -1,5 +1,5 @@
 import type { TrafficPolicyPhase } from '../conventions/traffic-policy.ts';
-import type { HeaderList } from './facts.ts';
+import type { HeaderList, TlsFacts } from './facts.ts';
 
 /**
  * What the policy engine decides: plain data the ingress applies (it owns the sockets and the
@@ -100,6 +100,13 @@ export interface TlsTermination {
     readonly strategy: 'require-and-verify' | 'require-any' | 'request';
   };
 }
+
+/**
+ * Terminates TLS on the connection being decided, as `termination` asks (terminate-tls runs it in
+ * on_tcp_connect, so later actions and rules read the session: `actions.ngrok.terminate_tls.*`,
+ * `conn.tls.*`): the session's facts, or why the handshake failed (the connection is then closed).
+ */
+export type TlsHandshake = (termination: TlsTermination) => Promise<{ readonly tls: TlsFacts } | { readonly failed: string }>;
 
 export interface PhaseOutcome {
   readonly terminal?: PolicyTerminal;

@@ -74,6 +74,12 @@ export interface ConnectionFacts {
  */
 export interface RequestBody {
   read(maxBytes: number): Promise<Uint8Array | undefined>;
+  /**
+   * The trailer fields that followed the body (HTTP/1.1 chunked trailers, HTTP/2 trailing
+   * HEADERS), names as sent, once `read` has read it to its end; undefined before (or when the body
+   * was longer than asked, or the host keeps none).
+   */
+  trailers?(): HeaderList | undefined;
 }
 
 /** An HTTP request as received. */
@@ -93,4 +99,6 @@ export interface HttpRequestFacts {
 export interface HttpResponseFacts {
   readonly status: number;
   readonly headers: HeaderList;
+  /** Its trailer fields, when the host read its body to the end first (it does for a policy that reads `res.trailers`: HttpExchange.readsTrailers). */
+  readonly trailers?: HeaderList;
 }

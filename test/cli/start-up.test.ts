@@ -174,3 +174,35 @@ describe('the one rule for a chosen API key token', () => {
     assertRefused(await burrow(['--port', '0'], { BURROW_API_KEY: 'x'.repeat(257) }), 2, /^burrow: --api-key: must be at most 256 characters$/);
   });
 });
+
+describe('policies stored before the write-time checker', () => {
+  test('are checked again at load: each one the checker refuses now is named once (holder, field, problem, code), kept and served as stored', async () => {
+    const file = join(dir, 'old-policy.json');
+    const key = ['--api-key', 'stored-policies-key'];
+    const auth = { token: 'stored-policies-key' };
+    const first = await startServer(['--data', file, '--quiet', ...key]);
+    try {
+      assert.equal((await first.request('POST', '/reserved_domains', { domain: 'old.example.com' }, auth)).status, 201);
+      const policy = JSON.stringify({ on_http_request: [{ expressions: ["req.method == 'MARKER'"], actions: [{ type: 'deny' }] }, { actions: [{ type: 'custom-response', config: { body: 'ok' } }] }] });
+      const created = await first.request('POST', '/endpoints', { type: 'cloud', url: 'https://old.example.com', traffic_policy: policy }, auth);
+      assert.equal(created.status, 201, created.text);
+    } finally {
+      assert.equal(await first.stop('SIGTERM'), 0);
+    }
+    // A state written before the checker: the stored expression reads a variable that does not exist.
+    const state = readFileSync(file, 'utf8');
+    assert.ok(state.includes('req.method =='), 'the policy is in the file as text');
+    writeFileSync(file, state.replace('req.method ==', 'req.foo =='));
+    const second = await startServer(['--data', file, '--quiet', ...key]);
+    try {
+      const warnings = second.output.filter((line) => line.includes('warning: the stored traffic policy'));
+      assert.equal(warnings.length, 1, second.output.join('\n'));
+      assert.match(warnings[0]!, /warning: the stored traffic policy of ep_\w+ \(traffic_policy, account \w+\) does not pass the write-time check: on_http_request\[0\]\.expressions\[0\]: unknown variable req\.foo at column 1 \(ERR_BURROW_2200\); it is served as stored/);
+      // Kept as stored: the API answers it unchanged.
+      const listed = await second.request('GET', '/endpoints', undefined, auth);
+      assert.match(listed.body.endpoints[0].traffic_policy, /req\.foo == 'MARKER'/);
+    } finally {
+      await second.stop('SIGTERM');
+    }
+  });
+});

@@ -32,6 +32,8 @@ describe('the write-time check: expressions type-check against the phase', () =>
     ['a value that is not a condition', 'req.url.port', /expressions\[0\]: must be a condition \(a bool\), not an int$/],
     ['a response variable before the response', 'res.status_code == 200', /expressions\[0\]: variable res\.status_code is not available in on_http_request at column 1$/],
     ['the second line of an expression', "req.method == 'GET' &&\n  req.url.port == 'x'", /at line 2, column 3$/],
+    // terminate-tls's result variables are typed (a string version) and on_tcp_connect's alone, where the action runs.
+    ['a terminate-tls result outside on_tcp_connect', "actions.ngrok.terminate_tls.version == '1.3'", /expressions\[0\]: variable actions\.ngrok\.terminate_tls\.version is not available in on_http_request at column 1$/],
   ];
   for (const [what, expression, message] of REFUSED) {
     test(`refuses ${what} with 2200`, async () => {
@@ -58,6 +60,16 @@ describe('the write-time check: expressions type-check against the phase', () =>
     assertError(await api.request('PUT', `/edges/tcp/${edge.body.id}/traffic_policy`, { value }), 400, 2200, /^value: on_tcp_connect\[0\]\.expressions\[0\]: variable req\.url\.path is not available in on_tcp_connect at column 1$/);
     const legacy = { inbound: [{ name: 'r', expressions: ["req.method == 'GET'"], actions: [{ type: 'deny' }] }] };
     assertError(await api.request('PUT', `/edges/tcp/${edge.body.id}/policy`, legacy), 400, 2200, /^inbound\[0\]\.expressions\[0\]: variable req\.method is not available in on_tcp_connect/);
+  });
+
+  test('a terminate-tls result is typed as its reference says: a string version compared with an int is refused', async () => {
+    const rules = [{ actions: [{ type: 'terminate-tls' }] }, { expressions: ['actions.ngrok.terminate_tls.version == 13'], actions: [{ type: 'deny' }] }];
+    const closing = (list: unknown[]) => JSON.stringify({ on_tcp_connect: [...list, { actions: [{ type: 'close-connection' }] }] });
+    assertError(await createCloud(closing(rules)), 400, 2200, /on_tcp_connect\[1\]\.expressions\[0\]: no such overload: string == int at column 1$/);
+    const typed = [{ actions: [{ type: 'terminate-tls' }] }, { expressions: ["actions.ngrok.terminate_tls.client.subject.common_name != 'alice' && actions.ngrok.terminate_tls.client.validity.not_after > timestamp('2026-01-01T00:00:00Z')"], actions: [{ type: 'deny' }] }];
+    const created = await createCloud(closing(typed));
+    assert.equal(created.status, 201, created.text);
+    assert.equal((await api.request('DELETE', `/endpoints/${created.body.id}`)).status, 204);
   });
 
   test('interpolated configuration is checked too', async () => {

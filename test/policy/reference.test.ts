@@ -5,7 +5,7 @@ import { once } from 'node:events';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { policyHttpRequest } from '../../adapters/ingress/local-documents.ts';
-import { exchange, harness, interpolate, onRequest } from './helpers.ts';
+import { body, CONN, ENDPOINT, exchange, harness, interpolate, onRequest, policyOf, requestFacts } from './helpers.ts';
 
 /**
  * The vendor's documented examples (ngrok-docs snippets/traffic-policy/actions/*\/examples,
@@ -87,6 +87,33 @@ describe('functions: the reference examples', () => {
     await assert.rejects(interpolate(h, "secrets.get('vault-name', 'secret-name')"), /"status":501.*secrets\.get\(\\"vault-name\\", \\"secret-name\\"\) is not available: no vaults are given to this policy engine/);
   });
 
+  test('secrets.get with computed arguments reads the account\'s secrets once per request (both phases); only a missing secret fails, with 501 naming the call', async () => {
+    const book: Record<string, string> = { 'prod\u0000api_key': 'hunter2', 'staging\u0000api_key': 'test-key' };
+    let reads = 0;
+    const vaulted = harness({ accountSecrets: async (endpoint) => (reads++, assert.equal(endpoint.id, ENDPOINT.id), (vault, name) => book[`${vault}\u0000${name}`]) });
+    const policy = JSON.stringify({
+      on_http_request: [
+        { actions: [{ type: 'set-vars', config: { vars: [{ vault: "${req.headers['x-vault'][0]}" }] } }] },
+        { expressions: ["secrets.get(vars.vault, req.url.path.substring(1)) == 'hunter2'"], actions: [{ type: 'add-headers', config: { headers: { 'x-key': "${secrets.get(vars.vault, 'api' + '_key')}" } } }] },
+      ],
+      on_http_response: [{ actions: [{ type: 'add-headers', config: { headers: { 'x-staging': "${secrets.get(['staging'][0], 'api_key')}" } } }] }],
+    });
+    const flow = vaulted.engine.http(policyOf(vaulted, policy), ENDPOINT, CONN, requestFacts({ url: 'https://app.example/api_key', headers: [['Host', 'app.example'], ['X-Vault', 'prod']] }));
+    const request = await flow.request();
+    assert.equal(request.terminal, undefined);
+    assert.deepEqual(request.request.headers.at(-1), ['x-key', 'hunter2']);
+    const response = await flow.response({ status: 200, headers: [] });
+    assert.deepEqual(response.response.headers, [['x-staging', 'test-key']]);
+    assert.equal(reads, 1, 'one read for the request, both phases');
+
+    const missing = await onRequest(vaulted, policy, { url: 'https://app.example/api_key', headers: [['Host', 'app.example'], ['X-Vault', 'nope']] });
+    assert.equal(reads, 2);
+    assert.equal(missing.terminal?.kind === 'error' && missing.terminal.error.status, 501);
+    assert.match(JSON.stringify(missing.terminal), /secrets\.get\(\\"nope\\", \\"api_key\\"\) is not available: the account has no such vault or secret/);
+    const unread = harness({ accountSecrets: async () => { throw new Error('the account holds more than 500 secrets (limit policy_secrets_read)'); } });
+    assert.match(JSON.stringify((await onRequest(unread, policy, { headers: [['Host', 'app.example'], ['X-Vault', 'prod']] })).terminal), /"status":501.*is not available: the vaults could not be read: the account holds more than 500 secrets/);
+  });
+
   test('list.sortBy(e, key): the players by score, then their names; keys of mixed types fail, as documented', async () => {
     const players = "[{'name': 'foo', 'score': 0}, {'name': 'bar', 'score': -10}, {'name': 'baz', 'score': 1000}]";
     assert.equal(await interpolate(h, `${players}.sortBy(e, e.score).map(e, e.name)`), '["bar","foo","baz"]');
@@ -97,6 +124,40 @@ describe('functions: the reference examples', () => {
   test("duration('1.234s').getMilliseconds() is 234 (the milliseconds portion); a timestamp's stays its milliseconds", async () => {
     assert.equal(await interpolate(h, "duration('1.234s').getMilliseconds()"), '234');
     assert.equal(await interpolate(h, "timestamp('2023-12-25T12:00:00.500Z').getMilliseconds()"), '500');
+  });
+});
+
+describe('req.trailers and res.trailers: the reference examples', () => {
+  /** A body the host has read to its end, with the trailers that followed it. */
+  const withTrailers = (text: string, trailers: [string, string][]) => ({ ...body(text), trailers: () => trailers });
+
+  test("'Fizz' in req.trailers['baz']: the trailers after the request body, names lower-cased; the engine reads the body first", async () => {
+    const policy = JSON.stringify({ on_http_request: [{ expressions: ["'Fizz' in req.trailers['baz']"], actions: [{ type: 'custom-response', config: { body: '${req.trailers}' } }] }] });
+    const outcome = await onRequest(h, policy, { method: 'POST', body: withTrailers('a=1', [['Baz', 'Fizz'], ['Baz', 'Buzz'], ['X-Checksum', 'abc']]) });
+    assert.equal(outcome.terminal?.kind === 'respond' && outcome.terminal.response.body, '{"baz":["Fizz","Buzz"],"x-checksum":["abc"]}');
+    // Without trailers the map is empty: the example's lookup fails as a missing header's does (No such key).
+    const none = JSON.stringify({ on_http_request: [{ expressions: ['req.trailers.size() == 0'], actions: [{ type: 'deny' }] }] });
+    assert.equal((await onRequest(h, none, { method: 'POST', body: withTrailers('a=1', []) })).terminal?.kind, 'respond', 'a body without trailers');
+    assert.equal((await onRequest(h, none)).terminal?.kind, 'respond', 'no body: no trailers');
+    const compiled = policyOf(h, policy);
+    assert.deepEqual([compiled.readsTrailers, h.engine.http(compiled, ENDPOINT, CONN, requestFacts()).readsTrailers], [{ request: true, response: false }, { request: true, response: false }]);
+    assert.deepEqual(policyOf(h, 'on_http_request: [{actions: [{type: deny}]}]').readsTrailers, { request: false, response: false });
+  });
+
+  test("'fizz' in res.trailers['baz']: the trailers the host read after the response body; without them, 501 naming why", async () => {
+    const policy = JSON.stringify({ on_http_response: [{ expressions: ["'fizz' in res.trailers['baz']"], actions: [{ type: 'add-headers', config: { headers: { 'x-trailed': '${res.trailers.baz.join(",")}' } } }] }] });
+    assert.deepEqual(policyOf(h, policy).readsTrailers, { request: false, response: true });
+    const { response } = await exchange(h, policy, { status: 200, headers: [], trailers: [['Baz', 'fizz'], ['baz', 'buzz']] });
+    assert.deepEqual(response.response.headers, [['x-trailed', 'fizz,buzz']]);
+    const unread = await exchange(h, policy, { status: 200, headers: [] });
+    assert.equal(unread.response.terminal?.kind === 'error' && unread.response.terminal.error.status, 501);
+    assert.match(JSON.stringify(unread.response.terminal), /res\.trailers is not available: the host did not read the response body to its end/);
+  });
+
+  test('a request body past policy_inspected_body_bytes: its trailers are unknown, and reading them answers 501', async () => {
+    const policy = JSON.stringify({ on_http_request: [{ expressions: ["has(req.trailers.baz)"], actions: [{ type: 'deny' }] }] });
+    const outcome = await onRequest(h, policy, { method: 'POST', body: withTrailers('x'.repeat(1024 * 1024 + 1), [['baz', 'fizz']]) });
+    assert.match(JSON.stringify(outcome.terminal), /"status":501.*req\.trailers is not available: the request body was not read to its end \(longer than 1048576 bytes/);
   });
 });
 
@@ -138,7 +199,56 @@ describe('http-request: the reference examples against a service on this machine
     assert.equal((answer(followed) as { body: string }).body, '[] 200');
     const halted = await onRequest(local, JSON.stringify({ on_http_request: [{ actions: [{ type: 'http-request', config: { url: 'https://upstream-service.internal/ping', on_error: 'halt' } }, report] }] }));
     assert.equal(halted.terminal?.kind, 'error');
-    assert.match(JSON.stringify(halted.terminal), /"status":502.*upstream-service\.internal\/ping failed: .*does not reach internal endpoints/);
+    assert.match(JSON.stringify(halted.terminal), /"status":502.*upstream-service\.internal\/ping failed: .*internal endpoints \(\*\.internal\) are reached only from the ingress/);
+  });
+
+  /** A service that answers 500 to its first `failures` requests, then 200 with the count. */
+  async function flaky(t: import('node:test').TestContext, failures: number) {
+    let seen = 0;
+    const server = createServer((_req, res) => (++seen <= failures ? res.writeHead(500).end('down') : res.end(`up after ${seen}`)));
+    server.listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    t.after(() => server.close());
+    return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/`, seen: () => seen };
+  }
+  const report = { type: 'custom-response', config: { body: '${actions.ngrok.http_request.res.status_code} ${actions.ngrok.http_request.attempts.size()} ${actions.ngrok.http_request.res.body}' } };
+  const retrying = (url: string, condition?: string) => JSON.stringify({ on_http_request: [{ actions: [{ type: 'http-request', config: { url, ...(condition === undefined ? {} : { retry_condition: condition }) } }, report] }] });
+
+  test('retry_condition (the reference\'s example, last_attempt.res.statusCode == 500): a 500 is retried until it passes; without one, or when it is false, no retry', async (t) => {
+    const twice = await flaky(t, 2);
+    assert.equal((answer(await onRequest(local, retrying(twice.url, 'last_attempt.res.statusCode == 500'))) as { body: string }).body, '200 3 up after 3');
+    const once_ = await flaky(t, 1);
+    assert.equal((answer(await onRequest(local, retrying(once_.url))) as { body: string }).body, '500 1 down', 'the default is false');
+    assert.equal((answer(await onRequest(local, retrying(once_.url, 'last_attempt.res.status_code == 503'))) as { body: string }).body, '200 1 up after 2', 'false for the 500: no retry; the next request passes');
+  });
+
+  test('retried at most 3 times ("up to 3 times"); attempts counts them; a success is not retried', async (t) => {
+    const down = await flaky(t, 100);
+    assert.equal((answer(await onRequest(local, retrying(down.url, 'true'))) as { body: string }).body, '500 4 down');
+    assert.equal(down.seen(), 4);
+    const counted = await flaky(t, 100);
+    assert.equal((answer(await onRequest(local, retrying(counted.url, 'attempts < 2'))) as { body: string }).body, '500 2 down');
+    const up = await flaky(t, 0);
+    assert.equal((answer(await onRequest(local, retrying(up.url, 'true'))) as { body: string }).body, '200 1 up after 1');
+  });
+
+  test("last_attempt.error holds a failed attempt's error, and last_attempt.req the request; a retry_condition is checked on write", async (t) => {
+    const closed = createServer((req) => req.socket.destroy());
+    closed.listen(0, '127.0.0.1');
+    await once(closed, 'listening');
+    t.after(() => closed.close());
+    const url = `http://127.0.0.1:${(closed.address() as AddressInfo).port}/gone`;
+    const policy = JSON.stringify({ on_http_request: [{ actions: [
+      { type: 'http-request', config: { url, retry_condition: "last_attempt.error != '' && last_attempt.req.url.endsWith('/gone') && attempts < 3" } },
+      { type: 'custom-response', config: { body: '${actions.ngrok.http_request.res.status_code} [${actions.ngrok.http_request.error.code}]' } },
+    ] }] });
+    const outcome = await onRequest(local, policy);
+    assert.equal((answer(outcome) as { body: string }).body, '0 [request_failed]');
+    assert.match(outcome.rules[0]!.actions[0]!.note!, /failed: .* \(3 attempts\)$/);
+    for (const [condition, problem] of [['attempts', /config\.retry_condition: must be a condition \(a bool\), not int/], ['nope == 1', /config\.retry_condition: Unknown variable: nope at column 1/], ['attempts == "1"', /no such overload/]] as const) {
+      const compiled = local.engine.compile([{ source: 'traffic_policy', rules: { on_http_request: [{ actions: [{ type: 'http-request', config: { url, retry_condition: condition } }] }] } }]);
+      assert.match(compiled.issues.map((issue) => issue.message).join('\n'), problem, condition);
+    }
   });
 
   test('reaches any address this machine reaches, not only loopback; res.resolved_ip is the address called', async (t) => {

@@ -39,6 +39,63 @@ describe('terminate-tls: the connect-time TLS decision', () => {
   });
 });
 
+describe("terminate-tls's result variables, actions.ngrok.terminate_tls.*", () => {
+  test('with the ingress\'s handshake, the action terminates TLS as it runs: later rules read the session, and conn.tls.* too', async () => {
+    const h = harness();
+    const asked: unknown[] = [];
+    const session = { version: '1.3', cipherSuite: 'TLS_AES_128_GCM_SHA256', sni: 'app.example', clientChain: [tls.leaf.cert, tls.intermediate], serverCertificate: other.leaf };
+    const handshake = async (termination: unknown) => (asked.push(termination), { tls: session });
+    const policy = policyOf(h, JSON.stringify({
+      on_tcp_connect: [
+        { actions: [{ type: 'terminate-tls', config: { mutual_tls_certificate_authorities: [tls.root], mutual_tls_verification_strategy: 'request' } }] },
+        {
+          expressions: ["actions.ngrok.terminate_tls.client.subject.common_name == 'app.example.com' && conn.tls.version == actions.ngrok.terminate_tls.version"],
+          actions: [{ type: 'log', config: { metadata: {
+            version: '${actions.ngrok.terminate_tls.version}',
+            cipher: '${actions.ngrok.terminate_tls.cipher_suite}',
+            sni: '${actions.ngrok.terminate_tls.sni}',
+            client: '${actions.ngrok.terminate_tls.client.subject}',
+            issuer: '${actions.ngrok.terminate_tls.client.issuer.common_name}',
+            dns: '${actions.ngrok.terminate_tls.client.san.dns_names}',
+            server: '${actions.ngrok.terminate_tls.server.subject.common_name}',
+            extensions: '${actions.ngrok.terminate_tls.client.extensions.map(e, e.id).size()}',
+            error: '${actions.ngrok.terminate_tls.error.code}',
+            warnings: '${actions.ngrok.terminate_tls.warnings}',
+          } } }],
+        },
+      ],
+    }));
+    const outcome = await h.engine.connect(policy, ENDPOINT, CONN, handshake);
+    assert.deepEqual(asked, [{ minVersion: '1.2', maxVersion: '1.3', mutualTls: { certificateAuthorities: [tls.root], strategy: 'request' } }]);
+    assert.equal(outcome.terminal, undefined);
+    assert.deepEqual(outcome.logs[0]!.metadata, {
+      version: '1.3',
+      cipher: 'TLS_AES_128_GCM_SHA256',
+      sni: 'app.example',
+      client: 'CN=app.example.com,OU=Ops,O=Acme\\, Inc,L=Berlin,ST=Berlin,C=DE',
+      issuer: 'Burrow Test Intermediate',
+      dns: ['app.example.com', '*.app.example.com'],
+      server: new X509Certificate(other.leaf).subject.match(/CN=(.*)/)![1],
+      extensions: 6,
+      error: '',
+      warnings: [],
+    });
+  });
+
+  test('a failed handshake closes the connection; before the action ran, or without a session, reading a result fails the rule', async () => {
+    const h = harness();
+    const closing = policyOf(h, 'on_tcp_connect: [{actions: [{type: terminate-tls}, {type: log}]}]');
+    const failed = await h.engine.connect(closing, ENDPOINT, CONN, async () => ({ failed: 'no client certificate was presented' }));
+    assert.deepEqual(failed.terminal, { kind: 'close', reason: 'TLS handshake failed: no client certificate was presented' });
+    assert.deepEqual(failed.rules[0]!.actions.map((a) => [a.type, a.ended]), [['terminate-tls', true]]);
+
+    const early = policyOf(h, "on_tcp_connect: [{expressions: [\"actions.ngrok.terminate_tls.sni == 'a'\"], actions: [{type: deny}]}, {actions: [{type: terminate-tls}]}]");
+    const before = await h.engine.connect(early, ENDPOINT, CONN, async () => ({ failed: 'unused' }));
+    assert.equal(before.terminal?.kind, 'error');
+    assert.match(before.terminal?.kind === 'error' ? before.terminal.error.message : '', /actions\.ngrok\.terminate_tls\.sni: no terminate-tls action has terminated TLS before this point of on_tcp_connect/);
+  });
+});
+
 describe('mutual TLS: the presented client chain', () => {
   test('a leaf signed through the presented intermediate to a trusted root passes', () => {
     assert.equal(clientChainProblem([tls.leaf.cert, tls.intermediate], [tls.root], inside), undefined);

@@ -5,7 +5,7 @@ import { secrets } from './secrets.ts';
 import { vaults } from './vaults.ts';
 
 export { operatorKeyOf, parseSecretsKey, type VaultOptions } from './sealing.ts';
-export { readSecretNamed, readSecretValue } from './secrets.ts';
+export { readAccountSecrets, readSecretNamed, readSecretValue } from './secrets.ts';
 
 /** Vaults and the secrets in them (values sealed at rest with the state's key or the operator's). */
 export const vaultsFamily = defineFamily({

@@ -127,10 +127,17 @@ export async function sealSecretValue(ctx: OperationContext, secretId: string, v
  * operation calls it. Throws when the key is not this state's or the sealed value was altered.
  */
 export async function unsealSecretValue(reader: StoreReader, operatorKey: Uint8Array | undefined, account: string, secretId: string, sealed: SealedValue): Promise<string> {
+  return (await secretOpener(reader, operatorKey, account))(secretId, sealed);
+}
+
+/** Unseals values of `account`'s stored secrets without reading the store again (the key is read once). */
+export async function secretOpener(reader: StoreReader, operatorKey: Uint8Array | undefined, account: string): Promise<(secretId: string, sealed: SealedValue) => string> {
   const key = keyOf(await readSetting(reader), operatorKey);
   if (!key) mismatch('this state holds no secrets key');
-  const decipher = createDecipheriv('aes-256-gcm', key, Buffer.from(sealed.iv, 'base64'));
-  decipher.setAAD(boundTo(account, secretId));
-  decipher.setAuthTag(Buffer.from(sealed.tag, 'base64'));
-  return Buffer.concat([decipher.update(Buffer.from(sealed.data, 'base64')), decipher.final()]).toString('utf8');
+  return (secretId, sealed) => {
+    const decipher = createDecipheriv('aes-256-gcm', key, Buffer.from(sealed.iv, 'base64'));
+    decipher.setAAD(boundTo(account, secretId));
+    decipher.setAuthTag(Buffer.from(sealed.tag, 'base64'));
+    return Buffer.concat([decipher.update(Buffer.from(sealed.data, 'base64')), decipher.final()]).toString('utf8');
+  };
 }

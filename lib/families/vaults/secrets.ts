@@ -9,7 +9,7 @@ import { ownerRef } from '../../engine/owners.ts';
 import { defineResource, type BaseRecord } from '../../engine/resource.ts';
 import { LIMITS, limitNote } from '../../limits.ts';
 import type { StoreReader } from '../../store.ts';
-import { sealSecretValue, unsealSecretValue, type SealedValue } from './sealing.ts';
+import { sealSecretValue, secretOpener, unsealSecretValue, type SealedValue } from './sealing.ts';
 import { actorOf, NAME_CHARACTERS, SECRET_KIND, VAULT_KIND, vaults, type VaultRecord } from './vaults.ts';
 import { VAULTS_ERRORS } from './errors.ts';
 
@@ -167,6 +167,22 @@ export async function readSecretNamed(reader: StoreReader, operatorKey: Uint8Arr
   const vault = (await findByUnique(reader, account, VAULT_KIND, 'name', vaultName)) as VaultRecord | undefined;
   const record = vault && ((await findByUnique(reader, account, SECRET_KIND, 'name_in_vault', `${vault.id}/${name}`)) as SecretRecord | undefined);
   return record && unsealSecretValue(reader, operatorKey, account, record.id, record.sealed);
+}
+
+/**
+ * Every secret of `account`, by vault name and name, for a traffic policy's `secrets.get` whose
+ * arguments are computed (read once per request): at most `max` secrets (more: throws naming the
+ * limit), each unsealed only when asked for.
+ */
+export async function readAccountSecrets(reader: StoreReader, operatorKey: Uint8Array | undefined, account: string, max: number): Promise<(vault: string, name: string) => string | undefined> {
+  const records = (await reader.page({ account, kind: SECRET_KIND }, { limit: max + 1 })) as SecretRecord[];
+  if (records.length > max) throw new Error(`the account holds more than ${max} secrets ${limitNote('policy_secrets_read')}`);
+  const byName = new Map(records.map((record) => [`${record.vault_name}\u0000${record.name}`, record]));
+  const open = byName.size > 0 ? await secretOpener(reader, operatorKey, account) : undefined;
+  return (vault, name) => {
+    const record = byName.get(`${vault}\u0000${name}`);
+    return record && open!(record.id, record.sealed);
+  };
 }
 
 /** The unsealed value of secret `secretId` of `account` (Burrow.revealSecretValue). */

@@ -3,23 +3,34 @@ import { durationSeconds } from '../../conventions/traffic-policy.ts';
 import { headerMap } from '../http-fields.ts';
 import type { Template } from '../interpolation.ts';
 import type { PolicyHttpResponse } from '../services.ts';
-import { ActionConfigProblem, ActionFailure, defineAction, readConfig } from './types.ts';
+import { PolicyExpressionProblem, type PolicyExpression } from '../../conventions/cel.ts';
+import { ActionConfigProblem, ActionFailure, defineAction, readConfig, type CompileTools } from './types.ts';
 
 /**
  * http-request (on_http_request, on_http_response): a request out, as the vendor's reference
  * describes it (traffic-policy/actions/http-request.mdx) — url, method, query_params, headers
  * and body interpolated; at most `max_redirects` redirects (0..5, default 0) within `timeout`
- * (1s..30s, default 3s) for the whole request; a response body of at most 256 KB. The host sends
- * it (PolicyServices.httpRequest; the ingress's reaches any http(s) URL but `*.internal`). The answer is in
- * `actions.ngrok.http_request.{req,res,attempts,error}`. A failure (no answer, too many
- * redirects, too long a body, a URL the host does not reach) sets `error` and goes on
- * (`on_error: continue`, the default) or answers 502 naming it (`halt`). `retry_condition` is
- * accepted and not evaluated: a failed request is not retried.
+ * (1s..30s, default 3s) for the whole action, retries included; a response body of at most 256 KB.
+ * The host sends it (PolicyServices.httpRequest; the ingress's reaches any http(s) URL, and the
+ * account's internal endpoints, `*.internal`, through its own routing).
+ *
+ * `retry_condition` (a CEL expression, default false) is evaluated after each failed attempt — no
+ * answer, or an answer of 400 or more (Burrow's reading of "failed"; the reference's example
+ * retries a 500) — with `attempts` (so far) and `last_attempt` (`req`, `res`, `error`); true retries,
+ * at most 3 times, while the timeout lasts. `last_attempt.res` is `actions.ngrok.http_request.res`'s
+ * shape plus `statusCode`, the spelling of the reference's example (`last_attempt.res.statusCode == 500`).
+ *
+ * The answer is in `actions.ngrok.http_request.{req,res,attempts,error}` (`attempts`: each answer
+ * received). When the last attempt got no answer (too many redirects, too long a body, a URL the
+ * host does not reach, the timeout) the action failed: it sets `error` and goes on
+ * (`on_error: continue`, the default) or answers 502 naming it (`halt`).
  */
 
 const METHODS = ['GET', 'PUT', 'POST', 'PATCH', 'DELETE', 'OPTIONS'] as const;
 /** The reference's bound of a response body. */
 const MAX_RESPONSE_BYTES = 256 * 1024;
+/** The reference's bound of retries ("retried up to 3 times"). */
+const MAX_RETRIES = 3;
 
 const timeout = v.pipe(
   v.optional(v.string(), '3s'),
@@ -49,7 +60,18 @@ interface Compiled {
   readonly body?: Template;
   readonly maxRedirects: number;
   readonly timeoutMs: number;
+  readonly retry?: PolicyExpression;
   readonly halt: boolean;
+}
+
+/** `actions.ngrok.http_request.res` when no answer came. */
+const NO_RESPONSE = { resolved_ip: '', header: {}, status_code: 0n, time_ms: 0n, body: '' };
+
+/** A retry_condition: an expression, or one `${…}` around it. */
+function retryCondition(text: string, tools: CompileTools): PolicyExpression {
+  const expression = tools.retryCondition(/^\s*\$\{([\s\S]*)\}\s*$/.exec(text)?.[1] ?? text, 'config.retry_condition');
+  if (expression.type !== 'bool' && expression.type !== 'dyn') throw new ActionConfigProblem(`config.retry_condition: must be a condition (a bool), not ${expression.type}`);
+  return expression;
 }
 
 export const httpRequest = defineAction({
@@ -66,6 +88,7 @@ export const httpRequest = defineAction({
       ...(c.body === undefined ? {} : { body: tools.template(c.body, 'config.body') }),
       maxRedirects: c.max_redirects,
       timeoutMs: Math.round(durationSeconds(c.timeout) * 1000),
+      ...(c.retry_condition === undefined ? {} : { retry: retryCondition(c.retry_condition, tools) }),
       halt: c.on_error === 'halt',
     };
   },
@@ -76,23 +99,43 @@ export const httpRequest = defineAction({
     const headers = config.headers.map(([name, value]): [string, string] => [name, context.text(value, `headers.${name}`)]);
     const body = config.body ? context.text(config.body, 'body') : undefined;
     const req = { method: config.method, header: headerMap(headers), url: target?.href ?? url, body: body ?? '' };
-    let response: PolicyHttpResponse | undefined;
+    const clock = context.services.clock;
+    const started = clock.now().getTime();
+    const attempts: Record<string, unknown>[] = [];
+    let res: Record<string, unknown> | undefined;
     let failure: string | undefined;
-    try {
-      if (!target || (target.protocol !== 'http:' && target.protocol !== 'https:')) throw new Error(`${JSON.stringify(url)} is not an http or https URL`);
-      if (!context.services.httpRequest) throw new Error('no HTTP requests can be sent here (the host gave no requester)');
-      response = await context.services.httpRequest({ method: config.method, url: target.href, headers, ...(body !== undefined ? { body } : {}), timeoutMs: config.timeoutMs, maxBytes: MAX_RESPONSE_BYTES, maxRedirects: config.maxRedirects });
-    } catch (error) {
-      failure = (error as Error).message;
+    let attempt = 0;
+    for (;;) {
+      attempt++;
+      const left = config.timeoutMs - (clock.now().getTime() - started);
+      let response: PolicyHttpResponse | undefined;
+      failure = undefined;
+      try {
+        if (!target || (target.protocol !== 'http:' && target.protocol !== 'https:')) throw new Error(`${JSON.stringify(url)} is not an http or https URL`);
+        if (!context.services.httpRequest) throw new Error('no HTTP requests can be sent here (the host gave no requester)');
+        if (left <= 0) throw new Error(`no time left within the action's timeout (${config.timeoutMs} ms)`);
+        const call = { method: config.method, url: target.href, headers, ...(body !== undefined ? { body } : {}), timeoutMs: left, maxBytes: MAX_RESPONSE_BYTES, maxRedirects: config.maxRedirects };
+        response = await context.services.httpRequest(call, { endpoint: context.scope.endpoint, conn: context.scope.conn });
+      } catch (error) {
+        failure = (error as Error).message;
+      }
+      res = response && { resolved_ip: response.resolvedIp, header: headerMap(response.headers), status_code: BigInt(response.status), time_ms: BigInt(response.timeMs), body: Buffer.from(response.body).toString('utf8') };
+      if (res) attempts.push({ resolved_ip: res.resolved_ip, response_header: res.header, response_status_code: res.status_code, response_time_ms: res.time_ms });
+      const failed = failure !== undefined || response!.status >= 400;
+      if (!failed || !config.retry || attempt > MAX_RETRIES) break;
+      const last = { req, res: { ...(res ?? NO_RESPONSE), statusCode: res?.status_code ?? 0n }, error: failure ?? '' };
+      const again = context.evaluateWith(config.retry, { attempts: BigInt(attempt), last_attempt: last });
+      if (typeof again !== 'boolean') throw new PolicyExpressionProblem(`http-request retry_condition must be a condition (a bool); it gave ${typeof again === 'bigint' ? 'an int' : typeof again}`);
+      if (!again) break;
     }
-    const res = response && { resolved_ip: response.resolvedIp, header: headerMap(response.headers), status_code: BigInt(response.status), time_ms: BigInt(response.timeMs), body: Buffer.from(response.body).toString('utf8') };
     context.scope.setActionResult('http_request', {
       error: { code: failure ? 'request_failed' : '', message: failure ?? '' },
-      attempts: res ? [{ resolved_ip: res.resolved_ip, response_header: res.header, response_status_code: res.status_code, response_time_ms: res.time_ms }] : [],
+      attempts,
       req,
-      res: res ?? { resolved_ip: '', header: {}, status_code: 0n, time_ms: 0n, body: '' },
+      res: res ?? NO_RESPONSE,
     });
     if (failure && config.halt) throw new ActionFailure({ status: 502, message: `http-request ${config.method} ${req.url} failed: ${failure}`, headers: [] });
-    return { note: failure ? `${config.method} ${req.url} failed: ${failure}` : `${config.method} ${req.url} answered ${response!.status}` };
+    const tries = attempt > 1 ? ` (${attempt} attempts)` : '';
+    return { note: failure ? `${config.method} ${req.url} failed: ${failure}${tries}` : `${config.method} ${req.url} answered ${res!.status_code}${tries}` };
   },
 });

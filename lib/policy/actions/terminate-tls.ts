@@ -1,12 +1,16 @@
 import * as v from 'valibot';
+import type { TlsTermination } from '../../traffic/decisions.ts';
 import type { Template } from '../interpolation.ts';
+import { terminateTlsResults } from '../variables.ts';
 import { ActionConfigProblem, defineAction, forEndpoint, lookUp, readConfig, type ActionContext } from './types.ts';
 
 /**
  * terminate-tls (on_tcp_connect; also the tls_termination and mutual_tls modules, translated into
  * it): decides that the ingress terminates TLS, with which versions, optionally its own certificate
  * and client-certificate authorities (PEM, or ids of the account's certificate authorities) and
- * strategy. The ingress then checks a presented chain with clientChainProblem (certificates.ts).
+ * strategy. The ingress checks a presented chain with clientChainProblem (certificates.ts). When
+ * the ingress gives its handshake (TLS ingress), the action terminates there and then and sets its
+ * result variables, `actions.ngrok.terminate_tls.*`, for the rest of on_tcp_connect.
  */
 
 const VERSION = v.picklist(['1.2', '1.3']);
@@ -46,12 +50,27 @@ export const terminateTls = defineAction({
   },
   async run(config, context) {
     const cas = await authorities(config.authorities, context);
-    context.scope.tls = {
+    const scope = context.scope;
+    const termination: TlsTermination = {
       minVersion: config.minVersion,
       maxVersion: config.maxVersion,
       ...(config.certificate && config.key ? { serverCertificate: context.text(config.certificate, 'server_certificate'), serverPrivateKey: context.text(config.key, 'server_private_key') } : {}),
       ...(cas.length > 0 ? { mutualTls: { certificateAuthorities: cas, strategy: config.strategy } } : {}),
     };
-    return { note: `terminate TLS ${config.minVersion}–${config.maxVersion}${cas.length ? `, client certificates ${config.strategy}` : ''}` };
+    scope.tls = termination;
+    const note = `terminate TLS ${config.minVersion}–${config.maxVersion}${cas.length ? `, client certificates ${config.strategy}` : ''}`;
+    // With the ingress's handshake, TLS ends here, so later actions and rules read the session
+    // (actions.ngrok.terminate_tls.*, conn.tls.*); a failed handshake has closed the connection.
+    const handshake = scope.handshake;
+    if (handshake) {
+      scope.handshake = undefined;
+      const done = await handshake(termination);
+      if ('failed' in done) return { end: { kind: 'close', reason: `TLS handshake failed: ${done.failed}` }, note: `${note}: the handshake failed (${done.failed})` };
+      scope.conn = { ...scope.conn, tls: done.tls };
+      scope.changed();
+    }
+    if (scope.conn.tls) scope.setActionResult('terminate_tls', terminateTlsResults(scope.conn.tls));
+    return { note };
   },
+  results: 'terminate_tls',
 });

@@ -24,6 +24,8 @@ export interface CompileTools {
   template(text: string, field: string): Template;
   /** Compiles a whole CEL expression of field `field` (rate-limit bucket keys). */
   expression(text: string, field: string): PolicyExpression;
+  /** Compiles an http-request `retry_condition`: the phase's variables and `attempts`, `last_attempt` (languages.ts). */
+  retryCondition(text: string, field: string): PolicyExpression;
   /** The phase the action is in. */
   readonly phase: Scope['phase'];
   /** A key unique to this action in its policy and stable across compilations of the same text (state stores key on it). */
@@ -40,6 +42,8 @@ export interface ActionContext {
   readonly key: string;
   /** Evaluates an expression in the scope. */
   evaluate(expression: PolicyExpression): unknown;
+  /** Evaluates an expression in the scope with variables of the action's own (a retry_condition's `attempts`). */
+  evaluateWith(expression: PolicyExpression, variables: Readonly<Record<string, unknown>>): unknown;
   /** Renders an interpolated string; a failure becomes the vendor's interpolation error (ERR_NGROK_3900) naming `field`. */
   text(template: Template, field: string): string;
   /** The value of an interpolated string (a lone `${…}` keeps its type). */

@@ -363,6 +363,32 @@ describe('HTTP/2 clients on the TLS ingress (ALPN h2)', () => {
     assert.deepEqual([through.status, seen2.version, seen2.method, seen2.length, seen2.authority], [200, '2.0', 'PUT', 10, `${hostOf(both.url())}:443`]);
   });
 
+  test("HTTP/2 trailers both ways: a client's trailing HEADERS are req.trailers, an HTTP/2 app's are res.trailers (the reference's examples)", async (t) => {
+    const session = await ingress.agent(t);
+    const trailing = await serveLocally(t, createHttp2Server(async (req: Http2ServerRequest, res: Http2ServerResponse) => {
+      let body = '';
+      for await (const chunk of req) body += String(chunk);
+      res.setHeader('content-type', 'text/plain');
+      res.write(`${body} seen with ${req.headers['x-request-trailers']}`);
+      res.addTrailers({ baz: 'fizz' });
+      res.end();
+    }) as unknown as import('node:net').Server);
+    const policy = JSON.stringify({
+      on_http_request: [{ expressions: ["'Fizz' in req.trailers['baz']"], actions: [{ type: 'add-headers', config: { headers: { 'x-request-trailers': "${req.trailers['baz'].join(',')}" } } }] }],
+      on_http_response: [{ expressions: ["'fizz' in res.trailers['baz']"], actions: [{ type: 'add-headers', config: { headers: { 'x-response-trailer': "${res.trailers['baz'][0]}" } } }] }],
+    });
+    const listener = await session.httpEndpoint().appProtocol('http2').trafficPolicy(policy).listenAndForward(`http://127.0.0.1:${trailing}`);
+    const client = await http2Client(t, hostOf(listener.url()));
+    const request = client.request({ ':method': 'POST', ':path': '/trailers' }, { waitForTrailers: true });
+    request.once('wantTrailers', () => request.sendTrailers({ baz: 'Fizz' }));
+    request.end('hello');
+    const [answer] = (await once(request, 'response')) as [Http2Headers];
+    let body = '';
+    for await (const chunk of request) body += String(chunk);
+    assert.equal(answer['x-response-trailer'], 'fizz');
+    assert.equal(body, 'hello seen with Fizz');
+  });
+
   test('a body longer than the Content-Length the client declared never reaches the app (the stream is reset)', async (t) => {
     const session = await ingress.agent(t);
     const urls: string[] = [];

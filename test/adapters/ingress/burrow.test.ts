@@ -151,6 +151,43 @@ describe('cloud endpoints on live traffic', () => {
     assert.equal((await call('shop.example.com', '/hello')).headers['ngrok-error-code'], 'ERR_BURROW_3200');
   });
 
+  test("http-request to a .internal URL reaches the account's internal endpoint through Burrow's routing (not DNS): the agent's app sees the request; another account's does not; a loop stops after 3 internal hops", async (t) => {
+    assert.equal((await server.request('POST', '/reserved_domains', { domain: 'lookup.example.com' })).status, 201);
+    const session = await agent(t);
+    await session.httpEndpoint().domain('users.internal').listenAndForward(`http://127.0.0.1:${app.port}`);
+    const policy = JSON.stringify({
+      on_http_request: [{ actions: [
+        { type: 'http-request', config: { url: "https://users.internal/users?id=${req.url.query_params['id'][0]}", method: 'POST', headers: { 'x-from': 'cloud' }, body: 'who', on_error: 'halt' } },
+        { type: 'custom-response', config: { body: '${actions.ngrok.http_request.res.status_code} ${actions.ngrok.http_request.res.resolved_ip} ${actions.ngrok.http_request.res.body}' } },
+      ] }],
+    });
+    assert.equal((await server.request('POST', '/endpoints', { type: 'cloud', url: 'https://lookup.example.com', traffic_policy: policy })).status, 201);
+    const looked = await call('lookup.example.com', '/?id=7');
+    assert.equal(looked.status, 200, looked.body);
+    const [status, address, ...rest] = looked.body.split(' ');
+    assert.deepEqual([status, address], ['200', '127.0.0.1']);
+    const seen = JSON.parse(rest.join(' '));
+    assert.equal(seen.url, '/users?id=7');
+    assert.equal(seen.headers.host, 'users.internal');
+    assert.equal(seen.headers['x-from'], 'cloud');
+
+    // Another account's endpoint: nothing of its own serves users.internal, which is offline to it.
+    const other = await server.request('POST', '/_burrow/accounts', { name: 'caller' }, { token: server.operatorToken! });
+    assert.equal((await server.request('POST', '/reserved_domains', { domain: 'caller.example.com' }, { token: other.body.token })).status, 201);
+    const probe = JSON.stringify({ on_http_request: [{ actions: [{ type: 'http-request', config: { url: 'https://users.internal/users' } }, { type: 'custom-response', config: { body: "${actions.ngrok.http_request.res.status_code} ${actions.ngrok.http_request.res.header['ngrok-error-code'][0]}" } }] }] });
+    assert.equal((await server.request('POST', '/endpoints', { type: 'cloud', url: 'https://caller.example.com', traffic_policy: probe }, { token: other.body.token })).status, 201);
+    assert.equal((await call('caller.example.com', '/')).body, '404 ERR_BURROW_3200');
+
+    // An internal cloud endpoint that calls itself: each hop answers what the next one said, the fourth call fails.
+    const loop = JSON.stringify({ on_http_request: [{ actions: [{ type: 'http-request', config: { url: 'https://loop.internal/' } }, { type: 'custom-response', config: { body: '${actions.ngrok.http_request.res.status_code}(${actions.ngrok.http_request.error.message}${actions.ngrok.http_request.res.body})' } }] }] });
+    assert.equal((await server.request('POST', '/endpoints', { type: 'cloud', url: 'https://loop.internal', traffic_policy: loop })).status, 201);
+    const entry = JSON.stringify({ on_http_request: [{ actions: [{ type: 'forward-internal', config: { url: 'https://loop.internal' } }] }] });
+    assert.equal((await server.request('POST', '/reserved_domains', { domain: 'loop.example.com' })).status, 201);
+    assert.equal((await server.request('POST', '/endpoints', { type: 'cloud', url: 'https://loop.example.com', traffic_policy: entry })).status, 201);
+    const looped = await call('loop.example.com', '/');
+    assert.equal(looped.body, '200(200(200(0(https://loop.internal/ is not requested: the request has looped through internal endpoints more than 3 times))))');
+  });
+
   test("secrets.get('vault', 'name') reads the account's vault (traffic-policy/secrets.mdx): a changed secret serves the next request, a missing one answers 501 naming it", async () => {
     assert.equal((await server.request('POST', '/reserved_domains', { domain: 'vaulted.example.com' })).status, 201);
     const vault = await server.request('POST', '/vaults', { name: 'prod' });
@@ -165,8 +202,8 @@ describe('cloud endpoints on live traffic', () => {
       ],
     });
     assert.equal((await server.request('POST', '/endpoints', { type: 'cloud', url: 'https://vaulted.example.com', traffic_policy: policy })).status, 201);
-    const send = async (key: string, path = '/') => {
-      const req = request({ host: '127.0.0.1', port: ingressPort, path, headers: { host: 'vaulted.example.com', 'x-api-key': key }, agent: false });
+    const send = async (key: string, path = '/', host = 'vaulted.example.com') => {
+      const req = request({ host: '127.0.0.1', port: ingressPort, path, headers: { host, 'x-api-key': key }, agent: false });
       req.end();
       const [res] = (await once(req, 'response')) as [IncomingMessage];
       let body = '';
@@ -180,6 +217,19 @@ describe('cloud endpoints on live traffic', () => {
     const missing = await send('x', '/missing');
     assert.equal(missing.status, 501);
     assert.match(missing.body, /secrets\.get\(&#34;prod&#34;, &#34;nope&#34;\) is not available: the account has no such vault or secret/);
+
+    // Computed arguments: the vault named by a header, the secret by the path; read at request time.
+    assert.equal((await server.request('POST', '/reserved_domains', { domain: 'computed.example.com' })).status, 201);
+    const staging = await server.request('POST', '/vaults', { name: 'staging' });
+    assert.equal((await server.request('POST', '/vault_secrets', { name: 'api_key', value: 'test-key', vault_id: staging.body.id })).status, 201);
+    const computed = JSON.stringify({ on_http_request: [{ actions: [{ type: 'custom-response', config: { body: "${secrets.get(req.headers['x-api-key'][0], req.url.path.substring(1))}" } }] }] });
+    assert.equal((await server.request('POST', '/endpoints', { type: 'cloud', url: 'https://computed.example.com', traffic_policy: computed })).status, 201);
+    const ask = (vaultName: string, path: string) => send(vaultName, path, 'computed.example.com');
+    assert.deepEqual(await ask('prod', '/api_key'), { status: 200, body: 'swordfish' });
+    assert.deepEqual(await ask('staging', '/api_key'), { status: 200, body: 'test-key' });
+    const absent = await ask('staging', '/other');
+    assert.equal(absent.status, 501);
+    assert.match(absent.body, /secrets\.get\(&#34;staging&#34;, &#34;other&#34;\) is not available: the account has no such vault or secret/);
   });
 
   test('request-body-find-replace and response-body-find-replace (the reference\'s redaction example): the app gets the redacted body with its new Content-Length, the client the replaced (gzip-decoded) answer', async (t) => {

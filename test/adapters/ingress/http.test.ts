@@ -236,6 +236,53 @@ describe('HTTP ingress: the endpoint\'s traffic policy on live traffic', () => {
   });
 });
 
+describe('HTTP ingress: req.trailers and res.trailers', () => {
+  test("the reference's examples on live HTTP/1.1 chunked trailers: 'Fizz' in req.trailers['baz'] (the request's, after its body) and 'fizz' in res.trailers['baz'] (the app's answer's)", async (t) => {
+    const { agent, port } = await setUp(t);
+    const seenBodies: { body: string; trailers: string | undefined }[] = [];
+    const trailing = createServer((req, res) => {
+      let text = '';
+      req.on('data', (chunk) => (text += chunk));
+      req.on('end', () => {
+        seenBodies.push({ body: text, trailers: req.headers['x-request-trailers'] as string | undefined });
+        res.writeHead(200, { 'content-type': 'text/plain', trailer: 'Baz' });
+        res.write('answer ');
+        res.addTrailers({ Baz: req.url === '/fizz' ? 'fizz' : 'other' });
+        res.end('done');
+      });
+    });
+    trailing.listen(0, '127.0.0.1');
+    await once(trailing, 'listening');
+    t.after(() => trailing.close());
+    const session = await agent();
+    const policy = JSON.stringify({
+      on_http_request: [{ expressions: ["'Fizz' in req.trailers['baz']"], actions: [{ type: 'add-headers', config: { headers: { 'x-request-trailers': "${req.trailers['baz'].join(',')}" } } }] }],
+      on_http_response: [{ expressions: ["'fizz' in res.trailers['baz']"], actions: [{ type: 'add-headers', config: { headers: { 'x-response-trailer': "${res.trailers['baz'][0]}" } } }] }],
+    });
+    await session.httpEndpoint().domain(HOST).trafficPolicy(policy).listenAndForward(`http://127.0.0.1:${(trailing.address() as import('node:net').AddressInfo).port}`);
+
+    /** A chunked POST with trailers `trailers`, and the answer. */
+    const send = async (path: string, trailers: Record<string, string>) => {
+      const req = request({ host: '127.0.0.1', port, path, method: 'POST', headers: { host: HOST, 'transfer-encoding': 'chunked', trailer: Object.keys(trailers).join(', ') }, agent: false });
+      req.write('hello ');
+      req.addTrailers(trailers);
+      req.end('world');
+      const [res] = (await once(req, 'response')) as [IncomingMessage];
+      let body = '';
+      for await (const chunk of res) body += String(chunk);
+      return { headers: res.headers, body };
+    };
+    const both = await send('/fizz', { Baz: 'Fizz' });
+    assert.equal(both.body, 'answer done', 'the answer read to its end for res.trailers is relayed whole');
+    assert.equal(both.headers['x-response-trailer'], 'fizz');
+    assert.deepEqual(seenBodies.at(-1), { body: 'hello world', trailers: 'Fizz' }, 'the request body read to its end for req.trailers goes on whole');
+    const neither = await send('/other', { Baz: 'Buzz' });
+    assert.equal(neither.headers['x-response-trailer'], undefined);
+    assert.equal(neither.body, 'answer done');
+    assert.deepEqual(seenBodies.at(-1), { body: 'hello world', trailers: undefined });
+  });
+});
+
 describe('HTTP ingress: forward-internal', () => {
   test('a public endpoint hands requests to an internal one, whose own policy runs; internal endpoints take no clients', async (t) => {
     const { agent, port, appPort } = await setUp(t);
@@ -298,7 +345,8 @@ describe('HTTP ingress: WebSocket upgrades', () => {
     const session = await agent();
     const policy = JSON.stringify({
       on_http_request: [{ expressions: ["req.url.path == '/ws-denied'"], actions: [{ type: 'deny', config: { status_code: 403 } }] }],
-      on_http_response: [{ actions: [{ type: 'add-headers', config: { headers: { 'x-served-by': 'burrow' } } }] }],
+      // A switch has no body, so no trailers: res.trailers is {} (not unknown) on a 101.
+      on_http_response: [{ expressions: ['res.trailers.size() == 0'], actions: [{ type: 'add-headers', config: { headers: { 'x-served-by': 'burrow' } } }] }],
     });
     await session.httpEndpoint().domain(HOST).trafficPolicy(policy).listenAndForward(`http://127.0.0.1:${appPort}`);
 

@@ -382,4 +382,45 @@ describe('TLS edges', () => {
     for await (const chunk of res) body += String(chunk);
     assert.equal(body, 'alice from client CA');
   });
+
+  test("terminate-tls on a TLS endpoint terminates as it runs: later rules read actions.ngrok.terminate_tls.* (the client certificate's subject) and close the connection of the wrong client", async (t) => {
+    const { api, ingress, agent, ca, recorded } = await setUp(t);
+    const tlsPort = ingress.tls!.port;
+    const clientCa = await generateCertificateAuthority({ now: new Date(), commonName: 'client CA' });
+    await ok(api, 'POST', '/reserved_domains', { domain: 'only-alice.burrow.test' });
+    const policy = JSON.stringify({
+      on_tcp_connect: [
+        { actions: [{ type: 'terminate-tls', config: { min_version: '1.3', max_version: '1.3', mutual_tls_certificate_authorities: [clientCa.certificatePem] } }] },
+        {
+          name: 'alice only',
+          expressions: ["actions.ngrok.terminate_tls.client.subject.common_name != 'alice'"],
+          actions: [{ type: 'log', config: { metadata: { refused: '${actions.ngrok.terminate_tls.client.subject}', version: '${actions.ngrok.terminate_tls.version}', sni: '${actions.ngrok.terminate_tls.sni}' } } }, { type: 'close-connection' }],
+        },
+      ],
+    });
+    const session = await agent();
+    await session.tlsEndpoint().domain('only-alice.burrow.test').trafficPolicy(policy).listenAndForward(`tcp://127.0.0.1:${await startEcho(t, 'plain: ')}`);
+    const keys = generateKeyPairSync('ec', { namedCurve: 'prime256v1' });
+    const key = keys.privateKey.export({ type: 'pkcs8', format: 'pem' });
+    const certificateOf = (commonName: string) => signClientCertificate(clientCa, { now: new Date(), publicKey: keys.publicKey, commonName, validDays: 1 }).certificatePem;
+
+    const aliceJournaled = recorded();
+    const alice = tlsConnect({ host: '127.0.0.1', port: tlsPort, servername: 'only-alice.burrow.test', ca, cert: certificateOf('alice'), key });
+    t.after(() => alice.destroy());
+    await once(alice, 'secureConnect');
+    alice.write('hello');
+    assert.equal(await firstChunk(alice), 'plain: hello');
+    alice.destroy();
+    assert.equal((await aliceJournaled).answeredBy, 'upstream');
+
+    const journaled = recorded();
+    const bob = tlsConnect({ host: '127.0.0.1', port: tlsPort, servername: 'only-alice.burrow.test', ca, cert: certificateOf('bob'), key });
+    t.after(() => bob.destroy());
+    // TLS 1.3: the client's handshake completes before the server has read its certificate; the close follows.
+    await assert.rejects(firstChunk(bob.once('secureConnect', () => bob.write('hello'))), /closed without an answer/);
+    const traffic = await journaled;
+    assert.equal(traffic.answeredBy, 'policy');
+    assert.deepEqual(traffic.rules.map((rule) => [rule.name ?? rule.index, rule.matched, rule.actions.map((action) => action.type)]), [[0, true, ['terminate-tls']], ['alice only', true, ['log', 'close-connection']]]);
+    assert.deepEqual(traffic.logs.map((entry) => entry.metadata), [{ refused: 'CN=bob', version: '1.3', sni: 'only-alice.burrow.test' }]);
+  });
 });
