@@ -1,5 +1,5 @@
 import { constants, createServer as createHttp2Server, type Http2Session, type ServerHttp2Stream } from 'node:http2';
-import { createServer, request as upstreamRequest, STATUS_CODES, type Agent, type ClientRequestArgs, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer, request as upstreamRequest, STATUS_CODES, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { pipeline, type Duplex, type Readable, type Transform, type Writable } from 'node:stream';
 import type { TLSSocket } from 'node:tls';
@@ -15,7 +15,8 @@ import { AgentRelayError } from '../agent-gateway/session-handler.ts';
 import { connectionFacts, joinStreams, type Connections } from './connections.ts';
 import type { EdgeTarget } from './edge-routes.ts';
 import { errorPage, INGRESS_CODES, type ErrorPage } from './error-page.ts';
-import { keptStreamsOf, type KeptStreamRequest } from './kept-streams.ts';
+import { keptStreamsOf, type KeptStreams } from './kept-streams.ts';
+import { http1Call } from './http1-upstream.ts';
 import type { IngressPolicies } from './policies.ts';
 import { HttpTrace, traceOf } from './traffic-trace.ts';
 import { http2Call, type UpstreamAnswer, type UpstreamCall } from './h2-upstream.ts';
@@ -110,7 +111,7 @@ export interface HttpIngress {
 /** The HTTP ingress; see the file comment. */
 export function createHttpIngress(burrow: BurrowCore<any>, options: HttpIngressOptions): HttpIngress {
   const { routes, policies, onError } = options;
-  const keptStreams = new WeakMap<Socket, Agent>();
+  const keptStreams = new WeakMap<Socket, KeptStreams>();
   /** Every exchange is journaled once its answer is done (lib/journal/traffic-journal.ts). */
   const trace = (req: IncomingMessage, channel: ServerResponse | Duplex) => new HttpTrace(req, channel, burrow.clock.now(), (traffic) => void burrow.traffic.record(traffic).catch(onError));
   const page = (status: number, code: number | string | undefined, message: string, headers: HeaderList = []) => errorPage(burrow.errorPrefix, status, code, message, headers);
@@ -211,15 +212,13 @@ export function createHttpIngress(burrow: BurrowCore<any>, options: HttpIngressO
       const fields = headers.filter(([name]) => !['host', 'transfer-encoding'].includes(name.toLowerCase()));
       return http2Call(stream, { method: facts.method, path: `${url.pathname}${url.search}`, scheme, authority: host, headers: fields });
     }
-    let connection: Pick<ClientRequestArgs, 'agent' | 'createConnection'> & Partial<KeptStreamRequest>;
+    const path = `${url.pathname}${url.search}`;
     if (client && target.kind === 'agent' && !target.session.ended) {
-      connection = { agent: keptStreamsOf(keptStreams, client), streamKey: `${target.session.id} ${target.tunnel.tunnelId}`, openStream: open };
-    } else {
-      const stream = ownStream();
-      if (!stream) return undefined;
-      connection = { createConnection: () => stream as unknown as Socket };
+      return http1Call(keptStreamsOf(keptStreams, client), `${target.session.id} ${target.tunnel.tunnelId}`, open, { method: facts.method, path, headers });
     }
-    return upstreamRequest({ ...connection, method: facts.method, path: `${url.pathname}${url.search}`, headers: flatten(headers), setHost: false });
+    const stream = ownStream();
+    if (!stream) return undefined;
+    return upstreamRequest({ createConnection: () => stream as unknown as Socket, method: facts.method, path, headers: flatten(headers), setHost: false });
   }
 
   const upstreamBroken = (admitted: Admitted, error: Error) =>

@@ -1,0 +1,289 @@
+import { validateHeaderName, validateHeaderValue } from 'node:http';
+import { createRequire } from 'node:module';
+import { Readable, Writable, type Duplex } from 'node:stream';
+import type { HeaderList } from '../../lib/traffic/facts.ts';
+import type { UpstreamAnswer, UpstreamCall } from './h2-upstream.ts';
+import type { KeptStream, KeptStreams } from './kept-streams.ts';
+
+/**
+ * HTTP/1.1 to an agent's upstream down a kept proxy stream (kept-streams.ts), without node's HTTP
+ * client: the request head is written as node's client wrote it (the same bytes: the request line,
+ * the fields in order, `Connection: keep-alive`, and `Transfer-Encoding: chunked` with an empty
+ * body for a POST-like method without a body), its body framed as the head says (a Content-Length's bytes as they
+ * come, or chunked), and the answer read by node's own HTTP parser (llhttp, the one node's client
+ * uses, with its defaults: header size, at most 2,000 header entries, no leniency): its status and
+ * fields, then its body as a stream, 1xx answers other than 101 skipped, no body for HEAD or 304.
+ * The stream is kept for the connection's next request once both the request is sent and its
+ * answer read, unless the answer says `Connection: close`; an answer that goes on past its end, a
+ * byte while no request waits, a 101 to a request that asked for no upgrade, or a parse error
+ * drop the stream. Failures are the ones node's client gave (`Parse Error: …`, `socket hang up`
+ * before an answer, `aborted` on the answer's body).
+ */
+
+interface HttpParser {
+  initialize(type: number, resource: object, maxHeaderSize: number, lenient: number): void;
+  execute(data: Buffer): number | ParseError;
+  finish(): number | ParseError | undefined;
+  close(): void;
+  [callback: number]: unknown;
+}
+type ParseError = Error & { code?: string; reason?: string };
+interface ParserClass {
+  new (): HttpParser;
+  readonly RESPONSE: number;
+  readonly kOnMessageBegin: number;
+  readonly kOnHeaders: number;
+  readonly kOnHeadersComplete: number;
+  readonly kOnBody: number;
+  readonly kOnMessageComplete: number;
+  readonly kLenientNone: number;
+}
+// Node's HTTP parser binding, as node's own HTTP client reads answers with it.
+const { HTTPParser } = createRequire(import.meta.url)('_http_common') as { HTTPParser: ParserClass };
+
+/** Header entries (names and values) node's client keeps of an answer. */
+const MAX_HEADER_ENTRIES = 2000;
+/** Methods node's client sends without a body framing when none is given. */
+const BODILESS_METHODS = new Set(['GET', 'HEAD', 'DELETE', 'OPTIONS', 'TRACE', 'CONNECT']);
+const HTTP_TOKEN = /^[\^_`a-zA-Z\-0-9!#$%&'*+.|~]+$/;
+const INVALID_PATH = /[^\u0021-\u00ff]/;
+
+export interface Http1Request {
+  readonly method: string;
+  /** Path and query. */
+  readonly path: string;
+  /** The fields to send, the body's framing among them; no Connection. */
+  readonly headers: HeaderList;
+}
+
+/** Each stream's parser, made once and closed with the stream. */
+const parsers = new WeakMap<Duplex, HttpParser>();
+
+function parserOf(stream: Duplex): HttpParser {
+  let parser = parsers.get(stream);
+  if (!parser) {
+    const made = new HTTPParser();
+    parsers.set(stream, made);
+    stream.once('close', () => made.close());
+    parser = made;
+  }
+  return parser;
+}
+
+/** The request head as node's client wrote it; throws node's errors for a method, path or field it refused. */
+function requestHead(request: Http1Request): { readonly head: Buffer; readonly chunked: boolean } {
+  if (!HTTP_TOKEN.test(request.method)) throw Object.assign(new TypeError(`Method must be a valid HTTP token ["${request.method}"]`), { code: 'ERR_INVALID_HTTP_TOKEN' });
+  if (INVALID_PATH.test(request.path)) throw Object.assign(new TypeError('Request path contains unescaped characters'), { code: 'ERR_UNESCAPED_CHARACTERS' });
+  let head = `${request.method} ${request.path} HTTP/1.1\r\n`;
+  let framed = false;
+  let chunked = false;
+  for (const [name, value] of request.headers) {
+    validateHeaderName(name);
+    validateHeaderValue(name, value);
+    head += `${name}: ${value}\r\n`;
+    const lower = name.toLowerCase();
+    if (lower === 'content-length') framed = true;
+    else if (lower === 'transfer-encoding') {
+      framed = true;
+      chunked = /(?:^|\W)chunked(?:$|\W)/i.test(value);
+    }
+  }
+  head += 'Connection: keep-alive\r\n';
+  // A request without a framing has no body; node's client still framed it as chunked (an empty body) for these methods.
+  if (!framed && !BODILESS_METHODS.has(request.method)) {
+    head += 'Transfer-Encoding: chunked\r\n';
+    chunked = true;
+  }
+  return { head: Buffer.from(`${head}\r\n`, 'latin1'), chunked };
+}
+
+/** Sends `request` down `key`'s kept stream of `streams` (a new one from `open` when none is); see the file comment. */
+export function http1Call(streams: KeptStreams, key: string, open: () => Duplex, request: Http1Request): UpstreamCall {
+  const { head, chunked } = requestHead(request);
+  const call = new Http1Call(head, chunked, request.method === 'HEAD');
+  streams.take(key, open, (error, kept) => (error ? process.nextTick(() => call.destroy(error)) : call.start(kept!)));
+  return call;
+}
+
+const CRLF = Buffer.from('\r\n');
+const LAST_CHUNK = Buffer.from('0\r\n\r\n');
+
+const connectionReset = (message: string) => Object.assign(new Error(message), { code: 'ECONNRESET' });
+
+class Http1Call extends Writable implements UpstreamCall {
+  reusedSocket = false;
+  readonly #head: Buffer;
+  readonly #chunked: boolean;
+  readonly #head_only: boolean;
+  #kept: KeptStream | undefined;
+  /** A write or the final that came before the stream. */
+  #pending: (() => void) | undefined;
+  #sent = false;
+  #answer: (Readable & { statusCode: number; rawHeaders: string[] }) | undefined;
+  #answered = false;
+  /** The stream cannot carry another request (the answer said close, or went past its end). */
+  #spent = false;
+  #hint: string | undefined;
+  #fields: string[] = [];
+  #released = false;
+  #detach: (() => void) | undefined;
+
+  constructor(head: Buffer, chunked: boolean, headOnly: boolean) {
+    // Destroying the call cancels the request: not once its body is written.
+    super({ autoDestroy: false });
+    this.#head = head;
+    this.#chunked = chunked;
+    this.#head_only = headOnly;
+  }
+
+  /** The stream is this request's: the head goes down it, and the answer is read from it. */
+  start(kept: KeptStream): void {
+    if (this.destroyed) return kept.release(false);
+    this.#kept = kept;
+    this.reusedSocket = kept.reused;
+    const { stream } = kept;
+    const parser = parserOf(stream);
+    parser.initialize(HTTPParser.RESPONSE, {}, 0, HTTPParser.kLenientNone);
+    parser[HTTPParser.kOnMessageBegin] = () => {
+      if (this.#answered) this.#spent = true;
+    };
+    parser[HTTPParser.kOnHeaders] = (fields: string[]) => {
+      if (this.#fields.length < MAX_HEADER_ENTRIES) this.#fields.push(...fields);
+    };
+    parser[HTTPParser.kOnHeadersComplete] = this.#onHead.bind(this);
+    parser[HTTPParser.kOnBody] = (chunk: Buffer) => {
+      if (this.#answer && !this.#answer.push(chunk)) stream.pause();
+    };
+    parser[HTTPParser.kOnMessageComplete] = () => {
+      if (!this.#answer || this.#answered) return;
+      this.#answered = true;
+      this.#answer.push(null);
+    };
+    const onData = (chunk: Buffer) => {
+      const parsed = parser.execute(chunk);
+      if (parsed instanceof Error) {
+        // Past the end of a whole answer: the stream is spent, the answer stands.
+        if (this.#answered) this.#spent = true;
+        else return this.#fail(parseError(parsed));
+      }
+      this.#settle();
+    };
+    const onEnd = () => {
+      const finished = parser.finish();
+      if (finished instanceof Error && !this.#answered) return this.#fail(parseError(finished));
+      if (!this.#answered) this.#lost();
+      stream.destroy();
+    };
+    const onError = (error: Error) => this.#fail(error);
+    const onClose = () => this.#lost();
+    stream.on('data', onData).on('end', onEnd).on('error', onError).on('close', onClose);
+    this.#detach = () => stream.off('data', onData).off('end', onEnd).off('error', onError).off('close', onClose);
+    stream.write(this.#head);
+    const pending = this.#pending;
+    this.#pending = undefined;
+    pending?.();
+  }
+
+  #onHead(_major: number, _minor: number, fields: string[] | undefined, _method: unknown, _url: unknown, status: number, _message: string, upgrade: boolean, keepAlive: boolean): number {
+    if (this.#answer) {
+      // A second answer to one request: node's client dropped the connection.
+      this.#spent = true;
+      return 0;
+    }
+    const rawHeaders = (fields ?? this.#fields).slice(0, MAX_HEADER_ENTRIES);
+    this.#fields = [];
+    if (upgrade) {
+      // A 101 to a request that asked for no upgrade: its connection carries another protocol now.
+      process.nextTick(() => this.#fail(new Error('the upstream switched protocols (101) on a request that asked for no upgrade')));
+      return 2;
+    }
+    if (status >= 100 && status < 200) return 1;
+    if (!keepAlive) this.#spent = true;
+    for (let i = 0; i < rawHeaders.length; i += 2) {
+      if (rawHeaders[i]!.toLowerCase() === 'keep-alive') {
+        this.#hint = rawHeaders[i + 1];
+        break;
+      }
+    }
+    const stream = this.#kept!.stream;
+    const answer = new Readable({
+      read: () => void stream.resume(),
+      destroy: (error, done) => {
+        // The answer dropped before its end (a policy answered instead, the client went): so is the stream.
+        if (!this.#answered) this.#cut();
+        done(error);
+      },
+    });
+    this.#answer = Object.assign(answer, { statusCode: status, rawHeaders });
+    this.emit('response', this.#answer satisfies UpstreamAnswer);
+    return this.#head_only || status === 304 ? 1 : 0;
+  }
+
+  override _write(chunk: Buffer, _encoding: BufferEncoding, done: (error?: Error | null) => void): void {
+    if (!this.#kept) return void (this.#pending = () => this._write(chunk, _encoding, done));
+    const { stream } = this.#kept;
+    let flowing: boolean;
+    if (this.#chunked) {
+      if (chunk.length === 0) return done();
+      stream.write(`${chunk.length.toString(16)}\r\n`, 'latin1');
+      stream.write(chunk);
+      flowing = stream.write(CRLF);
+    } else flowing = stream.write(chunk);
+    if (flowing) done();
+    else stream.once('drain', () => done());
+  }
+
+  override _final(done: (error?: Error | null) => void): void {
+    if (!this.#kept) return void (this.#pending = () => this._final(done));
+    if (this.#chunked) this.#kept.stream.write(LAST_CHUNK);
+    this.#sent = true;
+    done();
+    this.#settle();
+  }
+
+  override _destroy(error: Error | null, done: (error?: Error | null) => void): void {
+    if (!this.#sent || !this.#answered) this.#cut();
+    done(error);
+  }
+
+  /** Once the request is sent and its answer read, the stream goes back (or is closed when spent). */
+  #settle(): void {
+    if (!this.#sent || !this.#answered || this.#released) return;
+    this.#released = true;
+    this.#detach?.();
+    this.#kept!.release(!this.#spent, this.#hint);
+  }
+
+  /** The exchange ends unfinished: the stream goes (the agent sees it reset). */
+  #cut(): void {
+    if (this.#released) return;
+    this.#released = true;
+    this.#detach?.();
+    this.#pending = undefined;
+    if (this.#kept) {
+      this.#kept.stream.destroy();
+      this.#kept.release(false);
+    }
+  }
+
+  /** The stream ended or closed: before an answer, the request fails as node's did; during one, the answer is cut. */
+  #lost(): void {
+    if (this.#released) return;
+    if (!this.#answer) return this.#fail(connectionReset('socket hang up'));
+    if (!this.#answered) this.#answer.destroy(connectionReset('aborted'));
+    // The request's body can go nowhere now.
+    if (!this.#sent) this.destroy();
+    this.#cut();
+  }
+
+  #fail(error: Error): void {
+    if (this.#answer && !this.#answered) this.#answer.destroy(connectionReset('aborted'));
+    this.#cut();
+    if (!this.destroyed) this.destroy(error);
+  }
+}
+
+function parseError(error: ParseError): Error {
+  if (typeof error.reason === 'string') error.message = `Parse Error: ${error.reason}`;
+  return error;
+}
