@@ -2,6 +2,7 @@ import { connect, constants, type ClientHttp2Session, type ClientHttp2Stream, ty
 import type { Socket } from 'node:net';
 import { Writable, type Duplex, type Readable } from 'node:stream';
 import type { HeaderList } from '../../lib/traffic/facts.ts';
+import type { UpstreamRelay } from '../../lib/traffic/exchanges.ts';
 
 /**
  * HTTP/2 to an agent's upstream: a bind whose `ForwardsProto` is `http2` (SDK `appProtocol("http2")`)
@@ -23,6 +24,8 @@ export type UpstreamAnswer = Readable & { readonly statusCode?: number | undefin
 /** A request on its way upstream: the body is written to it; it emits 'response' (an UpstreamAnswer) or 'error'. */
 export interface UpstreamCall extends Writable {
   readonly reusedSocket: boolean;
+  /** How the request goes (node's HTTP client, which has none, sends on a stream of its own). */
+  readonly relay?: UpstreamRelay;
 }
 
 export interface Http2Call {
@@ -59,8 +62,9 @@ export function http2Call(stream: Duplex, call: Http2Call): UpstreamCall {
       session.destroy();
       done(error);
     },
-  }) as Writable & { reusedSocket: boolean };
+  }) as Writable & { reusedSocket: boolean; relay: UpstreamRelay };
   sink.reusedSocket = false;
+  sink.relay = 'http2';
   request.once('response', (answer: IncomingHttpHeaders) => {
     const rawHeaders = Object.entries(answer).flatMap(([name, value]) => (name.startsWith(':') || value === undefined ? [] : (Array.isArray(value) ? value : [String(value)]).flatMap((one) => [name, one])));
     sink.emit('response', Object.assign(request, { statusCode: Number(answer[':status']), rawHeaders }));

@@ -9,6 +9,7 @@ import { LIMITS, limitNote } from '../../lib/limits.ts';
 import type { BodyReplacement, HttpResponseOutcome, PolicyTerminal } from '../../lib/traffic/decisions.ts';
 import { ActionFailure } from '../../lib/policy/actions/types.ts';
 import type { HttpExchange } from '../../lib/policy/engine.ts';
+import type { UpstreamRelay } from '../../lib/traffic/exchanges.ts';
 import { headerPairs, type ConnectionFacts, type HeaderList, type HttpRequestFacts, type HttpResponseFacts, type RequestBody } from '../../lib/traffic/facts.ts';
 import { heldBytes, isEventStream, rewrittenBody, rewrittenEventStream } from './body-rewrite.ts';
 import { AgentRelayError } from '../agent-gateway/session-handler.ts';
@@ -249,7 +250,7 @@ export function createHttpIngress(burrow: BurrowCore<any>, options: HttpIngressO
       else send(res, upstreamBroken(admitted, error), http2Streams.has(req));
     });
     upstream.on('response', (response: UpstreamAnswer) =>
-      relayAnswer(admitted, reply, response, response, (outcome) => {
+      relayAnswer(admitted, reply, response, response, upstream.relay ?? 'own_stream', (outcome) => {
         const relay = (given: HeaderList, body: Readable) => {
           let headers = given;
           const compressor = outcome.compression ? COMPRESSORS[outcome.compression]() : undefined;
@@ -297,7 +298,7 @@ export function createHttpIngress(burrow: BurrowCore<any>, options: HttpIngressO
       if (socket.writable) reply.send(upstreamBroken(admitted, error));
     });
     upstream.on('upgrade', (response: IncomingMessage, tunnel: Duplex, tunnelHead: Buffer) =>
-      relayAnswer(admitted, reply, response, tunnel, (outcome) => {
+      relayAnswer(admitted, reply, response, tunnel, 'own_stream', (outcome) => {
         // The bytes each way after the switch are the exchange's bodies in the journal.
         let fromClient = head.length;
         socket.on('data', (chunk: Buffer) => (fromClient += chunk.length));
@@ -310,7 +311,7 @@ export function createHttpIngress(burrow: BurrowCore<any>, options: HttpIngressO
       }),
     );
     upstream.on('response', (response: IncomingMessage) =>
-      relayAnswer(admitted, reply, response, response, (outcome) => {
+      relayAnswer(admitted, reply, response, response, 'own_stream', (outcome) => {
         // Not switching: the answer is relayed and the connection ends with it (no length to keep it alive by).
         seen.upstreamAnswered(outcome.response.status, outcome.response.headers, response, undefined, false);
         socket.write(rawHead(outcome.response.status, [...forwardable(outcome.response.headers).filter(([name]) => name.toLowerCase() !== 'content-length'), ['Connection', 'close']]));
@@ -348,9 +349,9 @@ export function createHttpIngress(burrow: BurrowCore<any>, options: HttpIngressO
    * Runs the response phases over the agent's answer: an ending of the policy answers the client
    * (and drops `upstream`, the agent's answer), else `relay` sends the answer as the policy left it.
    */
-  function relayAnswer(admitted: Admitted, reply: Reply, response: Pick<UpstreamAnswer, 'statusCode' | 'rawHeaders'>, upstream: { destroy(): void }, relay: (outcome: HttpResponseOutcome) => void): void {
+  function relayAnswer(admitted: Admitted, reply: Reply, response: Pick<UpstreamAnswer, 'statusCode' | 'rawHeaders'>, upstream: { destroy(): void }, by: UpstreamRelay, relay: (outcome: HttpResponseOutcome) => void): void {
     const upstreamAnswer = { status: response.statusCode ?? 502, headers: headerPairs(response.rawHeaders) };
-    admitted.seen?.upstreamHead(upstreamAnswer.status, upstreamAnswer.headers);
+    admitted.seen?.upstreamHead(upstreamAnswer.status, upstreamAnswer.headers, by);
     void respond(admitted.exchanges, upstreamAnswer, admitted.seen)
       .then((outcome) => {
         if (!outcome.terminal) return relay(outcome);

@@ -56,18 +56,39 @@ export interface Http1Request {
   readonly headers: HeaderList;
 }
 
-/** Each stream's parser, made once and closed with the stream. */
-const parsers = new WeakMap<Duplex, HttpParser>();
+/**
+ * What reads the answers on one kept stream: node's parser and the stream's listeners, made on its
+ * first request and kept for its life, each event going to the request that has the stream now.
+ * A byte while no request has it closes the stream (it answers nothing that was asked).
+ */
+class AnswerReader {
+  readonly parser = new HTTPParser();
+  current: Http1Call | undefined;
 
-function parserOf(stream: Duplex): HttpParser {
-  let parser = parsers.get(stream);
-  if (!parser) {
-    const made = new HTTPParser();
-    parsers.set(stream, made);
-    stream.once('close', () => made.close());
-    parser = made;
+  constructor(readonly stream: Duplex) {
+    const { parser } = this;
+    parser[HTTPParser.kOnMessageBegin] = () => this.current?.onMessageBegin();
+    parser[HTTPParser.kOnHeaders] = (fields: string[]) => this.current?.onFields(fields);
+    parser[HTTPParser.kOnHeadersComplete] = (_major: number, _minor: number, fields: string[] | undefined, _method: unknown, _url: unknown, status: number, _message: string, upgrade: boolean, keepAlive: boolean) =>
+      this.current ? this.current.onHead(fields, status, upgrade, keepAlive) : 0;
+    parser[HTTPParser.kOnBody] = (chunk: Buffer) => this.current?.onBody(chunk);
+    parser[HTTPParser.kOnMessageComplete] = () => this.current?.onMessageComplete();
+    stream.on('data', (chunk: Buffer) => (this.current ? this.current.onData(chunk) : stream.destroy()));
+    stream.on('end', () => this.current?.onEnd());
+    stream.on('error', (error: Error) => this.current?.fail(error));
+    stream.once('close', () => {
+      this.current?.lost();
+      parser.close();
+    });
   }
-  return parser;
+}
+
+const readers = new WeakMap<Duplex, AnswerReader>();
+
+function readerOf(stream: Duplex): AnswerReader {
+  let reader = readers.get(stream);
+  if (!reader) readers.set(stream, (reader = new AnswerReader(stream)));
+  return reader;
 }
 
 /** The request head as node's client wrote it; throws node's errors for a method, path or field it refused. */
@@ -112,9 +133,10 @@ const connectionReset = (message: string) => Object.assign(new Error(message), {
 
 class Http1Call extends Writable implements UpstreamCall {
   reusedSocket = false;
+  readonly relay = 'kept_stream';
   readonly #head: Buffer;
   readonly #chunked: boolean;
-  readonly #head_only: boolean;
+  readonly #headOnly: boolean;
   #kept: KeptStream | undefined;
   /** A write or the final that came before the stream. */
   #pending: (() => void) | undefined;
@@ -126,14 +148,14 @@ class Http1Call extends Writable implements UpstreamCall {
   #hint: string | undefined;
   #fields: string[] = [];
   #released = false;
-  #detach: (() => void) | undefined;
+  #reader: AnswerReader | undefined;
 
   constructor(head: Buffer, chunked: boolean, headOnly: boolean) {
     // Destroying the call cancels the request: not once its body is written.
     super({ autoDestroy: false });
     this.#head = head;
     this.#chunked = chunked;
-    this.#head_only = headOnly;
+    this.#headOnly = headOnly;
   }
 
   /** The stream is this request's: the head goes down it, and the answer is read from it. */
@@ -141,50 +163,41 @@ class Http1Call extends Writable implements UpstreamCall {
     if (this.destroyed) return kept.release(false);
     this.#kept = kept;
     this.reusedSocket = kept.reused;
-    const { stream } = kept;
-    const parser = parserOf(stream);
-    parser.initialize(HTTPParser.RESPONSE, {}, 0, HTTPParser.kLenientNone);
-    parser[HTTPParser.kOnMessageBegin] = () => {
-      if (this.#answered) this.#spent = true;
-    };
-    parser[HTTPParser.kOnHeaders] = (fields: string[]) => {
-      if (this.#fields.length < MAX_HEADER_ENTRIES) this.#fields.push(...fields);
-    };
-    parser[HTTPParser.kOnHeadersComplete] = this.#onHead.bind(this);
-    parser[HTTPParser.kOnBody] = (chunk: Buffer) => {
-      if (this.#answer && !this.#answer.push(chunk)) stream.pause();
-    };
-    parser[HTTPParser.kOnMessageComplete] = () => {
-      if (!this.#answer || this.#answered) return;
-      this.#answered = true;
-      this.#answer.push(null);
-    };
-    const onData = (chunk: Buffer) => {
-      const parsed = parser.execute(chunk);
-      if (parsed instanceof Error) {
-        // Past the end of a whole answer: the stream is spent, the answer stands.
-        if (this.#answered) this.#spent = true;
-        else return this.#fail(parseError(parsed));
-      }
-      this.#settle();
-    };
-    const onEnd = () => {
-      const finished = parser.finish();
-      if (finished instanceof Error && !this.#answered) return this.#fail(parseError(finished));
-      if (!this.#answered) this.#lost();
-      stream.destroy();
-    };
-    const onError = (error: Error) => this.#fail(error);
-    const onClose = () => this.#lost();
-    stream.on('data', onData).on('end', onEnd).on('error', onError).on('close', onClose);
-    this.#detach = () => stream.off('data', onData).off('end', onEnd).off('error', onError).off('close', onClose);
-    stream.write(this.#head);
+    const reader = (this.#reader = readerOf(kept.stream));
+    reader.parser.initialize(HTTPParser.RESPONSE, {}, 0, HTTPParser.kLenientNone);
+    reader.current = this;
+    kept.stream.write(this.#head);
     const pending = this.#pending;
     this.#pending = undefined;
     pending?.();
   }
 
-  #onHead(_major: number, _minor: number, fields: string[] | undefined, _method: unknown, _url: unknown, status: number, _message: string, upgrade: boolean, keepAlive: boolean): number {
+  onData(chunk: Buffer): void {
+    const parsed = this.#reader!.parser.execute(chunk);
+    if (parsed instanceof Error) {
+      // Past the end of a whole answer: the stream is spent, the answer stands.
+      if (this.#answered) this.#spent = true;
+      else return this.fail(parseError(parsed));
+    }
+    this.#settle();
+  }
+
+  onEnd(): void {
+    const finished = this.#reader!.parser.finish();
+    if (finished instanceof Error && !this.#answered) return this.fail(parseError(finished));
+    if (!this.#answered) this.lost();
+    this.#kept?.stream.destroy();
+  }
+
+  onMessageBegin(): void {
+    if (this.#answered) this.#spent = true;
+  }
+
+  onFields(fields: string[]): void {
+    if (this.#fields.length < MAX_HEADER_ENTRIES) this.#fields.push(...fields);
+  }
+
+  onHead(fields: string[] | undefined, status: number, upgrade: boolean, keepAlive: boolean): number {
     if (this.#answer) {
       // A second answer to one request: node's client dropped the connection.
       this.#spent = true;
@@ -194,7 +207,7 @@ class Http1Call extends Writable implements UpstreamCall {
     this.#fields = [];
     if (upgrade) {
       // A 101 to a request that asked for no upgrade: its connection carries another protocol now.
-      process.nextTick(() => this.#fail(new Error('the upstream switched protocols (101) on a request that asked for no upgrade')));
+      process.nextTick(() => this.fail(new Error('the upstream switched protocols (101) on a request that asked for no upgrade')));
       return 2;
     }
     if (status >= 100 && status < 200) return 1;
@@ -216,7 +229,20 @@ class Http1Call extends Writable implements UpstreamCall {
     });
     this.#answer = Object.assign(answer, { statusCode: status, rawHeaders });
     this.emit('response', this.#answer satisfies UpstreamAnswer);
-    return this.#head_only || status === 304 ? 1 : 0;
+    return this.#headOnly || status === 304 ? 1 : 0;
+  }
+
+  onBody(chunk: Buffer): void {
+    // (The body of a second answer to the request is dropped with its stream.)
+    if (this.#answer && !this.#answered && !this.#answer.push(chunk)) this.#kept!.stream.pause();
+  }
+
+  onMessageComplete(): void {
+    if (!this.#answer || this.#answered) return;
+    this.#answered = true;
+    this.#answer.push(null);
+    // The answer holds all it will get: the stream flows again for what comes next, whatever its reader has yet to read.
+    this.#kept!.stream.resume();
   }
 
   override _write(chunk: Buffer, _encoding: BufferEncoding, done: (error?: Error | null) => void): void {
@@ -250,7 +276,7 @@ class Http1Call extends Writable implements UpstreamCall {
   #settle(): void {
     if (!this.#sent || !this.#answered || this.#released) return;
     this.#released = true;
-    this.#detach?.();
+    this.#reader!.current = undefined;
     this.#kept!.release(!this.#spent, this.#hint);
   }
 
@@ -258,7 +284,7 @@ class Http1Call extends Writable implements UpstreamCall {
   #cut(): void {
     if (this.#released) return;
     this.#released = true;
-    this.#detach?.();
+    if (this.#reader?.current === this) this.#reader.current = undefined;
     this.#pending = undefined;
     if (this.#kept) {
       this.#kept.stream.destroy();
@@ -267,16 +293,16 @@ class Http1Call extends Writable implements UpstreamCall {
   }
 
   /** The stream ended or closed: before an answer, the request fails as node's did; during one, the answer is cut. */
-  #lost(): void {
+  lost(): void {
     if (this.#released) return;
-    if (!this.#answer) return this.#fail(connectionReset('socket hang up'));
+    if (!this.#answer) return this.fail(connectionReset('socket hang up'));
     if (!this.#answered) this.#answer.destroy(connectionReset('aborted'));
     // The request's body can go nowhere now.
     if (!this.#sent) this.destroy();
     this.#cut();
   }
 
-  #fail(error: Error): void {
+  fail(error: Error): void {
     if (this.#answer && !this.#answered) this.#answer.destroy(connectionReset('aborted'));
     this.#cut();
     if (!this.destroyed) this.destroy(error);

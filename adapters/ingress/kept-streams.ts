@@ -11,9 +11,8 @@ import type { Duplex } from 'node:stream';
  * address) is the same for all of them.
  *
  * A kept stream idles at most IDLE_MS, or less when the service's `Keep-Alive: timeout=N` hint says
- * so (N − 1 s; none when that is 0), so that Burrow drops it before the service does; a byte that
- * arrives while it idles (no request asked for it) closes it; the streams go with the client's
- * connection.
+ * so (N − 1 s; none when that is 0), so that Burrow drops it before the service does; the streams
+ * go with the client's connection.
  */
 
 const IDLE_MS = 4000;
@@ -35,11 +34,9 @@ type Borrower = (error: Error | undefined, kept?: KeptStream) => void;
 
 interface Slot {
   stream: Duplex | undefined;
-  used: boolean;
   busy: boolean;
   readonly waiting: { readonly open: () => Duplex; readonly use: Borrower }[];
   timer: NodeJS.Timeout | undefined;
-  idleData: (() => void) | undefined;
 }
 
 /** The kept streams of one client connection, by upstream (one key per agent session and tunnel). */
@@ -64,15 +61,13 @@ export class KeptStreams {
    */
   take(key: string, open: () => Duplex, use: Borrower): void {
     let slot = this.#slots.get(key);
-    if (!slot) this.#slots.set(key, (slot = { stream: undefined, used: false, busy: false, waiting: [], timer: undefined, idleData: undefined }));
+    if (!slot) this.#slots.set(key, (slot = { stream: undefined, busy: false, waiting: [], timer: undefined }));
     if (slot.busy) return void slot.waiting.push({ open, use });
     this.#lend(slot, open, use);
   }
 
   #lend(slot: Slot, open: () => Duplex, use: Borrower): void {
     clearTimeout(slot.timer);
-    if (slot.idleData) slot.stream?.off('data', slot.idleData);
-    slot.idleData = undefined;
     let reused = true;
     if (!slot.stream || slot.stream.destroyed || !slot.stream.writable || this.#closed) {
       reused = false;
@@ -106,8 +101,6 @@ export class KeptStreams {
         const idleMs = keep ? idleMsOf(hint) : 0;
         if (idleMs > 0 && !stream.destroyed && !this.#closed) {
           slot.timer = setTimeout(() => stream.destroy(), idleMs).unref();
-          slot.idleData = () => stream.destroy();
-          stream.on('data', slot.idleData);
         } else if (!stream.destroyed) {
           // As node's client did with a connection it would not keep: end it, then let it go.
           if (slot.stream === stream) slot.stream = undefined;
