@@ -577,13 +577,16 @@ const flatten = (headers: HeaderList): string[] => headers.flatMap(([name, value
 
 /** The fields of a message that travel on: not the hop-by-hop ones, nor those its Connection names. */
 function forwardable(headers: HeaderList): HeaderList {
-  const named = new Set(
-    headers
-      .filter(([name]) => name.toLowerCase() === 'connection')
-      .flatMap(([, value]) => value.split(','))
-      .map((name) => name.trim().toLowerCase()),
-  );
-  return headers.filter(([name]) => !HOP_BY_HOP.has(name.toLowerCase()) && !named.has(name.toLowerCase()));
+  let named: Set<string> | undefined;
+  for (const [name, value] of headers) {
+    if (name.toLowerCase() !== 'connection') continue;
+    named ??= new Set();
+    for (const one of value.split(',')) named.add(one.trim().toLowerCase());
+  }
+  return headers.filter(([name]) => {
+    const lower = name.toLowerCase();
+    return !HOP_BY_HOP.has(lower) && !named?.has(lower);
+  });
 }
 
 /**

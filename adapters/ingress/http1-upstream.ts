@@ -7,17 +7,18 @@ import type { KeptStream, KeptStreams } from './kept-streams.ts';
 
 /**
  * HTTP/1.1 to an agent's upstream down a kept proxy stream (kept-streams.ts), without node's HTTP
- * client: the request head is written as node's client wrote it (the same bytes: the request line,
- * the fields in order, `Connection: keep-alive`, and `Transfer-Encoding: chunked` with an empty
- * body for a POST-like method without a body), its body framed as the head says (a Content-Length's bytes as they
- * come, or chunked), and the answer read by node's own HTTP parser (llhttp, the one node's client
- * uses, with its defaults: header size, at most 2,000 header entries, no leniency): its status and
- * fields, then its body as a stream, 1xx answers other than 101 skipped, no body for HEAD or 304.
- * The stream is kept for the connection's next request once both the request is sent and its
- * answer read, unless the answer says `Connection: close`; an answer that goes on past its end, a
- * byte while no request waits, a 101 to a request that asked for no upgrade, or a parse error
- * drop the stream. Failures are the ones node's client gave (`Parse Error: …`, `socket hang up`
- * before an answer, `aborted` on the answer's body).
+ * client: the request head is written as node's client wrote it (the same bytes: the request
+ * line, the fields in order, `Connection: keep-alive`, and `Transfer-Encoding: chunked` with an
+ * empty body for a POST-like method without a body), its body framed as the head says (a
+ * Content-Length's bytes as they come, or chunked), and the answer read by node's own HTTP parser
+ * (llhttp, the one node's client uses, with its defaults: header size, no leniency; of a head that
+ * comes in pieces, no more pieces past 2,000 entries): its status and fields, then its body as a
+ * stream, 1xx answers other than 101 skipped, no body for HEAD or 304. The stream is kept for the
+ * connection's next request once both the request is sent and its answer read, unless the answer
+ * says `Connection: close`; an answer that goes on past its end, a byte while no request waits, a
+ * 101 to a request that asked for no upgrade, or a parse error drop the stream. Failures are the
+ * ones node's client gave (`Parse Error: …`, `socket hang up` before an answer, `aborted` on the
+ * answer's body).
  */
 
 interface HttpParser {
@@ -41,7 +42,7 @@ interface ParserClass {
 // Node's HTTP parser binding, as node's own HTTP client reads answers with it.
 const { HTTPParser } = createRequire(import.meta.url)('_http_common') as { HTTPParser: ParserClass };
 
-/** Header entries (names and values) node's client keeps of an answer. */
+/** Header entries (names and values) past which node's client kept no more of a head that came in pieces. */
 const MAX_HEADER_ENTRIES = 2000;
 /** Methods node's client sends without a body framing when none is given. */
 const BODILESS_METHODS = new Set(['GET', 'HEAD', 'DELETE', 'OPTIONS', 'TRACE', 'CONNECT']);
@@ -203,7 +204,7 @@ class Http1Call extends Writable implements UpstreamCall {
       this.#spent = true;
       return 0;
     }
-    const rawHeaders = (fields ?? this.#fields).slice(0, MAX_HEADER_ENTRIES);
+    const rawHeaders = fields ?? this.#fields;
     this.#fields = [];
     if (upgrade) {
       // A 101 to a request that asked for no upgrade: its connection carries another protocol now.
