@@ -40,7 +40,7 @@ interface ParserClass {
   readonly kLenientNone: number;
 }
 // Node's HTTP parser binding, as node's own HTTP client reads answers with it.
-const { HTTPParser } = createRequire(import.meta.url)('_http_common') as { HTTPParser: ParserClass };
+const { HTTPParser } = createRequire(import.meta.url)('node:_http_common') as { HTTPParser: ParserClass };
 
 /** Header entries (names and values) past which node's client kept no more of a head that came in pieces. */
 const MAX_HEADER_ENTRIES = 2000;

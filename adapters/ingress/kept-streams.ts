@@ -86,7 +86,6 @@ export class KeptStreams {
         clearTimeout(slot.timer);
         slot.stream = undefined;
       });
-      if (this.#closed) stream.destroy();
     }
     const stream = slot.stream!;
     slot.busy = true;
