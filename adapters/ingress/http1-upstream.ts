@@ -93,18 +93,20 @@ function readerOf(stream: Duplex): AnswerReader {
 }
 
 /** The request head as node's client wrote it; throws node's errors for a method, path or field it refused. */
-function requestHead(request: Http1Request): { readonly head: Buffer; readonly chunked: boolean } {
+function requestHead(request: Http1Request): { readonly head: Buffer; readonly chunked: boolean; readonly expects: boolean } {
   if (!HTTP_TOKEN.test(request.method)) throw Object.assign(new TypeError(`Method must be a valid HTTP token ["${request.method}"]`), { code: 'ERR_INVALID_HTTP_TOKEN' });
   if (INVALID_PATH.test(request.path)) throw Object.assign(new TypeError('Request path contains unescaped characters'), { code: 'ERR_UNESCAPED_CHARACTERS' });
   let head = `${request.method} ${request.path} HTTP/1.1\r\n`;
   let framed = false;
   let chunked = false;
+  let expects = false;
   for (const [name, value] of request.headers) {
     validateHeaderName(name);
     validateHeaderValue(name, value);
     head += `${name}: ${value}\r\n`;
     const lower = name.toLowerCase();
-    if (lower === 'content-length') framed = true;
+    if (lower === 'expect') expects = true;
+    else if (lower === 'content-length') framed = true;
     else if (lower === 'transfer-encoding') {
       framed = true;
       chunked = /(?:^|\W)chunked(?:$|\W)/i.test(value);
@@ -116,13 +118,13 @@ function requestHead(request: Http1Request): { readonly head: Buffer; readonly c
     head += 'Transfer-Encoding: chunked\r\n';
     chunked = true;
   }
-  return { head: Buffer.from(`${head}\r\n`, 'latin1'), chunked };
+  return { head: Buffer.from(`${head}\r\n`, 'latin1'), chunked, expects };
 }
 
 /** Sends `request` down `key`'s kept stream of `streams` (a new one from `open` when none is); see the file comment. */
 export function http1Call(streams: KeptStreams, key: string, open: () => Duplex, request: Http1Request): UpstreamCall {
-  const { head, chunked } = requestHead(request);
-  const call = new Http1Call(head, chunked, request.method === 'HEAD');
+  const { head, chunked, expects } = requestHead(request);
+  const call = new Http1Call(head, chunked, expects, request.method === 'HEAD');
   streams.take(key, open, (error, kept) => (error ? process.nextTick(() => call.destroy(error)) : call.start(kept!)));
   return call;
 }
@@ -135,7 +137,9 @@ const connectionReset = (message: string) => Object.assign(new Error(message), {
 class Http1Call extends Writable implements UpstreamCall {
   reusedSocket = false;
   readonly relay = 'kept_stream';
-  readonly #head: Buffer;
+  /** The head, until it is written: with the body's first bytes, or at its end, as node's client did (at once with an Expect). */
+  #head: Buffer | undefined;
+  readonly #expects: boolean;
   readonly #chunked: boolean;
   readonly #headOnly: boolean;
   #kept: KeptStream | undefined;
@@ -151,10 +155,11 @@ class Http1Call extends Writable implements UpstreamCall {
   #released = false;
   #reader: AnswerReader | undefined;
 
-  constructor(head: Buffer, chunked: boolean, headOnly: boolean) {
+  constructor(head: Buffer, chunked: boolean, expects: boolean, headOnly: boolean) {
     // Destroying the call cancels the request: not once its body is written.
     super({ autoDestroy: false });
     this.#head = head;
+    this.#expects = expects;
     this.#chunked = chunked;
     this.#headOnly = headOnly;
   }
@@ -167,7 +172,8 @@ class Http1Call extends Writable implements UpstreamCall {
     const reader = (this.#reader = readerOf(kept.stream));
     reader.parser.initialize(HTTPParser.RESPONSE, {}, 0, HTTPParser.kLenientNone);
     reader.current = this;
-    kept.stream.write(this.#head);
+    // An Expect asks the upstream before the body comes: node's client sent such a head at once.
+    if (this.#expects) this.#writeHead();
     const pending = this.#pending;
     this.#pending = undefined;
     pending?.();
@@ -246,12 +252,20 @@ class Http1Call extends Writable implements UpstreamCall {
     this.#kept!.stream.resume();
   }
 
+  /** Writes the head down the stream, once. */
+  #writeHead(): void {
+    if (!this.#head) return;
+    this.#kept!.stream.write(this.#head);
+    this.#head = undefined;
+  }
+
   override _write(chunk: Buffer, _encoding: BufferEncoding, done: (error?: Error | null) => void): void {
     if (!this.#kept) return void (this.#pending = () => this._write(chunk, _encoding, done));
     const { stream } = this.#kept;
+    this.#writeHead();
+    if (chunk.length === 0) return done();
     let flowing: boolean;
     if (this.#chunked) {
-      if (chunk.length === 0) return done();
       stream.write(`${chunk.length.toString(16)}\r\n`, 'latin1');
       stream.write(chunk);
       flowing = stream.write(CRLF);
@@ -262,6 +276,7 @@ class Http1Call extends Writable implements UpstreamCall {
 
   override _final(done: (error?: Error | null) => void): void {
     if (!this.#kept) return void (this.#pending = () => this._final(done));
+    this.#writeHead();
     if (this.#chunked) this.#kept.stream.write(LAST_CHUNK);
     this.#sent = true;
     done();
