@@ -75,7 +75,8 @@ class AnswerReader {
     parser[HTTPParser.kOnBody] = (chunk: Buffer) => this.current?.onBody(chunk);
     parser[HTTPParser.kOnMessageComplete] = () => this.current?.onMessageComplete();
     stream.on('data', (chunk: Buffer) => (this.current ? this.current.onData(chunk) : stream.destroy()));
-    stream.on('end', () => this.current?.onEnd());
+    // An end while no request has the stream: it can answer none any more.
+    stream.on('end', () => (this.current ? this.current.onEnd() : stream.destroy()));
     stream.on('error', (error: Error) => this.current?.fail(error));
     stream.once('close', () => {
       this.current?.lost();

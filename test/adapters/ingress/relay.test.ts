@@ -144,6 +144,20 @@ describe('the kept stream between requests', () => {
       await closed;
     }
   });
+
+  test('a kept stream the upstream ends while it idles is closed; the next request takes a new one', async () => {
+    const { opened, get } = pool();
+    const first = get('/first');
+    const answered = answerOf(first);
+    opened[0]!.stream.push(OK);
+    assert.deepEqual(await answered, [200, 'ok']);
+    const closed = once(opened[0]!.stream, 'close');
+    opened[0]!.stream.push(null);
+    await closed;
+    const second = get('/second');
+    assert.deepEqual([opened.length, (second as unknown as { reusedSocket: boolean }).reusedSocket], [2, false]);
+    second.destroy();
+  });
 });
 
 /** What a scripted app saw: each connection's bytes. */
