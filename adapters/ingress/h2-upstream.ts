@@ -2,6 +2,7 @@ import { connect, constants, type ClientHttp2Session, type ClientHttp2Stream, ty
 import type { Socket } from 'node:net';
 import { Writable, type Duplex, type Readable } from 'node:stream';
 import type { HeaderList } from '../../lib/traffic/facts.ts';
+import type { UpstreamRelay } from '../../lib/traffic/exchanges.ts';
 
 /**
  * HTTP/2 to an agent's upstream: a bind whose `ForwardsProto` is `http2` (SDK `appProtocol("http2")`)
@@ -27,6 +28,8 @@ const rawFields = (fields: IncomingHttpHeaders) =>
 /** A request on its way upstream: the body is written to it; it emits 'response' (an UpstreamAnswer) or 'error'. */
 export interface UpstreamCall extends Writable {
   readonly reusedSocket: boolean;
+  /** How the request goes (node's HTTP client, which has none, sends on a stream of its own). */
+  readonly relay?: UpstreamRelay;
 }
 
 export interface Http2Call {
@@ -63,8 +66,9 @@ export function http2Call(stream: Duplex, call: Http2Call): UpstreamCall {
       session.destroy();
       done(error);
     },
-  }) as Writable & { reusedSocket: boolean };
+  }) as Writable & { reusedSocket: boolean; relay: UpstreamRelay };
   sink.reusedSocket = false;
+  sink.relay = 'http2';
   request.once('response', (answer: IncomingHttpHeaders) => sink.emit('response', Object.assign(request, { statusCode: Number(answer[':status']), rawHeaders: rawFields(answer) })));
   // Trailing HEADERS come before the stream's end, as an HTTP/1.1 answer's rawTrailers are there by its end.
   request.once('trailers', (trailers: IncomingHttpHeaders) => Object.assign(request, { rawTrailers: rawFields(trailers) }));

@@ -1,5 +1,5 @@
 import { constants, createServer as createHttp2Server, type Http2Session, type ServerHttp2Stream } from 'node:http2';
-import { createServer, request as upstreamRequest, STATUS_CODES, type Agent, type ClientRequestArgs, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer, request as upstreamRequest, STATUS_CODES, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { pipeline, type Duplex, type Readable, type Transform, type Writable } from 'node:stream';
 import type { TLSSocket } from 'node:tls';
@@ -9,6 +9,7 @@ import { LIMITS, limitNote } from '../../lib/limits.ts';
 import type { BodyReplacement, HttpResponseOutcome, PolicyTerminal } from '../../lib/traffic/decisions.ts';
 import { ActionFailure } from '../../lib/policy/actions/types.ts';
 import type { HttpExchange } from '../../lib/policy/engine.ts';
+import type { UpstreamRelay } from '../../lib/traffic/exchanges.ts';
 import { headerPairs, type ConnectionFacts, type HeaderList, type HttpRequestFacts, type HttpResponseFacts, type RequestBody } from '../../lib/traffic/facts.ts';
 import { heldAnswer, heldBytes, isEventStream, rewrittenBody, rewrittenEventStream, type HeldAnswer } from './body-rewrite.ts';
 import { AgentRelayError } from '../agent-gateway/session-handler.ts';
@@ -16,7 +17,8 @@ import type { InternalRequests } from './internal-requests.ts';
 import { connectionFacts, joinStreams, type Connections } from './connections.ts';
 import type { EdgeTarget } from './edge-routes.ts';
 import { errorPage, INGRESS_CODES, type ErrorPage } from './error-page.ts';
-import { keptStreamsOf, type KeptStreamRequest } from './kept-streams.ts';
+import { keptStreamsOf, type KeptStreams } from './kept-streams.ts';
+import { http1Call } from './http1-upstream.ts';
 import type { IngressPolicies } from './policies.ts';
 import { HttpTrace, traceOf } from './traffic-trace.ts';
 import { http2Call, type UpstreamAnswer, type UpstreamCall } from './h2-upstream.ts';
@@ -113,7 +115,7 @@ export interface HttpIngress {
 /** The HTTP ingress; see the file comment. */
 export function createHttpIngress(burrow: BurrowCore<any>, options: HttpIngressOptions): HttpIngress {
   const { routes, policies, onError } = options;
-  const keptStreams = new WeakMap<Socket, Agent>();
+  const keptStreams = new WeakMap<Socket, KeptStreams>();
   /** Every exchange is journaled once its answer is done (lib/journal/traffic-journal.ts). */
   const trace = (req: IncomingMessage, channel: ServerResponse | Duplex) => new HttpTrace(req, channel, burrow.clock.now(), (traffic) => void burrow.traffic.record(traffic).catch(onError));
   const page = (status: number, code: number | string | undefined, message: string, headers: HeaderList = []) => errorPage(burrow.errorPrefix, status, code, message, headers);
@@ -216,15 +218,13 @@ export function createHttpIngress(burrow: BurrowCore<any>, options: HttpIngressO
       const fields = headers.filter(([name]) => !['host', 'transfer-encoding'].includes(name.toLowerCase()));
       return http2Call(stream, { method: facts.method, path: `${url.pathname}${url.search}`, scheme, authority: host, headers: fields });
     }
-    let connection: Pick<ClientRequestArgs, 'agent' | 'createConnection'> & Partial<KeptStreamRequest>;
+    const path = `${url.pathname}${url.search}`;
     if (client && target.kind === 'agent' && !target.session.ended) {
-      connection = { agent: keptStreamsOf(keptStreams, client), streamKey: `${target.session.id} ${target.tunnel.tunnelId}`, openStream: open };
-    } else {
-      const stream = ownStream();
-      if (!stream) return undefined;
-      connection = { createConnection: () => stream as unknown as Socket };
+      return http1Call(keptStreamsOf(keptStreams, client), `${target.session.id} ${target.tunnel.tunnelId}`, open, { method: facts.method, path, headers });
     }
-    return upstreamRequest({ ...connection, method: facts.method, path: `${url.pathname}${url.search}`, headers: flatten(headers), setHost: false });
+    const stream = ownStream();
+    if (!stream) return undefined;
+    return upstreamRequest({ createConnection: () => stream as unknown as Socket, method: facts.method, path, headers: flatten(headers), setHost: false });
   }
 
   const upstreamBroken = (admitted: Admitted, error: Error) =>
@@ -255,7 +255,7 @@ export function createHttpIngress(burrow: BurrowCore<any>, options: HttpIngressO
       else send(res, upstreamBroken(admitted, error), http2Streams.has(req));
     });
     const relayUpstream = (response: UpstreamAnswer) =>
-      relayAnswer(admitted, reply, response, response, (outcome) => {
+      relayAnswer(admitted, reply, response, response, upstream.relay ?? 'own_stream', (outcome) => {
         const relay = (given: HeaderList, body: Readable) => {
           let headers = given;
           const compressor = outcome.compression ? COMPRESSORS[outcome.compression]() : undefined;
@@ -303,7 +303,7 @@ export function createHttpIngress(burrow: BurrowCore<any>, options: HttpIngressO
       if (socket.writable) reply.send(upstreamBroken(admitted, error));
     });
     upstream.on('upgrade', (response: IncomingMessage, tunnel: Duplex, tunnelHead: Buffer) =>
-      relayAnswer(admitted, reply, response, tunnel, (outcome) => {
+      relayAnswer(admitted, reply, response, tunnel, 'own_stream', (outcome) => {
         // The bytes each way after the switch are the exchange's bodies in the journal.
         let fromClient = head.length;
         socket.on('data', (chunk: Buffer) => (fromClient += chunk.length));
@@ -316,7 +316,7 @@ export function createHttpIngress(burrow: BurrowCore<any>, options: HttpIngressO
       }),
     );
     upstream.on('response', whenTrailersRead(admitted, reply, (response: UpstreamAnswer) =>
-      relayAnswer(admitted, reply, response, response, (outcome) => {
+      relayAnswer(admitted, reply, response, response, 'own_stream', (outcome) => {
         // Not switching: the answer is relayed and the connection ends with it (no length to keep it alive by).
         seen.upstreamAnswered(outcome.response.status, outcome.response.headers, response, undefined, false);
         socket.write(rawHead(outcome.response.status, [...forwardable(outcome.response.headers).filter(([name]) => name.toLowerCase() !== 'content-length'), ['Connection', 'close']]));
@@ -363,9 +363,9 @@ export function createHttpIngress(burrow: BurrowCore<any>, options: HttpIngressO
    * Runs the response phases over the agent's answer: an ending of the policy answers the client
    * (and drops `upstream`, the agent's answer), else `relay` sends the answer as the policy left it.
    */
-  function relayAnswer(admitted: Admitted, reply: Reply, response: Pick<UpstreamAnswer, 'statusCode' | 'rawHeaders'>, upstream: { destroy(): void }, relay: (outcome: HttpResponseOutcome) => void): void {
+  function relayAnswer(admitted: Admitted, reply: Reply, response: Pick<UpstreamAnswer, 'statusCode' | 'rawHeaders'>, upstream: { destroy(): void }, by: UpstreamRelay, relay: (outcome: HttpResponseOutcome) => void): void {
     const upstreamAnswer = { status: response.statusCode ?? 502, headers: headerPairs(response.rawHeaders), ...('trailerList' in response ? { trailers: (response as HeldAnswer).trailerList } : response.statusCode === 101 ? { trailers: [] } : {}) };
-    admitted.seen?.upstreamHead(upstreamAnswer.status, upstreamAnswer.headers);
+    admitted.seen?.upstreamHead(upstreamAnswer.status, upstreamAnswer.headers, by);
     void respond(admitted.exchanges, upstreamAnswer, admitted.seen)
       .then((outcome) => {
         if (!outcome.terminal) return relay(outcome);
@@ -596,13 +596,16 @@ const flatten = (headers: HeaderList): string[] => headers.flatMap(([name, value
 
 /** The fields of a message that travel on: not the hop-by-hop ones, nor those its Connection names. */
 function forwardable(headers: HeaderList): HeaderList {
-  const named = new Set(
-    headers
-      .filter(([name]) => name.toLowerCase() === 'connection')
-      .flatMap(([, value]) => value.split(','))
-      .map((name) => name.trim().toLowerCase()),
-  );
-  return headers.filter(([name]) => !HOP_BY_HOP.has(name.toLowerCase()) && !named.has(name.toLowerCase()));
+  let named: Set<string> | undefined;
+  for (const [name, value] of headers) {
+    if (name.toLowerCase() !== 'connection') continue;
+    named ??= new Set();
+    for (const one of value.split(',')) named.add(one.trim().toLowerCase());
+  }
+  return headers.filter(([name]) => {
+    const lower = name.toLowerCase();
+    return !HOP_BY_HOP.has(lower) && !named?.has(lower);
+  });
 }
 
 /**

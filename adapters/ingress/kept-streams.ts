@@ -1,4 +1,3 @@
-import { Agent } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 
@@ -6,80 +5,129 @@ import type { Duplex } from 'node:stream';
  * Proxy streams kept across the requests of one client connection. The vendor's agent joins each
  * proxy stream to a new connection to its local service (ngrok-rust `forward_to`), so a stream per
  * request costs a stream open and close, a TCP connect and an accept per request. Instead, each
- * client connection gets an HTTP keep-alive pool (node's Agent, one stream per upstream tunnel) whose
- * streams carry that connection's requests one after another, as the client's own connection
- * carries them; the proxy header (the client's address) is the same for all of them.
+ * client connection keeps one stream per upstream tunnel whose requests go down it one after
+ * another (http1-upstream.ts), as the client's own connection carries them; a request that comes
+ * while the stream is busy (a pipelining client) waits its turn; the proxy header (the client's
+ * address) is the same for all of them.
  *
  * A kept stream idles at most IDLE_MS, or less when the service's `Keep-Alive: timeout=N` hint says
- * so (node's Agent then uses N − 1 s), so that Burrow drops it before the service does; the pool goes
- * with the client's connection.
+ * so (N − 1 s; none when that is 0), so that Burrow drops it before the service does; the streams
+ * go with the client's connection.
  */
 
 const IDLE_MS = 4000;
 
-/** What a request names to take a kept stream: which upstream it is, and how to open one. */
-export interface KeptStreamRequest {
-  /** One key per upstream (the agent session and its tunnel). */
-  readonly streamKey: string;
-  readonly openStream: () => Duplex;
+/** A kept stream lent to one request. */
+export interface KeptStream {
+  readonly stream: Duplex;
+  /** An earlier request of the client's connection used it. */
+  readonly reused: boolean;
+  /**
+   * The request is done with the stream: it is kept for the next (`keep`, with the service's
+   * `Keep-Alive` header as `hint`), else closed.
+   */
+  release(keep: boolean, hint?: string): void;
 }
 
-class KeptStreamAgent extends Agent {
-  constructor() {
-    super({ keepAlive: true, maxSockets: 1, timeout: IDLE_MS });
+/** Gets a kept stream, or the error that kept one from opening. */
+type Borrower = (error: Error | undefined, kept?: KeptStream) => void;
+
+interface Slot {
+  stream: Duplex | undefined;
+  busy: boolean;
+  readonly waiting: { readonly open: () => Duplex; readonly use: Borrower }[];
+  timer: NodeJS.Timeout | undefined;
+}
+
+/** The kept streams of one client connection, by upstream (one key per agent session and tunnel). */
+export class KeptStreams {
+  readonly #slots = new Map<string, Slot>();
+  #closed = false;
+
+  constructor(client: Socket) {
+    client.once('close', () => {
+      this.#closed = true;
+      for (const slot of this.#slots.values()) {
+        clearTimeout(slot.timer);
+        slot.stream?.destroy();
+      }
+      this.#slots.clear();
+    });
   }
 
-  override getName(options: object): string {
-    return (options as KeptStreamRequest).streamKey;
+  /**
+   * Lends `key`'s stream to `use` once no other request has it: the kept one, or a new one from
+   * `open` (whose failure `use` gets instead).
+   */
+  take(key: string, open: () => Duplex, use: Borrower): void {
+    let slot = this.#slots.get(key);
+    if (!slot) this.#slots.set(key, (slot = { stream: undefined, busy: false, waiting: [], timer: undefined }));
+    if (slot.busy) return void slot.waiting.push({ open, use });
+    this.#lend(slot, open, use);
+  }
+
+  #lend(slot: Slot, open: () => Duplex, use: Borrower): void {
+    clearTimeout(slot.timer);
+    let reused = true;
+    if (!slot.stream || slot.stream.destroyed || !slot.stream.writable || this.#closed) {
+      reused = false;
+      let stream: Duplex;
+      try {
+        stream = open();
+      } catch (error) {
+        use(error as Error);
+        return this.#next(slot);
+      }
+      slot.stream = stream;
+      // A proxy stream's failure reaches the request that has it; an idle one just goes.
+      stream.on('error', () => undefined);
+      stream.once('close', () => {
+        if (slot.stream !== stream) return;
+        clearTimeout(slot.timer);
+        slot.stream = undefined;
+      });
+    }
+    const stream = slot.stream!;
+    slot.busy = true;
+    let released = false;
+    use(undefined, {
+      stream,
+      reused,
+      release: (keep, hint) => {
+        if (released) return;
+        released = true;
+        slot.busy = false;
+        const idleMs = keep ? idleMsOf(hint) : 0;
+        if (idleMs > 0 && !stream.destroyed && !this.#closed) {
+          slot.timer = setTimeout(() => stream.destroy(), idleMs).unref();
+        } else if (!stream.destroyed) {
+          // As node's client did with a connection it would not keep: end it, then let it go.
+          if (slot.stream === stream) slot.stream = undefined;
+          if (stream.writable) stream.end(() => stream.destroy());
+          else stream.destroy();
+        }
+        this.#next(slot);
+      },
+    });
+  }
+
+  #next(slot: Slot): void {
+    const waiting = slot.waiting.shift();
+    if (waiting) this.#lend(slot, waiting.open, waiting.use);
   }
 }
-// Not in @types/node's Agent, but node's Agent calls it to make each connection, perhaps later
-// (from another stream's 'free'): a stream that cannot open fails that request, never throws.
-(KeptStreamAgent.prototype as unknown as { createConnection(options: KeptStreamRequest, callback: (error: Error | null, stream?: Duplex) => void): undefined }).createConnection = (options, callback) => {
-  let stream: Duplex;
-  try {
-    stream = options.openStream();
-  } catch (error) {
-    return void callback(error as Error);
-  }
-  callback(null, asSocket(stream));
-};
 
-/** The pool of `client`'s connection, made on its first request and destroyed when it closes. */
-export function keptStreamsOf(pools: WeakMap<Socket, Agent>, client: Socket): Agent {
+/** How long a kept stream may idle, as node's HTTP agent reads the service's `Keep-Alive` hint. */
+function idleMsOf(hint: string | undefined): number {
+  const seconds = hint === undefined ? undefined : /^timeout=(\d+)/.exec(hint)?.[1];
+  if (seconds === undefined) return IDLE_MS;
+  const hinted = Number.parseInt(seconds, 10) * 1000 - 1000;
+  return hinted > 0 ? Math.min(hinted, IDLE_MS) : 0;
+}
+
+/** The kept streams of `client`'s connection, made on its first request. */
+export function keptStreamsOf(pools: WeakMap<Socket, KeptStreams>, client: Socket): KeptStreams {
   let pool = pools.get(client);
-  if (!pool) {
-    const created = new KeptStreamAgent();
-    pools.set(client, created);
-    client.once('close', () => created.destroy());
-    pool = created;
-  }
+  if (!pool) pools.set(client, (pool = new KeptStreams(client)));
   return pool;
-}
-
-/**
- * The socket methods node's Agent calls on what it pools, on a proxy stream: keep-alive, no-delay
- * and ref counting mean nothing for a stream (its session's connection has them), and the idle
- * timeout starts again whenever data arrives.
- */
-function asSocket(stream: Duplex): Duplex {
-  const socket = stream as Duplex & { timeout?: number; setTimeout(ms: number, callback?: () => void): Duplex; setKeepAlive(): Duplex; setNoDelay(): Duplex; ref(): Duplex; unref(): Duplex };
-  let timer: NodeJS.Timeout | undefined;
-  const self = () => socket;
-  socket.setKeepAlive = self;
-  socket.setNoDelay = self;
-  socket.ref = self;
-  socket.unref = self;
-  // As net.Socket's: a callback listens for the timeout, or, with 0, stops listening.
-  socket.setTimeout = (ms, callback) => {
-    if (callback && ms === 0) socket.removeListener('timeout', callback);
-    else if (callback) socket.once('timeout', callback);
-    clearTimeout(timer);
-    socket.timeout = ms;
-    timer = ms > 0 ? setTimeout(() => socket.emit('timeout'), ms).unref() : undefined;
-    return socket;
-  };
-  socket.on('data', () => timer?.refresh());
-  socket.once('close', () => clearTimeout(timer));
-  return socket;
 }

@@ -4,7 +4,7 @@ import { performance } from 'node:perf_hooks';
 import type { Duplex, Readable } from 'node:stream';
 import type { PolicyLogEntry, PolicyTerminal, RuleRecord } from '../../lib/traffic/decisions.ts';
 import type { ConnectionFacts, HeaderList } from '../../lib/traffic/facts.ts';
-import type { HttpTraffic, TcpTraffic, TrafficEndpoint } from '../../lib/traffic/exchanges.ts';
+import type { HttpTraffic, TcpTraffic, TrafficEndpoint, UpstreamRelay } from '../../lib/traffic/exchanges.ts';
 import { LIMITS } from '../../lib/limits.ts';
 
 /**
@@ -119,9 +119,9 @@ export class HttpTrace {
     if (message !== undefined) this.#message = message;
   }
 
-  /** The upstream's answer arrived, as it was before the response phases. */
-  upstreamHead(status: number, headers: HeaderList): void {
-    this.#upstreamHead = { status, headers, afterMs: Math.round((performance.now() - this.#started) * 1000) / 1000 };
+  /** The upstream's answer arrived (by `relay`), as it was before the response phases. */
+  upstreamHead(status: number, headers: HeaderList, relay: UpstreamRelay): void {
+    this.#upstreamHead = { status, headers, afterMs: Math.round((performance.now() - this.#started) * 1000) / 1000, relay };
   }
 
   /** The client is sent the upstream's answer, its body streamed from `body` (counted as it flows). */

@@ -7,7 +7,7 @@ import { compileTrafficFind, type TrafficFindInput } from './find.ts';
 import { DROPPED, Journal, parseJournalQuery, redactUrl, statusMatcher, type JournalFilterBase } from './journal.ts';
 import type { RingSlot } from './ring.ts';
 import { httpRequestComplete, tcpConnectionClosed, TRAFFIC_EVENT_TYPES } from '../traffic/events.ts';
-import type { AnsweredBy, HttpTraffic, TcpTraffic, Traffic, TrafficEndpoint } from '../traffic/exchanges.ts';
+import type { AnsweredBy, HttpTraffic, TcpTraffic, Traffic, TrafficEndpoint, UpstreamRelay } from '../traffic/exchanges.ts';
 
 /**
  * The traffic journal: what the ingress carried, seen rather than guessed. Each completed HTTP
@@ -82,7 +82,7 @@ export interface TrafficEntryDetail extends TrafficEntry {
   /** What the client was sent; null when nothing was (or for TCP). */
   readonly response: { readonly status: number; readonly headers: readonly (readonly [string, string])[]; readonly body: BodyEntry | null } | null;
   /** What the upstream answered before the response phases, and when; null when no upstream answered. */
-  readonly upstream: { readonly status: number; readonly headers: readonly (readonly [string, string])[]; readonly after_ms: number } | null;
+  readonly upstream: { readonly status: number; readonly headers: readonly (readonly [string, string])[]; readonly after_ms: number; readonly relay: UpstreamRelay } | null;
   /** When the request arrived, by the instance clock. */
   readonly started_at: string;
 }
@@ -208,7 +208,7 @@ export class TrafficJournal extends Journal<Traffic, TrafficFilter, TrafficEntry
       started_at: t.startedAt.toISOString(),
       request: http ? { method: http.request.method, url: redactUrl(http.request.url, REDACTED), headers: http.request.headers, body: bodyEntry(bodies?.request) } : null,
       response: http?.response ? { status: http.response.status, headers: http.response.headers, body: bodyEntry(bodies?.response) } : null,
-      upstream: http?.upstream ? { status: http.upstream.status, headers: http.upstream.headers, after_ms: http.upstream.afterMs } : null,
+      upstream: http?.upstream ? { status: http.upstream.status, headers: http.upstream.headers, after_ms: http.upstream.afterMs, relay: http.upstream.relay } : null,
     };
   }
 

@@ -16,6 +16,9 @@ export interface TrafficEndpoint {
 /** Who answered: the agent's service, the endpoint's policy (deny, redirect, an auth page…), or the ingress itself (no endpoint, an agent gone, a bad request). */
 export type AnsweredBy = 'upstream' | 'policy' | 'ingress';
 
+/** How a request reached its upstream (HttpTraffic's `upstream.relay`). */
+export type UpstreamRelay = 'kept_stream' | 'own_stream' | 'http2';
+
 export interface TrafficBase {
   /** The account of the endpoint that took the traffic; undefined when no endpoint did. */
   readonly account: string | undefined;
@@ -48,8 +51,13 @@ export interface HttpTraffic extends TrafficBase {
     /** The body's first bytes, at most `journal_body_bytes` (lib/limits.ts), for the journal's detail. */
     readonly body?: Uint8Array;
   };
-  /** What the upstream answered, before the response phases changed it, and when (ms after the request arrived). */
-  readonly upstream?: { readonly status: number; readonly headers: HeaderList; readonly afterMs: number };
+  /**
+   * What the upstream answered, before the response phases changed it, and when (ms after the
+   * request arrived); `relay` says how the request went: down the client connection's kept proxy
+   * stream by the ingress's own HTTP/1.1 relay, down a stream of its own through node's HTTP client,
+   * or as HTTP/2.
+   */
+  readonly upstream?: { readonly status: number; readonly headers: HeaderList; readonly afterMs: number; readonly relay: UpstreamRelay };
   /** What the client was sent; undefined when its connection ended without an answer. */
   readonly response:
     | {
