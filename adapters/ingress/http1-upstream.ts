@@ -147,7 +147,7 @@ class Http1Call extends Writable implements UpstreamCall {
   /** A write or the final that came before the stream. */
   #pending: (() => void) | undefined;
   #sent = false;
-  #answer: (Readable & { statusCode: number; rawHeaders: string[] }) | undefined;
+  #answer: (Readable & { statusCode: number; rawHeaders: string[]; rawTrailers?: string[] }) | undefined;
   #answered = false;
   /** The stream cannot carry another request (the answer said close, or went past its end). */
   #spent = false;
@@ -248,6 +248,9 @@ class Http1Call extends Writable implements UpstreamCall {
   onMessageComplete(): void {
     if (!this.#answer || this.#answered) return;
     this.#answered = true;
+    // Fields after the head are a chunked body's trailers (res.trailers), there by the answer's end as node's client has them.
+    Object.assign(this.#answer, { rawTrailers: this.#fields });
+    this.#fields = [];
     this.#answer.push(null);
     // The answer holds all it will get: the stream flows again for what comes next, whatever its reader has yet to read.
     this.#kept!.stream.resume();
