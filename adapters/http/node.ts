@@ -197,8 +197,13 @@ function send(res: ServerResponse, response: HttpResponse): void {
   res.end(body);
 }
 
+/** A client that closed its connection before its body ended: the request failed on its side, not an internal error. */
+const cutShort = (bytes: number) => new ApiError(ERRORS.BODY_UNREADABLE, `the request body ended after ${bytes} bytes: the client closed its connection before the rest`);
+
 function readBody(req: IncomingMessage, limit: BodyLimit): Promise<string> {
   const maxBytes = LIMITS[limit].value;
+  // Closed while the request waited for its turn: node has dropped what came (and emits nothing more).
+  if (req.destroyed && !req.complete) return Promise.reject(cutShort(0));
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
@@ -218,7 +223,7 @@ function readBody(req: IncomingMessage, limit: BodyLimit): Promise<string> {
     });
     // A small body comes in one chunk: decoded as it is, not copied into a new Buffer first.
     req.on('end', () => resolve(chunks.length === 1 ? chunks[0]!.toString('utf8') : Buffer.concat(chunks).toString('utf8')));
-    req.on('error', reject);
+    req.on('error', (error: NodeJS.ErrnoException) => reject(error.code === 'ECONNRESET' ? cutShort(size) : error));
   });
 }
 

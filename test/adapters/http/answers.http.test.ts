@@ -101,3 +101,32 @@ describe('headers through the node listener', () => {
     assert.equal(JSON.parse(answer.body).msg, 'Ngrok-Version "3" is not supported; supported versions: 2');
   });
 });
+
+describe('a client that closes before its body ends', () => {
+  test('is a 400 (212) in the journal, not an internal error in the log', { timeout: 60_000 }, async () => {
+    const errors: unknown[] = [];
+    const burrow = createBurrow({ store: new MemoryStore() });
+    const account = await burrow.createAccount();
+    const cut = createServer(createNodeListener(burrow, { onError: (error) => errors.push(error) }));
+    await new Promise<void>((resolve) => cut.listen(0, '127.0.0.1', resolve));
+    try {
+      const socket = connect((cut.address() as { port: number }).port, '127.0.0.1');
+      await new Promise((resolve) => socket.once('connect', resolve));
+      // The head and 12 of the 100 bytes it announces; then the connection closes.
+      socket.end(`POST /api_keys HTTP/1.1\r\nHost: burrow.test\r\nAuthorization: Bearer ${account.token}\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"descripti`);
+      // Read whatever node's server says to the cut request (its 400), to the connection's close.
+      socket.resume();
+      await new Promise((resolve) => socket.once('close', resolve));
+      // The server answers into a closed connection; the journal shows when it has.
+      const deadline = Date.now() + 30_000;
+      while (burrow.requests.list({ account: account.accountId }).length === 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 5));
+      const [entry] = burrow.requests.list({ account: account.accountId });
+      assert.equal(entry?.status, 400, JSON.stringify(entry));
+      assert.equal(entry?.error_code, 'ERR_BURROW_212');
+      assert.match(entry?.message ?? '', /the client closed its connection before the rest/);
+      assert.deepEqual(errors, [], 'nothing reported as an internal error');
+    } finally {
+      await new Promise<void>((resolve) => cut.close(() => resolve()));
+    }
+  });
+});
