@@ -1,6 +1,7 @@
 import { validateHeaderName, validateHeaderValue } from 'node:http';
 import { createRequire } from 'node:module';
 import { Readable, Writable, type Duplex } from 'node:stream';
+import { HTTP_TOKEN } from '../../lib/conventions/fields.ts';
 import type { HeaderList } from '../../lib/traffic/facts.ts';
 import type { UpstreamAnswer, UpstreamCall } from './h2-upstream.ts';
 import type { KeptStream, KeptStreams } from './kept-streams.ts';
@@ -46,7 +47,6 @@ const { HTTPParser } = createRequire(import.meta.url)('node:_http_common') as { 
 const MAX_HEADER_ENTRIES = 2000;
 /** Methods node's client sends without a body framing when none is given. */
 const BODILESS_METHODS = new Set(['GET', 'HEAD', 'DELETE', 'OPTIONS', 'TRACE', 'CONNECT']);
-const HTTP_TOKEN = /^[\^_`a-zA-Z\-0-9!#$%&'*+.|~]+$/;
 const INVALID_PATH = /[^\u0021-\u00ff]/;
 
 export interface Http1Request {

@@ -109,8 +109,11 @@ export function zeroIsUnset<S extends Schema>(schema: S) {
   }) as typeof optional;
 }
 
-/** An HTTP header name: one token of RFC 9110 (letters, digits and !#$%&'*+.^_`|~-). */
-export const HTTP_HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+/** One token of RFC 9110 (letters, digits and !#$%&'*+.^_`|~-): a method, a header name. */
+export const HTTP_TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+
+/** An HTTP header name: one token (HTTP_TOKEN). */
+export const HTTP_HEADER_NAME = HTTP_TOKEN;
 
 /** A list of strings. */
 export const stringList = v.array(v.string());
