@@ -133,15 +133,28 @@ export interface RecordCommand<R extends BaseRecord> {
   run(ctx: OperationContext, record: R): Promise<void>;
 }
 
-/** Identity helper that keeps the definition's record type. */
-/** A definition as a family writes it: `path` defaults to `/<name>` and `listKey` to `<name>`, as for most kinds. */
-export type ResourceDefinitionInput<R extends BaseRecord, Create extends Schema, Update extends Schema> = Omit<ResourceDefinition<R, Create, Update>, 'path' | 'listKey'> &
-  Partial<Pick<ResourceDefinition<R, Create, Update>, 'path' | 'listKey'>>;
+/**
+ * A definition as a family writes it: `kind` defaults to the singular of `name` (`storeKindOf`),
+ * `path` to `/<name>` and `listKey` to `<name>`, as for most kinds.
+ */
+export type ResourceDefinitionInput<R extends BaseRecord, Create extends Schema, Update extends Schema> = Omit<ResourceDefinition<R, Create, Update>, 'kind' | 'path' | 'listKey'> &
+  Partial<Pick<ResourceDefinition<R, Create, Update>, 'kind' | 'path' | 'listKey'>>;
+
+/**
+ * The store kind of a kind named `name`: its singular (`api_keys` → `api_key`, `ip_policies` →
+ * `ip_policy`, `agent_ingresses` → `agent_ingress`). Records are stored under it, so a kind's store
+ * kind is part of the stored format (test/engine/store-kinds.test.ts lists them).
+ */
+export function storeKindOf(name: string): string {
+  if (name.endsWith('ies')) return `${name.slice(0, -3)}y`;
+  if (name.endsWith('sses')) return name.slice(0, -2);
+  return name.replace(/s$/, '');
+}
 
 export function defineResource<R extends BaseRecord, Create extends Schema = Schema, Update extends Schema = Schema>(
   definition: ResourceDefinitionInput<R, Create, Update>,
 ): ResourceDefinition<R, Create, Update> {
-  return { ...definition, path: definition.path ?? `/${definition.name}`, listKey: definition.listKey ?? definition.name };
+  return { ...definition, kind: definition.kind ?? storeKindOf(definition.name), path: definition.path ?? `/${definition.name}`, listKey: definition.listKey ?? definition.name };
 }
 
 /** The store scope of a kind in the caller's account. */

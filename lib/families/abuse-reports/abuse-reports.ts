@@ -19,8 +19,6 @@ import { defineResource, getRecord, respond, scopeOf, type BaseRecord } from '..
  * Burrow lets every account file them.
  */
 
-export const ABUSE_REPORT_KIND = 'abuse_report';
-
 /** How long a hostname nobody decided stays `PENDING` (one hour of the instance clock). */
 export const REVIEW_SECONDS = 60 * 60;
 
@@ -62,7 +60,6 @@ function hostnameStatus(record: AbuseReportRecord, hostname: string, now: Date):
 export const abuseReports = defineResource<AbuseReportRecord, typeof AbuseReportCreate, typeof NO_FIELDS>({
   name: 'abuse_reports',
   label: 'abuse report',
-  kind: ABUSE_REPORT_KIND,
   prefix: 'abrp',
   operations: ['create', 'get'],
   createSchema: AbuseReportCreate,

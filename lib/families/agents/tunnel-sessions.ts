@@ -56,7 +56,6 @@ export interface TunnelSessionRecord extends BaseRecord {
 export const tunnelSessions = defineResource<TunnelSessionRecord>({
   name: 'tunnel_sessions',
   label: 'tunnel session',
-  kind: TUNNEL_SESSION_KIND,
   prefix: 'ts',
   filterable: true,
   ...madeByAgents('tunnel sessions'),

@@ -76,7 +76,6 @@ export function madeByAgents(plural: string) {
 export const tunnels = defineResource<TunnelRecord>({
   name: 'tunnels',
   label: 'tunnel',
-  kind: TUNNEL_KIND,
   prefix: 'tn',
   ...madeByAgents('tunnels'),
   storedFields: {

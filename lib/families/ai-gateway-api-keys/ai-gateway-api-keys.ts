@@ -29,7 +29,6 @@ import { AI_GATEWAY_API_KEYS_ERRORS as ERRORS } from './errors.ts';
  * call (the account's admin user when the operator calls).
  */
 
-export const AI_GATEWAY_API_KEY_KIND = 'ai_gateway_api_key';
 const ENDPOINTS = endpointsFamily.kinds.endpoints;
 
 export interface AiGatewayApiKeyRecord extends BaseRecord {
@@ -76,7 +75,6 @@ const actorOf = (ctx: OperationContext) => resolveOwner(ctx, undefined);
 export const aiGatewayApiKeys = defineResource<AiGatewayApiKeyRecord, typeof Create, typeof Update>({
   name: 'ai_gateway_api_keys',
   label: 'AI gateway API key',
-  kind: AI_GATEWAY_API_KEY_KIND,
   prefix: 'aigk',
   notFoundError: ERRORS.AI_GATEWAY_KEY_NOT_FOUND,
   createSchema: Create,

@@ -35,7 +35,6 @@ const ApiKeyUpdate = v.strictObject({
 export const apiKeys = defineResource<ApiKeyRecord, typeof ApiKeyCreate, typeof ApiKeyUpdate>({
   name: 'api_keys',
   label: 'API key',
-  kind: API_KEY_KIND,
   prefix: 'ak',
   listKey: 'keys',
   filterable: true,

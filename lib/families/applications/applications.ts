@@ -26,9 +26,6 @@ import { EDGES_ERRORS } from '../edges/index.ts';
  *   edge later leaves the session as it was.
  */
 
-export const APPLICATION_USER_KIND = 'application_user';
-export const APPLICATION_SESSION_KIND = 'application_session';
-
 export interface ApplicationUserRecord extends BaseRecord {
   readonly identity_provider: { readonly name: string; readonly url: string };
   readonly provider_user_id: string;
@@ -119,7 +116,6 @@ const sessionsOfUser = (ctx: OperationContext): PairIndex => ({ account: ctx.acc
 export const applicationUsers = defineResource<ApplicationUserRecord, typeof ApplicationUserCreate, typeof NO_FIELDS>({
   name: 'application_users',
   label: 'application user',
-  kind: APPLICATION_USER_KIND,
   prefix: 'apu',
   path: '/app/users',
   operations: ['get', 'list', 'delete'],
@@ -161,7 +157,7 @@ export const applicationUsers = defineResource<ApplicationUserRecord, typeof App
   }),
   async beforeDelete(ctx, record) {
     for (const sessionId of await membersOf(ctx.tx, sessionsOfUser(ctx), record.id)) {
-      await ctx.tx.delete(scopeOf(ctx, APPLICATION_SESSION_KIND), sessionId);
+      await ctx.tx.delete(scopeOf(ctx, applicationSessions.kind), sessionId);
       await removePair(ctx.tx, sessionsOfUser(ctx), record.id, sessionId);
     }
   },
@@ -181,7 +177,6 @@ async function sessionPlace(ctx: OperationContext, input: v.InferOutput<typeof A
 export const applicationSessions = defineResource<ApplicationSessionRecord, typeof ApplicationSessionCreate, typeof NO_FIELDS>({
   name: 'application_sessions',
   label: 'application session',
-  kind: APPLICATION_SESSION_KIND,
   prefix: 'aps',
   path: '/app/sessions',
   operations: ['get', 'list', 'delete'],
@@ -194,14 +189,14 @@ export const applicationSessions = defineResource<ApplicationSessionRecord, type
     expires_at: rfc3339,
   },
   async create(ctx, input, base) {
-    const user = (await ctx.tx.get(scopeOf(ctx, APPLICATION_USER_KIND), input.application_user_id)) as ApplicationUserRecord | undefined;
+    const user = (await ctx.tx.get(scopeOf(ctx, applicationUsers.kind), input.application_user_id)) as ApplicationUserRecord | undefined;
     if (!user) fail('NOT_FOUND', `application_user_id: application user '${input.application_user_id}' was not found`, { id: input.application_user_id });
     const place = await sessionPlace(ctx, input);
     const expires_at = input.expires_at !== undefined ? formatTime(new Date(input.expires_at)) : formatTime(new Date(new Date(base.created_at).getTime() + SESSION_SECONDS * 1000));
     if (expires_at <= base.created_at) fail('INVALID_FIELD', `expires_at: must be after the session starts (${base.created_at})`);
     const agent = input.user_agent;
     await addPair(ctx.tx, sessionsOfUser(ctx), user.id, base.id);
-    await ctx.tx.put(scopeOf(ctx, APPLICATION_USER_KIND), { ...user, last_active: base.created_at, last_login: base.created_at });
+    await ctx.tx.put(scopeOf(ctx, applicationUsers.kind), { ...user, last_active: base.created_at, last_login: base.created_at });
     return {
       ...base,
       application_user_id: user.id,

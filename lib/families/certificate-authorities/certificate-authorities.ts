@@ -158,7 +158,6 @@ export function parseCaPem(pem: string): CaCertificateFields {
 export const certificateAuthorities = defineResource<CertificateAuthorityRecord, typeof CaCreate, typeof CaUpdate>({
   name: 'certificate_authorities',
   label: 'certificate authority',
-  kind: CERTIFICATE_AUTHORITY_KIND,
   prefix: 'ca',
   filterable: true,
   event: 'certificate_authority',

@@ -55,7 +55,6 @@ const CredentialCreate = v.strictObject(credentialFields);
 export const credentials = defineResource<CredentialRecord, typeof CredentialCreate, typeof CredentialUpdate>({
   name: 'credentials',
   label: 'tunnel credential',
-  kind: CREDENTIAL_KIND,
   prefix: 'cr',
   filterable: true,
   event: 'tunnel_credential',

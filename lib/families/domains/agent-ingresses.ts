@@ -19,7 +19,6 @@ import { DOMAINS_ERRORS } from './errors.ts';
  * (./certificate-management.ts).
  */
 
-const INGRESS_KIND = 'agent_ingress';
 /** Domains are unique instance-wide: a unique index in the instance scope, held by `<account>/<ingress id>`. */
 const holderOf = (account: string, id: string) => `${account}/${id}`;
 
@@ -57,7 +56,6 @@ function validDomain(ctx: OperationContext, input: string): string {
 export const agentIngresses = defineResource<AgentIngressRecord, typeof IngressCreate, typeof IngressUpdate>({
   name: 'agent_ingresses',
   label: 'agent ingress',
-  kind: INGRESS_KIND,
   prefix: 'agin',
   listKey: 'ingresses',
   filterable: true,
@@ -67,7 +65,7 @@ export const agentIngresses = defineResource<AgentIngressRecord, typeof IngressC
   storedFields: MANAGED_CERTIFICATE_STORED,
   async create(ctx, input, base) {
     const domain = validDomain(ctx, input.domain);
-    if (await claimUnique(ctx.tx, INSTANCE_SCOPE, INGRESS_KIND, 'domain', domain, holderOf(ctx.account, base.id))) {
+    if (await claimUnique(ctx.tx, INSTANCE_SCOPE, agentIngresses.kind, 'domain', domain, holderOf(ctx.account, base.id))) {
       throw new ApiError(DOMAINS_ERRORS.INGRESS_DOMAIN_EXISTS, `domain: ${domain} is already an agent ingress`, { domain });
     }
     return { ...base, domain, ...applyCertificatePolicy(ctx, undefined, input.certificate_management_policy, 'rsa') };
@@ -86,7 +84,7 @@ export const agentIngresses = defineResource<AgentIngressRecord, typeof IngressC
     certificate_management_status: certificateStatus(record, ctx.clock.now()),
   }),
   async beforeDelete(ctx, record) {
-    await releaseUnique(ctx.tx, INSTANCE_SCOPE, INGRESS_KIND, 'domain', record.domain, holderOf(ctx.account, record.id));
+    await releaseUnique(ctx.tx, INSTANCE_SCOPE, agentIngresses.kind, 'domain', record.domain, holderOf(ctx.account, record.id));
   },
 });
 

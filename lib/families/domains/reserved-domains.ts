@@ -185,7 +185,6 @@ const isServiceOwned = (ctx: OperationContext, domain: string) => domain.endsWit
 export const reservedDomains = defineResource<ReservedDomainRecord, typeof DomainCreate, typeof DomainUpdate>({
   name: 'reserved_domains',
   label: 'reserved domain',
-  kind: RESERVED_DOMAIN_KIND,
   prefix: 'rd',
   filterable: true,
   event: 'domain',

@@ -190,7 +190,6 @@ function refuseAgentEndpoint(record: EndpointRecord, verb: string): void {
 export const endpoints = defineResource<EndpointRecord, typeof CloudEndpointCreate, typeof CloudEndpointUpdate>({
   name: 'endpoints',
   label: 'endpoint',
-  kind: ENDPOINT_KIND,
   prefix: 'ep',
   filterable: true,
   operations: ['create', 'get', 'update', 'delete'],

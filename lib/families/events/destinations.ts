@@ -182,7 +182,6 @@ function targetResponse(record: EventDestinationRecord): Record<string, unknown>
 export const eventDestinations = defineResource<EventDestinationRecord, typeof DestinationCreate, typeof DestinationUpdate>({
   name: 'event_destinations',
   label: 'event destination',
-  kind: 'event_destination',
   prefix: 'ed',
   filterable: true,
   event: 'event_destination',

@@ -29,7 +29,6 @@ export interface EventSubscriptionRecord extends BaseRecord {
 }
 
 /** The body of a source: `{ type }` (the older `filter`/`fields` members are gone in API v2). */
-const SUBSCRIPTION_KIND = 'event_subscription';
 
 export const SourceInput = v.strictObject({ type: v.string() });
 
@@ -90,7 +89,7 @@ export async function subscribedTo(reader: StoreReader, account: string, type: s
 export async function subscriptionsWithSource(ctx: OperationContext, type: string): Promise<EventSubscriptionRecord[]> {
   const out: EventSubscriptionRecord[] = [];
   for (const { member } of await pairsOf(ctx.tx, sourceIndex(ctx.account), type)) {
-    const record = await ctx.tx.get(scopeOf(ctx, SUBSCRIPTION_KIND), member);
+    const record = await ctx.tx.get(scopeOf(ctx, eventSubscriptions.kind), member);
     if (record) out.push(record as unknown as EventSubscriptionRecord);
   }
   return out;
@@ -99,7 +98,6 @@ export async function subscriptionsWithSource(ctx: OperationContext, type: strin
 export const eventSubscriptions = defineResource<EventSubscriptionRecord, typeof SubscriptionCreate, typeof SubscriptionUpdate>({
   name: 'event_subscriptions',
   label: 'event subscription',
-  kind: SUBSCRIPTION_KIND,
   prefix: 'esb',
   filterable: true,
   event: 'event_subscription',
@@ -140,7 +138,7 @@ export const eventSubscriptions = defineResource<EventSubscriptionRecord, typeof
 export async function saveSourceTypes(ctx: OperationContext, record: EventSubscriptionRecord, sourceTypes: readonly string[]): Promise<EventSubscriptionRecord> {
   const next = { ...record, source_types: sourceTypes };
   await indexSources(ctx, record.id, record.source_types, sourceTypes);
-  await ctx.tx.put(scopeOf(ctx, SUBSCRIPTION_KIND), next);
+  await ctx.tx.put(scopeOf(ctx, eventSubscriptions.kind), next);
   emitAudit(ctx, eventSubscriptions, 'updated', respond(ctx, eventSubscriptions, next));
   return next;
 }

@@ -17,8 +17,6 @@ import { IP_POLICIES_ERRORS } from './errors.ts';
  * policy that a restriction or edge still uses is not deleted (1420).
  */
 
-export const IP_POLICY_KIND = 'ip_policy';
-
 export interface IpPolicyRecord extends BaseRecord {}
 
 export interface IpPolicyRuleRecord extends BaseRecord {
@@ -36,7 +34,6 @@ const IpPolicyFields = v.strictObject({
 export const ipPolicies = defineResource<IpPolicyRecord>({
   name: 'ip_policies',
   label: 'IP policy',
-  kind: IP_POLICY_KIND,
   prefix: 'ipp',
   filterable: true,
   event: 'ip_policy',
@@ -48,21 +45,20 @@ export const ipPolicies = defineResource<IpPolicyRecord>({
   toResponse: (_ctx, _record, base) => ({ ...base }),
   async beforeDelete(ctx, record) {
     for (const rule of await rulesOfPolicy(ctx.tx, ctx.account, record.id)) {
-      await ctx.tx.delete(scopeOf(ctx, RULE_KIND), rule.id);
+      await ctx.tx.delete(scopeOf(ctx, ipPolicyRules.kind), rule.id);
       await removePair(ctx.tx, rulesIndex(ctx.account), record.id, rule.id);
       emitAudit(ctx, ipPolicyRules, 'deleted', respond(ctx, ipPolicyRules, rule));
     }
   },
 });
 
-const RULE_KIND = 'ip_policy_rule';
 const rulesIndex = (account: string): PairIndex => ({ account, kind: '_ip_policy_rule' });
 
 /** The rules of one policy, oldest first (O(its rules)). */
 export async function rulesOfPolicy(reader: StoreReader, account: string, policyId: string): Promise<IpPolicyRuleRecord[]> {
   const rules: IpPolicyRuleRecord[] = [];
   for (const ruleId of await membersOf(reader, rulesIndex(account), policyId)) {
-    const rule = await reader.get({ account, kind: RULE_KIND }, ruleId);
+    const rule = await reader.get({ account, kind: ipPolicyRules.kind }, ruleId);
     if (rule) rules.push(rule as IpPolicyRuleRecord);
   }
   return rules;
@@ -76,7 +72,7 @@ export async function rulesOfPolicy(reader: StoreReader, account: string, policy
 export async function rulesOfPolicies(reader: StoreReader, account: string, ids: readonly string[]): Promise<IpPolicyRuleRecord[]> {
   const rules: IpPolicyRuleRecord[] = [];
   for (const id of ids) {
-    if (!(await reader.get({ account, kind: IP_POLICY_KIND }, id))) throw new Error(`IP policy '${id}' was not found`);
+    if (!(await reader.get({ account, kind: ipPolicies.kind }, id))) throw new Error(`IP policy '${id}' was not found`);
     rules.push(...(await rulesOfPolicy(reader, account, id)));
   }
   return rules;
@@ -85,11 +81,11 @@ export async function rulesOfPolicies(reader: StoreReader, account: string, ids:
 /** Reads a policy of the caller's account named in a request field, or throws `error` (404). */
 /** Whether the account of `ctx` has IP policy `id` (traffic policies' restrict-ips `ip_policies`). */
 export async function ipPolicyExists(ctx: OperationContext, id: string): Promise<boolean> {
-  return (await ctx.tx.get(scopeOf(ctx, IP_POLICY_KIND), id)) !== undefined;
+  return (await ctx.tx.get(scopeOf(ctx, ipPolicies.kind), id)) !== undefined;
 }
 
 export async function requirePolicy(ctx: OperationContext, id: string, field: string, error = IP_POLICIES_ERRORS.IP_POLICY_NOT_FOUND): Promise<IpPolicyRecord> {
-  const policy = await ctx.tx.get(scopeOf(ctx, IP_POLICY_KIND), id);
+  const policy = await ctx.tx.get(scopeOf(ctx, ipPolicies.kind), id);
   if (!policy) throw new ApiError(error, `${field}: IP policy '${id}' was not found`, { id });
   return policy as IpPolicyRecord;
 }
@@ -134,7 +130,6 @@ async function validRuleCidr(ctx: OperationContext, text: string, policyId: stri
 export const ipPolicyRules = defineResource<IpPolicyRuleRecord, typeof RuleCreate, typeof RuleUpdate>({
   name: 'ip_policy_rules',
   label: 'IP policy rule',
-  kind: RULE_KIND,
   prefix: 'ipr',
   filterable: true,
   event: 'ip_policy_rule',

@@ -53,7 +53,6 @@ const typeTaken = (type: string, holder: string) =>
 export const ipRestrictions = defineResource<IpRestrictionRecord, typeof RestrictionCreate, typeof RestrictionUpdate>({
   name: 'ip_restrictions',
   label: 'IP restriction',
-  kind: IP_RESTRICTION_KIND,
   prefix: 'ipx',
   filterable: true,
   event: 'ip_restriction',

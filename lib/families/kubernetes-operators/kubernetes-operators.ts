@@ -35,7 +35,6 @@ import { KUBERNETES_OPERATORS_ERRORS as ERRORS } from './errors.ts';
  * has none for operators).
  */
 
-export const KUBERNETES_OPERATOR_KIND = 'kubernetes_operator';
 export const FEATURES = ['bindings', 'ingress', 'gateway'] as const;
 /** How long a binding certificate is valid (the operator renews it 30 days before it ends). */
 export const BINDING_CERTIFICATE_VALID_DAYS = 365;
@@ -204,7 +203,6 @@ const StoredBindingSchema = v.nullable(
 export const kubernetesOperators = defineResource<KubernetesOperatorRecord, typeof Create, typeof Update>({
   name: 'kubernetes_operators',
   label: 'Kubernetes operator',
-  kind: KUBERNETES_OPERATOR_KIND,
   prefix: 'k8sop',
   listKey: 'operators',
   createSchema: Create,

@@ -66,7 +66,6 @@ function* candidates(ctx: OperationContext, region: string): Generator<string> {
 export const reservedAddrs = defineResource<ReservedAddrRecord, typeof AddrCreate, typeof AddrUpdate>({
   name: 'reserved_addrs',
   label: 'reserved address',
-  kind: RESERVED_ADDR_KIND,
   prefix: 'ra',
   filterable: true,
   event: 'tcp_address',

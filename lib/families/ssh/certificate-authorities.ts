@@ -65,7 +65,6 @@ export function caKeyOptions(input: CaInput): { keyType: SshKeyType; keySize?: n
 export const sshCertificateAuthorities = defineResource<SshCaRecord, typeof CaCreate, typeof CaUpdate>({
   name: 'ssh_certificate_authorities',
   label: 'SSH certificate authority',
-  kind: SSH_CA_KIND,
   prefix: 'sshca',
   filterable: true,
   event: 'ssh_certificate_authority',

@@ -95,10 +95,7 @@ function certificateResource<S extends v.GenericSchema<unknown, Record<string, u
   return defineResource<SshCertificateRecord, S, typeof CertUpdate>({
     name: kind.name,
     label: kind.label,
-    kind: kind.name.replace(/s$/, ''),
     prefix: kind.prefix,
-    path: `/${kind.name}`,
-    listKey: kind.name,
     event: kind.event,
     notFoundError: SSH_ERRORS.SSH_CERT_NOT_FOUND,
     createSchema: kind.schema,

@@ -39,7 +39,6 @@ export function validSshPublicKey(text: string | undefined, field = 'public_key'
 export const sshCredentials = defineResource<SshCredentialRecord, typeof SshCredentialCreate, typeof CredentialUpdate>({
   name: 'ssh_credentials',
   label: 'SSH credential',
-  kind: SSH_CREDENTIAL_KIND,
   prefix: 'sshcr',
   filterable: true,
   event: 'ssh_public_key',

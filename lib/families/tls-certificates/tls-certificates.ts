@@ -171,7 +171,6 @@ export function parseTlsCertificate(certificatePem: string, privateKeyPem: strin
 export const tlsCertificates = defineResource<TlsCertificateRecord, typeof TlsCertificateCreate, typeof TlsCertificateUpdate>({
   name: 'tls_certificates',
   label: 'TLS certificate',
-  kind: TLS_CERTIFICATE_KIND,
   prefix: 'cert',
   filterable: true,
   event: 'tls_certificate',

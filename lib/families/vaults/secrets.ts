@@ -99,7 +99,6 @@ function writerRef(ctx: OperationContext, ownerId: string): Ref | null {
 export const secrets = defineResource<SecretRecord, typeof SecretCreate, typeof SecretUpdate>({
   name: 'secrets',
   label: 'secret',
-  kind: SECRET_KIND,
   prefix: 'secret',
   path: '/vault_secrets',
   filterable: true,

@@ -55,7 +55,6 @@ export const actorOf = (ctx: OperationContext) => ctx.principal.ownerId ?? '';
 export const vaults = defineResource<VaultRecord, typeof VaultCreate, typeof VaultUpdate>({
   name: 'vaults',
   label: 'vault',
-  kind: VAULT_KIND,
   prefix: 'vault',
   filterable: true,
   event: 'vault',

@@ -1,0 +1,16 @@
+import { fork, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { Agent, request } from 'node:http';
+const forkPart = (role: string) => fork(new URL('./ingress-parts.ts', import.meta.url).pathname, [role], { execArgv: ['--import', 'tsx', '--expose-gc'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+const burrow = forkPart('burrow'); const agentPart = forkPart('agent');
+const [parts] = await once(burrow, 'message') as any; agentPart.send(parts); await once(agentPart, 'message');
+const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+const one = () => new Promise<void>((resolve, reject) => { const req = request({ host: '127.0.0.1', port: parts.ingressPort, path: '/', agent, headers: { host: parts.domain } }, (res) => { res.resume(); res.on('end', () => resolve()); }); req.on('error', reject); req.end(); });
+for (let i = 0; i < 500; i++) await one();
+const N = 20;
+const st = spawn('strace', ['-f', '-e', 'trace=read,write,writev', '-s', '40', '-o', '/tmp/nag/ing.txt', '-p', String(burrow.pid)], { stdio: ['ignore', 'inherit', 'inherit'] });
+await new Promise((r) => setTimeout(r, 500));
+for (let i = 0; i < N; i++) await one();
+st.kill('SIGINT'); await once(st, 'exit');
+console.log('requests', N);
+burrow.kill(); agentPart.kill(); agent.destroy(); process.exit(0);
