@@ -111,6 +111,9 @@ const ApplicationSessionCreate = v.strictObject({
   route_id: v.optional(v.string()),
 });
 
+/** What both kinds declare alike: a sign-in makes them (here the control plane's create); the API reads and deletes them. */
+const madeBySignIns = { operations: ['get', 'list', 'delete'], updateSchema: NO_FIELDS } as const;
+
 const sessionsOfUser = (ctx: OperationContext): PairIndex => ({ account: ctx.account, kind: '_application_user_session' });
 
 export const applicationUsers = defineResource<ApplicationUserRecord, typeof ApplicationUserCreate, typeof NO_FIELDS>({
@@ -118,9 +121,8 @@ export const applicationUsers = defineResource<ApplicationUserRecord, typeof App
   label: 'application user',
   prefix: 'apu',
   path: '/app/users',
-  operations: ['get', 'list', 'delete'],
+  ...madeBySignIns,
   createSchema: ApplicationUserCreate,
-  updateSchema: NO_FIELDS,
   storedFields: { last_active: rfc3339, last_login: rfc3339, identity: v.string() },
   unique: [
     {
@@ -179,9 +181,8 @@ export const applicationSessions = defineResource<ApplicationSessionRecord, type
   label: 'application session',
   prefix: 'aps',
   path: '/app/sessions',
-  operations: ['get', 'list', 'delete'],
+  ...madeBySignIns,
   createSchema: ApplicationSessionCreate,
-  updateSchema: NO_FIELDS,
   storedFields: {
     application_user_id: storedRef('apu'),
     browser_session: v.looseObject({ user_agent: v.record(v.string(), v.unknown()), ip_address: v.string(), location: v.nullable(v.record(v.string(), v.unknown())) }),

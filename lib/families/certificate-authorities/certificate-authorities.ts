@@ -19,14 +19,21 @@ import { CERTIFICATE_AUTHORITIES_ERRORS } from './errors.ts';
 
 export const CERTIFICATE_AUTHORITY_KIND = 'certificate_authority';
 
-/** What a CA certificate says, as the response shows it. */
-export interface CaCertificateFields {
-  readonly ca_pem: string;
+/** What any X.509 certificate says that CAs and TLS certificates both answer (`certificateSummary`). */
+export interface CertificateSummary {
   readonly subject_common_name: string;
   readonly not_before: string;
   readonly not_after: string;
   readonly key_usages: readonly string[];
   readonly extended_key_usages: readonly string[];
+}
+
+/** A `CertificateSummary`'s fields as a snapshot import checks them. */
+export const CERTIFICATE_SUMMARY_STORED = { subject_common_name: v.string(), not_before: rfc3339, not_after: rfc3339, key_usages: v.array(v.string()), extended_key_usages: v.array(v.string()) };
+
+/** What a CA certificate says, as the response shows it. */
+export interface CaCertificateFields extends CertificateSummary {
+  readonly ca_pem: string;
 }
 
 export interface CertificateAuthorityRecord extends BaseRecord, CaCertificateFields {}
@@ -102,9 +109,29 @@ export function keyUsages(der: Buffer): string[] {
   return [];
 }
 
-function commonName(cert: X509Certificate): string {
-  const line = cert.subject.split('\n').find((part) => part.startsWith('CN='));
-  return line ? line.slice(3) : '';
+/** The attributes of a certificate's subject or issuer as node writes them (`CN=…` lines), the first of each name, unescaped. */
+export function distinguishedName(text: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const line of text.split('\n')) {
+    const at = line.indexOf('=');
+    if (at <= 0) continue;
+    const name = line.slice(0, at);
+    if (!(name in out)) out[name] = line.slice(at + 1).replace(/\\(.)/g, '$1');
+  }
+  return out;
+}
+
+const commonName = (cert: X509Certificate) => distinguishedName(cert.subject).CN ?? '';
+
+/** The summary fields of `cert`. */
+export function certificateSummary(cert: X509Certificate): CertificateSummary {
+  return {
+    subject_common_name: commonName(cert),
+    not_before: formatTime(new Date(cert.validFrom)),
+    not_after: formatTime(new Date(cert.validTo)),
+    key_usages: keyUsages(cert.raw),
+    extended_key_usages: extendedKeyUsages(cert),
+  };
 }
 
 function refuse(spec: ErrorSpec, message: string): never {
@@ -145,14 +172,7 @@ export function parseCaPem(pem: string): CaCertificateFields {
   }
   const cert = certificates[0]!;
   if (!cert.ca) refuse(CERTIFICATE_AUTHORITIES_ERRORS.CA_NOT_A_CA, `the certificate ${JSON.stringify(commonName(cert))} is not a CA: its Basic Constraints do not set cA (RFC 5280 §4.2.1.9)`);
-  return {
-    ca_pem: pem,
-    subject_common_name: commonName(cert),
-    not_before: formatTime(new Date(cert.validFrom)),
-    not_after: formatTime(new Date(cert.validTo)),
-    key_usages: keyUsages(cert.raw),
-    extended_key_usages: extendedKeyUsages(cert),
-  };
+  return { ca_pem: pem, ...certificateSummary(cert) };
 }
 
 export const certificateAuthorities = defineResource<CertificateAuthorityRecord, typeof CaCreate, typeof CaUpdate>({
@@ -163,7 +183,7 @@ export const certificateAuthorities = defineResource<CertificateAuthorityRecord,
   event: 'certificate_authority',
   createSchema: CaCreate,
   updateSchema: CaUpdate,
-  storedFields: { subject_common_name: v.string(), not_before: rfc3339, not_after: rfc3339, key_usages: v.array(v.string()), extended_key_usages: v.array(v.string()) },
+  storedFields: CERTIFICATE_SUMMARY_STORED,
   create: (_ctx, input, base) => ({ ...base, ...parseCaPem(input.ca_pem) }),
   toResponse: (_ctx, record, base) => ({
     ...base,

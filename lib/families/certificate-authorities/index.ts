@@ -10,6 +10,17 @@ export const certificateAuthoritiesFamily = defineFamily({
   examples: { certificate_authorities: { body: (seed) => ({ ca_pem: seed.certificates().ca }) } },
 });
 
-export { CERTIFICATE_AUTHORITY_KIND, certificateAuthorities, certificateAuthorityPems, extendedKeyUsages, keyUsages, pemBlocks } from './certificate-authorities.ts';
+export {
+  CERTIFICATE_AUTHORITY_KIND,
+  CERTIFICATE_SUMMARY_STORED,
+  certificateAuthorities,
+  certificateAuthorityPems,
+  certificateSummary,
+  distinguishedName,
+  extendedKeyUsages,
+  keyUsages,
+  pemBlocks,
+  type CertificateSummary,
+} from './certificate-authorities.ts';
 
 export { CERTIFICATE_AUTHORITIES_ERRORS } from './errors.ts';

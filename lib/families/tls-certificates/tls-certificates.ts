@@ -6,7 +6,7 @@ import { description, limitBytes, metadata, refusedField, rfc3339 } from '../../
 import type { OperationContext } from '../../engine/context.ts';
 import { defineResource, emitAudit, keepIndexes, respond, scopeOf, type BaseRecord } from '../../engine/resource.ts';
 import { canonicalAddress } from '../../conventions/cidr.ts';
-import { extendedKeyUsages, keyUsages, pemBlocks } from '../certificate-authorities/index.ts';
+import { CERTIFICATE_SUMMARY_STORED, certificateSummary, distinguishedName, pemBlocks, type CertificateSummary } from '../certificate-authorities/index.ts';
 import { TLS_CERTIFICATES_ERRORS } from './errors.ts';
 
 /**
@@ -25,14 +25,9 @@ import { TLS_CERTIFICATES_ERRORS } from './errors.ts';
 export const TLS_CERTIFICATE_KIND = 'tls_certificate';
 
 /** What the leaf certificate says, as the response shows it. */
-export interface TlsCertificateFields {
+export interface TlsCertificateFields extends CertificateSummary {
   readonly certificate_pem: string;
-  readonly subject_common_name: string;
   readonly subject_alternative_names: { readonly dns_names: readonly string[]; readonly ips: readonly string[] };
-  readonly not_before: string;
-  readonly not_after: string;
-  readonly key_usages: readonly string[];
-  readonly extended_key_usages: readonly string[];
   readonly private_key_type: 'rsa' | 'ecdsa' | 'ed25519';
   readonly issuer_common_name: string;
   readonly serial_number: string;
@@ -69,17 +64,6 @@ function refuse(spec: ErrorSpec, field: 'certificate_pem' | 'private_key_pem', m
 }
 
 /** `C=DE\nO=Acme\, Inc\nCN=x` → the first value of each attribute, unescaped. */
-function distinguishedName(text: string): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const line of text.split('\n')) {
-    const at = line.indexOf('=');
-    if (at <= 0) continue;
-    const name = line.slice(0, at);
-    if (!(name in out)) out[name] = line.slice(at + 1).replace(/\\(.)/g, '$1');
-  }
-  return out;
-}
-
 /** `DNS:a.example.com, IP Address:2001:DB8:0:0:0:0:0:1` → names and canonical addresses. */
 function alternativeNames(cert: X509Certificate): TlsCertificateFields['subject_alternative_names'] {
   const dns: string[] = [];
@@ -151,12 +135,8 @@ export function parseTlsCertificate(certificatePem: string, privateKeyPem: strin
   return {
     certificate_pem: certificatePem,
     private_key_pem: privateKeyPem,
-    subject_common_name: subject.CN ?? '',
+    ...certificateSummary(leaf),
     subject_alternative_names: alternativeNames(leaf),
-    not_before: formatTime(new Date(leaf.validFrom)),
-    not_after: formatTime(new Date(leaf.validTo)),
-    key_usages: keyUsages(leaf.raw),
-    extended_key_usages: extendedKeyUsages(leaf),
     private_key_type: type,
     issuer_common_name: distinguishedName(leaf.issuer).CN ?? '',
     serial_number: leaf.serialNumber.toLowerCase(),
@@ -178,12 +158,9 @@ export const tlsCertificates = defineResource<TlsCertificateRecord, typeof TlsCe
   createSchema: TlsCertificateCreate,
   updateSchema: TlsCertificateUpdate,
   storedFields: {
-    ...Object.fromEntries(['subject_common_name', 'issuer_common_name', 'serial_number', 'subject_organization', 'subject_organizational_unit', 'subject_locality', 'subject_province', 'subject_country'].map((field) => [field, v.string()])),
+    ...CERTIFICATE_SUMMARY_STORED,
+    ...Object.fromEntries(['issuer_common_name', 'serial_number', 'subject_organization', 'subject_organizational_unit', 'subject_locality', 'subject_province', 'subject_country'].map((field) => [field, v.string()])),
     subject_alternative_names: v.strictObject({ dns_names: v.array(v.string()), ips: v.array(v.string()) }),
-    not_before: rfc3339,
-    not_after: rfc3339,
-    key_usages: v.array(v.string()),
-    extended_key_usages: v.array(v.string()),
     private_key_type: v.picklist(['rsa', 'ecdsa', 'ed25519']),
     issued_at: v.optional(rfc3339),
   },
