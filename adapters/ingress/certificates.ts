@@ -11,11 +11,14 @@ import { LruCache } from './lru-cache.ts';
  * certificates by certificate id (a domain given another certificate serves it from its next
  * connection), CA-signed ones by the names they hold.
  *
- * Signing costs some 5 ms of CPU, so a name is signed only for what an account configured: the
+ * A signing costs over 1 ms of CPU, so a name is signed only for what an account configured: the
  * reserved domain covering it (a wildcard domain's one certificate serves all its names), or the
- * name itself when an endpoint or edge serves it. Any other name gets the service zone's one
- * certificate (`*.<zone>`), as the vendor serves its own wildcard to names it does not know: a
- * client sending thousands of made-up names costs one signing, not thousands.
+ * name itself when an endpoint or edge serves it outside the service zone. Any other name, and every
+ * name one label under the service zone (the names agents get without a reservation), gets the
+ * zone's one certificate (`*.<zone>`), as the vendor serves its own wildcard for its zone's names
+ * and for names it does not know: a client sending thousands of made-up names costs one signing,
+ * not thousands. That certificate is made as the listener starts (`prepare`), so an agent's first
+ * request does not wait for it.
  */
 export interface ServedCertificate {
   readonly context: SecureContext;
@@ -27,6 +30,8 @@ export interface ServedCertificate {
 export interface IngressCertificates {
   /** The certificate for `hostname`; `routed` when an endpoint or edge serves the name. */
   for(hostname: string, routed: boolean): Promise<ServedCertificate>;
+  /** Makes the service zone's certificate now, in the background (a failure is tried again at the first connection that needs it). */
+  prepare(): void;
 }
 
 /** Contexts kept of each kind; past it the least recently used one is made again when needed. */
@@ -35,24 +40,35 @@ const CERTIFICATES_KEPT = 512;
 export function createIngressCertificates(burrow: BurrowCore<any>): IngressCertificates {
   const accounts = new LruCache<ServedCertificate>(CERTIFICATES_KEPT);
   const signed = new LruCache<Promise<ServedCertificate>>(CERTIFICATES_KEPT);
+  const signedFor = (dnsNames: string[]) => {
+    const key = dnsNames.join(' ');
+    const made = signed.get(key, async () => {
+      // Real time, not the instance clock: clients check validity against theirs.
+      const certificate = await signServerCertificate(await burrow.services.ca(), { now: new Date(), dnsNames });
+      return served(certificate.certificatePem, certificate.privateKeyPem);
+    });
+    // A failed signing is not kept: the next connection tries again.
+    return made.catch((error: unknown) => {
+      signed.delete(key);
+      throw error;
+    });
+  };
+  const zoneNames = () => {
+    const zone = burrow.services.simulation.serviceZone;
+    return { zone, names: [`*.${zone}`, zone] };
+  };
   return {
     async for(hostname, routed) {
       const covering = await findCoveringDomain(burrow.reader, hostname);
       const own = covering?.certificate;
       if (own) return accounts.get(own.id, () => served(own.certificatePem, own.privateKeyPem));
-      const zone = burrow.services.simulation.serviceZone;
-      const dnsNames = covering ? [covering.domain] : routed ? [hostname] : [`*.${zone}`, zone];
-      const key = dnsNames.join(' ');
-      const made = signed.get(key, async () => {
-        // Real time, not the instance clock: clients check validity against theirs.
-        const certificate = await signServerCertificate(await burrow.services.ca(), { now: new Date(), dnsNames });
-        return served(certificate.certificatePem, certificate.privateKeyPem);
-      });
-      // A failed signing is not kept: the next connection tries again.
-      return made.catch((error: unknown) => {
-        signed.delete(key);
-        throw error;
-      });
+      if (covering) return signedFor([covering.domain]);
+      const { zone, names } = zoneNames();
+      const inZone = hostname.endsWith(`.${zone}`) && !hostname.slice(0, -zone.length - 1).includes('.');
+      return signedFor(routed && !inZone ? [hostname] : names);
+    },
+    prepare() {
+      signedFor(zoneNames().names).catch(() => undefined);
     },
   };
 }

@@ -117,9 +117,12 @@ export async function createIngress<C>(burrow: BurrowCore<any>, options: Ingress
     if (http) internalRequests.listen(http);
     let tls: BoundAddress | undefined;
     if (options.tls) {
-      const tlsServer = createTlsIngress(burrow, { routes, carrier, certificates: createIngressCertificates(burrow), http: httpIngress, connections, onError });
+      const certificates = createIngressCertificates(burrow);
+      const tlsServer = createTlsIngress(burrow, { routes, carrier, certificates, http: httpIngress, connections, onError });
       tlsServer.on('connection', track);
       tls = await open('tls_ingress', tlsServer, options.tls);
+      // After start returns: an agent connecting meanwhile (its TLS handshake alone takes some 40 ms) finds it made.
+      setImmediate(() => certificates.prepare());
     }
     await tcp.syncEdges();
     return { http, tls, syncTcpEdges: () => tcp.syncEdges(), close };

@@ -93,6 +93,19 @@ describe('HTTPS endpoints through the TLS ingress', () => {
     assert.equal(offline.certificate.subject.CN, '*.burrow.internal');
   });
 
+  test("an endpoint of the service zone's own names (an agent's URL without a reservation) is served with the zone's one wildcard certificate, as the vendor serves its zone", async (t) => {
+    const session = await agent(t);
+    const listener = await session.httpEndpoint().listenAndForward(`http://127.0.0.1:${app.port}`);
+    const name = new URL(listener.url()!).hostname;
+    assert.match(name, /^[^.]+\.burrow\.internal$/);
+    const served = await httpsCall(name, burrowCa, '/zone');
+    assert.equal(served.status, 200);
+    assert.equal(JSON.parse(served.body).url, '/zone');
+    assert.equal(served.certificate.subject.CN, '*.burrow.internal');
+    const offline = await httpsCall('nobody.burrow.internal', burrowCa);
+    assert.equal(offline.certificate.serialNumber, served.certificate.serialNumber, 'one certificate for the zone');
+  });
+
   test("the reserved domain's own certificate (POST /tls_certificates) is served for its name", async (t) => {
     const own = await signServerCertificate(ownCa, { now: new Date(), dnsNames: ['own.example.com'] });
     const uploaded = await server.request('POST', '/tls_certificates', { certificate_pem: own.certificatePem, private_key_pem: own.privateKeyPem });
