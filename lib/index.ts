@@ -141,6 +141,7 @@ export {
   type BoundTunnel,
   type OpenedSession,
   AGENTS_ERRORS,
+  VENDOR_ZONES,
 } from './families/agents/index.ts';
 export { findSshCredentialAccounts } from './families/ssh/index.ts';
 // What the ingress reads of stored endpoints and domains

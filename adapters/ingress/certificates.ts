@@ -1,6 +1,6 @@
 import { createSecureContext, type SecureContext } from 'node:tls';
 import type { BurrowCore } from '../../lib/burrow.ts';
-import { findCoveringDomain, signServerCertificate } from '../../lib/index.ts';
+import { findCoveringDomain, signServerCertificate, VENDOR_ZONES } from '../../lib/index.ts';
 import { LruCache } from './lru-cache.ts';
 
 /**
@@ -13,12 +13,13 @@ import { LruCache } from './lru-cache.ts';
  *
  * A signing costs over 1 ms of CPU, so a name is signed only for what an account configured: the
  * reserved domain covering it (a wildcard domain's one certificate serves all its names), or the
- * name itself when an endpoint or edge serves it outside the service zone. Any other name, and every
- * name one label under the service zone (the names agents get without a reservation), gets the
- * zone's one certificate (`*.<zone>`), as the vendor serves its own wildcard for its zone's names
- * and for names it does not know: a client sending thousands of made-up names costs one signing,
- * not thousands. That certificate is made as the listener starts (`prepare`), so an agent's first
- * request does not wait for it.
+ * name itself when an endpoint or edge serves it. A name one label under the service zone or one of
+ * the vendor's zones (the names agents bind without a reservation) gets that zone's one wildcard
+ * certificate (`*.<zone>`), and so does any name nobody serves (the service zone's): as the vendor
+ * serves its own certificate where no domain of the account matches (ngrok-docs
+ * universal-gateway/tls-certificates, "Certificate Selection"). A client sending thousands of
+ * made-up names costs one signing, not thousands. The service zone's certificate is made as the
+ * listener starts (`prepare`), so an agent's first request does not wait for it.
  */
 export interface ServedCertificate {
   readonly context: SecureContext;
@@ -53,22 +54,20 @@ export function createIngressCertificates(burrow: BurrowCore<any>): IngressCerti
       throw error;
     });
   };
-  const zoneNames = () => {
-    const zone = burrow.services.simulation.serviceZone;
-    return { zone, names: [`*.${zone}`, zone] };
-  };
+  const zoneNames = (zone: string) => [`*.${zone}`, zone];
   return {
     async for(hostname, routed) {
       const covering = await findCoveringDomain(burrow.reader, hostname);
       const own = covering?.certificate;
       if (own) return accounts.get(own.id, () => served(own.certificatePem, own.privateKeyPem));
       if (covering) return signedFor([covering.domain]);
-      const { zone, names } = zoneNames();
-      const inZone = hostname.endsWith(`.${zone}`) && !hostname.slice(0, -zone.length - 1).includes('.');
-      return signedFor(routed && !inZone ? [hostname] : names);
+      const serviceZone = burrow.services.simulation.serviceZone;
+      const zone = [serviceZone, ...VENDOR_ZONES].find((base) => hostname.endsWith(`.${base}`) && !hostname.slice(0, -base.length - 1).includes('.'));
+      if (zone) return signedFor(zoneNames(zone));
+      return signedFor(routed ? [hostname] : zoneNames(serviceZone));
     },
     prepare() {
-      signedFor(zoneNames().names).catch(() => undefined);
+      signedFor(zoneNames(burrow.services.simulation.serviceZone)).catch(() => undefined);
     },
   };
 }

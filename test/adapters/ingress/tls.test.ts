@@ -93,7 +93,7 @@ describe('HTTPS endpoints through the TLS ingress', () => {
     assert.equal(offline.certificate.subject.CN, '*.burrow.internal');
   });
 
-  test("an endpoint of the service zone's own names (an agent's URL without a reservation) is served with the zone's one wildcard certificate, as the vendor serves its zone", async (t) => {
+  test("an agent's URL without a reservation (under the service zone or a vendor zone) is served with that zone's one wildcard certificate, as the vendor serves its own", async (t) => {
     const session = await agent(t);
     const listener = await session.httpEndpoint().listenAndForward(`http://127.0.0.1:${app.port}`);
     const name = new URL(listener.url()!).hostname;
@@ -104,6 +104,11 @@ describe('HTTPS endpoints through the TLS ingress', () => {
     assert.equal(served.certificate.subject.CN, '*.burrow.internal');
     const offline = await httpsCall('nobody.burrow.internal', burrowCa);
     assert.equal(offline.certificate.serialNumber, served.certificate.serialNumber, 'one certificate for the zone');
+    // A name under one of the vendor's zones, bound without a reservation: that zone's wildcard.
+    await session.httpEndpoint().domain('mine.ngrok.app').listenAndForward(`http://127.0.0.1:${app.port}`);
+    const vendorZone = await httpsCall('mine.ngrok.app', burrowCa, '/vendor-zone');
+    assert.equal(vendorZone.status, 200);
+    assert.equal(vendorZone.certificate.subject.CN, '*.ngrok.app');
   });
 
   test("the reserved domain's own certificate (POST /tls_certificates) is served for its name", async (t) => {
