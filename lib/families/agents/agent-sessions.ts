@@ -13,7 +13,7 @@ import { respond, scopeOf } from '../../engine/resource.ts';
 import { INSTANCE_SCOPE, readAll, type StoreReader } from '../../store.ts';
 import type { TcpPortLease, TcpPorts } from '../../traffic/tcp-ports.ts';
 import { CREDENTIAL_KIND } from '../credentials/index.ts';
-import { findReservedDomain } from '../domains/index.ts';
+import { findCoveringDomain, findReservedDomain } from '../domains/index.ts';
 import { isInternalHost, UPSTREAM_PROTOCOLS } from '../endpoints/index.ts';
 import { evaluateRestriction, IP_POLICIES_ERRORS, ipPolicyExists } from '../ip-policies/index.ts';
 import { findReservedAddr } from '../reserved-addrs/index.ts';
@@ -314,7 +314,12 @@ async function startBoundTunnel(instance: Instance, account: string, sessionId: 
       if (invalid) {
         throw new ApiError(AGENTS_ERRORS.AGENT_DOMAIN_INVALID, `hostname: invalid character '${invalid[0]}' in '${name}'; a domain may contain only a-z, A-Z, 0-9, '.', '*' and '-'`);
       }
-      if (bind.hostname && !underZone(name, zone) && !isInternalHost(name, zone) && !(await findReservedDomain(ctx, name))) {
+      const own = bind.hostname || bind.subdomain ? await findReservedDomain(ctx, name) : undefined;
+      // A name another account reserved is theirs, under the service's zones too (the vendor's ERR_NGROK_320).
+      if ((bind.hostname || bind.subdomain) && !own && (await findCoveringDomain(ctx.tx, name))) {
+        throw new ApiError(AGENTS_ERRORS.AGENT_DOMAIN_RESERVED_ELSEWHERE, `hostname: ${name} is reserved for another account; bind it with an authtoken of the account that reserved it, or choose another name`);
+      }
+      if (bind.hostname && !underZone(name, zone) && !isInternalHost(name, zone) && !own) {
         const vendorZone = VENDOR_ZONES.find((base) => underZone(name, base));
         if (vendorZone === undefined) {
           throw new ApiError(AGENTS_ERRORS.AGENT_DOMAIN_NOT_RESERVED, `hostname: ${name} is not a reserved domain of this account (nor under ${zone}); reserve it (POST /reserved_domains) or a wildcard domain one label above it`);

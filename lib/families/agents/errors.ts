@@ -2,10 +2,11 @@ import { errorSpec, type ErrorSpec } from '../../conventions/errors.ts';
 
 /**
  * The error conditions of this family, with the vendor's catalogue numbers where it has one:
- * a malformed authtoken (105), a domain with invalid characters (326), an upstream protocol other than http1/http2 (15003), tunnel sessions, agent commands (vendor 800–810) and agent ingresses (6700–6711); Burrow's own range.
+ * a malformed authtoken (105), a domain reserved for another account (320), a domain with invalid characters (326), an upstream protocol other than http1/http2 (15003), tunnel sessions, agent commands (vendor 800–810) and agent ingresses (6700–6711); Burrow's own range.
  */
 export const AGENTS_ERRORS = {
   AGENT_TOKEN_MALFORMED: errorSpec(105, 401),
+  AGENT_DOMAIN_RESERVED_ELSEWHERE: errorSpec(320, 403),
   AGENT_DOMAIN_INVALID: errorSpec(326, 400),
   AGENT_DOMAIN_NESTED: errorSpec(354, 403),
   AGENT_UPSTREAM_PROTOCOL_INVALID: errorSpec(15003, 400),

@@ -36,4 +36,26 @@ describe("names on the vendor's base domains", () => {
     assert.equal(reserved.url(), 'https://api.team.ngrok.dev');
     assert.equal((await callIngress(ingress.port('http_ingress'), { host: 'api.team.ngrok.dev', path: '/' })).status, 200);
   });
+
+  test("a name another account reserved is that account's, under the vendor's and the service's zones too (320); its own agent binds it", { timeout: 30_000 }, async (t) => {
+    const { ingress, app } = await startServerAndApp(t);
+    const { server } = ingress;
+    const other = await server.request('POST', '/_burrow/accounts', { name: 'holder' }, { token: server.operatorToken! });
+    assert.equal(other.status, 201, other.text);
+    for (const domain of ['taken.ngrok.app', 'held.burrow.internal', '*.crew.ngrok.dev']) {
+      assert.equal((await server.request('POST', '/reserved_domains', { domain }, { token: other.body.token })).status, 201);
+    }
+    const session = await ingress.agent(t);
+    for (const domain of ['taken.ngrok.app', 'held.burrow.internal', 'api.crew.ngrok.dev']) {
+      await assert.rejects(session.httpEndpoint().domain(domain).listen(false), (error: Error) => {
+        assert.match(error.message, /ERR_BURROW_320/);
+        assert.match(error.message, new RegExp(`${domain.replace(/\./g, '\\.')} is reserved for another account`));
+        return true;
+      });
+    }
+    const holder = await ingress.agent(t, other.body.token);
+    const listener = await holder.httpEndpoint().domain('taken.ngrok.app').listenAndForward(`http://127.0.0.1:${app.port}`);
+    assert.equal(listener.url(), 'https://taken.ngrok.app');
+    assert.equal((await callIngress(ingress.port('http_ingress'), { host: 'taken.ngrok.app', path: '/' })).status, 200);
+  });
 });
