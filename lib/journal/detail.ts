@@ -70,9 +70,12 @@ function redactJson(value: unknown): unknown {
   return out;
 }
 
+const isForm = (contentType: string | null | undefined) => contentType !== undefined && contentType !== null && /^application\/x-www-form-urlencoded/i.test(contentType);
+const redactForm = (text: string) => redactQuery(text, REDACTED).replace(/^\?/, '');
+
 /** `text` with the values of secret fields replaced: JSON by field, a form (`a=1&b=2`) by name; anything else as it is. */
 export function redactBodyText(text: string, contentType?: string | null): string {
-  if (contentType && /^application\/x-www-form-urlencoded/i.test(contentType)) return redactQuery(text, REDACTED).replace(/^\?/, '');
+  if (isForm(contentType)) return redactForm(text);
   if (!SECRET_FIELD_IN_TEXT.test(text)) return text;
   try {
     return JSON.stringify(redactJson(JSON.parse(text)));
@@ -102,10 +105,27 @@ function numberEnd(text: string, at: number): number {
  * JSON text as `JSON.stringify` writes it (no white space, no name twice in an object) with the
  * values of secret fields replaced: the text `redactBodyText` makes of it by parsing and writing
  * it again, found by one pass over its strings instead (a created key's answer carries its token,
- * and parsing it was a fifth of what the journal cost that request). Outside strings such text
- * holds no `"`, so the pass meets every string whole; a string followed by `:` is a name.
+ * and parsing it was a fifth of what the journal cost that request).
  */
 export function redactSerialisedJson(text: string): string {
+  return redactByScan(text, true);
+}
+
+/**
+ * The first part of a JSON body cut at `journal_body_bytes`, which no parse can read, with the
+ * values of secret fields replaced as they are found: a secret string the cut ends in is replaced
+ * to the end. White space is kept as sent.
+ */
+export function redactCutJson(text: string): string {
+  return redactByScan(text, false);
+}
+
+/**
+ * One pass over the strings of JSON text (`whole`: all of a text `JSON.stringify` wrote; else the
+ * start of any JSON text). Outside strings JSON holds no `"`, so the pass meets every string
+ * whole; a string followed by `:` (white space around it allowed) is a name.
+ */
+function redactByScan(text: string, whole: boolean): string {
   if (!SECRET_FIELD_IN_TEXT.test(text)) return text;
   let out = '';
   let copied = 0;
@@ -113,15 +133,17 @@ export function redactSerialisedJson(text: string): string {
     const end = stringEnd(text, at);
     if (end < 0) break;
     let next = end;
-    if (text.charCodeAt(end) === 58) {
+    const colon = spacesEnd(text, end);
+    if (text.charCodeAt(colon) === 58) {
       const raw = text.slice(at + 1, end - 1);
-      const name = raw.includes('\\') ? (JSON.parse(`"${raw}"`) as string) : raw;
+      const name = raw.includes('\\') ? nameOf(raw) : raw;
       // A parse makes `__proto__` a field that the copy's assignment drops: left to the parse, as before.
-      if (name === '__proto__') return redactBodyText(text);
-      if (SECRET_FIELD.test(name)) {
+      if (whole && name === '__proto__') return redactBodyText(text);
+      if (name !== undefined && SECRET_FIELD.test(name)) {
         // A string or a number is replaced; anything else is gone into as it comes.
-        const valueAt = end + 1;
+        const valueAt = spacesEnd(text, colon + 1);
         const valueEnd = text.charCodeAt(valueAt) === 34 ? stringEnd(text, valueAt) : numberEnd(text, valueAt);
+        if (valueEnd < 0) return `${out}${text.slice(copied, valueAt)}"${REDACTED}`;
         if (valueEnd > valueAt) {
           out += `${text.slice(copied, valueAt)}"${REDACTED}"`;
           copied = next = valueEnd;
@@ -131,6 +153,28 @@ export function redactSerialisedJson(text: string): string {
     at = text.indexOf('"', next);
   }
   return copied === 0 ? text : out + text.slice(copied);
+}
+
+/** Past the JSON white space at `at`. */
+function spacesEnd(text: string, at: number): number {
+  let end = at;
+  for (let c = text.charCodeAt(end); c === 32 || c === 9 || c === 10 || c === 13; c = text.charCodeAt(++end));
+  return end;
+}
+
+/** A JSON string's text with its escapes read; undefined when they are not JSON's. */
+function nameOf(raw: string): string | undefined {
+  try {
+    return JSON.parse(`"${raw}"`) as string;
+  } catch {
+    return undefined;
+  }
+}
+
+/** A cut body's text with secrets replaced: a form by name, JSON (by its type, or its first character) by field. */
+function redactCutText(text: string, contentType?: string | null): string {
+  if (isForm(contentType)) return redactForm(text);
+  return (contentType && /json/i.test(contentType)) || /^\s*[[{]/.test(text) ? redactCutJson(text) : text;
 }
 
 /** One kept body: its bytes (or text), cut at `journal_body_bytes`, and its whole size. */
@@ -171,16 +215,16 @@ export function keepText(text: string, contentType?: string | null, serialised =
     return { data: kept, bytes, truncated: false };
   }
   // A new flat string: a slice would keep the whole body alive.
-  return { data: Buffer.from(text).subarray(0, PER_BODY).toString(), bytes, truncated: true };
+  return { data: redactCutText(textOf(Buffer.from(text).subarray(0, PER_BODY), true) ?? '', contentType), bytes, truncated: true };
 }
 
 /** Bytes as kept: a copy of at most `journal_body_bytes` of them (the adapter captures no more). */
 export function keepBytes(data: Uint8Array, bytes: number, contentType?: string | null): KeptBody {
   const cut = data.byteLength > PER_BODY ? data.subarray(0, PER_BODY) : data;
   const truncated = bytes > cut.byteLength;
-  const text = truncated ? undefined : textOf(cut);
+  const text = textOf(cut, truncated);
   if (text !== undefined) {
-    const redacted = redactBodyText(text, contentType);
+    const redacted = truncated ? redactCutText(text, contentType) : redactBodyText(text, contentType);
     if (redacted !== text) return { data: redacted, bytes, truncated };
   }
   return { data: cut, bytes, truncated };
