@@ -70,6 +70,30 @@ function relayBody(from: Readable, to: Writable, through?: Transform): void {
   (through ? from.pipe(through) : from).pipe(to);
 }
 
+/** Fields that may not be trailers (RFC 9110 §6.5.1: framing, routing, how to read the content), besides hop-by-hop ones. */
+const NOT_TRAILERS = new Set(['content-length', 'content-encoding', 'content-type', 'content-range', 'host']);
+
+/**
+ * The agent's trailers (a chunked HTTP/1.1 answer's, an HTTP/2 answer's trailing HEADERS: gRPC's
+ * `grpc-status`) go on to the client after the body, set before `relayBody` ends the answer: an
+ * HTTP/2 client gets them as trailing HEADERS, an HTTP/1.1 one after the last chunk (node sends
+ * none on an answer framed by Content-Length).
+ */
+function passTrailers(answer: UpstreamAnswer, res: ServerResponse): void {
+  const send = () => {
+    const fields = 'trailerList' in answer ? (answer as HeldAnswer).trailerList : headerPairs(answer.rawTrailers ?? []);
+    // By name, a repeated field's values joined (RFC 9110 §5.3): node's HTTP/2 responses take no list.
+    const trailers: Record<string, string> = Object.create(null);
+    for (const [name, value] of fields) {
+      const key = name.toLowerCase();
+      if (!HOP_BY_HOP.has(key) && !NOT_TRAILERS.has(key)) trailers[key] = key in trailers ? `${trailers[key]}, ${value}` : value;
+    }
+    if (Object.keys(trailers).length > 0) res.addTrailers(trailers);
+  };
+  if (answer.readableEnded) send();
+  else answer.once('end', send);
+}
+
 /** How often the server looks for connections past `ingress_head_ms`. */
 const HEAD_CHECK_MS = 500;
 
@@ -262,6 +286,7 @@ export function createHttpIngress(burrow: BurrowCore<any>, options: HttpIngressO
           if (outcome.compression) headers = [...headers.filter(([name]) => name.toLowerCase() !== 'content-length'), ['Content-Encoding', outcome.compression], ['Vary', 'Accept-Encoding']];
           seen.upstreamAnswered(outcome.response.status, headers, body, outcome.compression, upstream.reusedSocket);
           res.writeHead(outcome.response.status, flatten(headers));
+          passTrailers(response, res);
           relayBody(body, res, compressor);
         };
         // An event stream's messages each go through on_event_stream_message (sse-find-replace) as they come.

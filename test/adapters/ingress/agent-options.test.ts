@@ -382,11 +382,14 @@ describe('HTTP/2 clients on the TLS ingress (ALPN h2)', () => {
     const request = client.request({ ':method': 'POST', ':path': '/trailers' }, { waitForTrailers: true });
     request.once('wantTrailers', () => request.sendTrailers({ baz: 'Fizz' }));
     request.end('hello');
+    const trailers = once(request, 'trailers') as Promise<[Http2Headers]>;
     const [answer] = (await once(request, 'response')) as [Http2Headers];
     let body = '';
     for await (const chunk of request) body += String(chunk);
     assert.equal(answer['x-response-trailer'], 'fizz');
     assert.equal(body, 'hello seen with Fizz');
+    // The app's trailing HEADERS reach the client as its own (gRPC's grpc-status travels so).
+    assert.equal((await trailers)[0].baz, 'fizz');
   });
 
   test('a body longer than the Content-Length the client declared never reaches the app (the stream is reset)', async (t) => {

@@ -270,7 +270,7 @@ describe('HTTP ingress: req.trailers and res.trailers', () => {
       const [res] = (await once(req, 'response')) as [IncomingMessage];
       let body = '';
       for await (const chunk of res) body += String(chunk);
-      return { headers: res.headers, body };
+      return { headers: res.headers, body, trailers: res.trailers };
     };
     const both = await send('/fizz', { Baz: 'Fizz' });
     assert.equal(both.body, 'answer done', 'the answer read to its end for res.trailers is relayed whole');
@@ -280,6 +280,16 @@ describe('HTTP ingress: req.trailers and res.trailers', () => {
     assert.equal(neither.headers['x-response-trailer'], undefined);
     assert.equal(neither.body, 'answer done');
     assert.deepEqual(seenBodies.at(-1), { body: 'hello world', trailers: undefined });
+    // The app's trailers go on to the client, read whole for the policy or streamed without one.
+    assert.deepEqual(both.trailers, { baz: 'fizz' });
+    await session.httpEndpoint().domain('plain.example.com').listenAndForward(`http://127.0.0.1:${(trailing.address() as import('node:net').AddressInfo).port}`);
+    const streamed = request({ host: '127.0.0.1', port, path: '/fizz', headers: { host: 'plain.example.com' }, agent: false });
+    streamed.end();
+    const [answer] = (await once(streamed, 'response')) as [IncomingMessage];
+    let text = '';
+    for await (const chunk of answer) text += String(chunk);
+    assert.equal(text, 'answer done');
+    assert.deepEqual(answer.trailers, { baz: 'fizz' });
   });
 });
 
