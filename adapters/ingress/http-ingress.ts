@@ -211,7 +211,7 @@ export function createHttpIngress(burrow: BurrowCore<any>, options: HttpIngressO
    * the client's connection (kept-streams.ts) when `client` is given; to an agent whose upstream
    * speaks HTTP/2, it goes as HTTP/2 on a stream of its own (h2-upstream.ts).
    */
-  function upstreamOf(admitted: Admitted, reply: Reply, upgrading: boolean, extraHeaders: HeaderList = [], client?: Socket): UpstreamCall | undefined {
+  function upstreamOf(admitted: Admitted, reply: Reply, upgrading: boolean, extraHeaders: HeaderList = [], client?: Socket, sideBySide = false): UpstreamCall | undefined {
     const { target, facts, conn, authority, scheme } = admitted;
     const open = () => openStream(target, conn);
     const url = new URL(facts.url);
@@ -244,7 +244,7 @@ export function createHttpIngress(burrow: BurrowCore<any>, options: HttpIngressO
     }
     const path = `${url.pathname}${url.search}`;
     if (client && target.kind === 'agent' && !target.session.ended) {
-      return http1Call(keptStreamsOf(keptStreams, client), `${target.session.id} ${target.tunnel.tunnelId}`, open, { method: facts.method, path, headers });
+      return http1Call(keptStreamsOf(keptStreams, client), `${target.session.id} ${target.tunnel.tunnelId}`, open, { method: facts.method, path, headers }, sideBySide);
     }
     const stream = ownStream();
     if (!stream) return undefined;
@@ -266,8 +266,9 @@ export function createHttpIngress(burrow: BurrowCore<any>, options: HttpIngressO
     const admitted = await admit(req, reply, seen);
     if (!admitted) return;
     if (admitted.target.websocketTcp) return void reply.send(page(400, INGRESS_CODES.websocketExpected, NOT_A_WEBSOCKET));
-    // An HTTP/2 client's requests run side by side: each takes a stream of its own.
-    const upstream = upstreamOf(admitted, reply, false, [], http2Streams.has(req) ? undefined : req.socket);
+    // An HTTP/2 client's requests run side by side: each takes a kept stream no other request has.
+    const http2 = http2Streams.get(req);
+    const upstream = http2 ? upstreamOf(admitted, reply, false, [], h2Sockets.get(http2.session), true) : upstreamOf(admitted, reply, false, [], req.socket);
     if (!upstream) return;
     // A client that goes away takes its upstream request with it (the agent sees the stream reset).
     res.on('close', () => {

@@ -122,11 +122,16 @@ function requestHead(request: Http1Request): { readonly head: Buffer; readonly c
   return { head: Buffer.from(`${head}\r\n`, 'latin1'), chunked, expects };
 }
 
-/** Sends `request` down `key`'s kept stream of `streams` (a new one from `open` when none is); see the file comment. */
-export function http1Call(streams: KeptStreams, key: string, open: () => Duplex, request: Http1Request): UpstreamCall {
+/**
+ * Sends `request` down `key`'s kept stream of `streams` (a new one from `open` when none is; with
+ * `sideBySide`, an HTTP/2 client's, one no other request has); see the file comment.
+ */
+export function http1Call(streams: KeptStreams, key: string, open: () => Duplex, request: Http1Request, sideBySide = false): UpstreamCall {
   const { head, chunked, expects } = requestHead(request);
   const call = new Http1Call(head, chunked, expects, request.method === 'HEAD');
-  streams.take(key, open, (error, kept) => (error ? process.nextTick(() => call.destroy(error)) : call.start(kept!)));
+  const use = (error: Error | undefined, kept?: KeptStream) => (error ? process.nextTick(() => call.destroy(error)) : call.start(kept!));
+  if (sideBySide) streams.takeFree(key, open, use);
+  else streams.take(key, open, use);
   return call;
 }
 

@@ -10,6 +10,10 @@ import type { Duplex } from 'node:stream';
  * while the stream is busy (a pipelining client) waits its turn; the proxy header (the client's
  * address) is the same for all of them.
  *
+ * An HTTP/2 client's requests run side by side: each takes the first of its connection's streams
+ * to the upstream that no request has, or a new one (`takeFree`), so a browser's page keeps as many
+ * streams (and app connections) as it had requests at once, not one per request.
+ *
  * A kept stream idles at most IDLE_MS, or less when the service's `Keep-Alive: timeout=N` hint says
  * so (N − 1 s; none when that is 0), so that Burrow drops it before the service does; the streams
  * go with the client's connection.
@@ -64,6 +68,17 @@ export class KeptStreams {
     if (!slot) this.#slots.set(key, (slot = { stream: undefined, busy: false, waiting: [], timer: undefined }));
     if (slot.busy) return void slot.waiting.push({ open, use });
     this.#lend(slot, open, use);
+  }
+
+  /**
+   * As `take`, for a client whose requests run side by side (HTTP/2): the first of `key`'s streams
+   * that no request has, or a new one. At most as many as the client has requests at once.
+   */
+  takeFree(key: string, open: () => Duplex, use: Borrower): void {
+    for (let i = 0; ; i++) {
+      const free = `${key}#${i}`;
+      if (!this.#slots.get(free)?.busy) return this.take(free, open, use);
+    }
   }
 
   #lend(slot: Slot, open: () => Duplex, use: Borrower): void {

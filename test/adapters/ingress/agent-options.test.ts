@@ -363,6 +363,21 @@ describe('HTTP/2 clients on the TLS ingress (ALPN h2)', () => {
     assert.deepEqual([through.status, seen2.version, seen2.method, seen2.length, seen2.authority], [200, '2.0', 'PUT', 10, `${hostOf(both.url())}:443`]);
   });
 
+  test("an HTTP/2 connection's requests reuse proxy streams as they free up, so the agent keeps as many app connections as there were requests at once", async (t) => {
+    const session = await ingress.agent(t);
+    // The app answers the port its caller connected from: one agent connection, one port.
+    const ports = await serveLocally(t, createHttpServer((req, res) => res.end(String(req.socket.remotePort))));
+    const listener = await session.httpEndpoint().listenAndForward(`http://127.0.0.1:${ports}`);
+    const client = await http2Client(t, hostOf(listener.url()));
+    const from = async (path: string) => (await http2Call(client, { ':method': 'GET', ':path': path })).body.toString();
+    const first = await from('/1');
+    assert.equal(await from('/2'), first, 'one request at a time: one stream, one app connection');
+    const together = await Promise.all([from('/a'), from('/b'), from('/c')]);
+    assert.equal(new Set(together).size, 3, 'three at once: three streams');
+    assert.ok(together.includes(first), 'the kept one among them');
+    assert.ok(together.includes(await from('/3')), 'and a freed one serves the next');
+  });
+
   test("HTTP/2 trailers both ways: a client's trailing HEADERS are req.trailers, an HTTP/2 app's are res.trailers (the reference's examples)", async (t) => {
     const session = await ingress.agent(t);
     const trailing = await serveLocally(t, createHttp2Server(async (req: Http2ServerRequest, res: Http2ServerResponse) => {
