@@ -208,7 +208,8 @@ export function createHttpIngress(burrow: BurrowCore<any>, options: HttpIngressO
   /**
    * The request as it goes down the agent's proxy stream; undefined (the client answered) when the
    * stream cannot open. A request to an agent's tunnel (not an upgrade) takes a stream kept for
-   * the client's connection (kept-streams.ts) when `client` is given; to an agent whose upstream
+   * the client's connection (kept-streams.ts) when `client` is given (`sideBySide`: one no other
+   * request of that connection has, for an HTTP/2 client's); to an agent whose upstream
    * speaks HTTP/2, it goes as HTTP/2 on a stream of its own (h2-upstream.ts).
    */
   function upstreamOf(admitted: Admitted, reply: Reply, upgrading: boolean, extraHeaders: HeaderList = [], client?: Socket, sideBySide = false): UpstreamCall | undefined {

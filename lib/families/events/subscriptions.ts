@@ -29,7 +29,6 @@ export interface EventSubscriptionRecord extends BaseRecord {
 }
 
 /** The body of a source: `{ type }` (the older `filter`/`fields` members are gone in API v2). */
-
 export const SourceInput = v.strictObject({ type: v.string() });
 
 const SubscriptionCreate = v.strictObject({
