@@ -28,6 +28,7 @@ async function story(t: { after(end: () => unknown): void }, args: string[], clo
   assert.equal((await callIngress(ingress.port('http_ingress'), host, '/admin')).status, 403);
   ingress.server.process.kill('SIGTERM');
   const lines = await ingress.server.outputUntil((lines) => lines.some(closed));
+  await session.lost;
   return { lines, url: listener.url()!, requested: `http://${host}` };
 }
 

@@ -16,8 +16,14 @@ export interface IngressServer {
   readonly ca: string;
   /** The port of each listener of health's `listeners` (`http_ingress`, `tls_ingress`…). */
   port(listener: string): number;
-  /** The vendor's agent with a new tunnel credential of the account `token` holds (default: the admin's); closed after the test (or suite: anything with `after`). */
-  agent(t: { after(end: () => unknown): void }, token?: string): Promise<Session>;
+  /**
+   * The vendor's agent with a new tunnel credential of the account `token` holds (default: the
+   * admin's); closed after the test (or suite: anything with `after`). `lost` settles once the agent
+   * has seen its connection go and given up on it (for a test that stops the server under it):
+   * awaited, no call of the agent's into this process is left for after the test — the SDK (1.7.0)
+   * aborts the process when one comes while node is exiting.
+   */
+  agent(t: { after(end: () => unknown): void }, token?: string): Promise<Session & { readonly lost: Promise<void> }>;
   /** Reserves `domain` in the default account, with the TLS certificate `certificateId`. */
   reserve(domain: string, certificateId?: string): Promise<void>;
   stop(): Promise<void>;
@@ -38,14 +44,20 @@ export async function startIngressServer(args: string[], env: Record<string, str
       assert.equal(credential.status, 201, credential.text);
       let done = false;
       t.after(() => void (done = true));
+      let gaveUp = () => {};
+      const lost = new Promise<void>((resolve) => (gaveUp = resolve));
       const session = await new ngrok.SessionBuilder()
         .authtoken(credential.body.token)
         .serverAddr(listeners.agent!.replace('127.0.0.1', 'localhost'))
         .caCert(Buffer.from(ca))
-        .handleDisconnection(() => !done)
+        .handleDisconnection(() => {
+          if (!done && !server.process.killed) return true;
+          gaveUp();
+          return false;
+        })
         .connect();
       t.after(() => session.close().catch(() => undefined));
-      return session;
+      return Object.assign(session, { lost });
     },
     async reserve(domain, certificateId) {
       const reserved = await server.request('POST', '/reserved_domains', { domain, ...(certificateId ? { certificate_id: certificateId } : {}) });
