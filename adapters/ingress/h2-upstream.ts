@@ -30,6 +30,11 @@ export interface UpstreamCall extends Writable {
   readonly reusedSocket: boolean;
   /** How the request goes (node's HTTP client, which has none, sends on a stream of its own). */
   readonly relay?: UpstreamRelay;
+  /**
+   * Trailer fields to send after a chunked body, before its end (HTTP/1.1 upstreams: node's client
+   * and the kept-stream relay; an HTTP/2 upstream takes none). Throws on a field that is no valid HTTP.
+   */
+  addTrailers?(trailers: Readonly<Record<string, string>>): void;
 }
 
 export interface Http2Call {

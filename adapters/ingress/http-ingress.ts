@@ -74,6 +74,22 @@ function relayBody(from: Readable, to: Writable, through?: Transform): void {
 const NOT_TRAILERS = new Set(['content-length', 'content-encoding', 'content-type', 'content-range', 'host']);
 
 /**
+ * The trailer fields of a message that go on: not hop-by-hop ones nor those that may not be
+ * trailers; by name, a repeated field's values joined (RFC 9110 §5.3: node's HTTP/2 messages take
+ * no list). Undefined when none are left.
+ */
+function trailersOf(fields: HeaderList): Record<string, string> | undefined {
+  let trailers: Record<string, string> | undefined;
+  for (const [name, value] of fields) {
+    const key = name.toLowerCase();
+    if (HOP_BY_HOP.has(key) || NOT_TRAILERS.has(key)) continue;
+    trailers ??= Object.create(null) as Record<string, string>;
+    trailers[key] = key in trailers ? `${trailers[key]}, ${value}` : value;
+  }
+  return trailers;
+}
+
+/**
  * The agent's trailers (a chunked HTTP/1.1 answer's, an HTTP/2 answer's trailing HEADERS: gRPC's
  * `grpc-status`) go on to the client after the body, set before `relayBody` ends the answer: an
  * HTTP/2 client gets them as trailing HEADERS, an HTTP/1.1 one after the last chunk (node sends
@@ -81,14 +97,8 @@ const NOT_TRAILERS = new Set(['content-length', 'content-encoding', 'content-typ
  */
 function passTrailers(answer: UpstreamAnswer, res: ServerResponse): void {
   const send = () => {
-    const fields = 'trailerList' in answer ? (answer as HeldAnswer).trailerList : headerPairs(answer.rawTrailers ?? []);
-    // By name, a repeated field's values joined (RFC 9110 §5.3): node's HTTP/2 responses take no list.
-    const trailers: Record<string, string> = Object.create(null);
-    for (const [name, value] of fields) {
-      const key = name.toLowerCase();
-      if (!HOP_BY_HOP.has(key) && !NOT_TRAILERS.has(key)) trailers[key] = key in trailers ? `${trailers[key]}, ${value}` : value;
-    }
-    if (Object.keys(trailers).length > 0) res.addTrailers(trailers);
+    const trailers = trailersOf('trailerList' in answer ? (answer as HeldAnswer).trailerList : headerPairs(answer.rawTrailers ?? []));
+    if (trailers) res.addTrailers(trailers);
   };
   if (answer.readableEnded) send();
   else answer.once('end', send);
@@ -588,15 +598,33 @@ class HeldBody implements RequestBody {
     return this.#ended ? headerPairs(this.#req.rawTrailers) : undefined;
   }
 
-  /** Sends the body on to `to`: what was held, then the rest as it arrives. */
-  forward(to: Writable): void {
+  /**
+   * Sends the body on to `to`: what was held, then the rest as it arrives, and the client's trailers
+   * after it where `to` takes them (HTTP/1.1 upstreams, on a chunked body).
+   */
+  forward(to: UpstreamCall): void {
     for (const chunk of this.#held) to.write(chunk);
-    if (this.#ended) return void to.end();
+    if (this.#ended) {
+      this.#passTrailers(to);
+      return void to.end();
+    }
     this.#req.on('data', (chunk: Buffer) => {
       this.#bytes += chunk.length;
       this.#seen?.requestChunk(chunk);
     });
+    // Before pipe's own 'end' listener, which ends `to`.
+    this.#req.once('end', () => this.#passTrailers(to));
     this.#req.pipe(to);
+  }
+
+  #passTrailers(to: UpstreamCall): void {
+    const trailers = trailersOf(headerPairs(this.#req.rawTrailers));
+    if (!trailers || !to.addTrailers) return;
+    try {
+      to.addTrailers(trailers);
+    } catch {
+      // A field node's parser let in that is no valid HTTP to write: the trailers stay behind, the body goes on.
+    }
   }
 
   /**

@@ -158,6 +158,8 @@ class Http1Call extends Writable implements UpstreamCall {
   #spent = false;
   #hint: string | undefined;
   #fields: string[] = [];
+  /** The request's trailer section (`name: value\r\n` each), written with the last chunk. */
+  #trailers = '';
   #released = false;
   #reader: AnswerReader | undefined;
 
@@ -283,10 +285,20 @@ class Http1Call extends Writable implements UpstreamCall {
     else stream.once('drain', () => done());
   }
 
+  /** Trailer fields for the end of a chunked body (node's client sends none on another framing). */
+  addTrailers(trailers: Readonly<Record<string, string>>): void {
+    let section = '';
+    for (const [name, value] of Object.entries(trailers)) {
+      if (!HTTP_TOKEN.test(name) || /[\r\n\0]/.test(value)) throw Object.assign(new TypeError(`Invalid trailer field ${JSON.stringify(name)}`), { code: 'ERR_INVALID_HTTP_TOKEN' });
+      section += `${name}: ${value}\r\n`;
+    }
+    this.#trailers += section;
+  }
+
   override _final(done: (error?: Error | null) => void): void {
     if (!this.#kept) return void (this.#pending = () => this._final(done));
     this.#writeHead();
-    if (this.#chunked) this.#kept.stream.write(LAST_CHUNK);
+    if (this.#chunked) this.#kept.stream.write(this.#trailers === '' ? LAST_CHUNK : Buffer.from(`0\r\n${this.#trailers}\r\n`, 'latin1'));
     this.#sent = true;
     done();
     this.#settle();

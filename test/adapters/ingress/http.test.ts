@@ -239,12 +239,12 @@ describe('HTTP ingress: the endpoint\'s traffic policy on live traffic', () => {
 describe('HTTP ingress: req.trailers and res.trailers', () => {
   test("the reference's examples on live HTTP/1.1 chunked trailers: 'Fizz' in req.trailers['baz'] (the request's, after its body) and 'fizz' in res.trailers['baz'] (the app's answer's)", async (t) => {
     const { agent, port } = await setUp(t);
-    const seenBodies: { body: string; trailers: string | undefined }[] = [];
+    const seenBodies: { body: string; trailers: string | undefined; received: Record<string, string | undefined> }[] = [];
     const trailing = createServer((req, res) => {
       let text = '';
       req.on('data', (chunk) => (text += chunk));
       req.on('end', () => {
-        seenBodies.push({ body: text, trailers: req.headers['x-request-trailers'] as string | undefined });
+        seenBodies.push({ body: text, trailers: req.headers['x-request-trailers'] as string | undefined, received: { ...req.trailers } });
         res.writeHead(200, { 'content-type': 'text/plain', trailer: 'Baz' });
         res.write('answer ');
         res.addTrailers({ Baz: req.url === '/fizz' ? 'fizz' : 'other' });
@@ -275,11 +275,11 @@ describe('HTTP ingress: req.trailers and res.trailers', () => {
     const both = await send('/fizz', { Baz: 'Fizz' });
     assert.equal(both.body, 'answer done', 'the answer read to its end for res.trailers is relayed whole');
     assert.equal(both.headers['x-response-trailer'], 'fizz');
-    assert.deepEqual(seenBodies.at(-1), { body: 'hello world', trailers: 'Fizz' }, 'the request body read to its end for req.trailers goes on whole');
+    assert.deepEqual(seenBodies.at(-1), { body: 'hello world', trailers: 'Fizz', received: { baz: 'Fizz' } }, 'the request body read to its end for req.trailers goes on whole, its trailers after it');
     const neither = await send('/other', { Baz: 'Buzz' });
     assert.equal(neither.headers['x-response-trailer'], undefined);
     assert.equal(neither.body, 'answer done');
-    assert.deepEqual(seenBodies.at(-1), { body: 'hello world', trailers: undefined });
+    assert.deepEqual(seenBodies.at(-1), { body: 'hello world', trailers: undefined, received: { baz: 'Buzz' } });
     // The app's trailers go on to the client, read whole for the policy or streamed without one.
     assert.deepEqual(both.trailers, { baz: 'fizz' });
     await session.httpEndpoint().domain('plain.example.com').listenAndForward(`http://127.0.0.1:${(trailing.address() as import('node:net').AddressInfo).port}`);
@@ -290,6 +290,16 @@ describe('HTTP ingress: req.trailers and res.trailers', () => {
     for await (const chunk of answer) text += String(chunk);
     assert.equal(text, 'answer done');
     assert.deepEqual(answer.trailers, { baz: 'fizz' });
+    // And a request's trailers go on to the app without a policy that reads them: streamed, after the body.
+    const upload = request({ host: '127.0.0.1', port, path: '/up', method: 'POST', headers: { host: 'plain.example.com', 'transfer-encoding': 'chunked', trailer: 'X-Checksum' }, agent: false });
+    upload.write('hello ');
+    upload.addTrailers({ 'X-Checksum': 'abc123', 'Content-Type': 'text/evil' });
+    upload.end('world');
+    const [uploaded] = (await once(upload, 'response')) as [IncomingMessage];
+    uploaded.resume();
+    await once(uploaded, 'end');
+    assert.deepEqual(seenBodies.at(-1)!.received, { 'x-checksum': 'abc123' }, 'a field that may not be a trailer stays behind');
+    assert.equal(seenBodies.at(-1)!.body, 'hello world');
   });
 });
 
