@@ -19,7 +19,6 @@ export const heldBytes = (bytes: Uint8Array): RequestBody => ({ read: async (max
 
 const DECODERS: Readonly<Record<string, (bytes: Buffer, options: { maxOutputLength: number }) => Buffer>> = { gzip: gunzipSync, 'x-gzip': gunzipSync, deflate: inflateSync, br: brotliDecompressSync };
 
-/** The upstream's answer body with `replacements` applied, and its headers without its old length and encoding; throws naming a bound. */
 /** The chunks of `body` to its end, at most `policy_inspected_body_bytes` (longer: destroyed, throws `tooLong`). */
 async function boundedChunks(body: Readable, tooLong: string): Promise<Buffer[]> {
   const limit = LIMITS.policy_inspected_body_bytes.value;
@@ -36,6 +35,7 @@ async function boundedChunks(body: Readable, tooLong: string): Promise<Buffer[]>
   return chunks;
 }
 
+/** The upstream's answer body with `replacements` applied, and its headers without its old length and encoding; throws naming a bound. */
 export async function rewrittenBody(body: Readable, headers: HeaderList, replacements: readonly BodyReplacement[]): Promise<{ headers: HeaderList; body: Readable }> {
   const limit = LIMITS.policy_inspected_body_bytes.value;
   const chunks = await boundedChunks(body, 'response-body-find-replace');
@@ -53,16 +53,18 @@ export async function rewrittenBody(body: Readable, headers: HeaderList, replace
   return { headers: [...kept, ['Content-Length', String(replaced.length)]], body: Readable.from([replaced]) };
 }
 
+/** An answer read to its end before the response phases: its trailers are known (`trailerList`). */
+export type HeldAnswer = UpstreamAnswer & { readonly trailerList: HeaderList };
+
 /**
  * The upstream's answer read to its end (at most `policy_inspected_body_bytes`; longer throws naming
  * the bound), so its trailers are known before on_http_response runs, for a policy that reads
- * `res.trailers` (HttpExchange.readsTrailers): the same head, the body again as a stream, and `trailerList`.
+ * `res.trailers` (HttpExchange.readsTrailers): the same head and trailers, the body again as a stream.
  */
-export type HeldAnswer = UpstreamAnswer & { readonly trailerList: HeaderList };
-
 export async function heldAnswer(answer: UpstreamAnswer): Promise<HeldAnswer> {
   const chunks = await boundedChunks(answer, 'res.trailers (which follow the body)');
-  return Object.assign(Readable.from(chunks), { statusCode: answer.statusCode, rawHeaders: answer.rawHeaders, trailerList: headerPairs(answer.rawTrailers ?? []) });
+  const rawTrailers = answer.rawTrailers ?? [];
+  return Object.assign(Readable.from(chunks), { statusCode: answer.statusCode, rawHeaders: answer.rawHeaders, rawTrailers, trailerList: headerPairs(rawTrailers) });
 }
 
 /** Whether an answer is a Server-Sent Events stream. */

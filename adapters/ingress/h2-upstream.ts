@@ -32,7 +32,7 @@ export interface UpstreamCall extends Writable {
   readonly relay?: UpstreamRelay;
   /**
    * Trailer fields to send after a chunked body, before its end (HTTP/1.1 upstreams: node's client
-   * and the kept-stream relay; an HTTP/2 upstream takes none). Throws on a field that is no valid HTTP.
+   * and the kept-stream relay; an HTTP/2 upstream takes none). Throws node's error for a field that is no valid HTTP.
    */
   addTrailers?(trailers: Readonly<Record<string, string>>): void;
 }

@@ -97,7 +97,7 @@ function trailersOf(fields: HeaderList): Record<string, string> | undefined {
  */
 function passTrailers(answer: UpstreamAnswer, res: ServerResponse): void {
   const send = () => {
-    const trailers = trailersOf('trailerList' in answer ? (answer as HeldAnswer).trailerList : headerPairs(answer.rawTrailers ?? []));
+    const trailers = trailersOf(headerPairs(answer.rawTrailers ?? []));
     if (trailers) res.addTrailers(trailers);
   };
   if (answer.readableEnded) send();

@@ -289,7 +289,9 @@ class Http1Call extends Writable implements UpstreamCall {
   addTrailers(trailers: Readonly<Record<string, string>>): void {
     let section = '';
     for (const [name, value] of Object.entries(trailers)) {
-      if (!HTTP_TOKEN.test(name) || /[\r\n\0]/.test(value)) throw Object.assign(new TypeError(`Invalid trailer field ${JSON.stringify(name)}`), { code: 'ERR_INVALID_HTTP_TOKEN' });
+      // Node's checks, as for the head's fields (and as its client's addTrailers makes them).
+      validateHeaderName(name);
+      validateHeaderValue(name, value);
       section += `${name}: ${value}\r\n`;
     }
     this.#trailers += section;

@@ -1,4 +1,5 @@
 import { CONNECTION_PHASES, TRAFFIC_POLICY_PHASES, type TrafficPolicyChecker, type TrafficPolicyHolder, type TrafficPolicyIssue, type TrafficPolicyPhase } from '../conventions/traffic-policy.ts';
+import { ipPolicyExists } from '../families/ip-policies/index.ts';
 import { INSTANCE_SCOPE, readAll, type StoreReader } from '../store.ts';
 
 /**
@@ -42,7 +43,7 @@ export async function storedPolicyIssues(reader: StoreReader, checker: TrafficPo
     const holder = (phases: readonly TrafficPolicyPhase[], cloudEndpoint = false): TrafficPolicyHolder => ({
       phases,
       ...(cloudEndpoint ? { cloudEndpoint } : {}),
-      ipPolicyExists: async (id) => (await reader.get({ account, kind: 'ip_policy' }, id)) !== undefined,
+      ipPolicyExists: (id) => ipPolicyExists(reader, account, id),
     });
     const report = (id: string, field: string, issue: TrafficPolicyIssue | undefined) => void (issue && out.push({ account, holder: id, field, issue }));
     for (const endpoint of await readAll(reader, { account, kind: 'endpoint' })) {

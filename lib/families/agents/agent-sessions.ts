@@ -292,7 +292,7 @@ async function startBoundTunnel(instance: Instance, account: string, sessionId: 
     }
     if (bind.traffic_policy) {
       const phases = bind.proto === 'tcp' || bind.proto === 'tls' ? CONNECTION_PHASES : TRAFFIC_POLICY_PHASES;
-      const issue = await ctx.services.trafficPolicies.agent(bind.traffic_policy, { phases, ipPolicyExists: (id) => ipPolicyExists(ctx, id) });
+      const issue = await ctx.services.trafficPolicies.agent(bind.traffic_policy, { phases, ipPolicyExists: (id) => ipPolicyExists(ctx.tx, ctx.account, id) });
       if (issue) throw policyRefusal(issue, 'traffic_policy', ERRORS.INVALID_FIELD);
     }
     const zone = ctx.services.simulation.serviceZone;

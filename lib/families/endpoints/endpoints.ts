@@ -53,7 +53,7 @@ import { BINDINGS, byUrl, DEFAULT_PORTS, ENDPOINT_KIND, isInternalHost, parseEnd
 async function checkTrafficPolicy(ctx: OperationContext, text: string, scheme: string, field = 'traffic_policy'): Promise<string> {
   if (text.trim() === '') throw new ApiError(ENDPOINTS_ERRORS.ENDPOINT_TRAFFIC_POLICY_INVALID, `${field}: a cloud endpoint needs a traffic policy (a JSON or YAML document)`);
   const phases = scheme === 'tcp' || scheme === 'tls' ? CONNECTION_PHASES : TRAFFIC_POLICY_PHASES;
-  const issue = await ctx.services.trafficPolicies.document(text, { phases, cloudEndpoint: true, ipPolicyExists: (id) => ipPolicyExists(ctx, id) });
+  const issue = await ctx.services.trafficPolicies.document(text, { phases, cloudEndpoint: true, ipPolicyExists: (id) => ipPolicyExists(ctx.tx, ctx.account, id) });
   if (issue) throw policyRefusal(issue, field, ENDPOINTS_ERRORS.ENDPOINT_TRAFFIC_POLICY_INVALID);
   return text;
 }

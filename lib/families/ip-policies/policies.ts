@@ -78,12 +78,12 @@ export async function rulesOfPolicies(reader: StoreReader, account: string, ids:
   return rules;
 }
 
-/** Reads a policy of the caller's account named in a request field, or throws `error` (404). */
-/** Whether the account of `ctx` has IP policy `id` (traffic policies' restrict-ips `ip_policies`). */
-export async function ipPolicyExists(ctx: OperationContext, id: string): Promise<boolean> {
-  return (await ctx.tx.get(scopeOf(ctx, ipPolicies.kind), id)) !== undefined;
+/** Whether `account` has IP policy `id` (traffic policies' restrict-ips `ip_policies`). */
+export async function ipPolicyExists(reader: StoreReader, account: string, id: string): Promise<boolean> {
+  return (await reader.get({ account, kind: ipPolicies.kind }, id)) !== undefined;
 }
 
+/** Reads a policy of the caller's account named in a request field, or throws `error` (404). */
 export async function requirePolicy(ctx: OperationContext, id: string, field: string, error = IP_POLICIES_ERRORS.IP_POLICY_NOT_FOUND): Promise<IpPolicyRecord> {
   const policy = await ctx.tx.get(scopeOf(ctx, ipPolicies.kind), id);
   if (!policy) throw new ApiError(error, `${field}: IP policy '${id}' was not found`, { id });

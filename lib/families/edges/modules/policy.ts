@@ -108,7 +108,7 @@ export function policyModule(phases: readonly TrafficPolicyPhase[]): ModuleSpec 
 }
 
 /** An edge or route as a traffic policy's holder: the phases of its traffic, and its account's IP policies. */
-const holderOf = (ctx: OperationContext, phases: readonly TrafficPolicyPhase[]): TrafficPolicyHolder => ({ phases, ipPolicyExists: (id) => ipPolicyExists(ctx, id) });
+const holderOf = (ctx: OperationContext, phases: readonly TrafficPolicyPhase[]): TrafficPolicyHolder => ({ phases, ipPolicyExists: (id) => ipPolicyExists(ctx.tx, ctx.account, id) });
 
 /**
  * The traffic policy module of the newer API (0.12 on), which replaced `policy`: `{enabled, value}`,
