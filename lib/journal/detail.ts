@@ -214,8 +214,9 @@ export function keepText(text: string, contentType?: string | null, serialised =
     const kept = serialised ? redactSerialisedJson(text) : redactBodyText(text, contentType);
     return { data: kept, bytes, truncated: false };
   }
-  // A new flat string: a slice would keep the whole body alive.
-  return { data: redactCutText(textOf(Buffer.from(text).subarray(0, PER_BODY), true) ?? '', contentType), bytes, truncated: true };
+  // A new flat string: a slice would keep the whole body alive. Its first PER_BODY units encode to at
+  // least PER_BODY bytes, so only they are encoded, not the whole body.
+  return { data: redactCutText(textOf(Buffer.from(text.slice(0, PER_BODY)).subarray(0, PER_BODY), true) ?? '', contentType), bytes, truncated: true };
 }
 
 /** Bytes as kept: a copy of at most `journal_body_bytes` of them (the adapter captures no more). */
